@@ -1,0 +1,172 @@
+//! Residency: which block is in which frame, free frames, pins and prefetched-unused marks.
+//! The policy only orders frames; this is the single place that keeps the cache consistent.
+
+use rustc_hash::FxHashMap;
+
+use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal, PINNED, PREFETCHED};
+
+/// What a demand access found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Demand {
+    /// Resident and demanded before.
+    Hit,
+    /// Resident, brought by read-ahead, demanded now for the first time.
+    PrefetchHit,
+    /// Not resident; now inserted.
+    Miss,
+    /// Not resident and could not be inserted because every frame is pinned.
+    MissBypassed,
+}
+
+pub struct Cache<P: Policy> {
+    pub policy: P,
+    map: FxHashMap<u64, Frame>,
+    keys: Vec<u64>,
+    flags: Vec<u8>,
+    /// Free frames; popped from the end, so frames fill in order 0, 1, 2, ...
+    free: Vec<Frame>,
+    capacity: usize,
+    /// Prefetched blocks evicted before any demand access.
+    pub evicted_unused: u64,
+    pub evictions: u64,
+}
+
+impl<P: Policy> Cache<P> {
+    pub fn new(policy: P, capacity: usize) -> Self {
+        assert!(capacity > 0 && capacity < u32::MAX as usize, "cache capacity out of range");
+        let mut map = FxHashMap::default();
+        map.reserve(capacity);
+        Cache {
+            policy,
+            map,
+            keys: vec![0; capacity],
+            flags: vec![0; capacity],
+            free: (0..capacity as Frame).rev().collect(),
+            capacity,
+            evicted_unused: 0,
+            evictions: 0,
+        }
+    }
+
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.capacity - self.free.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn frame_of(&self, key: u64) -> Option<Frame> {
+        self.map.get(&key).copied()
+    }
+
+    #[inline]
+    pub fn contains(&self, key: u64) -> bool {
+        self.map.contains_key(&key)
+    }
+
+    /// Whether the block in `frame` was prefetched and not yet demanded.
+    #[inline]
+    pub fn is_unused_prefetch(&self, frame: Frame) -> bool {
+        self.flags[frame as usize] & PREFETCHED != 0
+    }
+
+    /// A demand access of `a.key`: a hit updates the policy, a miss inserts the block.
+    #[inline]
+    pub fn demand(&mut self, a: &Access) -> Demand {
+        if let Some(&f) = self.map.get(&a.key) {
+            let flags = &mut self.flags[f as usize];
+            if *flags & PREFETCHED != 0 {
+                *flags &= !PREFETCHED;
+                self.policy.first_demand(f, a);
+                Demand::PrefetchHit
+            } else {
+                self.policy.hit(f, a);
+                Demand::Hit
+            }
+        } else if self.insert(a, Origin::Demand).is_some() {
+            Demand::Miss
+        } else {
+            Demand::MissBypassed
+        }
+    }
+
+    /// Inserts a block that is not resident, evicting as the policy chooses. Returns the frame,
+    /// or `None` when every resident frame is pinned (the block is then not cached).
+    pub fn insert(&mut self, a: &Access, origin: Origin) -> Option<Frame> {
+        debug_assert!(!self.map.contains_key(&a.key), "insert of a resident block");
+        self.policy.prepare_insert(a, origin);
+        let frame = match self.free.pop() {
+            Some(f) => f,
+            None => {
+                let v = self.policy.victim(&Pins::new(&self.flags), a)?;
+                self.evict(v);
+                self.free.pop().expect("evict frees a frame")
+            }
+        };
+        self.map.insert(a.key, frame);
+        self.keys[frame as usize] = a.key;
+        self.flags[frame as usize] = if origin == Origin::Prefetch { PREFETCHED } else { 0 };
+        self.policy.insert(frame, a, origin);
+        Some(frame)
+    }
+
+    /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).
+    pub fn evict(&mut self, frame: Frame) {
+        let key = self.keys[frame as usize];
+        debug_assert_eq!(self.map.get(&key), Some(&frame));
+        debug_assert!(self.flags[frame as usize] & PINNED == 0, "evicting a pinned frame");
+        self.map.remove(&key);
+        let why = if self.flags[frame as usize] & PREFETCHED != 0 {
+            self.evicted_unused += 1;
+            Removal::UnusedPrefetch
+        } else {
+            Removal::Evicted
+        };
+        self.evictions += 1;
+        self.flags[frame as usize] = 0;
+        self.policy.remove(frame, key, why);
+        self.free.push(frame);
+    }
+
+    #[inline]
+    pub fn pin(&mut self, frame: Frame) {
+        self.flags[frame as usize] |= PINNED;
+    }
+
+    #[inline]
+    pub fn unpin(&mut self, frame: Frame) {
+        self.flags[frame as usize] &= !PINNED;
+    }
+
+    /// Resident keys (tests and dumps), in frame order.
+    pub fn resident_keys(&self) -> Vec<u64> {
+        let mut v: Vec<(Frame, u64)> = self.map.iter().map(|(&k, &f)| (f, k)).collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, k)| k).collect()
+    }
+
+    /// Checks residency bookkeeping and the policy's own invariants.
+    pub fn check(&self) -> Result<(), String> {
+        if self.map.len() != self.len() {
+            return Err(format!("{} mapped blocks but {} used frames", self.map.len(), self.len()));
+        }
+        if self.len() > self.capacity {
+            return Err(format!("{} blocks in a cache of {}", self.len(), self.capacity));
+        }
+        for (&k, &f) in &self.map {
+            if self.keys[f as usize] != k {
+                return Err(format!("frame {f} maps {k} but holds {}", self.keys[f as usize]));
+            }
+        }
+        self.policy.check(self.len())
+    }
+}

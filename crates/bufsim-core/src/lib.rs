@@ -1,0 +1,19 @@
+//! bufsim's engine: a block cache driven by prefetch-aware replacement policies.
+//!
+//! The map of the crate follows a request: [`layout`] places its blocks on devices, [`engine`]
+//! splits it into block accesses, [`cache`] keeps residency and asks a [`policy`] for victims,
+//! [`run`] reads a trace once and runs many (policy, cache size) configurations over it.
+
+pub mod cache;
+pub mod engine;
+pub mod error;
+pub mod heap;
+pub mod layout;
+pub mod list;
+pub mod policy;
+pub mod rng;
+pub mod run;
+pub mod spec;
+
+pub use error::SimError;
+pub use bufsim_trace as trace;

@@ -1,0 +1,254 @@
+//! Intrusive doubly linked lists over integer node ids: the recency queues of most policies.
+//!
+//! One [`Links`] arena holds the prev/next links of every node; any number of [`List`] heads
+//! thread through it, each node in at most one list at a time. Nothing allocates after the
+//! arena is sized, so the hot loop allocates nothing.
+
+pub const NIL: u32 = u32::MAX;
+
+/// The links of all nodes. Node ids are `0..len()`.
+#[derive(Clone, Debug, Default)]
+pub struct Links {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+}
+
+/// The head of one list: its front (most recent) and back (least recent) and its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct List {
+    front: u32,
+    back: u32,
+    len: usize,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List::new()
+    }
+}
+
+impl List {
+    pub const fn new() -> Self {
+        List {
+            front: NIL,
+            back: NIL,
+            len: 0,
+        }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline]
+    pub fn front(&self) -> Option<u32> {
+        (self.front != NIL).then_some(self.front)
+    }
+    #[inline]
+    pub fn back(&self) -> Option<u32> {
+        (self.back != NIL).then_some(self.back)
+    }
+}
+
+impl Links {
+    pub fn with_nodes(n: usize) -> Self {
+        Links {
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.prev.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.prev.is_empty()
+    }
+
+    /// Adds a node id (for policies whose node count grows, such as ghost histories).
+    pub fn push_node(&mut self) -> u32 {
+        self.prev.push(NIL);
+        self.next.push(NIL);
+        (self.prev.len() - 1) as u32
+    }
+
+    #[inline]
+    pub fn push_front(&mut self, list: &mut List, n: u32) {
+        let i = n as usize;
+        self.prev[i] = NIL;
+        self.next[i] = list.front;
+        if list.front != NIL {
+            self.prev[list.front as usize] = n;
+        } else {
+            list.back = n;
+        }
+        list.front = n;
+        list.len += 1;
+    }
+
+    #[inline]
+    pub fn push_back(&mut self, list: &mut List, n: u32) {
+        let i = n as usize;
+        self.next[i] = NIL;
+        self.prev[i] = list.back;
+        if list.back != NIL {
+            self.next[list.back as usize] = n;
+        } else {
+            list.front = n;
+        }
+        list.back = n;
+        list.len += 1;
+    }
+
+    /// Inserts `n` just before `at` (towards the front). `at` must be in `list`.
+    #[inline]
+    pub fn insert_before(&mut self, list: &mut List, at: u32, n: u32) {
+        let p = self.prev[at as usize];
+        self.prev[n as usize] = p;
+        self.next[n as usize] = at;
+        self.prev[at as usize] = n;
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            list.front = n;
+        }
+        list.len += 1;
+    }
+
+    /// Unlinks `n`, which must be in `list`.
+    #[inline]
+    pub fn remove(&mut self, list: &mut List, n: u32) {
+        let i = n as usize;
+        let (p, nx) = (self.prev[i], self.next[i]);
+        if p != NIL {
+            self.next[p as usize] = nx;
+        } else {
+            list.front = nx;
+        }
+        if nx != NIL {
+            self.prev[nx as usize] = p;
+        } else {
+            list.back = p;
+        }
+        self.prev[i] = NIL;
+        self.next[i] = NIL;
+        list.len -= 1;
+    }
+
+    #[inline]
+    pub fn pop_back(&mut self, list: &mut List) -> Option<u32> {
+        let b = list.back()?;
+        self.remove(list, b);
+        Some(b)
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self, list: &mut List) -> Option<u32> {
+        let f = list.front()?;
+        self.remove(list, f);
+        Some(f)
+    }
+
+    #[inline]
+    pub fn move_to_front(&mut self, list: &mut List, n: u32) {
+        if list.front != n {
+            self.remove(list, n);
+            self.push_front(list, n);
+        }
+    }
+
+    #[inline]
+    pub fn move_to_back(&mut self, list: &mut List, n: u32) {
+        if list.back != n {
+            self.remove(list, n);
+            self.push_back(list, n);
+        }
+    }
+
+    /// The node after `n` (towards the back), if any.
+    #[inline]
+    pub fn next(&self, n: u32) -> Option<u32> {
+        let x = self.next[n as usize];
+        (x != NIL).then_some(x)
+    }
+
+    /// The node before `n` (towards the front), if any.
+    #[inline]
+    pub fn prev(&self, n: u32) -> Option<u32> {
+        let x = self.prev[n as usize];
+        (x != NIL).then_some(x)
+    }
+
+    /// Iterates a list from front to back (for tests, dumps and invariant checks).
+    pub fn iter<'a>(&'a self, list: &List) -> impl Iterator<Item = u32> + 'a {
+        let mut cur = list.front;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                None
+            } else {
+                let n = cur;
+                cur = self.next[n as usize];
+                Some(n)
+            }
+        })
+    }
+
+    /// Checks that `list` is well linked and as long as it says (invariant checks).
+    pub fn check(&self, list: &List) -> Result<(), String> {
+        let mut count = 0usize;
+        let mut prev = NIL;
+        let mut cur = list.front;
+        while cur != NIL {
+            if self.prev[cur as usize] != prev {
+                return Err(format!("node {cur}: prev link is {} not {prev}", self.prev[cur as usize]));
+            }
+            count += 1;
+            if count > self.prev.len() {
+                return Err("list has a cycle".into());
+            }
+            prev = cur;
+            cur = self.next[cur as usize];
+        }
+        if prev != list.back {
+            return Err(format!("back is {} but the last node is {prev}", list.back));
+        }
+        if count != list.len {
+            return Err(format!("list says {} nodes but links {count}", list.len));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_share_one_arena() {
+        let mut links = Links::with_nodes(6);
+        let (mut a, mut b) = (List::new(), List::new());
+        for n in 0..3 {
+            links.push_front(&mut a, n);
+        }
+        links.push_back(&mut b, 3);
+        links.push_back(&mut b, 4);
+        links.insert_before(&mut b, 4, 5);
+        assert_eq!(links.iter(&a).collect::<Vec<_>>(), vec![2, 1, 0]);
+        assert_eq!(links.iter(&b).collect::<Vec<_>>(), vec![3, 5, 4]);
+        links.move_to_front(&mut a, 0);
+        assert_eq!(links.iter(&a).collect::<Vec<_>>(), vec![0, 2, 1]);
+        assert_eq!(links.pop_back(&mut a), Some(1));
+        links.move_to_back(&mut b, 3);
+        assert_eq!(links.iter(&b).collect::<Vec<_>>(), vec![5, 4, 3]);
+        links.check(&a).unwrap();
+        links.check(&b).unwrap();
+        assert_eq!(a.len() + b.len(), 5);
+        let n = links.push_node();
+        links.push_front(&mut a, n);
+        assert_eq!(a.front(), Some(6));
+    }
+}

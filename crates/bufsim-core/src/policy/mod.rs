@@ -1,0 +1,160 @@
+//! Replacement policies behind one prefetch-aware contract.
+//!
+//! The cache ([`crate::cache::Cache`]) owns residency: which block sits in which frame, which
+//! frames are free, pinned, or hold a prefetched block not yet demanded. A policy owns only the
+//! order in which frames are given up, and whatever history it keeps (ghosts, counts).
+//!
+//! Rules from the prefetching paper (Butt, Gniady, Hu, IEEE TC 2007, §4) hold for every policy:
+//! a prefetched block enters at the MRU side with no access history (`insert` with
+//! [`Origin::Prefetch`]); its first demand access counts as a first access (`first_demand`); a
+//! prefetched block evicted unused leaves no ghost or history entry ([`Removal::UnusedPrefetch`]).
+
+pub mod registry;
+
+mod clock;
+mod fifo;
+mod lfu;
+mod lru;
+mod mru;
+mod opt;
+mod random;
+
+pub use clock::Clock;
+pub use fifo::Fifo;
+pub use lfu::Lfu;
+pub use lru::Lru;
+pub use mru::Mru;
+pub use opt::Opt;
+pub use random::Random;
+pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES};
+
+/// A cache frame: `0..capacity`. Policies index their per-block state by frame.
+pub type Frame = u32;
+
+/// No further use of the block (OPT's next use of a block never seen again).
+pub const NEVER: u64 = u64::MAX;
+
+/// Why a block is being inserted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A demand miss.
+    Demand,
+    /// Read-ahead brought the block before any demand for it.
+    Prefetch,
+}
+
+/// Why a block leaves the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// Evicted after being demanded at least once: policies may remember it (ghosts, history).
+    Evicted,
+    /// Evicted before any demand access: leave no ghost or history (prefetching paper §4).
+    UnusedPrefetch,
+}
+
+/// What a policy may know about one block access, beyond the block itself.
+///
+/// Extra knowledge arrives here and never through globals: the device block number (DULO),
+/// program context (AMP), device (storage-aware), logical time (MQ, LRU-K), the future (OPT).
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    /// The cache key: device number and device block packed by [`crate::layout::block_key`].
+    pub key: u64,
+    pub device: u16,
+    /// Block number on its device.
+    pub block: u64,
+    /// Logical time: the number of demand block accesses before this one.
+    pub time: u64,
+    /// Program context of the request (0 if the trace has none).
+    pub ctx: u64,
+    pub pid: u32,
+    pub write: bool,
+    /// Logical time of the next demand access of this block, or [`NEVER`]. Only filled when the
+    /// run needs the future (OPT); otherwise [`NEVER`].
+    pub next_use: u64,
+    /// Cost of fetching this block again (GreedyDual-Size / LANDLORD); 1.0 unless a device
+    /// model says otherwise.
+    pub cost: f64,
+}
+
+impl Default for Access {
+    fn default() -> Self {
+        Access {
+            key: 0,
+            device: 0,
+            block: 0,
+            time: 0,
+            ctx: 0,
+            pid: 0,
+            write: false,
+            next_use: NEVER,
+            cost: 1.0,
+        }
+    }
+}
+
+/// Which frames a victim search must skip: blocks whose I/O is in flight, and blocks fetched
+/// together with the one being inserted (they do not evict each other, prefetching paper §4).
+#[derive(Clone, Copy)]
+pub struct Pins<'a> {
+    flags: &'a [u8],
+}
+
+/// Frame flag: pinned, never a victim.
+pub const PINNED: u8 = 1;
+/// Frame flag: holds a prefetched block not yet demanded.
+pub const PREFETCHED: u8 = 2;
+
+impl<'a> Pins<'a> {
+    pub fn new(flags: &'a [u8]) -> Self {
+        Pins { flags }
+    }
+
+    /// No frame pinned (tests, and callers without in-flight state).
+    pub fn none() -> Pins<'static> {
+        Pins { flags: &[] }
+    }
+
+    #[inline]
+    pub fn pinned(&self, f: Frame) -> bool {
+        self.flags.get(f as usize).is_some_and(|&x| x & PINNED != 0)
+    }
+
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.flags.iter().any(|&x| x & PINNED != 0)
+    }
+}
+
+/// The contract between the cache and a replacement policy.
+///
+/// Call order for an insertion: `prepare_insert` (always), then zero or more
+/// `victim` + `remove` pairs while no frame is free, then `insert`.
+pub trait Policy {
+    /// A block is about to be inserted (demand miss or prefetch), before any victim is chosen.
+    /// Policies that adapt on ghost hits (ARC, 2Q, MQ, LIRS) look the key up here.
+    fn prepare_insert(&mut self, _a: &Access, _origin: Origin) {}
+
+    /// The block `a.key` now sits in the free frame `frame`.
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin);
+
+    /// A demand access to a resident block that has been demanded before.
+    fn hit(&mut self, frame: Frame, a: &Access);
+
+    /// The first demand access to a block that read-ahead inserted. It counts as a first
+    /// access: no hit history is credited (prefetching paper §4).
+    fn first_demand(&mut self, frame: Frame, a: &Access);
+
+    /// Chooses a resident frame to give up for `incoming`, skipping pinned frames.
+    /// Returns `None` only when every resident frame is pinned. Must not change residency:
+    /// the cache calls `remove` for the chosen frame next.
+    fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame>;
+
+    /// The block `key` leaves `frame`. The caller guarantees the frame is resident.
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal);
+
+    /// Checks the policy's own invariants given the number of resident blocks.
+    fn check(&self, _resident: usize) -> Result<(), String> {
+        Ok(())
+    }
+}

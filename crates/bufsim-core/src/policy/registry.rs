@@ -1,0 +1,325 @@
+//! The one list of policies: names, parameters with their defaults, papers. The CLI
+//! (`bufsim policies`), Python and the docs all read it; adding a policy means one line in
+//! `policies!` below and one file.
+
+use super::{Access, Frame, Origin, Pins, Policy, Removal};
+use crate::spec::{Relative, Spec, SpecError};
+
+/// One parameter of a policy. `default` is parsed by the same code as a user's value, so the
+/// default is written once, here.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    /// The paper (and section) the policy follows.
+    pub paper: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [ParamInfo],
+    /// Spec used in place of this name: presets such as AccuSim's defaults (`2q-accusim`).
+    pub preset_of: Option<&'static str>,
+}
+
+/// What a policy is built for.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildEnv {
+    /// Cache frames (blocks).
+    pub capacity: usize,
+    pub block_size: u64,
+    /// The run's seed; policies that draw random numbers seed from it unless given `seed=`.
+    pub seed: u64,
+}
+
+/// A policy's arguments, checked against its [`ParamInfo`] list; missing ones take defaults.
+pub struct Args<'a> {
+    policy: &'static str,
+    params: &'static [ParamInfo],
+    given: &'a [(String, String)],
+}
+
+impl<'a> Args<'a> {
+    pub fn new(info: &PolicyInfo, given: &'a [(String, String)]) -> Result<Self, SpecError> {
+        for (k, _) in given {
+            if !info.params.iter().any(|p| p.name == k) {
+                let known: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+                return Err(SpecError(if known.is_empty() {
+                    format!("policy `{}` takes no parameters (got `{k}`)", info.name)
+                } else {
+                    format!(
+                        "policy `{}` has no parameter `{k}`; it takes {}",
+                        info.name,
+                        known.join(", ")
+                    )
+                }));
+            }
+        }
+        Ok(Args {
+            policy: info.name,
+            params: info.params,
+            given,
+        })
+    }
+
+    /// The text of a parameter: the user's, or the default.
+    pub fn text(&self, name: &str) -> &str {
+        if let Some((_, v)) = self.given.iter().find(|(k, _)| k == name) {
+            return v;
+        }
+        self.params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.default)
+            .unwrap_or_else(|| panic!("policy {} reads undeclared parameter {name}", self.policy))
+    }
+
+    pub fn is_given(&self, name: &str) -> bool {
+        self.given.iter().any(|(k, _)| k == name)
+    }
+
+    fn bad(&self, name: &str, want: &str) -> SpecError {
+        SpecError(format!(
+            "policy `{}`: parameter {name}=`{}` must be {want}",
+            self.policy,
+            self.text(name)
+        ))
+    }
+
+    pub fn u64(&self, name: &str) -> Result<u64, SpecError> {
+        self.text(name)
+            .parse()
+            .map_err(|_| self.bad(name, "a whole number ≥ 0"))
+    }
+
+    pub fn f64(&self, name: &str) -> Result<f64, SpecError> {
+        let v: f64 = self
+            .text(name)
+            .parse()
+            .map_err(|_| self.bad(name, "a number"))?;
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(self.bad(name, "a finite number"))
+        }
+    }
+
+    /// A number in `[lo, hi]`.
+    pub fn f64_in(&self, name: &str, lo: f64, hi: f64) -> Result<f64, SpecError> {
+        let v = self.f64(name)?;
+        if v < lo || v > hi {
+            return Err(self.bad(name, &format!("between {lo} and {hi}")));
+        }
+        Ok(v)
+    }
+
+    pub fn bool(&self, name: &str) -> Result<bool, SpecError> {
+        match self.text(name).to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "1" => Ok(true),
+            "false" | "no" | "off" | "0" => Ok(false),
+            _ => Err(self.bad(name, "true or false")),
+        }
+    }
+
+    /// A size relative to the cache (`25%`, `4x`) or absolute (`100blocks`, `8MiB`), in blocks.
+    pub fn blocks(&self, name: &str, env: &BuildEnv) -> Result<u64, SpecError> {
+        Relative::parse(self.text(name))
+            .map(|r| r.blocks(env.capacity as u64, env.block_size))
+            .map_err(|e| SpecError(format!("policy `{}`: parameter {name}: {e}", self.policy)))
+    }
+
+    /// One of a fixed set of words.
+    pub fn choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, SpecError> {
+        let t = self.text(name).to_ascii_lowercase();
+        choices
+            .iter()
+            .find(|c| **c == t)
+            .copied()
+            .ok_or_else(|| self.bad(name, &format!("one of {}", choices.join(", "))))
+    }
+
+    /// The seed for this policy: `seed=N`, or the run's seed for `seed=run` (the default).
+    pub fn seed(&self, env: &BuildEnv) -> Result<u64, SpecError> {
+        if self.text("seed") == "run" {
+            Ok(env.seed)
+        } else {
+            self.u64("seed")
+        }
+    }
+}
+
+/// A policy that can be named in a spec string.
+pub trait PolicyDef: Policy + Sized {
+    const INFO: PolicyInfo;
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError>;
+}
+
+/// Runs generic code on the concrete policy type, so the hot loop is statically dispatched.
+pub trait PolicyVisitor {
+    type Output;
+    fn visit<P: Policy>(self, policy: P) -> Self::Output;
+}
+
+macro_rules! policies {
+    ($($variant:ident => $ty:ty),* $(,)?) => {
+        /// Every policy, for callers that hold one without knowing its type.
+        pub enum AnyPolicy { $($variant($ty)),* }
+
+        /// The registry, in the order `bufsim policies` lists it.
+        pub const POLICIES: &[PolicyInfo] = &[$(<$ty as PolicyDef>::INFO),*];
+
+        impl AnyPolicy {
+            fn build_named(info_name: &str, args: &[(String, String)], env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
+                $(
+                    if <$ty as PolicyDef>::INFO.name == info_name {
+                        let a = Args::new(&<$ty as PolicyDef>::INFO, args)?;
+                        return Ok(AnyPolicy::$variant(<$ty as PolicyDef>::build(&a, env)?));
+                    }
+                )*
+                unreachable!("registry lookup returned unknown name {info_name}")
+            }
+
+            /// Hands the concrete policy to `v`.
+            pub fn visit<V: PolicyVisitor>(self, v: V) -> V::Output {
+                match self { $(AnyPolicy::$variant(p) => v.visit(p)),* }
+            }
+        }
+
+        impl Policy for AnyPolicy {
+            #[inline]
+            fn prepare_insert(&mut self, a: &Access, o: Origin) {
+                match self { $(AnyPolicy::$variant(p) => p.prepare_insert(a, o)),* }
+            }
+            #[inline]
+            fn insert(&mut self, f: Frame, a: &Access, o: Origin) {
+                match self { $(AnyPolicy::$variant(p) => p.insert(f, a, o)),* }
+            }
+            #[inline]
+            fn hit(&mut self, f: Frame, a: &Access) {
+                match self { $(AnyPolicy::$variant(p) => p.hit(f, a)),* }
+            }
+            #[inline]
+            fn first_demand(&mut self, f: Frame, a: &Access) {
+                match self { $(AnyPolicy::$variant(p) => p.first_demand(f, a)),* }
+            }
+            #[inline]
+            fn victim(&mut self, pins: &Pins, a: &Access) -> Option<Frame> {
+                match self { $(AnyPolicy::$variant(p) => p.victim(pins, a)),* }
+            }
+            #[inline]
+            fn remove(&mut self, f: Frame, key: u64, why: Removal) {
+                match self { $(AnyPolicy::$variant(p) => p.remove(f, key, why)),* }
+            }
+            fn check(&self, resident: usize) -> Result<(), String> {
+                match self { $(AnyPolicy::$variant(p) => p.check(resident)),* }
+            }
+        }
+    };
+}
+
+policies! {
+    Lru => super::Lru,
+    Fifo => super::Fifo,
+    Clock => super::Clock,
+    Mru => super::Mru,
+    Random => super::Random,
+    Lfu => super::Lfu,
+    Opt => super::Opt,
+}
+
+/// Finds a policy by name or alias.
+pub fn lookup(name: &str) -> Option<&'static PolicyInfo> {
+    let n = name.to_ascii_lowercase();
+    POLICIES
+        .iter()
+        .find(|p| p.name == n || p.aliases.contains(&n.as_str()))
+}
+
+/// Builds a policy from a spec string such as `lru` or `lfu(aging=dynamic)`.
+pub fn build(spec: &str, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
+    let parsed = Spec::parse(spec)?;
+    build_spec(&parsed, env)
+}
+
+/// Builds a policy from a parsed spec; presets expand to their own spec with the user's
+/// arguments applied on top.
+pub fn build_spec(spec: &Spec, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
+    let info = lookup(&spec.name).ok_or_else(|| {
+        let names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+        SpecError(format!(
+            "unknown policy `{}`; known policies: {} (see `bufsim policies`)",
+            spec.name,
+            names.join(", ")
+        ))
+    })?;
+    if let Some(base) = info.preset_of {
+        let mut expanded = Spec::parse(base)?;
+        for (k, v) in &spec.args {
+            match expanded.args.iter_mut().find(|(ek, _)| ek == k) {
+                Some(slot) => slot.1 = v.clone(),
+                None => expanded.args.push((k.clone(), v.clone())),
+            }
+        }
+        return build_spec(&expanded, env);
+    }
+    if env.capacity == 0 {
+        return Err(SpecError("cache of 0 blocks; give at least 1block".into()));
+    }
+    AnyPolicy::build_named(info.name, &spec.args, env)
+}
+
+/// Whether a spec names OPT (the run then computes next-use times in a pre-pass).
+pub fn needs_future(spec: &str) -> bool {
+    Spec::parse(spec)
+        .ok()
+        .and_then(|s| lookup(&s.name).map(|i| i.name == "opt"))
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> BuildEnv {
+        BuildEnv {
+            capacity: 100,
+            block_size: 4096,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn unknown_names_and_parameters_are_explained() {
+        let e = build("lur", &env()).err().unwrap().to_string();
+        assert!(e.contains("unknown policy `lur`") && e.contains("lru"), "{e}");
+        let e = build("lru(k=2)", &env()).err().unwrap().to_string();
+        assert!(e.contains("takes no parameters"), "{e}");
+        let e = build("random(sed=3)", &env()).err().unwrap().to_string();
+        assert!(e.contains("no parameter `sed`") && e.contains("seed"), "{e}");
+    }
+
+    #[test]
+    fn every_default_parses() {
+        for info in POLICIES {
+            if info.preset_of.is_none() {
+                build(info.name, &env()).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = POLICIES
+            .iter()
+            .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()))
+            .collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(n, names.len());
+    }
+}

@@ -1,0 +1,143 @@
+//! Thin bindings: convert Python arguments to Rust types, release the GIL for the simulation,
+//! convert results back. No simulation logic lives here.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use bufsim_core::engine::EngineConfig;
+use bufsim_core::policy::POLICIES;
+use bufsim_core::run::{run_trace, RunConfig, RunOptions};
+use bufsim_core::spec::Size;
+use bufsim_core::trace::{Format, TraceErrorKind};
+use bufsim_core::SimError;
+
+create_exception!(_core, BufsimError, PyValueError, "Base class of bufsim's errors.");
+create_exception!(_core, TraceFormatError, BufsimError, "A trace that cannot be read: unknown format or malformed record.");
+create_exception!(_core, SpecError, BufsimError, "A policy spec, size or option that cannot be understood.");
+
+fn to_py(e: SimError) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        SimError::Trace(t) => match t.kind {
+            TraceErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            TraceErrorKind::Io => PyOSError::new_err(msg),
+            TraceErrorKind::UnknownFormat | TraceErrorKind::Malformed => TraceFormatError::new_err(msg),
+        },
+        SimError::Spec(_) => SpecError::new_err(msg),
+    }
+}
+
+fn parse_format(format: &str) -> PyResult<Option<Format>> {
+    if format == "auto" {
+        return Ok(None);
+    }
+    Format::from_name(format).map(Some).ok_or_else(|| {
+        SpecError::new_err(format!(
+            "unknown trace format `{format}`; use auto or one of {}",
+            Format::NAMES.join(", ")
+        ))
+    })
+}
+
+/// Runs every (policy, cache) pair over the trace; returns one dict per run, in order.
+#[pyfunction]
+#[pyo3(signature = (path, policies, caches, *, format="auto", block_size=4096, reads_only=false, seed=42, jobs=0, check=false))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    path: &str,
+    policies: Vec<String>,
+    caches: Vec<String>,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    seed: u64,
+    jobs: usize,
+    check: bool,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let opts = RunOptions {
+        engine: EngineConfig { block_size, reads_only },
+        seed,
+        format: parse_format(format)?,
+        jobs,
+        check,
+    };
+    let configs: Vec<RunConfig> = policies
+        .iter()
+        .flat_map(|p| caches.iter().map(move |c| RunConfig { policy: p.clone(), cache: c.clone() }))
+        .collect();
+    let path = path.to_string();
+    let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
+    results
+        .into_iter()
+        .map(|r| {
+            let d = PyDict::new(py);
+            let s = r.stats;
+            d.set_item("policy", r.policy)?;
+            d.set_item("cache_blocks", r.cache_blocks)?;
+            d.set_item("block_size", block_size)?;
+            d.set_item("requests", s.requests)?;
+            d.set_item("accesses", s.accesses)?;
+            d.set_item("hits", s.hits)?;
+            d.set_item("misses", s.misses)?;
+            d.set_item("hit_ratio", s.hit_ratio())?;
+            d.set_item("write_accesses", s.write_accesses)?;
+            d.set_item("write_misses", s.write_misses)?;
+            d.set_item("evictions", s.evictions)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// The policy registry: name, aliases, paper, summary, parameters with defaults.
+#[pyfunction]
+fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    POLICIES
+        .iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("name", p.name)?;
+            d.set_item("aliases", p.aliases.to_vec())?;
+            d.set_item("paper", p.paper)?;
+            d.set_item("summary", p.summary)?;
+            d.set_item("preset_of", p.preset_of)?;
+            let params: Vec<(&str, &str, &str)> = p.params.iter().map(|x| (x.name, x.default, x.doc)).collect();
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Parses a size (`64MiB`, `2000blocks`) into whole blocks of `block_size` bytes.
+#[pyfunction]
+#[pyo3(signature = (text, block_size=4096))]
+fn size_to_blocks(text: &str, block_size: u64) -> PyResult<u64> {
+    Size::parse(text)
+        .map(|s| s.to_blocks(block_size))
+        .map_err(|e| SpecError::new_err(e.to_string()))
+}
+
+/// Tells a trace's format from its content.
+#[pyfunction]
+fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
+    let p = path.to_string();
+    py.allow_threads(|| bufsim_core::trace::detect(&p))
+        .map(|f| f.name())
+        .map_err(|e| to_py(SimError::Trace(e)))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add("BufsimError", m.py().get_type::<BufsimError>())?;
+    m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
+    m.add("SpecError", m.py().get_type::<SpecError>())?;
+    m.add("FORMATS", Format::NAMES.to_vec())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! bufsim's own interchange CSV (docs/trace-formats.md).
+//!
+//! A header names the columns, in any order: `op,file,offset,size` are required,
+//! `time_us,dur_us,pid,ctx` optional, other columns are ignored. `op` is `R`/`W` or
+//! `read`/`write`; `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
+//! microseconds and may carry a fraction. Lines starting with `#` and blank lines are skipped.
+
+use rustc_hash::FxHashMap;
+
+use crate::error::TraceError;
+use crate::lines::{parse_u64, parse_u64_or_hex, parse_us_as_ns, split_commas, trim, LineReader};
+use crate::request::{Op, Request};
+
+const REQUIRED: [&str; 4] = ["op", "file", "offset", "size"];
+
+#[derive(Default)]
+struct Columns {
+    op: usize,
+    file: usize,
+    offset: usize,
+    size: usize,
+    time_us: Option<usize>,
+    dur_us: Option<usize>,
+    pid: Option<usize>,
+    ctx: Option<usize>,
+    count: usize,
+}
+
+pub struct CsvReader {
+    lines: LineReader,
+    cols: Columns,
+    fields: Vec<(usize, usize)>,
+    names: FxHashMap<Box<[u8]>, u32>,
+    file_names: Vec<String>,
+    last_file: Option<(Vec<u8>, u32)>,
+}
+
+impl CsvReader {
+    pub(crate) fn new(mut lines: LineReader) -> Result<Self, TraceError> {
+        // Find the header: the first line that is neither blank nor a comment.
+        loop {
+            if !lines.advance()? {
+                return Err(lines.error("empty trace: expected a header line naming the columns op,file,offset,size"));
+            }
+            let t = trim(&lines.buf);
+            if !t.is_empty() && t[0] != b'#' {
+                break;
+            }
+        }
+        let mut fields = Vec::new();
+        split_commas(&mut lines.buf, &mut fields).map_err(|m| lines.error(m))?;
+        let mut found: [Option<usize>; 8] = [None; 8];
+        const ALL: [&str; 8] = ["op", "file", "offset", "size", "time_us", "dur_us", "pid", "ctx"];
+        for (i, &(a, b)) in fields.iter().enumerate() {
+            let name = String::from_utf8_lossy(trim(&lines.buf[a..b])).to_ascii_lowercase();
+            if let Some(k) = ALL.iter().position(|&n| n == name) {
+                if found[k].is_some() {
+                    return Err(lines.error(format!("column `{name}` appears twice in the header")));
+                }
+                found[k] = Some(i);
+            }
+        }
+        let missing: Vec<&str> = REQUIRED
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| found[*k].is_none())
+            .map(|(_, n)| *n)
+            .collect();
+        if !missing.is_empty() {
+            return Err(lines.error_quoting(&format!(
+                "header lacks required column(s) {}; the header must name op,file,offset,size (time_us,dur_us,pid,ctx optional)",
+                missing.join(",")
+            )));
+        }
+        let cols = Columns {
+            op: found[0].unwrap(),
+            file: found[1].unwrap(),
+            offset: found[2].unwrap(),
+            size: found[3].unwrap(),
+            time_us: found[4],
+            dur_us: found[5],
+            pid: found[6],
+            ctx: found[7],
+            count: fields.len(),
+        };
+        Ok(CsvReader {
+            lines,
+            cols,
+            fields,
+            names: FxHashMap::default(),
+            file_names: Vec::new(),
+            last_file: None,
+        })
+    }
+
+    pub fn file_names(&self) -> &[String] {
+        &self.file_names
+    }
+
+    fn intern(&mut self, name: &[u8]) -> u32 {
+        if let Some((last, id)) = &self.last_file {
+            if last.as_slice() == name {
+                return *id;
+            }
+        }
+        let id = match self.names.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = self.file_names.len() as u32;
+                self.names.insert(name.into(), id);
+                self.file_names.push(String::from_utf8_lossy(name).into_owned());
+                id
+            }
+        };
+        match &mut self.last_file {
+            Some((buf, last_id)) => {
+                buf.clear();
+                buf.extend_from_slice(name);
+                *last_id = id;
+            }
+            None => self.last_file = Some((name.to_vec(), id)),
+        }
+        id
+    }
+
+    pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        loop {
+            if !self.lines.advance()? {
+                return Ok(None);
+            }
+            let t = trim(&self.lines.buf);
+            if t.is_empty() || t[0] == b'#' {
+                continue;
+            }
+            break;
+        }
+        let lines = &mut self.lines;
+        split_commas(&mut lines.buf, &mut self.fields).map_err(|m| lines.error_quoting(m))?;
+        if self.fields.len() != self.cols.count {
+            return Err(lines.error_quoting(&format!(
+                "expected {} columns as in the header, found {}",
+                self.cols.count,
+                self.fields.len()
+            )));
+        }
+        let field = |i: usize| {
+            let (a, b) = self.fields[i];
+            trim(&self.lines.buf[a..b])
+        };
+        let op = match field(self.cols.op) {
+            b"R" | b"r" | b"read" | b"READ" | b"Read" => Op::Read,
+            b"W" | b"w" | b"write" | b"WRITE" | b"Write" => Op::Write,
+            _ => return Err(self.lines.error_quoting("op must be R, W, read or write")),
+        };
+        let offset = parse_u64(field(self.cols.offset)).ok_or_else(|| {
+            self.lines
+                .error_quoting("offset must be a non-negative integer number of bytes")
+        })?;
+        let size = parse_u64(field(self.cols.size)).ok_or_else(|| {
+            self.lines
+                .error_quoting("size must be a non-negative integer number of bytes")
+        })?;
+        if offset.checked_add(size).is_none() {
+            return Err(self.lines.error_quoting("offset + size is past the largest byte address (2^64)"));
+        }
+        let opt_num = |col: Option<usize>, parse: fn(&[u8]) -> Option<u64>, what: &str| {
+            match col {
+                None => Ok(0),
+                Some(i) => {
+                    let f = field(i);
+                    if f.is_empty() {
+                        Ok(0)
+                    } else {
+                        parse(f).ok_or_else(|| self.lines.error_quoting(what))
+                    }
+                }
+            }
+        };
+        let time_ns = opt_num(
+            self.cols.time_us,
+            parse_us_as_ns,
+            "time_us must be a non-negative number of microseconds",
+        )?;
+        let dur_ns = opt_num(
+            self.cols.dur_us,
+            parse_us_as_ns,
+            "dur_us must be a non-negative number of microseconds",
+        )?;
+        let pid = opt_num(self.cols.pid, parse_u64, "pid must be a non-negative integer")?;
+        let pid = u32::try_from(pid).map_err(|_| self.lines.error_quoting("pid must fit in 32 bits"))?;
+        let ctx = opt_num(
+            self.cols.ctx,
+            parse_u64_or_hex,
+            "ctx must be a non-negative integer (decimal or 0x hex)",
+        )?;
+        let (a, b) = self.fields[self.cols.file];
+        let name = trim(&self.lines.buf[a..b]).to_vec();
+        if name.is_empty() {
+            return Err(self.lines.error_quoting("file is empty"));
+        }
+        let file = self.intern(&name);
+        Ok(Some(Request {
+            time_ns,
+            dur_ns,
+            pid,
+            ctx,
+            op,
+            file,
+            offset,
+            size,
+            in_blocks: false,
+        }))
+    }
+}

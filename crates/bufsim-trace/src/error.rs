@@ -1,0 +1,96 @@
+//! Reader errors that say which file, where in it, and what to do.
+
+use std::fmt;
+
+/// Where in a trace an error was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// 1-based line of a text trace.
+    Line(u64),
+    /// Byte offset of the record in a binary trace.
+    Byte(u64),
+    /// The whole file (it is missing, or its format cannot be told).
+    File,
+}
+
+/// Kind of a trace error, so bindings can map it to a specific exception.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceErrorKind {
+    NotFound,
+    Io,
+    UnknownFormat,
+    Malformed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    pub path: String,
+    pub location: Location,
+    pub kind: TraceErrorKind,
+    pub message: String,
+}
+
+impl TraceError {
+    pub fn malformed(path: &str, location: Location, message: impl Into<String>) -> Self {
+        TraceError {
+            path: path.to_string(),
+            location,
+            kind: TraceErrorKind::Malformed,
+            message: message.into(),
+        }
+    }
+
+    pub fn io(path: &str, err: &std::io::Error) -> Self {
+        let (kind, message) = match err.kind() {
+            std::io::ErrorKind::NotFound => (
+                TraceErrorKind::NotFound,
+                "no such file; check the path".to_string(),
+            ),
+            std::io::ErrorKind::PermissionDenied => (
+                TraceErrorKind::Io,
+                "permission denied; check the file's permissions".to_string(),
+            ),
+            _ => (TraceErrorKind::Io, format!("cannot read: {err}")),
+        };
+        TraceError {
+            path: path.to_string(),
+            location: Location::File,
+            kind,
+            message,
+        }
+    }
+
+    pub fn unknown_format(path: &str, message: impl Into<String>) -> Self {
+        TraceError {
+            path: path.to_string(),
+            location: Location::File,
+            kind: TraceErrorKind::UnknownFormat,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.location {
+            Location::Line(n) => write!(f, "{}:{}: {}", self.path, n, self.message),
+            Location::Byte(b) => write!(f, "{}: byte {}: {}", self.path, b, self.message),
+            Location::File => write!(f, "{}: {}", self.path, self.message),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// Shows the offending text of a line, shortened so an error stays one line.
+pub(crate) fn excerpt(text: &[u8]) -> String {
+    const MAX: usize = 80;
+    let s = String::from_utf8_lossy(text);
+    let s = s.trim_end_matches(['\r', '\n']);
+    if s.chars().count() > MAX {
+        let cut: String = s.chars().take(MAX).collect();
+        format!("{cut}...")
+    } else {
+        s.to_string()
+    }
+}

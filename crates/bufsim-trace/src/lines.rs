@@ -1,0 +1,235 @@
+//! Line-oriented input shared by the text readers: one reused buffer, line numbers kept,
+//! comma splitting with minimal CSV quoting, number parsing with useful errors.
+
+use std::io::BufRead;
+
+use crate::error::{excerpt, Location, TraceError};
+
+pub(crate) struct LineReader {
+    inner: Box<dyn BufRead + Send>,
+    pub(crate) path: String,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) line_no: u64,
+}
+
+impl LineReader {
+    pub(crate) fn new(inner: Box<dyn BufRead + Send>, path: &str) -> Self {
+        LineReader {
+            inner,
+            path: path.to_string(),
+            buf: Vec::with_capacity(256),
+            line_no: 0,
+        }
+    }
+
+    /// Reads the next line into `self.buf` without its line terminator.
+    /// Returns false at end of input. Blank lines are returned (as empty) so callers decide.
+    pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
+        self.buf.clear();
+        let n = self
+            .inner
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| TraceError::io(&self.path, &e))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.line_no += 1;
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        Ok(true)
+    }
+
+    pub(crate) fn error(&self, message: impl Into<String>) -> TraceError {
+        TraceError::malformed(&self.path, Location::Line(self.line_no), message)
+    }
+
+    /// An error that quotes the current line.
+    pub(crate) fn error_quoting(&self, message: &str) -> TraceError {
+        self.error(format!("{message} in `{}`", excerpt(&self.buf)))
+    }
+}
+
+/// Splits `line` on commas into `fields` (byte ranges of `line`). A field wrapped in double
+/// quotes may contain commas; a doubled quote inside it stands for one quote and is unescaped in
+/// place, which is why the line is mutable. Returns an error message on an unterminated quote.
+pub(crate) fn split_commas(
+    line: &mut [u8],
+    fields: &mut Vec<(usize, usize)>,
+) -> Result<(), &'static str> {
+    fields.clear();
+    let len = line.len();
+    let mut i = 0;
+    loop {
+        if i < len && line[i] == b'"' {
+            // Quoted field: unescape into the same buffer, compacting as we go.
+            let start = i + 1;
+            let mut read = start;
+            let mut write = start;
+            loop {
+                if read >= len {
+                    return Err("unterminated quoted field");
+                }
+                if line[read] == b'"' {
+                    if read + 1 < len && line[read + 1] == b'"' {
+                        line[write] = b'"';
+                        write += 1;
+                        read += 2;
+                        continue;
+                    }
+                    break;
+                }
+                line[write] = line[read];
+                write += 1;
+                read += 1;
+            }
+            fields.push((start, write));
+            i = read + 1;
+            if i < len && line[i] != b',' {
+                return Err("text after a closing quote");
+            }
+        } else {
+            let start = i;
+            while i < len && line[i] != b',' {
+                i += 1;
+            }
+            fields.push((start, i));
+        }
+        if i >= len {
+            return Ok(());
+        }
+        i += 1; // skip the comma
+    }
+}
+
+/// Trims ASCII spaces and tabs around a field.
+#[inline]
+pub(crate) fn trim(s: &[u8]) -> &[u8] {
+    let mut a = 0;
+    let mut b = s.len();
+    while a < b && (s[a] == b' ' || s[a] == b'\t') {
+        a += 1;
+    }
+    while b > a && (s[b - 1] == b' ' || s[b - 1] == b'\t') {
+        b -= 1;
+    }
+    &s[a..b]
+}
+
+/// Parses an unsigned decimal integer. Rejects signs, blanks and overflow.
+#[inline]
+pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    Some(v)
+}
+
+/// Parses an unsigned hexadecimal integer (no prefix).
+#[inline]
+pub(crate) fn parse_hex(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 16 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = (v << 4) | d as u64;
+    }
+    Some(v)
+}
+
+/// Decimal, or hexadecimal with a `0x` prefix (program-context ids are often printed in hex).
+pub(crate) fn parse_u64_or_hex(s: &[u8]) -> Option<u64> {
+    if s.len() > 2 && s[0] == b'0' && (s[1] == b'x' || s[1] == b'X') {
+        parse_hex(&s[2..])
+    } else {
+        parse_u64(s)
+    }
+}
+
+/// Parses a non-negative number of microseconds, possibly with a fraction (`12.345`), into
+/// nanoseconds. Digits past the nanosecond are truncated.
+pub(crate) fn parse_us_as_ns(s: &[u8]) -> Option<u64> {
+    let (int, frac) = match s.iter().position(|&c| c == b'.') {
+        Some(p) => (&s[..p], &s[p + 1..]),
+        None => (s, &s[s.len()..]),
+    };
+    let whole = if int.is_empty() && !frac.is_empty() {
+        0
+    } else {
+        parse_u64(int)?
+    };
+    let mut ns: u64 = 0;
+    for i in 0..3 {
+        let d = match frac.get(i) {
+            Some(&c) if c.is_ascii_digit() => (c - b'0') as u64,
+            Some(_) => return None,
+            None => 0,
+        };
+        ns = ns * 10 + d;
+    }
+    if frac.iter().skip(3).any(|c| !c.is_ascii_digit()) {
+        return None;
+    }
+    whole.checked_mul(1000)?.checked_add(ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Result<Vec<String>, &'static str> {
+        let mut line = s.as_bytes().to_vec();
+        let mut f = Vec::new();
+        split_commas(&mut line, &mut f)?;
+        Ok(f.iter()
+            .map(|&(a, b)| String::from_utf8(line[a..b].to_vec()).unwrap())
+            .collect())
+    }
+
+    #[test]
+    fn splits_plain_and_quoted_fields() {
+        assert_eq!(split("a,b,,c").unwrap(), vec!["a", "b", "", "c"]);
+        assert_eq!(split("R,\"x,y\",0,4").unwrap(), vec!["R", "x,y", "0", "4"]);
+        assert_eq!(split("\"say \"\"hi\"\"\",1").unwrap(), vec!["say \"hi\"", "1"]);
+        assert_eq!(split("").unwrap(), vec![""]);
+        assert!(split("\"open,1").is_err());
+        assert!(split("\"a\"b,1").is_err());
+    }
+
+    #[test]
+    fn parses_numbers_strictly() {
+        assert_eq!(parse_u64(b"0"), Some(0));
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(parse_u64(b""), None);
+        assert_eq!(parse_u64(b"1e3"), None);
+        assert_eq!(parse_u64_or_hex(b"0x1F"), Some(31));
+        assert_eq!(parse_hex(b"2a"), Some(42));
+    }
+
+    #[test]
+    fn parses_microseconds_with_fractions() {
+        assert_eq!(parse_us_as_ns(b"12"), Some(12_000));
+        assert_eq!(parse_us_as_ns(b"12.5"), Some(12_500));
+        assert_eq!(parse_us_as_ns(b"0.0019"), Some(1));
+        assert_eq!(parse_us_as_ns(b".25"), Some(250));
+        assert_eq!(parse_us_as_ns(b"1.2.3"), None);
+        assert_eq!(parse_us_as_ns(b"-1"), None);
+    }
+}
