@@ -11,9 +11,8 @@ pub mod heap;
 pub mod layout;
 pub mod list;
 pub mod policy;
-pub mod rng;
 pub mod run;
-pub mod spec;
 
 pub use error::SimError;
+pub use bufsim_config::{rng, spec};
 pub use bufsim_trace as trace;

@@ -15,16 +15,27 @@ pub fn cloudphysics() -> String {
     root().join("../shared/traces/cloudphysics_vscsi.csv").to_string_lossy().into_owned()
 }
 
-/// (policy, cache_blocks, accesses, misses) rows of the golden file.
+/// (policy, cache_blocks, accesses, misses) rows of every golden file
+/// `tests/golden/libcachesim_cloudphysics*.csv` (one file per group of policies).
 fn golden() -> Vec<(String, u64, u64, u64)> {
-    let text = std::fs::read_to_string(root().join("tests/golden/libcachesim_cloudphysics.csv")).unwrap();
-    text.lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].to_string(), f[3].parse().unwrap(), f[4].parse().unwrap(), f[5].parse().unwrap())
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/golden"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("libcachesim_cloudphysics") && n.ends_with(".csv")
         })
-        .collect()
+        .collect();
+    files.sort();
+    let mut rows = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for l in text.lines().skip(1) {
+            let f: Vec<&str> = l.split(',').collect();
+            rows.push((f[0].to_string(), f[3].parse().unwrap(), f[4].parse().unwrap(), f[5].parse().unwrap()));
+        }
+    }
+    rows
 }
 
 #[test]

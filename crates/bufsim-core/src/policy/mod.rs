@@ -26,7 +26,7 @@ pub use lru::Lru;
 pub use mru::Mru;
 pub use opt::Opt;
 pub use random::Random;
-pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES};
+pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 
 /// A cache frame: `0..capacity`. Policies index their per-block state by frame.
 pub type Frame = u32;

@@ -231,12 +231,20 @@ policies! {
     Opt => super::Opt,
 }
 
-/// Finds a policy by name or alias.
+/// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
+/// Each entry has `preset_of` set to the spec it stands for and no parameters of its own
+/// (arguments given to a preset override the preset's).
+pub const PRESETS: &[PolicyInfo] = &[];
+
+/// Every name `bufsim policies` lists: the policies, then the presets.
+pub fn all() -> impl Iterator<Item = &'static PolicyInfo> {
+    POLICIES.iter().chain(PRESETS.iter())
+}
+
+/// Finds a policy or preset by name or alias.
 pub fn lookup(name: &str) -> Option<&'static PolicyInfo> {
     let n = name.to_ascii_lowercase();
-    POLICIES
-        .iter()
-        .find(|p| p.name == n || p.aliases.contains(&n.as_str()))
+    all().find(|p| p.name == n || p.aliases.contains(&n.as_str()))
 }
 
 /// Builds a policy from a spec string such as `lru` or `lfu(aging=dynamic)`.
@@ -249,7 +257,7 @@ pub fn build(spec: &str, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
 /// arguments applied on top.
 pub fn build_spec(spec: &Spec, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
     let info = lookup(&spec.name).ok_or_else(|| {
-        let names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+        let names: Vec<&str> = all().map(|p| p.name).collect();
         SpecError(format!(
             "unknown policy `{}`; known policies: {} (see `bufsim policies`)",
             spec.name,
@@ -304,17 +312,14 @@ mod tests {
 
     #[test]
     fn every_default_parses() {
-        for info in POLICIES {
-            if info.preset_of.is_none() {
-                build(info.name, &env()).unwrap_or_else(|e| panic!("{}: {e}", info.name));
-            }
+        for info in all() {
+            build(info.name, &env()).unwrap_or_else(|e| panic!("{}: {e}", info.name));
         }
     }
 
     #[test]
     fn names_are_unique() {
-        let mut names: Vec<&str> = POLICIES
-            .iter()
+        let mut names: Vec<&str> = all()
             .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()))
             .collect();
         let n = names.len();
