@@ -1,0 +1,39 @@
+# The two commands of the README: `make demo` and `make test`. Both set up what they need.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+SHARED ?= ../shared
+TRACE ?= $(SHARED)/traces/cloudphysics_vscsi.csv
+export CARGO_TERM_COLOR := never
+
+.PHONY: setup build demo test test-rust test-python bench clean
+
+$(VENV)/.deps: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pytest>=7" "hypothesis>=6" "pandas>=2" "libcachesim>=0.3"
+	touch $@
+
+setup: $(VENV)/.deps
+
+build: setup
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
+
+demo: build
+	$(VENV)/bin/bufsim run $(TRACE) \
+	  --policy lru --policy fifo --policy clock --policy lfu --policy opt \
+	  --cache 4MiB --cache 16MiB --cache 64MiB --cache 256MiB --cache 1GiB
+
+test-rust:
+	cargo test --release --workspace --exclude bufsim-py
+
+test-python: build
+	$(PY) -m pytest -q tests
+
+test: test-rust test-python
+
+bench: build
+	$(PY) benches/compare_libcachesim.py
+
+clean:
+	rm -rf $(VENV) target

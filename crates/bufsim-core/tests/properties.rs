@@ -1,0 +1,108 @@
+//! Properties over random traces, for every registered policy: capacity is never exceeded,
+//! hits + misses = accesses, invariants hold after every step, OPT never loses, LRU's misses
+//! never grow with the cache, and the same seed gives the same result.
+
+use bufsim_core::cache::{Cache, Demand};
+use bufsim_core::engine::FutureBuilder;
+use bufsim_core::policy::{build, registry, Access, BuildEnv, Origin};
+use proptest::prelude::*;
+
+fn misses(spec: &str, capacity: usize, blocks: &[u64], seed: u64, check: bool) -> u64 {
+    let mut fb = FutureBuilder::default();
+    blocks.iter().for_each(|&b| fb.push(b));
+    let next = fb.finish();
+    let env = BuildEnv { capacity, block_size: 4096, seed };
+    let mut cache = Cache::new(build(spec, &env).unwrap(), capacity);
+    let (mut hits, mut miss) = (0u64, 0u64);
+    for (t, &b) in blocks.iter().enumerate() {
+        let a = Access { key: b, block: b, time: t as u64, next_use: next[t], ..Access::default() };
+        match cache.demand(&a) {
+            Demand::Hit | Demand::PrefetchHit => hits += 1,
+            _ => miss += 1,
+        }
+        assert!(cache.len() <= capacity);
+        if check {
+            cache.check().unwrap_or_else(|e| panic!("{spec} at step {t}: {e}"));
+        }
+    }
+    assert_eq!(hits + miss, blocks.len() as u64);
+    miss
+}
+
+fn trace() -> impl Strategy<Value = Vec<u64>> {
+    // Small alphabets make hits and evictions frequent; a skew makes some blocks hot.
+    (2u64..60).prop_flat_map(|n| prop::collection::vec((0..n, 0..n).prop_map(|(a, b)| a.min(b)), 1..400))
+}
+
+fn all_specs() -> Vec<&'static str> {
+    registry::all().map(|p| p.name).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn every_policy_keeps_its_invariants(blocks in trace(), cap in 1usize..24) {
+        for spec in all_specs() {
+            misses(spec, cap, &blocks, 3, true);
+        }
+    }
+
+    #[test]
+    fn opt_never_loses(blocks in trace(), cap in 1usize..24) {
+        let opt = misses("opt", cap, &blocks, 3, false);
+        for spec in all_specs() {
+            prop_assert!(opt <= misses(spec, cap, &blocks, 3, false), "{} beat OPT", spec);
+        }
+    }
+
+    #[test]
+    fn lru_misses_never_grow_with_the_cache(blocks in trace(), cap in 1usize..40) {
+        prop_assert!(misses("lru", cap + 1, &blocks, 0, false) <= misses("lru", cap, &blocks, 0, false));
+        prop_assert!(misses("opt", cap + 1, &blocks, 0, false) <= misses("opt", cap, &blocks, 0, false));
+    }
+
+    #[test]
+    fn same_seed_same_result(blocks in trace(), cap in 1usize..24, seed in any::<u64>()) {
+        for spec in all_specs() {
+            prop_assert_eq!(misses(spec, cap, &blocks, seed, false), misses(spec, cap, &blocks, seed, false));
+        }
+    }
+
+    /// Prefetch inserts and pins mixed with demand accesses: residency stays consistent, a
+    /// pinned frame is never evicted, an unused prefetch is counted once when evicted.
+    #[test]
+    fn prefetch_and_pins_keep_the_cache_consistent(
+        ops in prop::collection::vec((0u64..40, 0u8..4), 1..400),
+        cap in 2usize..16,
+    ) {
+        for spec in all_specs() {
+            let env = BuildEnv { capacity: cap, block_size: 4096, seed: 1 };
+            let mut cache = Cache::new(build(spec, &env).unwrap(), cap);
+            let mut pinned: Option<(u64, u32)> = None;
+            for (t, &(b, kind)) in ops.iter().enumerate() {
+                let a = Access { key: b, block: b, time: t as u64, ..Access::default() };
+                match kind {
+                    0 | 1 => { cache.demand(&a); }
+                    2 => {
+                        if !cache.contains(b) {
+                            cache.insert(&a, Origin::Prefetch);
+                        }
+                    }
+                    _ => {
+                        if let Some((_, f)) = pinned.take() {
+                            cache.unpin(f);
+                        } else if let Some(f) = cache.frame_of(b) {
+                            cache.pin(f);
+                            pinned = Some((b, f));
+                        }
+                    }
+                }
+                if let Some((pb, pf)) = pinned {
+                    prop_assert_eq!(cache.frame_of(pb), Some(pf), "{} evicted a pinned block", spec);
+                }
+                cache.check().map_err(|e| TestCaseError::fail(format!("{spec} step {t}: {e}")))?;
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+import sys
+
+from bufsim.cli import main
+
+sys.exit(main())

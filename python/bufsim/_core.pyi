@@ -1,0 +1,26 @@
+"""Type stubs of the native module (private: use the functions of ``bufsim``)."""
+
+from typing import Any
+
+__version__: str
+FORMATS: list[str]
+
+class BufsimError(ValueError): ...
+class TraceFormatError(BufsimError): ...
+class SpecError(BufsimError): ...
+
+def run(
+    path: str,
+    policies: list[str],
+    caches: list[str],
+    *,
+    format: str = "auto",
+    block_size: int = 4096,
+    reads_only: bool = False,
+    seed: int = 42,
+    jobs: int = 0,
+    check: bool = False,
+) -> list[dict[str, Any]]: ...
+def policies() -> list[dict[str, Any]]: ...
+def size_to_blocks(text: str, block_size: int = 4096) -> int: ...
+def detect_format(path: str) -> str: ...

@@ -1,0 +1,161 @@
+"""The Python API: ``simulate`` one configuration, ``sweep`` many into a DataFrame."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
+
+from bufsim import _core
+from bufsim._core import SpecError
+
+if TYPE_CHECKING:
+    import pandas
+
+PathLike = Union[str, "os.PathLike[str]"]
+SizeLike = Union[int, str]
+"""A size: an ``int`` is a number of blocks; a string carries its unit (``"64MiB"``, ``"2000blocks"``)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """Counters of one (policy, cache size) run over a trace."""
+
+    policy: str
+    cache_blocks: int
+    block_size: int
+    requests: int
+    accesses: int
+    hits: int
+    misses: int
+    hit_ratio: float
+    write_accesses: int
+    write_misses: int
+    evictions: int
+
+    @property
+    def miss_ratio(self) -> float:
+        return 1.0 - self.hit_ratio if self.accesses else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def size_text(size: SizeLike, what: str = "size") -> str:
+    """Normalizes a size for the core: ints are block counts."""
+    if isinstance(size, bool):
+        raise SpecError(f"{what} must be a number of blocks or a string such as '64MiB', not {size!r}")
+    if isinstance(size, int):
+        if size <= 0:
+            raise SpecError(f"{what} {size} must be a positive number of blocks")
+        return f"{size}blocks"
+    if isinstance(size, str):
+        return size
+    raise SpecError(f"{what} must be a number of blocks or a string such as '64MiB', not {size!r}")
+
+
+def block_size_bytes(block_size: SizeLike) -> int:
+    """Block size in bytes: an int is bytes here, a string carries its unit (``"4KiB"``)."""
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, str)):
+        raise SpecError(f"block size must be bytes or a string such as '4KiB', not {block_size!r}")
+    if isinstance(block_size, int):
+        n = block_size
+    else:
+        text = block_size.strip()
+        n = _core.size_to_blocks(text, 1) if not text.endswith("blocks") else -1
+        if n < 0:
+            raise SpecError(f"block size `{text}` must be in bytes, such as 4KiB")
+    if n <= 0:
+        raise SpecError(f"block size {block_size!r} must be at least 1 byte")
+    return n
+
+
+def _run(
+    trace: PathLike,
+    policies: Sequence[str],
+    caches: Sequence[SizeLike],
+    *,
+    format: str,
+    block_size: SizeLike,
+    reads_only: bool,
+    seed: int,
+    jobs: int,
+    check: bool,
+) -> list[Result]:
+    if isinstance(policies, str):
+        policies = [policies]
+    if not policies:
+        raise SpecError("no policy given; name at least one, such as 'lru'")
+    if not caches:
+        raise SpecError("no cache size given; give at least one, such as '64MiB'")
+    if seed < 0 or jobs < 0:
+        raise SpecError("seed and jobs must be zero or more")
+    rows = _core.run(
+        os.fspath(trace),
+        [str(p) for p in policies],
+        [size_text(c, "cache size") for c in caches],
+        format=format,
+        block_size=block_size_bytes(block_size),
+        reads_only=reads_only,
+        seed=seed,
+        jobs=jobs,
+        check=check,
+    )
+    return [Result(**row) for row in rows]
+
+
+def simulate(
+    trace: PathLike,
+    policy: str = "lru",
+    cache: SizeLike = "64MiB",
+    *,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+    seed: int = 42,
+    check: bool = False,
+) -> Result:
+    """Simulates one policy at one cache size over ``trace`` and returns its counters.
+
+    ``policy`` is a spec string (``"lru"``, ``"lfu(aging=dynamic)"``; see :func:`policies`),
+    ``cache`` a size (an int is blocks). Raises ``FileNotFoundError``, ``TraceFormatError``
+    (malformed or undetectable trace) or ``SpecError`` (bad policy, size or option).
+    """
+    return _run(
+        trace, [policy], [cache], format=format, block_size=block_size,
+        reads_only=reads_only, seed=seed, jobs=1, check=check,
+    )[0]
+
+
+def sweep(
+    trace: PathLike,
+    policies: Sequence[str],
+    caches: Sequence[SizeLike],
+    *,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+    seed: int = 42,
+    jobs: int = 0,
+    check: bool = False,
+) -> "pandas.DataFrame":
+    """Runs every policy at every cache size (the trace is decoded once; runs use all cores
+    unless ``jobs`` says otherwise) and returns one DataFrame row per run."""
+    import pandas as pd
+
+    results = _run(
+        trace, policies, caches, format=format, block_size=block_size,
+        reads_only=reads_only, seed=seed, jobs=jobs, check=check,
+    )
+    return pd.DataFrame([r.to_dict() for r in results])
+
+
+def policies() -> list[dict[str, Any]]:
+    """The policy registry: name, aliases, paper, summary, parameters ``(name, default, doc)``."""
+    return _core.policies()
+
+
+def expand(policies: Iterable[str], caches: Iterable[SizeLike]) -> list[tuple[str, SizeLike]]:
+    """The cross product in the order results come back: policy-major, then cache size."""
+    caches = list(caches)
+    return [(p, c) for p in policies for c in caches]
