@@ -1,8 +1,7 @@
 //! Residency: which block is in which frame, free frames, pins and prefetched-unused marks.
 //! The policy only orders frames; this is the single place that keeps the cache consistent.
 
-use rustc_hash::FxHashMap;
-
+use crate::blockmap::BlockMap;
 use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal, PINNED, PREFETCHED};
 
 /// What a demand access found.
@@ -18,9 +17,13 @@ pub enum Demand {
     MissBypassed,
 }
 
+/// Set in a map value when the frame holds a prefetched block not yet demanded, mirroring the
+/// frame's PREFETCHED flag, so a plain hit reads nothing but the map.
+const MAP_PREFETCHED: u32 = 1 << 31;
+
 pub struct Cache<P: Policy> {
     pub policy: P,
-    map: FxHashMap<u64, Frame>,
+    map: BlockMap,
     keys: Vec<u64>,
     flags: Vec<u8>,
     /// Free frames; popped from the end, so frames fill in order 0, 1, 2, ...
@@ -33,12 +36,10 @@ pub struct Cache<P: Policy> {
 
 impl<P: Policy> Cache<P> {
     pub fn new(policy: P, capacity: usize) -> Self {
-        assert!(capacity > 0 && capacity < u32::MAX as usize, "cache capacity out of range");
-        let mut map = FxHashMap::default();
-        map.reserve(capacity);
+        assert!(capacity > 0 && capacity < MAP_PREFETCHED as usize, "cache capacity out of range");
         Cache {
             policy,
-            map,
+            map: BlockMap::with_max_len(capacity),
             keys: vec![0; capacity],
             flags: vec![0; capacity],
             free: (0..capacity as Frame).rev().collect(),
@@ -65,12 +66,18 @@ impl<P: Policy> Cache<P> {
 
     #[inline]
     pub fn frame_of(&self, key: u64) -> Option<Frame> {
-        self.map.get(&key).copied()
+        self.map.get(key).map(|v| v & !MAP_PREFETCHED)
+    }
+
+    /// Starts loading the index slot of `key` (a hint; see [`BlockMap::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
     }
 
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
-        self.map.contains_key(&key)
+        self.map.get(key).is_some()
     }
 
     /// Whether the block in `frame` was prefetched and not yet demanded.
@@ -82,15 +89,16 @@ impl<P: Policy> Cache<P> {
     /// A demand access of `a.key`: a hit updates the policy, a miss inserts the block.
     #[inline]
     pub fn demand(&mut self, a: &Access) -> Demand {
-        if let Some(&f) = self.map.get(&a.key) {
-            let flags = &mut self.flags[f as usize];
-            if *flags & PREFETCHED != 0 {
-                *flags &= !PREFETCHED;
+        if let Some(v) = self.map.get_mut(a.key) {
+            if *v & MAP_PREFETCHED == 0 {
+                self.policy.hit(*v, a);
+                Demand::Hit
+            } else {
+                *v &= !MAP_PREFETCHED;
+                let f = *v;
+                self.flags[f as usize] &= !PREFETCHED;
                 self.policy.first_demand(f, a);
                 Demand::PrefetchHit
-            } else {
-                self.policy.hit(f, a);
-                Demand::Hit
             }
         } else if self.insert(a, Origin::Demand).is_some() {
             Demand::Miss
@@ -102,7 +110,7 @@ impl<P: Policy> Cache<P> {
     /// Inserts a block that is not resident, evicting as the policy chooses. Returns the frame,
     /// or `None` when every resident frame is pinned (the block is then not cached).
     pub fn insert(&mut self, a: &Access, origin: Origin) -> Option<Frame> {
-        debug_assert!(!self.map.contains_key(&a.key), "insert of a resident block");
+        debug_assert!(!self.contains(a.key), "insert of a resident block");
         self.policy.prepare_insert(a, origin);
         let frame = match self.free.pop() {
             Some(f) => f,
@@ -112,9 +120,10 @@ impl<P: Policy> Cache<P> {
                 self.free.pop().expect("evict frees a frame")
             }
         };
-        self.map.insert(a.key, frame);
+        let prefetched = origin == Origin::Prefetch;
+        self.map.insert_new(a.key, if prefetched { frame | MAP_PREFETCHED } else { frame });
         self.keys[frame as usize] = a.key;
-        self.flags[frame as usize] = if origin == Origin::Prefetch { PREFETCHED } else { 0 };
+        self.flags[frame as usize] = if prefetched { PREFETCHED } else { 0 };
         self.policy.insert(frame, a, origin);
         Some(frame)
     }
@@ -122,9 +131,9 @@ impl<P: Policy> Cache<P> {
     /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).
     pub fn evict(&mut self, frame: Frame) {
         let key = self.keys[frame as usize];
-        debug_assert_eq!(self.map.get(&key), Some(&frame));
+        debug_assert_eq!(self.frame_of(key), Some(frame));
         debug_assert!(self.flags[frame as usize] & PINNED == 0, "evicting a pinned frame");
-        self.map.remove(&key);
+        self.map.remove(key);
         let why = if self.flags[frame as usize] & PREFETCHED != 0 {
             self.evicted_unused += 1;
             Removal::UnusedPrefetch
@@ -149,7 +158,7 @@ impl<P: Policy> Cache<P> {
 
     /// Resident keys (tests and dumps), in frame order.
     pub fn resident_keys(&self) -> Vec<u64> {
-        let mut v: Vec<(Frame, u64)> = self.map.iter().map(|(&k, &f)| (f, k)).collect();
+        let mut v: Vec<(Frame, u64)> = self.map.iter().map(|(k, f)| (f & !MAP_PREFETCHED, k)).collect();
         v.sort_unstable();
         v.into_iter().map(|(_, k)| k).collect()
     }
@@ -162,9 +171,13 @@ impl<P: Policy> Cache<P> {
         if self.len() > self.capacity {
             return Err(format!("{} blocks in a cache of {}", self.len(), self.capacity));
         }
-        for (&k, &f) in &self.map {
+        for (k, v) in self.map.iter() {
+            let f = v & !MAP_PREFETCHED;
             if self.keys[f as usize] != k {
                 return Err(format!("frame {f} maps {k} but holds {}", self.keys[f as usize]));
+            }
+            if (v & MAP_PREFETCHED != 0) != (self.flags[f as usize] & PREFETCHED != 0) {
+                return Err(format!("frame {f}: prefetched mark in the map disagrees with its flag"));
             }
         }
         self.policy.check(self.len())

@@ -110,12 +110,52 @@ impl<'a, P: Policy> Engine<'a, P> {
         }
     }
 
+    /// Hints that `r` will be simulated soon: starts loading the index slot of its first block.
+    #[inline]
+    pub fn prefetch(&self, r: &Request) {
+        let (first, n) = r.block_range(self.cfg.block_size);
+        if n > 0 {
+            let (device, block) = self.layout.place(r.file, first);
+            self.cache.prefetch(block_key(device, block));
+        }
+    }
+
+    /// Simulates a stream of requests, hinting each one [`LOOKAHEAD`] requests before it runs.
+    pub fn run<E>(&mut self, mut next: impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+        let mut ring = [None::<Request>; LOOKAHEAD];
+        let mut pending = 0usize;
+        let mut ended = false;
+        let mut i = 0;
+        loop {
+            let incoming = if ended { None } else { next()? };
+            match &incoming {
+                Some(r) => {
+                    self.prefetch(r);
+                    pending += 1;
+                }
+                None => ended = true,
+            }
+            if let Some(r) = std::mem::replace(&mut ring[i], incoming) {
+                self.request(&r);
+                pending -= 1;
+            }
+            if ended && pending == 0 {
+                return Ok(());
+            }
+            i = (i + 1) % LOOKAHEAD;
+        }
+    }
+
     pub fn finish(self) -> (Stats, Cache<P>) {
         let mut s = self.stats;
         s.evictions = self.cache.evictions;
         (s, self.cache)
     }
 }
+
+/// How many requests ahead [`Engine::run`] hints the cache: far enough for a memory load to
+/// land, near enough that the hinted lines are still cached when used.
+pub const LOOKAHEAD: usize = 8;
 
 /// Next-use times for OPT: entry `i` is the index of the next demand access to the block of
 /// access `i`, or [`NEVER`].

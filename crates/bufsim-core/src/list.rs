@@ -6,12 +6,15 @@
 
 pub const NIL: u32 = u32::MAX;
 
-/// The links of all nodes. Node ids are `0..len()`.
+/// The links of all nodes. Node ids are `0..len()`. A node's prev and next sit side by side,
+/// so relinking a node touches one cache line for it rather than two.
 #[derive(Clone, Debug, Default)]
 pub struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    link: Vec<[u32; 2]>,
 }
+
+const P: usize = 0;
+const N: usize = 1;
 
 /// The head of one list: its front (most recent) and back (least recent) and its length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,34 +58,30 @@ impl List {
 
 impl Links {
     pub fn with_nodes(n: usize) -> Self {
-        Links {
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
-        }
+        Links { link: vec![[NIL, NIL]; n] }
     }
 
     pub fn len(&self) -> usize {
-        self.prev.len()
+        self.link.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.prev.is_empty()
+        self.link.is_empty()
     }
 
     /// Adds a node id (for policies whose node count grows, such as ghost histories).
     pub fn push_node(&mut self) -> u32 {
-        self.prev.push(NIL);
-        self.next.push(NIL);
-        (self.prev.len() - 1) as u32
+        self.link.push([NIL, NIL]);
+        (self.link.len() - 1) as u32
     }
 
     #[inline]
     pub fn push_front(&mut self, list: &mut List, n: u32) {
         let i = n as usize;
-        self.prev[i] = NIL;
-        self.next[i] = list.front;
+        self.link[i][P] = NIL;
+        self.link[i][N] = list.front;
         if list.front != NIL {
-            self.prev[list.front as usize] = n;
+            self.link[list.front as usize][P] = n;
         } else {
             list.back = n;
         }
@@ -93,10 +92,10 @@ impl Links {
     #[inline]
     pub fn push_back(&mut self, list: &mut List, n: u32) {
         let i = n as usize;
-        self.next[i] = NIL;
-        self.prev[i] = list.back;
+        self.link[i][N] = NIL;
+        self.link[i][P] = list.back;
         if list.back != NIL {
-            self.next[list.back as usize] = n;
+            self.link[list.back as usize][N] = n;
         } else {
             list.front = n;
         }
@@ -107,12 +106,12 @@ impl Links {
     /// Inserts `n` just before `at` (towards the front). `at` must be in `list`.
     #[inline]
     pub fn insert_before(&mut self, list: &mut List, at: u32, n: u32) {
-        let p = self.prev[at as usize];
-        self.prev[n as usize] = p;
-        self.next[n as usize] = at;
-        self.prev[at as usize] = n;
+        let p = self.link[at as usize][P];
+        self.link[n as usize][P] = p;
+        self.link[n as usize][N] = at;
+        self.link[at as usize][P] = n;
         if p != NIL {
-            self.next[p as usize] = n;
+            self.link[p as usize][N] = n;
         } else {
             list.front = n;
         }
@@ -123,19 +122,19 @@ impl Links {
     #[inline]
     pub fn remove(&mut self, list: &mut List, n: u32) {
         let i = n as usize;
-        let (p, nx) = (self.prev[i], self.next[i]);
+        let (p, nx) = (self.link[i][P], self.link[i][N]);
         if p != NIL {
-            self.next[p as usize] = nx;
+            self.link[p as usize][N] = nx;
         } else {
             list.front = nx;
         }
         if nx != NIL {
-            self.prev[nx as usize] = p;
+            self.link[nx as usize][P] = p;
         } else {
             list.back = p;
         }
-        self.prev[i] = NIL;
-        self.next[i] = NIL;
+        self.link[i][P] = NIL;
+        self.link[i][N] = NIL;
         list.len -= 1;
     }
 
@@ -172,14 +171,14 @@ impl Links {
     /// The node after `n` (towards the back), if any.
     #[inline]
     pub fn next(&self, n: u32) -> Option<u32> {
-        let x = self.next[n as usize];
+        let x = self.link[n as usize][N];
         (x != NIL).then_some(x)
     }
 
     /// The node before `n` (towards the front), if any.
     #[inline]
     pub fn prev(&self, n: u32) -> Option<u32> {
-        let x = self.prev[n as usize];
+        let x = self.link[n as usize][P];
         (x != NIL).then_some(x)
     }
 
@@ -191,7 +190,7 @@ impl Links {
                 None
             } else {
                 let n = cur;
-                cur = self.next[n as usize];
+                cur = self.link[n as usize][N];
                 Some(n)
             }
         })
@@ -203,15 +202,15 @@ impl Links {
         let mut prev = NIL;
         let mut cur = list.front;
         while cur != NIL {
-            if self.prev[cur as usize] != prev {
-                return Err(format!("node {cur}: prev link is {} not {prev}", self.prev[cur as usize]));
+            if self.link[cur as usize][P] != prev {
+                return Err(format!("node {cur}: prev link is {} not {prev}", self.link[cur as usize][P]));
             }
             count += 1;
-            if count > self.prev.len() {
+            if count > self.link.len() {
                 return Err("list has a cycle".into());
             }
             prev = cur;
-            cur = self.next[cur as usize];
+            cur = self.link[cur as usize][N];
         }
         if prev != list.back {
             return Err(format!("back is {} but the last node is {prev}", list.back));

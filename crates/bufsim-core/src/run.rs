@@ -147,14 +147,11 @@ impl PolicyVisitor for Simulate<'_> {
         match self.source {
             Source::File { path, format } => {
                 let mut reader = TraceReader::open(path, Some(*format))?;
-                while let Some(r) = reader.next_request()? {
-                    engine.request(&r);
-                }
+                engine.run(|| reader.next_request())?;
             }
             Source::Memory(v) => {
-                for r in v.iter() {
-                    engine.request(r);
-                }
+                let mut it = v.iter().copied();
+                engine.run(|| Ok::<_, SimError>(it.next()))?;
             }
         }
         let (stats, cache) = engine.finish();

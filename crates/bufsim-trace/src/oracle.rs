@@ -5,7 +5,7 @@
 //! bufsim caches fixed-size blocks, as libCacheSim does with object size 1). `time` is in
 //! seconds. `next_access` is ignored; OPT computes its own from the trace.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
 use crate::error::{Location, TraceError};
 use crate::request::{Op, Request};
@@ -15,42 +15,64 @@ pub const RECORD: usize = 24;
 pub struct OracleReader {
     inner: Box<dyn BufRead + Send>,
     path: String,
+    /// Records are decoded straight out of this buffer, refilled in large reads.
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// Byte offset in the file of `buf[pos]`.
     offset: u64,
 }
+
+const BUFFER: usize = RECORD * (1 << 15);
 
 impl OracleReader {
     pub(crate) fn new(inner: Box<dyn BufRead + Send>, path: &str) -> Self {
         OracleReader {
             inner,
             path: path.to_string(),
+            buf: vec![0; BUFFER],
+            pos: 0,
+            end: 0,
             offset: 0,
         }
     }
 
-    #[inline]
-    pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
-        let mut rec = [0u8; RECORD];
-        let mut got = 0;
-        while got < RECORD {
-            match self.inner.read(&mut rec[got..]) {
+    /// Moves the unread tail to the front and reads until the buffer is full or input ends.
+    fn refill(&mut self) -> Result<(), TraceError> {
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
+        self.pos = 0;
+        while self.end < self.buf.len() {
+            match self.inner.read(&mut self.buf[self.end..]) {
                 Ok(0) => break,
-                Ok(n) => got += n,
+                Ok(n) => self.end += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(TraceError::io(&self.path, &e)),
             }
         }
-        if got == 0 {
-            return Ok(None);
+        Ok(())
+    }
+
+    #[inline]
+    pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        if self.end - self.pos < RECORD {
+            self.refill()?;
+            let got = self.end - self.pos;
+            if got == 0 {
+                return Ok(None);
+            }
+            if got < RECORD {
+                return Err(TraceError::malformed(
+                    &self.path,
+                    Location::Byte(self.offset),
+                    format!(
+                        "truncated record: {got} of {RECORD} bytes; an oracleGeneral file is a whole number of 24-byte records"
+                    ),
+                ));
+            }
         }
-        if got < RECORD {
-            return Err(TraceError::malformed(
-                &self.path,
-                Location::Byte(self.offset),
-                format!(
-                    "truncated record: {got} of {RECORD} bytes; an oracleGeneral file is a whole number of 24-byte records"
-                ),
-            ));
-        }
+        let rec = &self.buf[self.pos..self.pos + RECORD];
+        self.pos += RECORD;
         self.offset += RECORD as u64;
         let time = u32::from_le_bytes(rec[0..4].try_into().unwrap());
         let obj = u64::from_le_bytes(rec[4..12].try_into().unwrap());

@@ -1,0 +1,193 @@
+//! The residency index: block key -> frame, an open-addressing table with linear probing.
+//!
+//! Why not a general hash map: every access does one lookup here, and on a large cache that
+//! lookup is a cache miss. Keeping key and value in one 16-byte slot (and the table at most half
+//! full) makes it one memory access in the common case, where SwissTable-style maps touch a
+//! control group and a bucket. Deletion shifts later entries back (no tombstones), so the table
+//! never degrades over billions of insert/remove pairs.
+
+/// Marks an empty slot (frames are always below this).
+const EMPTY: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Slot {
+    key: u64,
+    value: u32,
+}
+
+pub struct BlockMap {
+    slots: Vec<Slot>,
+    mask: usize,
+    shift: u32,
+    len: usize,
+}
+
+impl BlockMap {
+    /// A map for up to `max_len` entries (kept at most half full).
+    pub fn with_max_len(max_len: usize) -> Self {
+        let n = (max_len.max(4) * 2).next_power_of_two();
+        BlockMap {
+            slots: vec![Slot { key: 0, value: EMPTY }; n],
+            mask: n - 1,
+            shift: 64 - n.trailing_zeros(),
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fibonacci hashing: the high bits of key * 2^64/phi spread sequential block numbers.
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn find(&self, key: u64) -> Result<usize, usize> {
+        let mut i = self.home(key);
+        loop {
+            let s = self.slots[i];
+            if s.value == EMPTY {
+                return Err(i);
+            }
+            if s.key == key {
+                return Ok(i);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Asks the CPU to start loading the slot where `key` would sit, so a lookup a few
+    /// requests later finds it in cache (the table is far larger than the CPU caches on big
+    /// simulations, and every access probes it).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `home` is masked into the table; prefetching never faults.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = self.slots.as_ptr().add(self.home(key)) as *const i8;
+            _mm_prefetch(p, _MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<u32> {
+        self.find(key).ok().map(|i| self.slots[i].value)
+    }
+
+    /// Mutable access to the value of a present key.
+    #[inline]
+    pub fn get_mut(&mut self, key: u64) -> Option<&mut u32> {
+        match self.find(key) {
+            Ok(i) => Some(&mut self.slots[i].value),
+            Err(_) => None,
+        }
+    }
+
+    /// Inserts a key that is not present. The caller keeps `len` within `max_len`.
+    #[inline]
+    pub fn insert_new(&mut self, key: u64, value: u32) {
+        debug_assert!(value != EMPTY);
+        debug_assert!(self.len * 2 <= self.slots.len(), "block map over its bound");
+        match self.find(key) {
+            Ok(_) => panic!("insert_new of a present key"),
+            Err(i) => {
+                self.slots[i] = Slot { key, value };
+                self.len += 1;
+            }
+        }
+    }
+
+    /// Removes a key; returns its value.
+    #[inline]
+    pub fn remove(&mut self, key: u64) -> Option<u32> {
+        let mut hole = self.find(key).ok()?;
+        let value = self.slots[hole].value;
+        self.len -= 1;
+        // Backward-shift deletion: move later members of the probe run into the hole when the
+        // hole lies between their home and their slot.
+        let mut j = hole;
+        loop {
+            j = (j + 1) & self.mask;
+            let s = self.slots[j];
+            if s.value == EMPTY {
+                break;
+            }
+            let home = self.home(s.key);
+            let dist_j = j.wrapping_sub(home) & self.mask;
+            let dist_hole = hole.wrapping_sub(home) & self.mask;
+            if dist_hole < dist_j {
+                self.slots[hole] = s;
+                hole = j;
+            }
+        }
+        self.slots[hole].value = EMPTY;
+        Some(value)
+    }
+
+    /// Every (key, value) pair, in table order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.value != EMPTY)
+            .map(|s| (s.key, s.value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn inserts_finds_and_removes() {
+        let mut m = BlockMap::with_max_len(8);
+        for k in [0u64, u64::MAX, 5, 13, 21] {
+            m.insert_new(k, k as u32 & 0xffff);
+        }
+        assert_eq!(m.get(u64::MAX), Some(0xffff));
+        assert_eq!(m.remove(5), Some(5));
+        assert_eq!(m.get(5), None);
+        assert_eq!(m.get(13), Some(13));
+        *m.get_mut(13).unwrap() = 7;
+        assert_eq!(m.get(13), Some(7));
+        assert_eq!(m.len(), 4);
+    }
+
+    proptest! {
+        /// Behaves like a HashMap under any mix of inserts and removes, with colliding keys.
+        #[test]
+        fn matches_a_hashmap(ops in prop::collection::vec((0u64..64, any::<bool>()), 1..2000)) {
+            let mut m = BlockMap::with_max_len(64);
+            let mut h: HashMap<u64, u32> = HashMap::new();
+            for (i, (k, ins)) in ops.into_iter().enumerate() {
+                // Multiples of a power of two collide in the low bits.
+                let key = k << 40;
+                if ins && !h.contains_key(&key) {
+                    m.insert_new(key, i as u32);
+                    h.insert(key, i as u32);
+                } else if !ins {
+                    prop_assert_eq!(m.remove(key), h.remove(&key));
+                }
+                prop_assert_eq!(m.len(), h.len());
+            }
+            for (k, v) in &h {
+                prop_assert_eq!(m.get(*k), Some(*v));
+            }
+            prop_assert_eq!(m.iter().count(), h.len());
+        }
+    }
+}

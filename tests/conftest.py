@@ -1,0 +1,36 @@
+"""Shared fixtures: paths to the real traces beside the repository, and small trace builders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("BUFSIM_SHARED", ROOT.parent / "shared"))
+CLOUDPHYSICS = SHARED / "traces" / "cloudphysics_vscsi.csv"
+
+
+@pytest.fixture(scope="session")
+def cloudphysics() -> Path:
+    if not CLOUDPHYSICS.exists():
+        pytest.fail(f"real trace missing: {CLOUDPHYSICS} (../shared must sit beside the repository)")
+    return CLOUDPHYSICS
+
+
+def write_csv(path: Path, rows: list[tuple], header: str = "op,file,offset,size") -> Path:
+    path.write_text(header + "\n" + "".join(",".join(str(x) for x in r) + "\n" for r in rows))
+    return path
+
+
+def block_trace(path: Path, blocks: list[int], block_size: int = 4096) -> Path:
+    """A single-file csv trace reading one block per request."""
+    return write_csv(path, [("R", "f", b * block_size, block_size) for b in blocks])
+
+
+def bufsim_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bufsim", *map(str, args)],
+                          capture_output=True, text=True, check=check)
