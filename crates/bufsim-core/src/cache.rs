@@ -17,6 +17,10 @@ pub enum Demand {
     MissBypassed,
 }
 
+/// Frame flag: the resident copy came in by read-ahead (kept until eviction; the simple
+/// prefetcher of the prefetching paper's Table 1 asks it of the previous access).
+const BY_PREFETCH: u8 = 4;
+
 /// Set in a map value when the frame holds a prefetched block not yet demanded, mirroring the
 /// frame's PREFETCHED flag, so a plain hit reads nothing but the map.
 const MAP_PREFETCHED: u32 = 1 << 31;
@@ -86,6 +90,12 @@ impl<P: Policy> Cache<P> {
         self.flags[frame as usize] & PREFETCHED != 0
     }
 
+    /// Whether the block in `frame` was brought in by read-ahead.
+    #[inline]
+    pub fn by_prefetch(&self, frame: Frame) -> bool {
+        self.flags[frame as usize] & BY_PREFETCH != 0
+    }
+
     /// A demand access of `a.key`: a hit updates the policy, a miss inserts the block.
     #[inline]
     pub fn demand(&mut self, a: &Access) -> Demand {
@@ -120,12 +130,39 @@ impl<P: Policy> Cache<P> {
                 self.free.pop().expect("evict frees a frame")
             }
         };
+        self.place(frame, a, origin);
+        Some(frame)
+    }
+
+    /// Inserts a block read ahead unless the policy's victim is one of `group`, the blocks read
+    /// ahead together with it: then the insertion is abandoned. Pinned frames (the demanded
+    /// block, whose I/O is in flight) are skipped as usual. This is the stopping rule of the
+    /// prefetching paper's Table 1: "blocks fetched together do not evict each other; if
+    /// prefetching a block would result in such an eviction, no more blocks are prefetched".
+    pub fn insert_unless_evicting(&mut self, a: &Access, group: &[Frame]) -> Option<Frame> {
+        debug_assert!(!self.contains(a.key), "insert of a resident block");
+        self.policy.prepare_insert(a, Origin::Prefetch);
+        let frame = match self.free.pop() {
+            Some(f) => f,
+            None => {
+                let v = self.policy.victim(&Pins::new(&self.flags), a)?;
+                if group.contains(&v) {
+                    return None;
+                }
+                self.evict(v);
+                self.free.pop().expect("evict frees a frame")
+            }
+        };
+        self.place(frame, a, Origin::Prefetch);
+        Some(frame)
+    }
+
+    fn place(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let prefetched = origin == Origin::Prefetch;
         self.map.insert_new(a.key, if prefetched { frame | MAP_PREFETCHED } else { frame });
         self.keys[frame as usize] = a.key;
-        self.flags[frame as usize] = if prefetched { PREFETCHED } else { 0 };
+        self.flags[frame as usize] = if prefetched { PREFETCHED | BY_PREFETCH } else { 0 };
         self.policy.insert(frame, a, origin);
-        Some(frame)
     }
 
     /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).

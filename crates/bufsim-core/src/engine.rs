@@ -1,24 +1,30 @@
 //! Count mode: requests split into block accesses, placed by the layout, driven through the
-//! cache. No clock; hits, misses and evictions as fast as the hardware allows.
+//! cache, with optional read-ahead and I/O clustering. No clock; hits, misses, prefetches and
+//! disk requests as fast as the hardware allows.
 
 use bufsim_trace::Request;
+use rustc_hash::FxHashMap;
 
 use crate::cache::{Cache, Demand};
+use crate::cluster::{Clusterer, DiskRequest};
 use crate::layout::{block_key, Layout};
-use crate::policy::{Access, Policy, NEVER};
+use crate::policy::{Access, Frame, Policy, NEVER};
+use crate::prefetch::{AnyReadAhead, BlockEvent, Plan};
 
-/// How requests become block accesses.
+/// How requests become block accesses and disk requests.
 #[derive(Clone, Copy, Debug)]
 pub struct EngineConfig {
     /// Bytes per cache block (4 KiB by default).
     pub block_size: u64,
     /// Drop write requests instead of treating them as cache accesses.
     pub reads_only: bool,
+    /// Largest disk request the clusterer forms, in bytes (64 KiB by default, §2.1).
+    pub cluster_bytes: u64,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { block_size: 4096, reads_only: false }
+        EngineConfig { block_size: 4096, reads_only: false, cluster_bytes: 64 * 1024 }
     }
 }
 
@@ -35,6 +41,19 @@ pub struct Stats {
     pub write_misses: u64,
     /// Blocks given up to make room.
     pub evictions: u64,
+    /// Disk read requests after clustering, and how many were synchronous (held a demand miss)
+    /// or asynchronous (read-ahead only).
+    pub disk_requests: u64,
+    pub sync_requests: u64,
+    pub async_requests: u64,
+    /// Blocks read from disk (demand read misses plus blocks read ahead).
+    pub blocks_read: u64,
+    /// Blocks inserted by read-ahead.
+    pub prefetched: u64,
+    /// First demand accesses to blocks read ahead (hits thanks to prefetching).
+    pub prefetch_hits: u64,
+    /// Blocks read ahead and evicted before any demand access.
+    pub prefetched_unused: u64,
 }
 
 impl Stats {
@@ -59,19 +78,80 @@ pub fn included(r: &Request, cfg: &EngineConfig) -> bool {
     !(cfg.reads_only && r.op.is_write())
 }
 
+/// What OPT knows of the future: the next-use time of every demand access, and the first use
+/// of every block (for blocks read ahead before their first demand).
+#[derive(Default)]
+pub struct Future {
+    pub next_use: Vec<u64>,
+    pub first_use: FxHashMap<u64, u64>,
+}
+
+/// Read-ahead for a run: the algorithm and the size of every file (it never reads past the end).
+pub struct Prefetching<'a> {
+    pub readahead: AnyReadAhead,
+    /// Blocks of each file (block traces: of each device), indexed by `Request::file`.
+    pub file_blocks: &'a [u64],
+}
+
 pub struct Engine<'a, P: Policy> {
     pub cache: Cache<P>,
     cfg: EngineConfig,
     layout: &'a Layout,
-    /// Next-use time of each demand access, from a pre-pass (OPT only).
     future: Option<&'a [u64]>,
+    /// Next demand time of every block, advanced as the trace is consumed (OPT with read-ahead).
+    next_occurrence: Option<FxHashMap<u64, u64>>,
+    prefetching: Option<Prefetching<'a>>,
+    clusterer: Clusterer,
+    /// Frames pinned while one read-ahead plan is carried out (reused: no allocation).
+    group: Vec<Frame>,
     pub stats: Stats,
     time: u64,
 }
 
 impl<'a, P: Policy> Engine<'a, P> {
-    pub fn new(policy: P, capacity: usize, cfg: EngineConfig, layout: &'a Layout, future: Option<&'a [u64]>) -> Self {
-        Engine { cache: Cache::new(policy, capacity), cfg, layout, future, stats: Stats::default(), time: 0 }
+    pub fn new(policy: P, capacity: usize, cfg: EngineConfig, layout: &'a Layout, future: Option<&'a Future>) -> Self {
+        let cluster_blocks = (cfg.cluster_bytes / cfg.block_size.max(1)).max(1);
+        Engine {
+            cache: Cache::new(policy, capacity),
+            cfg,
+            layout,
+            future: future.map(|f| f.next_use.as_slice()),
+            next_occurrence: None,
+            prefetching: None,
+            clusterer: Clusterer::new(cluster_blocks),
+            group: Vec::new(),
+            stats: Stats::default(),
+            time: 0,
+        }
+    }
+
+    /// Turns read-ahead on. With OPT (`future` given at construction), blocks read ahead carry
+    /// the time of their next demand access.
+    pub fn with_prefetching(mut self, p: Prefetching<'a>, future: Option<&'a Future>) -> Self {
+        if let Some(f) = future {
+            self.next_occurrence = Some(f.first_use.clone());
+        }
+        self.prefetching = Some(p);
+        self
+    }
+
+    #[inline]
+    fn issue(&mut self, r: Option<DiskRequest>) {
+        if let Some(r) = r {
+            self.stats.disk_requests += 1;
+            self.stats.blocks_read += r.blocks;
+            if r.sync {
+                self.stats.sync_requests += 1;
+            } else {
+                self.stats.async_requests += 1;
+            }
+        }
+    }
+
+    #[inline]
+    fn read_block(&mut self, device: u16, block: u64, sync: bool) {
+        let done = self.clusterer.add(device, block, sync);
+        self.issue(done);
     }
 
     /// Simulates one request.
@@ -85,34 +165,107 @@ impl<'a, P: Policy> Engine<'a, P> {
         let (first, n) = r.block_range(self.cfg.block_size);
         for b in first..first + n {
             let (device, block) = self.layout.place(r.file, b);
+            let key = block_key(device, block);
             let next_use = match self.future {
                 Some(f) => f[self.time as usize],
                 None => NEVER,
             };
-            let a = Access {
-                key: block_key(device, block),
-                device,
-                block,
-                time: self.time,
-                ctx: r.ctx,
-                pid: r.pid,
-                write,
-                next_use,
-                cost: 1.0,
-            };
-            let hit = matches!(self.cache.demand(&a), Demand::Hit | Demand::PrefetchHit);
+            if let Some(occ) = &mut self.next_occurrence {
+                occ.insert(key, next_use);
+            }
+            let a = Access { key, device, block, time: self.time, ctx: r.ctx, pid: r.pid, write, next_use, cost: 1.0 };
+            let outcome = self.cache.demand(&a);
+            let hit = matches!(outcome, Demand::Hit | Demand::PrefetchHit);
             self.stats.accesses += 1;
             self.stats.hits += hit as u64;
             self.stats.misses += !hit as u64;
             self.stats.write_accesses += write as u64;
             self.stats.write_misses += (write && !hit) as u64;
+            self.stats.prefetch_hits += (outcome == Demand::PrefetchHit) as u64;
+            // Writes overwrite whole blocks in this model: a write miss reads nothing.
+            if !write {
+                if !hit {
+                    self.read_block(device, block, true);
+                }
+                if self.prefetching.is_some() {
+                    self.read_ahead(r, b, first, n, !hit, &a);
+                }
+            }
             self.time += 1;
+        }
+        let last = self.clusterer.flush();
+        self.issue(last);
+    }
+
+    /// Asks the read-ahead algorithm about one demand read and carries out its plan.
+    fn read_ahead(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, a: &Access) {
+        let frame = self.cache.frame_of(a.key);
+        let p = self.prefetching.as_mut().expect("read_ahead without prefetching");
+        let ev = BlockEvent {
+            file: r.file,
+            block: b,
+            file_blocks: p.file_blocks.get(r.file as usize).copied().unwrap_or(0),
+            miss,
+            in_flight: false,
+            by_prefetch: !miss && frame.is_some_and(|f| self.cache.by_prefetch(f)),
+            request_first: first,
+            request_blocks: n,
+        };
+        if let Some(plan) = p.readahead.on_access(&ev) {
+            self.carry_out(plan, r, frame, miss, a);
+        }
+    }
+
+    /// Reads the blocks of `plan` that are not cached. The demanded block is pinned (its I/O is
+    /// in flight). The blocks read ahead with it are pinned too, so they never evict each other
+    /// (prefetching paper §4), except under Table 1's rule, where choosing one of them as the
+    /// victim ends the plan instead.
+    fn carry_out(&mut self, plan: Plan, r: &Request, demanded: Option<Frame>, miss: bool, a: &Access) {
+        // Blocks read along with a demand miss share its synchronous disk request.
+        let sync = plan.sync && miss;
+        let pin_group = !plan.stop_before_group_eviction;
+        self.group.clear();
+        if let Some(f) = demanded {
+            self.cache.pin(f);
+        }
+        for fb in plan.start..plan.start + plan.len {
+            let (device, block) = self.layout.place(r.file, fb);
+            let key = block_key(device, block);
+            if self.cache.contains(key) {
+                if plan.stop_at_cached {
+                    break;
+                }
+                continue;
+            }
+            let next_use = self.next_occurrence.as_ref().and_then(|m| m.get(&key).copied()).unwrap_or(NEVER);
+            let pa = Access { key, device, block, write: false, next_use, ..*a };
+            let inserted = if pin_group {
+                self.cache.insert(&pa, crate::policy::Origin::Prefetch)
+            } else {
+                self.cache.insert_unless_evicting(&pa, &self.group)
+            };
+            let Some(f) = inserted else { break };
+            if pin_group {
+                self.cache.pin(f);
+            }
+            self.group.push(f);
+            self.stats.prefetched += 1;
+            self.read_block(device, block, sync);
+        }
+        if pin_group {
+            for i in 0..self.group.len() {
+                let f = self.group[i];
+                self.cache.unpin(f);
+            }
+        }
+        if let Some(f) = demanded {
+            self.cache.unpin(f);
         }
     }
 
     /// Hints that `r` will be simulated soon: starts loading the index slot of its first block.
     #[inline]
-    pub fn prefetch(&self, r: &Request) {
+    pub fn prefetch_hint(&self, r: &Request) {
         let (first, n) = r.block_range(self.cfg.block_size);
         if n > 0 {
             let (device, block) = self.layout.place(r.file, first);
@@ -130,7 +283,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             let incoming = if ended { None } else { next()? };
             match &incoming {
                 Some(r) => {
-                    self.prefetch(r);
+                    self.prefetch_hint(r);
                     pending += 1;
                 }
                 None => ended = true,
@@ -149,6 +302,7 @@ impl<'a, P: Policy> Engine<'a, P> {
     pub fn finish(self) -> (Stats, Cache<P>) {
         let mut s = self.stats;
         s.evictions = self.cache.evictions;
+        s.prefetched_unused = self.cache.evicted_unused;
         (s, self.cache)
     }
 }
@@ -157,21 +311,23 @@ impl<'a, P: Policy> Engine<'a, P> {
 /// land, near enough that the hinted lines are still cached when used.
 pub const LOOKAHEAD: usize = 8;
 
-/// Next-use times for OPT: entry `i` is the index of the next demand access to the block of
-/// access `i`, or [`NEVER`].
+/// Builds [`Future`] in one pass over the demand accesses.
 #[derive(Default)]
 pub struct FutureBuilder {
-    last: rustc_hash::FxHashMap<u64, u64>,
-    next_use: Vec<u64>,
+    last: FxHashMap<u64, u64>,
+    future: Future,
 }
 
 impl FutureBuilder {
     #[inline]
     pub fn push(&mut self, key: u64) {
-        let i = self.next_use.len() as u64;
-        self.next_use.push(NEVER);
-        if let Some(prev) = self.last.insert(key, i) {
-            self.next_use[prev as usize] = i;
+        let i = self.future.next_use.len() as u64;
+        self.future.next_use.push(NEVER);
+        match self.last.insert(key, i) {
+            Some(prev) => self.future.next_use[prev as usize] = i,
+            None => {
+                self.future.first_use.insert(key, i);
+            }
         }
     }
 
@@ -181,7 +337,7 @@ impl FutureBuilder {
         }
     }
 
-    pub fn finish(self) -> Vec<u64> {
-        self.next_use
+    pub fn finish(self) -> Future {
+        self.future
     }
 }

@@ -6,12 +6,14 @@
 
 pub mod blockmap;
 pub mod cache;
+pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod heap;
 pub mod layout;
 pub mod list;
 pub mod policy;
+pub mod prefetch;
 pub mod run;
 
 pub use error::SimError;

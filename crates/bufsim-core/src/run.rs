@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use bufsim_trace::{AddressKind, Format, Request, TraceError, TraceReader};
 
-use crate::engine::{for_each_block, included, Engine, EngineConfig, FutureBuilder, Stats};
+use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, FutureBuilder, Prefetching, Stats};
 use crate::layout::Layout;
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
@@ -35,16 +35,31 @@ impl Default for RunOptions {
     }
 }
 
-/// One configuration: a policy spec and a cache size (`64MiB`, `2000blocks`).
+/// One configuration: a policy spec, a cache size (`64MiB`, `2000blocks`) and a read-ahead
+/// spec (`none`, `linux`, `simple(min=3,max=8)`).
 #[derive(Clone, Debug)]
 pub struct RunConfig {
     pub policy: String,
     pub cache: String,
+    pub prefetch: String,
+}
+
+impl RunConfig {
+    /// A configuration without read-ahead.
+    pub fn new(policy: &str, cache: &str) -> Self {
+        RunConfig { policy: policy.to_string(), cache: cache.to_string(), prefetch: "none".to_string() }
+    }
+
+    pub fn with_prefetch(mut self, prefetch: &str) -> Self {
+        self.prefetch = prefetch.to_string();
+        self
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub policy: String,
+    pub prefetch: String,
     pub cache_blocks: u64,
     pub stats: Stats,
 }
@@ -58,7 +73,10 @@ enum Source<'a> {
 /// Everything a run needs besides its policy, computed once per trace.
 struct Prepared {
     layout: Layout,
-    future: Option<Vec<u64>>,
+    future: Option<Future>,
+    /// Blocks in each file (block traces: up to the highest block seen on each device), for
+    /// read-ahead's end-of-file; empty when no run prefetches.
+    file_blocks: Vec<u64>,
 }
 
 fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
@@ -84,6 +102,7 @@ pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, Si
         .map(|c| {
             let blocks = cache_blocks(c, opts)?;
             build(&c.policy, &build_env(blocks, opts))?;
+            crate::prefetch::build(&c.prefetch)?;
             Ok(blocks)
         })
         .collect()
@@ -102,23 +121,27 @@ fn for_each_request(source: &Source, mut f: impl FnMut(&Request)) -> Result<(), 
     Ok(())
 }
 
-/// The layout (file sizes need a pass over a file trace) and, if OPT is among the runs, the
-/// next-use times (another pass, after the layout is known).
-fn prepare(source: &Source, kind: AddressKind, need_future: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
+fn prefetches(c: &RunConfig) -> bool {
+    !matches!(crate::prefetch::build(&c.prefetch), Ok(None))
+}
+
+/// The layout (file sizes need a pass over a file trace), the file sizes read-ahead stops at,
+/// and, if OPT is among the runs, the future (another pass, after the layout is known).
+fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
+    let mut blocks: Vec<u64> = Vec::new();
+    if kind == AddressKind::File || need_sizes {
+        for_each_request(source, |r| {
+            let (first, n) = r.block_range(opts.engine.block_size);
+            let f = r.file as usize;
+            if blocks.len() <= f {
+                blocks.resize(f + 1, 0);
+            }
+            blocks[f] = blocks[f].max(first.saturating_add(n));
+        })?;
+    }
     let layout = match kind {
         AddressKind::Device => Layout::Identity,
-        AddressKind::File => {
-            let mut blocks: Vec<u64> = Vec::new();
-            for_each_request(source, |r| {
-                let (first, n) = r.block_range(opts.engine.block_size);
-                let f = r.file as usize;
-                if blocks.len() <= f {
-                    blocks.resize(f + 1, 0);
-                }
-                blocks[f] = blocks[f].max(first + n);
-            })?;
-            Layout::first_touch(&blocks, 0)
-        }
+        AddressKind::File => Layout::first_touch(&blocks, 0),
     };
     let future = if need_future {
         let mut fb = FutureBuilder::default();
@@ -127,7 +150,7 @@ fn prepare(source: &Source, kind: AddressKind, need_future: bool, opts: &RunOpti
     } else {
         None
     };
-    Ok(Prepared { layout, future })
+    Ok(Prepared { layout, future, file_blocks: if need_sizes { blocks } else { Vec::new() } })
 }
 
 struct Simulate<'a> {
@@ -135,6 +158,7 @@ struct Simulate<'a> {
     prepared: &'a Prepared,
     capacity: usize,
     future: bool,
+    prefetch: &'a str,
     opts: &'a RunOptions,
 }
 
@@ -142,8 +166,12 @@ impl PolicyVisitor for Simulate<'_> {
     type Output = Result<Stats, SimError>;
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
-        let future = if self.future { self.prepared.future.as_deref() } else { None };
+        let future = if self.future { self.prepared.future.as_ref() } else { None };
         let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future);
+        if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
+            let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
+            engine = engine.with_prefetching(p, future);
+        }
         match self.source {
             Source::File { path, format } => {
                 let mut reader = TraceReader::open(path, Some(*format))?;
@@ -169,9 +197,10 @@ fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, o
         prepared,
         capacity: blocks as usize,
         future: needs_future(&cfg.policy),
+        prefetch: &cfg.prefetch,
         opts,
     })?;
-    Ok(RunResult { policy: cfg.policy.clone(), cache_blocks: blocks, stats })
+    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats })
 }
 
 /// Decodes the whole trace into memory (several runs share it).
@@ -197,14 +226,15 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
     let blocks = validate(configs, opts)?;
     let format = resolve_format(path, opts.format)?;
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
+    let need_sizes = configs.iter().any(prefetches);
     if configs.len() == 1 {
         let source = Source::File { path, format };
-        let prepared = prepare(&source, format.address_kind(), need_future, opts)?;
+        let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
         return Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?]);
     }
     let requests = decode(path, format)?;
     let source = Source::Memory(&requests);
-    let prepared = prepare(&source, format.address_kind(), need_future, opts)?;
+    let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
     run_parallel(&source, &prepared, configs, &blocks, opts)
 }
 
@@ -212,8 +242,9 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
 pub fn run_requests(requests: &[Request], kind: AddressKind, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
     let blocks = validate(configs, opts)?;
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
+    let need_sizes = configs.iter().any(prefetches);
     let source = Source::Memory(requests);
-    let prepared = prepare(&source, kind, need_future, opts)?;
+    let prepared = prepare(&source, kind, need_future, need_sizes, opts)?;
     run_parallel(&source, &prepared, configs, &blocks, opts)
 }
 
@@ -260,7 +291,7 @@ fn run_parallel(source: &Source, prepared: &Prepared, configs: &[RunConfig], blo
 pub fn block_keys(requests: &[Request], kind: AddressKind, cfg: &EngineConfig) -> Vec<u64> {
     let source = Source::Memory(requests);
     let opts = RunOptions { engine: *cfg, ..RunOptions::default() };
-    let prepared = prepare(&source, kind, false, &opts).expect("memory source cannot fail");
+    let prepared = prepare(&source, kind, false, false, &opts).expect("memory source cannot fail");
     let mut keys = Vec::new();
     for r in requests.iter().filter(|r| included(r, cfg)) {
         for_each_block(r, cfg, &prepared.layout, |d, b| keys.push(crate::layout::block_key(d, b)));

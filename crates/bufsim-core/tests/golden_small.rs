@@ -16,7 +16,7 @@ fn run(spec: &str, capacity: usize, blocks: &[u64]) -> (String, Vec<u64>) {
     for &b in blocks {
         future.push(b);
     }
-    let next = future.finish();
+    let next = future.finish().next_use;
     let policy: AnyPolicy = build(spec, &env(capacity)).unwrap();
     let mut cache = Cache::new(policy, capacity);
     let mut pattern = String::new();

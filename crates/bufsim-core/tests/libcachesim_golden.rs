@@ -44,7 +44,7 @@ fn miss_counts_equal_libcachesim() {
     assert!(rows.len() >= 15, "golden file lost rows");
     let configs: Vec<RunConfig> = rows
         .iter()
-        .map(|(p, c, _, _)| RunConfig { policy: p.clone(), cache: format!("{c}blocks") })
+        .map(|(p, c, _, _)| RunConfig::new(p, &format!("{c}blocks")))
         .collect();
     let opts = RunOptions { check: true, ..RunOptions::default() };
     let results = run_trace(&cloudphysics(), &configs, &opts).unwrap();

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 fn misses(spec: &str, capacity: usize, blocks: &[u64], seed: u64, check: bool) -> u64 {
     let mut fb = FutureBuilder::default();
     blocks.iter().for_each(|&b| fb.push(b));
-    let next = fb.finish();
+    let next = fb.finish().next_use;
     let env = BuildEnv { capacity, block_size: 4096, seed };
     let mut cache = Cache::new(build(spec, &env).unwrap(), capacity);
     let (mut hits, mut miss) = (0u64, 0u64);
