@@ -10,7 +10,7 @@ specific exceptions carrying the same one-line messages the command line prints.
 """
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
-from bufsim.api import Result, policies, simulate, sweep
+from bufsim.api import Result, policies, prefetchers, simulate, sweep
 
 __all__ = [
     "BufsimError",
@@ -19,6 +19,7 @@ __all__ = [
     "TraceFormatError",
     "__version__",
     "policies",
+    "prefetchers",
     "simulate",
     "sweep",
 ]

@@ -14,13 +14,16 @@ def run(
     policies: list[str],
     caches: list[str],
     *,
+    prefetches: list[str] = ...,
     format: str = "auto",
     block_size: int = 4096,
     reads_only: bool = False,
+    cluster: str = "64KiB",
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
 ) -> list[dict[str, Any]]: ...
 def policies() -> list[dict[str, Any]]: ...
+def prefetchers() -> list[dict[str, Any]]: ...
 def size_to_blocks(text: str, block_size: int = 4096) -> int: ...
 def detect_format(path: str) -> str: ...

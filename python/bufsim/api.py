@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from bufsim import _core
 from bufsim._core import SpecError
@@ -22,6 +22,7 @@ class Result:
     """Counters of one (policy, cache size) run over a trace."""
 
     policy: str
+    prefetch: str
     cache_blocks: int
     block_size: int
     requests: int
@@ -32,6 +33,13 @@ class Result:
     write_accesses: int
     write_misses: int
     evictions: int
+    disk_requests: int
+    sync_requests: int
+    async_requests: int
+    blocks_read: int
+    prefetched: int
+    prefetch_hits: int
+    prefetched_unused: int
 
     @property
     def miss_ratio(self) -> float:
@@ -75,9 +83,11 @@ def _run(
     policies: Sequence[str],
     caches: Sequence[SizeLike],
     *,
+    prefetches: Sequence[str] = ("none",),
     format: str,
     block_size: SizeLike,
     reads_only: bool,
+    cluster: SizeLike = "64KiB",
     seed: int,
     jobs: int,
     check: bool,
@@ -88,15 +98,21 @@ def _run(
         raise SpecError("no policy given; name at least one, such as 'lru'")
     if not caches:
         raise SpecError("no cache size given; give at least one, such as '64MiB'")
+    if isinstance(prefetches, str):
+        prefetches = [prefetches]
+    if not prefetches:
+        raise SpecError("no prefetch setting given; use 'none' to turn read-ahead off")
     if seed < 0 or jobs < 0:
         raise SpecError("seed and jobs must be zero or more")
     rows = _core.run(
         os.fspath(trace),
         [str(p) for p in policies],
         [size_text(c, "cache size") for c in caches],
+        prefetches=[str(p) for p in prefetches],
         format=format,
         block_size=block_size_bytes(block_size),
         reads_only=reads_only,
+        cluster=size_text(cluster, "cluster size"),
         seed=seed,
         jobs=jobs,
         check=check,
@@ -109,21 +125,25 @@ def simulate(
     policy: str = "lru",
     cache: SizeLike = "64MiB",
     *,
+    prefetch: str = "none",
     format: str = "auto",
     block_size: SizeLike = 4096,
     reads_only: bool = False,
+    cluster: SizeLike = "64KiB",
     seed: int = 42,
     check: bool = False,
 ) -> Result:
     """Simulates one policy at one cache size over ``trace`` and returns its counters.
 
     ``policy`` is a spec string (``"lru"``, ``"lfu(aging=dynamic)"``; see :func:`policies`),
-    ``cache`` a size (an int is blocks). Raises ``FileNotFoundError``, ``TraceFormatError``
+    ``cache`` a size (an int is blocks), ``prefetch`` a read-ahead spec (``"none"``,
+    ``"linux"``, ``"linux-ondemand"``, ``"bsd"``, ``"simple(min=3,max=8)"``; see
+    :func:`prefetchers`), ``cluster`` the largest disk request. Raises ``FileNotFoundError``, ``TraceFormatError``
     (malformed or undetectable trace) or ``SpecError`` (bad policy, size or option).
     """
     return _run(
-        trace, [policy], [cache], format=format, block_size=block_size,
-        reads_only=reads_only, seed=seed, jobs=1, check=check,
+        trace, [policy], [cache], prefetches=[prefetch], format=format, block_size=block_size,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check,
     )[0]
 
 
@@ -132,20 +152,23 @@ def sweep(
     policies: Sequence[str],
     caches: Sequence[SizeLike],
     *,
+    prefetches: Sequence[str] = ("none",),
     format: str = "auto",
     block_size: SizeLike = 4096,
     reads_only: bool = False,
+    cluster: SizeLike = "64KiB",
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
 ) -> "pandas.DataFrame":
-    """Runs every policy at every cache size (the trace is decoded once; runs use all cores
-    unless ``jobs`` says otherwise) and returns one DataFrame row per run."""
+    """Runs every policy x read-ahead setting x cache size (the trace is decoded once; runs
+    use all cores unless ``jobs`` says otherwise) and returns one DataFrame row per run, in
+    that order."""
     import pandas as pd
 
     results = _run(
-        trace, policies, caches, format=format, block_size=block_size,
-        reads_only=reads_only, seed=seed, jobs=jobs, check=check,
+        trace, policies, caches, prefetches=prefetches, format=format, block_size=block_size,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check,
     )
     return pd.DataFrame([r.to_dict() for r in results])
 
@@ -155,7 +178,6 @@ def policies() -> list[dict[str, Any]]:
     return _core.policies()
 
 
-def expand(policies: Iterable[str], caches: Iterable[SizeLike]) -> list[tuple[str, SizeLike]]:
-    """The cross product in the order results come back: policy-major, then cache size."""
-    caches = list(caches)
-    return [(p, c) for p in policies for c in caches]
+def prefetchers() -> list[dict[str, Any]]:
+    """The read-ahead algorithms: name, source, parameters ``(name, default, doc)``."""
+    return _core.prefetchers()

@@ -42,6 +42,8 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
                    help="cache block size (default: 4KiB)")
     p.add_argument("--reads-only", action="store_true",
                    help="drop write requests (by default reads and writes are both cache accesses)")
+    p.add_argument("--cluster", default="64KiB", metavar="SIZE",
+                   help="largest disk request the I/O clusterer forms (default: 64KiB)")
     p.add_argument("--seed", type=int, default=42,
                    help="seed of every random choice; same inputs and seed give identical results (default: 42)")
 
@@ -51,21 +53,49 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     results = _run(
         args.trace, args.policy or ["lru"], args.cache or ["64MiB"],
-        format=args.format, block_size=args.block_size, reads_only=args.reads_only,
-        seed=args.seed, jobs=args.jobs, check=args.check,
+        prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
+        reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, jobs=args.jobs,
+        check=args.check,
     )
     if args.json:
         for r in results:
             print(json.dumps(r.to_dict()))
         return 0
-    headers = ["policy", "cache", "blocks", "requests", "accesses", "hits", "misses", "hit ratio"]
-    rows = [
-        [r.policy, human_bytes(r.cache_blocks * r.block_size), r.cache_blocks, r.requests,
-         r.accesses, r.hits, r.misses, f"{r.hit_ratio:.4f}"]
-        for r in results
-    ]
-    print(format_table(headers, rows, [False, True, True, True, True, True, True, True]))
+    print(results_table(results))
     return 0
+
+
+def results_table(results) -> str:
+    """The run table; read-ahead columns appear when some run prefetches."""
+    prefetching = any(r.prefetch != "none" for r in results)
+    headers = ["policy"] + (["prefetch"] if prefetching else []) + [
+        "cache", "blocks", "requests", "accesses", "hits", "misses", "hit ratio", "disk reqs"]
+    if prefetching:
+        headers += ["sync", "async", "blocks read", "prefetched", "unused"]
+    rows = []
+    for r in results:
+        row = [r.policy] + ([r.prefetch] if prefetching else []) + [
+            human_bytes(r.cache_blocks * r.block_size), r.cache_blocks, r.requests, r.accesses,
+            r.hits, r.misses, f"{r.hit_ratio:.4f}", r.disk_requests]
+        if prefetching:
+            row += [r.sync_requests, r.async_requests, r.blocks_read, r.prefetched, r.prefetched_unused]
+        rows.append(row)
+    right = [False] + ([False] if prefetching else []) + [True] * (len(headers) - 1 - prefetching)
+    return format_table(headers, rows, right)
+
+
+def cmd_prefetchers(args: argparse.Namespace) -> int:
+    for p in _core.prefetchers():
+        print(f"{p['name']}: {p['paper']}")
+        for name, default, doc in p["params"]:
+            print(f"    {name}={default}  {doc}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from bufsim import reproduce
+
+    return reproduce.main(args.paper, json_out=args.json)
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
@@ -105,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "`bufsim policies` lists them")
     run.add_argument("--cache", "-c", action="append", metavar="SIZE",
                      help="cache size such as 64MiB or 2000blocks; repeat for several (default: 64MiB)")
+    run.add_argument("--prefetch", action="append", metavar="SPEC",
+                     help="read-ahead: none, linux, linux-ondemand, bsd or simple(min=3,max=8); repeat for "
+                     "several (default: none). `bufsim prefetchers` lists them")
     add_trace_options(run)
     run.add_argument("--jobs", "-j", type=int, default=0, help="worker threads (default: all cores)")
     run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
@@ -114,6 +147,18 @@ def build_parser() -> argparse.ArgumentParser:
     pol = sub.add_parser("policies", help="list replacement policies with parameters, defaults and papers")
     pol.add_argument("--json", action="store_true", help="one JSON object per policy")
     pol.set_defaults(func=cmd_policies)
+
+    pre = sub.add_parser("prefetchers", help="list read-ahead algorithms with parameters and sources")
+    pre.set_defaults(func=cmd_prefetchers)
+
+    from bufsim.reproduce import REPRODUCTIONS
+
+    rep = sub.add_parser("reproduce", help="rerun a paper's worked example or experiment and print our numbers beside the paper's",
+                         description="Builds the paper's input, runs the real engine on it and prints our "
+                         "numbers beside the published ones.")
+    rep.add_argument("paper", choices=sorted(REPRODUCTIONS), help="what to reproduce")
+    rep.add_argument("--json", action="store_true", help="print one JSON object per row")
+    rep.set_defaults(func=cmd_reproduce)
     return ap
 
 

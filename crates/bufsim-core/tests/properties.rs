@@ -106,3 +106,62 @@ proptest! {
         }
     }
 }
+
+mod with_prefetching {
+    use bufsim_core::run::{run_requests, RunConfig, RunOptions};
+    use bufsim_core::trace::{AddressKind, Op, Request};
+    use proptest::prelude::*;
+
+    fn requests() -> impl Strategy<Value = Vec<Request>> {
+        // A few files, mostly sequential runs with jumps, 1 to 8 blocks per read, some writes.
+        prop::collection::vec((0u32..3, 0u64..200, 1u64..9, prop::bool::weighted(0.1), prop::bool::weighted(0.7)), 1..150)
+            .prop_map(|v| {
+                let mut next = [0u64; 3];
+                v.into_iter()
+                    .map(|(file, jump, blocks, write, sequential)| {
+                        let f = file as usize;
+                        let start = if sequential { next[f] } else { jump };
+                        next[f] = start + blocks;
+                        Request {
+                            time_ns: 0,
+                            dur_ns: 0,
+                            pid: 0,
+                            ctx: 0,
+                            op: if write { Op::Write } else { Op::Read },
+                            file,
+                            offset: start * 4096,
+                            size: blocks * 4096,
+                            in_blocks: false,
+                        }
+                    })
+                    .collect()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Every policy with every read-ahead keeps its invariants (checked after the run), the
+        /// counters add up, and nothing is read twice without an eviction in between.
+        #[test]
+        fn every_policy_works_with_every_prefetcher(reqs in requests(), cap in 2u64..40) {
+            let opts = RunOptions { check: true, jobs: 1, ..RunOptions::default() };
+            for prefetch in ["linux", "linux-ondemand", "bsd", "simple(min=3,max=8)"] {
+                let configs: Vec<RunConfig> = bufsim_core::policy::registry::all()
+                    .map(|p| RunConfig::new(p.name, &format!("{cap}blocks")).with_prefetch(prefetch))
+                    .collect();
+                let results = run_requests(&reqs, AddressKind::File, &configs, &opts)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                for r in results {
+                    let s = r.stats;
+                    prop_assert_eq!(s.hits + s.misses, s.accesses);
+                    prop_assert_eq!(s.sync_requests + s.async_requests, s.disk_requests);
+                    prop_assert!(s.prefetch_hits <= s.prefetched);
+                    prop_assert!(s.prefetched_unused <= s.prefetched);
+                    prop_assert_eq!(s.blocks_read, s.misses - s.write_misses + s.prefetched,
+                        "{} with {}", r.policy, prefetch);
+                }
+            }
+        }
+    }
+}

@@ -43,31 +43,44 @@ fn parse_format(format: &str) -> PyResult<Option<Format>> {
 
 /// Runs every (policy, cache) pair over the trace; returns one dict per run, in order.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, format="auto", block_size=4096, reads_only=false, seed=42, jobs=0, check=false))]
+#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     path: &str,
     policies: Vec<String>,
     caches: Vec<String>,
+    prefetches: Vec<String>,
     format: &str,
     block_size: u64,
     reads_only: bool,
+    cluster: &str,
     seed: u64,
     jobs: usize,
     check: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let cluster_bytes = match Size::parse(cluster).map_err(|e| SpecError::new_err(format!("cluster size: {e}")))? {
+        Size::Bytes(b) => b,
+        Size::Blocks(n) => n.saturating_mul(block_size),
+    };
+    if cluster_bytes < block_size {
+        return Err(SpecError::new_err(format!("cluster size `{cluster}` is smaller than one block")));
+    }
     let opts = RunOptions {
-        engine: EngineConfig { block_size, reads_only },
+        engine: EngineConfig { block_size, reads_only, cluster_bytes },
         seed,
         format: parse_format(format)?,
         jobs,
         check,
     };
-    let configs: Vec<RunConfig> = policies
-        .iter()
-        .flat_map(|p| caches.iter().map(move |c| RunConfig { policy: p.clone(), cache: c.clone() }))
-        .collect();
+    let mut configs = Vec::with_capacity(policies.len() * prefetches.len() * caches.len());
+    for p in &policies {
+        for f in &prefetches {
+            for c in &caches {
+                configs.push(RunConfig::new(p, c).with_prefetch(f));
+            }
+        }
+    }
     let path = path.to_string();
     let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
     results
@@ -76,6 +89,7 @@ fn run<'py>(
             let d = PyDict::new(py);
             let s = r.stats;
             d.set_item("policy", r.policy)?;
+            d.set_item("prefetch", r.prefetch)?;
             d.set_item("cache_blocks", r.cache_blocks)?;
             d.set_item("block_size", block_size)?;
             d.set_item("requests", s.requests)?;
@@ -86,6 +100,13 @@ fn run<'py>(
             d.set_item("write_accesses", s.write_accesses)?;
             d.set_item("write_misses", s.write_misses)?;
             d.set_item("evictions", s.evictions)?;
+            d.set_item("disk_requests", s.disk_requests)?;
+            d.set_item("sync_requests", s.sync_requests)?;
+            d.set_item("async_requests", s.async_requests)?;
+            d.set_item("blocks_read", s.blocks_read)?;
+            d.set_item("prefetched", s.prefetched)?;
+            d.set_item("prefetch_hits", s.prefetch_hits)?;
+            d.set_item("prefetched_unused", s.prefetched_unused)?;
             Ok(d)
         })
         .collect()
@@ -105,6 +126,21 @@ fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("preset_of", p.preset_of)?;
             let params: Vec<(&str, &str, &str)> = p.params.iter().map(|x| (x.name, x.default, x.doc)).collect();
             d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// The read-ahead algorithms: name, source, parameters `(name, default, doc)`.
+#[pyfunction]
+fn prefetchers(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    bufsim_core::prefetch::PREFETCHERS
+        .iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("name", p.name)?;
+            d.set_item("paper", p.paper)?;
+            d.set_item("params", p.params.to_vec())?;
             Ok(d)
         })
         .collect()
@@ -132,6 +168,7 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;

@@ -59,7 +59,7 @@ impl Plan {
     /// A plan of `len` blocks from `start`, clipped to the end of the file; `None` if empty.
     pub fn clipped(start: u64, len: u64, file_blocks: u64, sync: bool) -> Option<Plan> {
         let end = start.saturating_add(len).min(file_blocks);
-        (end > start).then_some(Plan {
+        (end > start).then(|| Plan {
             start,
             len: end - start,
             sync,
