@@ -23,6 +23,25 @@ def run(
     jobs: int = 0,
     check: bool = False,
 ) -> list[dict[str, Any]]: ...
+class Trace:
+    path: str
+    format: str
+    def __init__(self, path: str, *, format: str = "auto") -> None: ...
+    def __len__(self) -> int: ...
+    def run(
+        self,
+        policies: list[str],
+        caches: list[str],
+        *,
+        prefetches: list[str] = ...,
+        block_size: int = 4096,
+        reads_only: bool = False,
+        cluster: str = "64KiB",
+        seed: int = 42,
+        jobs: int = 0,
+        check: bool = False,
+    ) -> list[dict[str, Any]]: ...
+
 def policies() -> list[dict[str, Any]]: ...
 def prefetchers() -> list[dict[str, Any]]: ...
 def size_to_blocks(text: str, block_size: int = 4096) -> int: ...

@@ -238,6 +238,30 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
     run_parallel(&source, &prepared, configs, &blocks, opts)
 }
 
+/// A trace decoded into memory once, for many runs (sweeps, bindings).
+pub struct LoadedTrace {
+    pub requests: Vec<Request>,
+    pub format: Format,
+    pub file_names: Vec<String>,
+}
+
+impl LoadedTrace {
+    pub fn load(path: &str, format: Option<Format>) -> Result<LoadedTrace, TraceError> {
+        let format = resolve_format(path, format)?;
+        let mut reader = TraceReader::open(path, Some(format))?;
+        let mut requests = Vec::new();
+        while let Some(r) = reader.next_request()? {
+            requests.push(r);
+        }
+        let file_names = reader.file_names().to_vec();
+        Ok(LoadedTrace { requests, format, file_names })
+    }
+
+    pub fn run(&self, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
+        run_requests(&self.requests, self.format.address_kind(), configs, opts)
+    }
+}
+
 /// Runs configurations over requests already in memory (Python callers, generators, tests).
 pub fn run_requests(requests: &[Request], kind: AddressKind, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
     let blocks = validate(configs, opts)?;

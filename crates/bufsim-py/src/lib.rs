@@ -8,7 +8,9 @@ use pyo3::types::PyDict;
 
 use bufsim_core::engine::EngineConfig;
 use bufsim_core::policy::POLICIES;
-use bufsim_core::run::{run_trace, RunConfig, RunOptions};
+use std::sync::Arc;
+
+use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
 use bufsim_core::spec::Size;
 use bufsim_core::trace::{Format, TraceErrorKind};
 use bufsim_core::SimError;
@@ -41,24 +43,7 @@ fn parse_format(format: &str) -> PyResult<Option<Format>> {
     })
 }
 
-/// Runs every (policy, cache) pair over the trace; returns one dict per run, in order.
-#[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false))]
-#[allow(clippy::too_many_arguments)]
-fn run<'py>(
-    py: Python<'py>,
-    path: &str,
-    policies: Vec<String>,
-    caches: Vec<String>,
-    prefetches: Vec<String>,
-    format: &str,
-    block_size: u64,
-    reads_only: bool,
-    cluster: &str,
-    seed: u64,
-    jobs: usize,
-    check: bool,
-) -> PyResult<Vec<Bound<'py, PyDict>>> {
+fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool) -> PyResult<RunOptions> {
     let cluster_bytes = match Size::parse(cluster).map_err(|e| SpecError::new_err(format!("cluster size: {e}")))? {
         Size::Bytes(b) => b,
         Size::Blocks(n) => n.saturating_mul(block_size),
@@ -66,23 +51,29 @@ fn run<'py>(
     if cluster_bytes < block_size {
         return Err(SpecError::new_err(format!("cluster size `{cluster}` is smaller than one block")));
     }
-    let opts = RunOptions {
+    Ok(RunOptions {
         engine: EngineConfig { block_size, reads_only, cluster_bytes },
         seed,
         format: parse_format(format)?,
         jobs,
         check,
-    };
+    })
+}
+
+/// The cross product in result order: policy, then read-ahead, then cache size.
+fn cross(policies: &[String], prefetches: &[String], caches: &[String]) -> Vec<RunConfig> {
     let mut configs = Vec::with_capacity(policies.len() * prefetches.len() * caches.len());
-    for p in &policies {
-        for f in &prefetches {
-            for c in &caches {
+    for p in policies {
+        for f in prefetches {
+            for c in caches {
                 configs.push(RunConfig::new(p, c).with_prefetch(f));
             }
         }
     }
-    let path = path.to_string();
-    let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
+    configs
+}
+
+fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResult<Vec<Bound<'_, PyDict>>> {
     results
         .into_iter()
         .map(|r| {
@@ -110,6 +101,83 @@ fn run<'py>(
             Ok(d)
         })
         .collect()
+}
+
+/// Runs every (policy, read-ahead, cache) combination over the trace; one dict per run, in order.
+#[pyfunction]
+#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    path: &str,
+    policies: Vec<String>,
+    caches: Vec<String>,
+    prefetches: Vec<String>,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    cluster: &str,
+    seed: u64,
+    jobs: usize,
+    check: bool,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check)?;
+    let configs = cross(&policies, &prefetches, &caches);
+    let path = path.to_string();
+    let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
+    to_dicts(py, results, block_size)
+}
+
+/// A trace decoded into memory once; `run` may be called many times, from several threads
+/// at once (the GIL is released while simulating).
+#[pyclass(frozen, module = "bufsim._core")]
+struct Trace {
+    inner: Arc<LoadedTrace>,
+    #[pyo3(get)]
+    path: String,
+}
+
+#[pymethods]
+impl Trace {
+    #[new]
+    #[pyo3(signature = (path, *, format="auto"))]
+    fn new(py: Python<'_>, path: &str, format: &str) -> PyResult<Self> {
+        let fmt = parse_format(format)?;
+        let p = path.to_string();
+        let loaded = py.allow_threads(|| LoadedTrace::load(&p, fmt)).map_err(|e| to_py(SimError::Trace(e)))?;
+        Ok(Trace { inner: Arc::new(loaded), path: path.to_string() })
+    }
+
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.inner.format.name()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.requests.len()
+    }
+
+    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        policies: Vec<String>,
+        caches: Vec<String>,
+        prefetches: Vec<String>,
+        block_size: u64,
+        reads_only: bool,
+        cluster: &str,
+        seed: u64,
+        jobs: usize,
+        check: bool,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check)?;
+        let configs = cross(&policies, &prefetches, &caches);
+        let inner = Arc::clone(&self.inner);
+        let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
+        to_dicts(py, results, block_size)
+    }
 }
 
 /// The policy registry: name, aliases, paper, summary, parameters with defaults.
@@ -167,6 +235,7 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_class::<Trace>()?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
