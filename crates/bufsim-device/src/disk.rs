@@ -113,7 +113,7 @@ impl Disk {
         }
         let skew = p.u64_in("track-skew", 0, u32::MAX as u64)? as u32;
         let geo = Geometry::parse(p.text("zones"), cylinders, surfaces, skew)
-            .map_err(|why| p.bad("zones", &why))?;
+            .map_err(|why| p.invalid("zones", &why))?;
         let seek_single = p.positive_time_ns("seek-single")? / mech;
         let seek_avg = p.positive_time_ns("seek-avg")? / mech;
         let seek_full = p.positive_time_ns("seek-full")? / mech;
@@ -131,7 +131,7 @@ impl Disk {
             p.u64_in("seek-knee", 2, u32::MAX as u64)? as u32
         };
         let seek = SeekCurve::fit(cylinders, seek_single, seek_avg, seek_full, knee)
-            .map_err(|why| SpecError(format!("device `disk`: {why}")))?;
+            .map_err(|why| p.invalid("seek-avg", &why))?;
         let rotation = match p.choice("rotation", &["position", "random"])? {
             "random" => Rotation::Random,
             _ => Rotation::Position,
@@ -142,7 +142,11 @@ impl Disk {
         };
         let bandwidth = match p.text("bandwidth").trim() {
             "media" => None,
-            _ => Some(p.rate("bandwidth")? / AGE_SLOWDOWN_BANDWIDTH.powf(age)),
+            _ => Some(
+                p.rate("bandwidth")
+                    .map_err(|_| p.bad("bandwidth", "media or a rate such as 20MB/s"))?
+                    / AGE_SLOWDOWN_BANDWIDTH.powf(age),
+            ),
         };
         if age > 0.0 && bandwidth.is_none() {
             return Err(p.bad(

@@ -69,6 +69,11 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// `parameter {name}: {why}`, for errors that explain themselves.
+    pub fn invalid(&self, name: &str, why: &str) -> SpecError {
+        SpecError(format!("{} `{}`: parameter {name}: {why}", self.kind, self.model))
+    }
+
     pub fn bad(&self, name: &str, want: &str) -> SpecError {
         SpecError(format!(
             "{} `{}`: parameter {name}=`{}` must be {want}",

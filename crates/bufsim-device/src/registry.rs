@@ -140,14 +140,17 @@ pub fn build_disk(spec: &str, seed: u64) -> Result<Disk, SpecError> {
     if model.name != "disk" {
         return Err(SpecError(format!("`{spec}` is a {} device, not a disk", model.name)));
     }
-    Disk::build(&Params::new("device", model, &s.args)?, seed, preset)
+    let shown = ModelInfo { name: preset, ..*model };
+    Disk::build(&Params::new("device", &shown, &s.args)?, seed, preset)
 }
 
 /// Builds a device from a spec such as `disk(preset=st39102lw)`, `ibm-9lzx(age=5)`, `ssd` or
 /// `avg(seek=6.5ms)`. `seed` is the run's; models that draw random numbers start from it.
 pub fn build_device(spec: &str, seed: u64) -> Result<Box<dyn DeviceModel>, SpecError> {
     let (s, model, preset) = expand_device(&Spec::parse(spec)?)?;
-    let p = Params::new("device", model, &s.args)?;
+    // Messages name what the user wrote (`ibm-9lzx`), parameters come from the model.
+    let shown = ModelInfo { name: preset, ..*model };
+    let p = Params::new("device", &shown, &s.args)?;
     Ok(match model.name {
         "avg" => Box::new(avg::AverageDisk::build(&p)?),
         "ssd" => Box::new(ssd::Ssd::build(&p)?),

@@ -112,17 +112,14 @@ fn solve4(m: &mut [[f64; 5]; 4]) -> Option<[f64; 4]> {
         for row in 0..4 {
             if row != col {
                 let f = m[row][col] / m[col][col];
-                for k in col..5 {
-                    m[row][k] -= f * m[col][k];
+                let pivot_row = m[col];
+                for (cell, p) in m[row].iter_mut().zip(pivot_row).skip(col) {
+                    *cell -= f * p;
                 }
             }
         }
     }
-    let mut x = [0.0; 4];
-    for i in 0..4 {
-        x[i] = m[i][4] / m[i][i];
-    }
-    Some(x)
+    Some(std::array::from_fn(|i| m[i][4] / m[i][i]))
 }
 
 #[cfg(test)]
