@@ -191,6 +191,43 @@ mod tests {
     }
 
     #[test]
+    fn every_scheduler_serves_each_request_exactly_once() {
+        use crate::IoRequest;
+        use bufsim_config::Rng;
+        for m in all_schedulers() {
+            let mut s = build_scheduler(m.name).unwrap();
+            let mut rng = Rng::new(9);
+            let (mut pushed, mut out) = (0u64, Vec::new());
+            let mut now = 0;
+            for step in 0..5000 {
+                now += rng.below(2_000_000);
+                if rng.below(3) > 0 && step < 4000 {
+                    let r = IoRequest {
+                        id: pushed,
+                        device: 0,
+                        block: rng.below(1000),
+                        blocks: 1 + rng.below(4) as u32,
+                        block_size: 4096,
+                        write: rng.below(3) == 0,
+                        sync: true,
+                        issue_ns: now,
+                    };
+                    s.push(r, now);
+                    pushed += 1;
+                } else if let Some(r) = s.pop(now, rng.below(1000)) {
+                    out.push(r.id);
+                }
+                assert_eq!(s.len() as u64, pushed - out.len() as u64, "{}", m.name);
+            }
+            while let Some(r) = s.pop(now, 0) {
+                out.push(r.id);
+            }
+            out.sort_unstable();
+            assert_eq!(out, (0..pushed).collect::<Vec<_>>(), "{}", m.name);
+        }
+    }
+
+    #[test]
     fn names_are_unique() {
         for list in [DEVICES, SCHEDULERS] {
             let mut names: Vec<&str> =
