@@ -11,7 +11,8 @@ export CARGO_TERM_COLOR := never
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pytest>=7" "hypothesis>=6" "pandas>=2" "libcachesim>=0.3"
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pytest>=7" "hypothesis>=6" "pandas>=2" "libcachesim>=0.3" \
+	  "duckdb>=1.0" "dask[distributed]>=2024.1" "matplotlib>=3.7"
 	touch $@
 
 setup: $(VENV)/.deps

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Callable, Sequence
 
 from bufsim import _core
+from bufsim._core import SpecError
 
 EXIT_USAGE = 2
 
@@ -84,6 +86,59 @@ def results_table(results) -> str:
     return format_table(headers, rows, right)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from bufsim.sweeps import SweepSpec, run_sweep
+
+    if args.config:
+        spec = SweepSpec.from_toml(args.config)
+        spec.traces += args.trace
+        for name in ("policy", "cache", "prefetch"):
+            if getattr(args, name):
+                setattr(spec, {"policy": "policies", "cache": "caches", "prefetch": "prefetches"}[name],
+                        getattr(args, name))
+    else:
+        if not args.trace:
+            raise SpecError("give at least one TRACE (or --config FILE)")
+        spec = SweepSpec(traces=args.trace, policies=args.policy or ["lru"], caches=args.cache or ["64MiB"],
+                         prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
+                         reads_only=args.reads_only, cluster=args.cluster, seed=args.seed)
+    df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,
+                   progress=not args.quiet)
+    if args.json:
+        for row in df.to_dict("records"):
+            print(json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()
+                              if k not in ("config", "finished_at")}, default=str))
+    else:
+        from bufsim.api import Result
+
+        results = [Result(**{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()
+                             if k in Result.__dataclass_fields__}) for row in df.to_dict("records")]
+        print(results_table(results))
+        print(f"\n{len(df)} runs in {args.out}")
+    return 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from bufsim.sweeps import ResultsStore
+
+    if not os.path.exists(args.db):
+        raise FileNotFoundError(f"{args.db}: no such results database; run `bufsim sweep` first")
+    store = ResultsStore(args.db)
+    try:
+        if args.action == "export":
+            if not args.parquet:
+                raise SpecError("say where to write: bufsim results export DB --parquet OUT.parquet")
+            n = store.export_parquet(args.parquet)
+            print(f"{n} runs written to {args.parquet}")
+        else:
+            df = store.frame()
+            cols = ["trace", "policy", "prefetch", "cache_blocks", "accesses", "misses", "hit_ratio", "disk_requests"]
+            print(df[cols].assign(trace=df["trace"].map(os.path.basename)).to_string(index=False))
+    finally:
+        store.close()
+    return 0
+
+
 def cmd_prefetchers(args: argparse.Namespace) -> int:
     for p in _core.prefetchers():
         print(f"{p['name']}: {p['paper']}")
@@ -151,6 +206,31 @@ def build_parser() -> argparse.ArgumentParser:
     pre = sub.add_parser("prefetchers", help="list read-ahead algorithms with parameters and sources")
     pre.set_defaults(func=cmd_prefetchers)
 
+    sw = sub.add_parser("sweep", help="run policies x read-ahead x cache sizes over traces into a results database",
+                        description="Run every combination over every TRACE, in parallel on all cores (or on a "
+                        "Dask cluster with --scheduler), writing each finished run to a DuckDB file. A sweep "
+                        "killed at any moment keeps every finished run; --resume skips them.")
+    sw.add_argument("trace", nargs="*", help="trace files")
+    sw.add_argument("--policy", "-p", action="append", metavar="SPEC", help="policy spec; repeat for several")
+    sw.add_argument("--cache", "-c", action="append", metavar="SIZE",
+                    help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable")
+    sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
+    add_trace_options(sw)
+    sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
+    sw.add_argument("--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)")
+    sw.add_argument("--resume", action="store_true", help="skip runs already in the database")
+    sw.add_argument("--jobs", "-j", type=int, default=0, help="local worker threads (default: all cores)")
+    sw.add_argument("--scheduler", metavar="ADDR", help="run on a Dask cluster, e.g. tcp://host:8786")
+    sw.add_argument("--json", action="store_true", help="print the rows as JSON lines")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    sw.set_defaults(func=cmd_sweep)
+
+    res = sub.add_parser("results", help="show or export a results database")
+    res.add_argument("action", choices=["show", "export"])
+    res.add_argument("db", nargs="?", default="results.duckdb", help="database (default: results.duckdb)")
+    res.add_argument("--parquet", metavar="FILE", help="with export: write the runs table as Parquet")
+    res.set_defaults(func=cmd_results)
+
     from bufsim.reproduce import REPRODUCTIONS
 
     rep = sub.add_parser("reproduce", help="rerun a paper's worked example or experiment and print our numbers beside the paper's",
@@ -177,7 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bufsim: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("bufsim: interrupted", file=sys.stderr)
+        try:
+            print("bufsim: interrupted", file=sys.stderr)
+        except OSError:
+            pass  # stderr already gone (the parent stopped listening)
         return 130
     except BrokenPipeError:
         return 0
