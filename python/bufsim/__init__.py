@@ -11,13 +11,17 @@ specific exceptions carrying the same one-line messages the command line prints.
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
 from bufsim.api import Result, policies, prefetchers, simulate, sweep
+from bufsim.hierarchy import FirstLevel, breakdown, filter_trace
 
 __all__ = [
     "BufsimError",
+    "FirstLevel",
     "Result",
     "SpecError",
     "TraceFormatError",
     "__version__",
+    "breakdown",
+    "filter_trace",
     "policies",
     "prefetchers",
     "simulate",

@@ -22,6 +22,7 @@ def run(
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
+    first_level: tuple | None = None,
 ) -> list[dict[str, Any]]: ...
 class Trace:
     path: str
@@ -40,9 +41,18 @@ class Trace:
         seed: int = 42,
         jobs: int = 0,
         check: bool = False,
+        first_level: tuple | None = None,
     ) -> list[dict[str, Any]]: ...
 
 def policies() -> list[dict[str, Any]]: ...
 def prefetchers() -> list[dict[str, Any]]: ...
 def size_to_blocks(text: str, block_size: int = 4096) -> int: ...
 def detect_format(path: str) -> str: ...
+def filter_trace(
+    path: str, out: str, first_level: tuple, *, format: str = "auto", block_size: int = 4096,
+    reads_only: bool = False, seed: int = 42,
+) -> tuple[int, list[dict[str, Any]]]: ...
+def breakdown(
+    path: str, policies: list[str], caches: list[str], *, format: str = "auto", block_size: int = 4096,
+    reads_only: bool = False, seed: int = 42, first_level: tuple | None = None,
+) -> list[dict[str, Any]]: ...

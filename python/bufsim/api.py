@@ -91,6 +91,7 @@ def _run(
     seed: int,
     jobs: int,
     check: bool,
+    first_level: Any = None,
 ) -> list[Result]:
     if isinstance(policies, str):
         policies = [policies]
@@ -116,8 +117,19 @@ def _run(
         seed=seed,
         jobs=jobs,
         check=check,
+        first_level=_first_level(first_level),
     )
     return [Result(**row) for row in rows]
+
+
+def _first_level(first_level: Any) -> tuple | None:
+    from bufsim.hierarchy import FirstLevel
+
+    if first_level is None:
+        return None
+    if not isinstance(first_level, FirstLevel):
+        raise SpecError(f"first_level must be a bufsim.FirstLevel, not {first_level!r}")
+    return first_level.to_core()
 
 
 def simulate(
@@ -132,18 +144,20 @@ def simulate(
     cluster: SizeLike = "64KiB",
     seed: int = 42,
     check: bool = False,
+    first_level: Any = None,
 ) -> Result:
     """Simulates one policy at one cache size over ``trace`` and returns its counters.
 
     ``policy`` is a spec string (``"lru"``, ``"lfu(aging=dynamic)"``; see :func:`policies`),
     ``cache`` a size (an int is blocks), ``prefetch`` a read-ahead spec (``"none"``,
     ``"linux"``, ``"linux-ondemand"``, ``"bsd"``, ``"simple(min=3,max=8)"``; see
-    :func:`prefetchers`), ``cluster`` the largest disk request. Raises ``FileNotFoundError``, ``TraceFormatError``
+    :func:`prefetchers`), ``cluster`` the largest disk request. With ``first_level`` (a
+    :class:`bufsim.FirstLevel`) the run simulates the second level of that hierarchy. Raises ``FileNotFoundError``, ``TraceFormatError``
     (malformed or undetectable trace) or ``SpecError`` (bad policy, size or option).
     """
     return _run(
         trace, [policy], [cache], prefetches=[prefetch], format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check, first_level=first_level,
     )[0]
 
 
@@ -160,6 +174,7 @@ def sweep(
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
+    first_level: Any = None,
 ) -> "pandas.DataFrame":
     """Runs every policy x read-ahead setting x cache size (the trace is decoded once; runs
     use all cores unless ``jobs`` says otherwise) and returns one DataFrame row per run, in
@@ -168,7 +183,7 @@ def sweep(
 
     results = _run(
         trace, policies, caches, prefetches=prefetches, format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, first_level=first_level,
     )
     return pd.DataFrame([r.to_dict() for r in results])
 

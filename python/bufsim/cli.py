@@ -50,6 +50,32 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
                    help="seed of every random choice; same inputs and seed give identical results (default: 42)")
 
 
+def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) -> None:
+    g = p.add_argument_group("hierarchy (MQ paper)", "simulate the second level: the trace first goes through "
+                             "first-level client caches and only their misses (or write-backs) go on")
+    g.add_argument("--l1", metavar="SPEC", required=required, help="first-level policy of every client, e.g. lru")
+    g.add_argument("--l1-size", metavar="SIZE", default="8MiB",
+                   help="first-level cache size of every client (default: 8MiB; 0 passes everything)")
+    g.add_argument("--client", choices=["all", "pid", "device"], default="all",
+                   help="trace column telling clients apart (default: all, one client)")
+    g.add_argument("--l1-client", action="append", metavar="ID=SPEC@SIZE", default=[],
+                   help="a different first level for one client, e.g. 3=lru@16MiB; repeatable")
+    g.add_argument("--write-back", action="store_true",
+                   help="write-back first level: writes reach the second level when dirty blocks are evicted "
+                   "(default: every first-level miss goes down as itself)")
+
+
+def first_level_of(args: argparse.Namespace):
+    from bufsim.hierarchy import FirstLevel
+
+    if not args.l1:
+        if args.l1_client or args.write_back or args.client != "all":
+            raise SpecError("--client, --l1-client and --write-back describe a first level: give --l1 SPEC too")
+        return None
+    clients = dict(FirstLevel.parse_client(c) for c in args.l1_client)
+    return FirstLevel(args.l1, args.l1_size, client=args.client, write_back=args.write_back, clients=clients)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from bufsim.api import _run
 
@@ -57,7 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.trace, args.policy or ["lru"], args.cache or ["64MiB"],
         prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
         reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, jobs=args.jobs,
-        check=args.check,
+        check=args.check, first_level=first_level_of(args),
     )
     if args.json:
         for r in results:
@@ -139,6 +165,24 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_filter(args: argparse.Namespace) -> int:
+    from bufsim.hierarchy import filter_trace
+
+    df = filter_trace(args.trace, args.out, first_level_of(args), format=args.format,
+                      block_size=args.block_size, reads_only=args.reads_only, seed=args.seed)
+    if args.json:
+        for row in df.to_dict("records"):
+            print(json.dumps({k: int(v) for k, v in row.items()}))
+        return 0
+    headers = ["client", "l1 blocks", "accesses", "hits", "misses", "write-backs", "hit ratio"]
+    rows = [[r.client, r.cache_blocks, r.accesses, r.hits, r.misses, r.write_backs,
+             f"{r.hits / r.accesses:.4f}" if r.accesses else "-"] for r in df.itertuples()]
+    print(format_table(headers, rows, [True] * len(headers)))
+    print(f"\n{df.attrs['requests_written']} second-level requests ({int(df.misses.sum() + df.write_backs.sum())} "
+          f"blocks) written to {args.out}")
+    return 0
+
+
 def cmd_prefetchers(args: argparse.Namespace) -> int:
     for p in _core.prefetchers():
         print(f"{p['name']}: {p['paper']}")
@@ -197,7 +241,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", "-j", type=int, default=0, help="worker threads (default: all cores)")
     run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
     run.add_argument("--check", action="store_true", help="verify cache and policy invariants after each run")
+    add_first_level_options(run)
     run.set_defaults(func=cmd_run)
+
+    flt = sub.add_parser("filter", help="write the second-level stream a trace makes through first-level caches",
+                         description="Pass TRACE through first-level client caches (MQ paper) and write their misses "
+                         "(and, with --write-back, write-backs) in order as a device-addressed block-csv trace, the "
+                         "stream a shared second-level cache sees.")
+    flt.add_argument("trace", help="trace file")
+    flt.add_argument("--out", "-o", required=True, metavar="OUT.csv", help="where to write the second-level trace")
+    add_trace_options(flt)
+    add_first_level_options(flt, required=True)
+    flt.add_argument("--json", action="store_true", help="print one JSON object per client")
+    flt.set_defaults(func=cmd_filter)
 
     pol = sub.add_parser("policies", help="list replacement policies with parameters, defaults and papers")
     pol.add_argument("--json", action="store_true", help="one JSON object per policy")

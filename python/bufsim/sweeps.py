@@ -37,7 +37,7 @@ CONFIG_COLUMNS = [
     ("key", "VARCHAR PRIMARY KEY"), ("bufsim_version", "VARCHAR"), ("trace", "VARCHAR"),
     ("trace_hash", "VARCHAR"), ("format", "VARCHAR"), ("policy", "VARCHAR"),
     ("prefetch", "VARCHAR"), ("cache_blocks", "BIGINT"), ("block_size", "BIGINT"),
-    ("reads_only", "BOOLEAN"), ("cluster", "VARCHAR"), ("seed", "UBIGINT"),
+    ("reads_only", "BOOLEAN"), ("cluster", "VARCHAR"), ("seed", "UBIGINT"), ("first_level", "VARCHAR"),
 ]
 COLUMNS = CONFIG_COLUMNS + STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
 
@@ -104,11 +104,17 @@ class RunSpec:
     reads_only: bool
     cluster: str
     seed: int
+    # The first level of a hierarchy (FirstLevel.to_json()), or "" for none.
+    first_level: str = ""
 
     @property
     def key(self) -> str:
         config = asdict(self)
         del config["trace"]  # the content hash names the trace; paths may differ across machines
+        # Settings left at "none" stay out of the key, so runs made before they existed keep theirs.
+        for optional in ("first_level",):
+            if not config[optional]:
+                del config[optional]
         config["bufsim_version"] = _core.__version__
         text = json.dumps(config, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -127,11 +133,13 @@ class SweepSpec:
     reads_only: bool = False
     cluster: SizeLike = "64KiB"
     seed: int = 42
+    first_level: Any = None  # a bufsim.FirstLevel, or a TOML table of its fields
 
     @classmethod
     def from_toml(cls, path: str) -> "SweepSpec":
         """Reads an experiment file: keys ``traces``, ``policies``, ``caches``, ``prefetches``,
-        ``format``, ``block_size``, ``reads_only``, ``cluster``, ``seed`` (see docs/sweeps.md)."""
+        ``format``, ``block_size``, ``reads_only``, ``cluster``, ``seed`` and a ``[first_level]``
+        table (see docs/sweeps.md)."""
         import tomllib
 
         try:
@@ -150,6 +158,10 @@ class SweepSpec:
                 raise SpecError(f"{path}: missing `{required}`")
         base = Path(path).resolve().parent
         data["traces"] = [str(base / t) if not os.path.isabs(t) else t for t in data["traces"]]
+        if "first_level" in data:
+            from bufsim.hierarchy import FirstLevel
+
+            data["first_level"] = FirstLevel.from_mapping(data["first_level"], f"{path}: first_level")
         return cls(**data)
 
     def runs(self) -> Iterator[RunSpec]:
@@ -166,9 +178,10 @@ class SweepSpec:
                 raise FileNotFoundError(f"{t}: no such file; check the path")
         hashes = {t: file_hash(t) for t in self.traces}
         formats = {t: (_core.detect_format(t) if self.format == "auto" else self.format) for t in self.traces}
+        first = self.first_level.to_json(bs) if self.first_level is not None else ""
         for t, p, f, c in itertools.product(self.traces, self.policies, self.prefetches, sizes):
             yield RunSpec(t, hashes[t], formats[t], p, f, c, bs, self.reads_only,
-                          size_text(self.cluster, "cluster size"), self.seed)
+                          size_text(self.cluster, "cluster size"), self.seed, first)
 
 
 class ResultsStore:
@@ -181,6 +194,9 @@ class ResultsStore:
         self.db = duckdb.connect(path)
         cols = ", ".join(f"{n} {t}" for n, t in COLUMNS)
         self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
+        # A database from an older bufsim lacks the newer columns: add them (empty) so resuming works.
+        for name, kind in COLUMNS[1:]:
+            self.db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind.split()[0]}")
 
     def done_keys(self) -> set[str]:
         return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
@@ -260,9 +276,16 @@ def run_one(spec_dict: dict[str, Any]) -> tuple[dict[str, Any], float]:
         trace = _WORKER_TRACES[key] = _core.Trace(spec.trace, format=spec.format)
     t0 = time.perf_counter()
     [result] = trace.run([spec.policy], [f"{spec.cache_blocks}blocks"], prefetches=[spec.prefetch],
+                         first_level=_first_level_core(spec.first_level),
                          block_size=spec.block_size, reads_only=spec.reads_only, cluster=spec.cluster,
                          seed=spec.seed, jobs=1)
     return result, time.perf_counter() - t0
+
+
+def _first_level_core(text: str) -> tuple | None:
+    from bufsim.hierarchy import FirstLevel
+
+    return FirstLevel.from_json(text).to_core() if text else None
 
 
 def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, jobs: int = 0,
@@ -273,10 +296,10 @@ def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, j
     if not runs:
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
     # Validate every spec before any run: a typo must not surface after an hour.
-    checked: set[tuple[str, str]] = set()
+    checked: set[tuple[str, str, str]] = set()
     for r in runs:
-        if (r.policy, r.prefetch) not in checked:
-            checked.add((r.policy, r.prefetch))
+        if (r.policy, r.prefetch, r.first_level) not in checked:
+            checked.add((r.policy, r.prefetch, r.first_level))
             _validate(r)
     store = ResultsStore(out)
     try:
@@ -302,7 +325,7 @@ def _validate(r: RunSpec) -> None:
         name = f.name
     try:
         _core.run(name, [r.policy], ["1blocks"], prefetches=[r.prefetch], format="csv",
-                  block_size=r.block_size, cluster=r.cluster)
+                  block_size=r.block_size, cluster=r.cluster, first_level=_first_level_core(r.first_level))
     except SpecError as e:
         raise SpecError(str(e)) from None
     finally:
@@ -321,6 +344,7 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: in
         def work(r: RunSpec):
             t0 = time.perf_counter()
             [res] = trace.run([r.policy], [f"{r.cache_blocks}blocks"], prefetches=[r.prefetch],
+                              first_level=_first_level_core(r.first_level),
                               block_size=r.block_size, reads_only=r.reads_only, cluster=r.cluster,
                               seed=r.seed, jobs=1)
             return r, res, time.perf_counter() - t0

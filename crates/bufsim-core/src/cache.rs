@@ -36,6 +36,9 @@ pub struct Cache<P: Policy> {
     /// Prefetched blocks evicted before any demand access.
     pub evicted_unused: u64,
     pub evictions: u64,
+    /// The frame and key of the last block evicted, until [`Cache::take_victim`] reads it
+    /// (write-back first-level caches flush a dirty victim to the next level).
+    victim: Option<(Frame, u64)>,
 }
 
 impl<P: Policy> Cache<P> {
@@ -50,6 +53,7 @@ impl<P: Policy> Cache<P> {
             capacity,
             evicted_unused: 0,
             evictions: 0,
+            victim: None,
         }
     }
 
@@ -178,9 +182,16 @@ impl<P: Policy> Cache<P> {
             Removal::Evicted
         };
         self.evictions += 1;
+        self.victim = Some((frame, key));
         self.flags[frame as usize] = 0;
         self.policy.remove(frame, key, why);
         self.free.push(frame);
+    }
+
+    /// The frame and key of the block evicted since the last call, if any.
+    #[inline]
+    pub fn take_victim(&mut self) -> Option<(Frame, u64)> {
+        self.victim.take()
     }
 
     #[inline]

@@ -106,6 +106,8 @@ pub struct Engine<'a, P: Policy> {
     group: Vec<Frame>,
     pub stats: Stats,
     time: u64,
+    /// Told the outcome of every demand access (analyses such as the MQ paper's Table 3).
+    observer: Option<&'a mut dyn FnMut(&Access, bool)>,
 }
 
 impl<'a, P: Policy> Engine<'a, P> {
@@ -122,7 +124,14 @@ impl<'a, P: Policy> Engine<'a, P> {
             group: Vec::new(),
             stats: Stats::default(),
             time: 0,
+            observer: None,
         }
+    }
+
+    /// Calls `f(access, hit)` for every demand block access, in order.
+    pub fn with_observer(mut self, f: &'a mut dyn FnMut(&Access, bool)) -> Self {
+        self.observer = Some(f);
+        self
     }
 
     /// Turns read-ahead on. With OPT (`future` given at construction), blocks read ahead carry
@@ -182,6 +191,9 @@ impl<'a, P: Policy> Engine<'a, P> {
             self.stats.write_accesses += write as u64;
             self.stats.write_misses += (write && !hit) as u64;
             self.stats.prefetch_hits += (outcome == Demand::PrefetchHit) as u64;
+            if let Some(f) = self.observer.as_mut() {
+                f(&a, hit);
+            }
             // Writes overwrite whole blocks in this model: a write miss reads nothing.
             if !write {
                 if !hit {

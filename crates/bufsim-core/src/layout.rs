@@ -3,6 +3,8 @@
 //! reaches in the trace (the prefetching paper §5.1: AccuSim's "first-touch layout", with file
 //! sizes from a pre-pass).
 
+use bufsim_trace::{AddressKind, Request};
+
 /// Bits of a cache key that hold the device block when the device number is not 0.
 pub const DEVICE_SHIFT: u32 = 48;
 const BLOCK_MASK: u64 = (1 << DEVICE_SHIFT) - 1;
@@ -15,6 +17,30 @@ pub fn block_key(device: u16, block: u64) -> u64 {
         block
     } else {
         ((device as u64) << DEVICE_SHIFT) | (block & BLOCK_MASK)
+    }
+}
+
+/// The extent of every file (block traces: every device) a trace reaches, in blocks: one pass
+/// gives the sizes first-touch placement and read-ahead's end-of-file need.
+#[derive(Default)]
+pub struct FileExtents {
+    blocks: Vec<u64>,
+}
+
+impl FileExtents {
+    #[inline]
+    pub fn push(&mut self, r: &Request, block_size: u64) {
+        let (first, n) = r.block_range(block_size);
+        let f = r.file as usize;
+        if self.blocks.len() <= f {
+            self.blocks.resize(f + 1, 0);
+        }
+        self.blocks[f] = self.blocks[f].max(first.saturating_add(n));
+    }
+
+    /// Blocks of each file, indexed by `Request::file`.
+    pub fn finish(self) -> Vec<u64> {
+        self.blocks
     }
 }
 
@@ -37,6 +63,19 @@ impl Layout {
             next = next.saturating_add(n).saturating_add(gap);
         }
         Layout::FirstTouch { base }
+    }
+
+    /// The layout the engine uses for a trace: identity for block traces, first-touch for file
+    /// traces (one pass over `requests` for the file sizes).
+    pub fn for_trace<'r>(kind: AddressKind, requests: impl Iterator<Item = &'r Request>, block_size: u64) -> Layout {
+        match kind {
+            AddressKind::Device => Layout::Identity,
+            AddressKind::File => {
+                let mut ext = FileExtents::default();
+                requests.for_each(|r| ext.push(r, block_size));
+                Layout::first_touch(&ext.finish(), 0)
+            }
+        }
     }
 
     /// Device and device block of block `block` of file (or device) `file`.

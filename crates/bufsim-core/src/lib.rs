@@ -5,11 +5,13 @@
 //! [`run`] reads a trace once and runs many (policy, cache size) configurations over it.
 
 pub mod blockmap;
+pub mod breakdown;
 pub mod cache;
 pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod heap;
+pub mod hierarchy;
 pub mod layout;
 pub mod list;
 pub mod policy;

@@ -10,7 +10,8 @@ use std::sync::Mutex;
 use bufsim_trace::{AddressKind, Format, Request, TraceError, TraceReader};
 
 use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, FutureBuilder, Prefetching, Stats};
-use crate::layout::Layout;
+use crate::hierarchy::{second_level, FirstLevelConfig};
+use crate::layout::{FileExtents, Layout};
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
 use crate::SimError;
@@ -27,11 +28,14 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Check cache and policy invariants after the run (tests, strict runs).
     pub check: bool,
+    /// Simulate the second level of a hierarchy: the trace goes through these first-level
+    /// caches first and the runs see their misses (MQ paper; `hierarchy.rs`).
+    pub first_level: Option<FirstLevelConfig>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { engine: EngineConfig::default(), seed: 42, format: None, jobs: 0, check: false }
+        RunOptions { engine: EngineConfig::default(), seed: 42, format: None, jobs: 0, check: false, first_level: None }
     }
 }
 
@@ -65,18 +69,18 @@ pub struct RunResult {
 }
 
 /// Where the requests come from: the file again, or the copy decoded into memory.
-enum Source<'a> {
+pub(crate) enum Source<'a> {
     File { path: &'a str, format: Format },
     Memory(&'a [Request]),
 }
 
 /// Everything a run needs besides its policy, computed once per trace.
-struct Prepared {
-    layout: Layout,
-    future: Option<Future>,
+pub(crate) struct Prepared {
+    pub(crate) layout: Layout,
+    pub(crate) future: Option<Future>,
     /// Blocks in each file (block traces: up to the highest block seen on each device), for
     /// read-ahead's end-of-file; empty when no run prefetches.
-    file_blocks: Vec<u64>,
+    pub(crate) file_blocks: Vec<u64>,
 }
 
 fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
@@ -87,7 +91,7 @@ fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
     Ok(blocks)
 }
 
-fn build_env(blocks: u64, opts: &RunOptions) -> BuildEnv {
+pub(crate) fn build_env(blocks: u64, opts: &RunOptions) -> BuildEnv {
     BuildEnv { capacity: blocks as usize, block_size: opts.engine.block_size, seed: opts.seed }
 }
 
@@ -127,18 +131,12 @@ fn prefetches(c: &RunConfig) -> bool {
 
 /// The layout (file sizes need a pass over a file trace), the file sizes read-ahead stops at,
 /// and, if OPT is among the runs, the future (another pass, after the layout is known).
-fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
-    let mut blocks: Vec<u64> = Vec::new();
+pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
+    let mut extents = FileExtents::default();
     if kind == AddressKind::File || need_sizes {
-        for_each_request(source, |r| {
-            let (first, n) = r.block_range(opts.engine.block_size);
-            let f = r.file as usize;
-            if blocks.len() <= f {
-                blocks.resize(f + 1, 0);
-            }
-            blocks[f] = blocks[f].max(first.saturating_add(n));
-        })?;
+        for_each_request(source, |r| extents.push(r, opts.engine.block_size))?;
     }
+    let blocks = extents.finish();
     let layout = match kind {
         AddressKind::Device => Layout::Identity,
         AddressKind::File => Layout::first_touch(&blocks, 0),
@@ -225,6 +223,9 @@ pub fn resolve_format(path: &str, format: Option<Format>) -> Result<Format, Trac
 pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
     let blocks = validate(configs, opts)?;
     let format = resolve_format(path, opts.format)?;
+    if opts.first_level.is_some() {
+        return run_requests(&decode(path, format)?, format.address_kind(), configs, opts);
+    }
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
     let need_sizes = configs.iter().any(prefetches);
     if configs.len() == 1 {
@@ -264,6 +265,12 @@ impl LoadedTrace {
 
 /// Runs configurations over requests already in memory (Python callers, generators, tests).
 pub fn run_requests(requests: &[Request], kind: AddressKind, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
+    if let Some(first) = &opts.first_level {
+        validate(configs, opts)?;
+        let (l2, _) = second_level(requests, kind, first, &opts.engine, opts.seed)?;
+        let below = RunOptions { first_level: None, ..opts.clone() };
+        return run_requests(&l2, AddressKind::Device, configs, &below);
+    }
     let blocks = validate(configs, opts)?;
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
     let need_sizes = configs.iter().any(prefetches);

@@ -13,6 +13,9 @@ use std::sync::Arc;
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
 use bufsim_core::spec::Size;
 use bufsim_core::trace::{Format, TraceErrorKind};
+use bufsim_core::breakdown::breakdown_trace;
+use bufsim_core::hierarchy::{filter_file, ClientBy, FirstLevelConfig, Forward, LevelSpec};
+use bufsim_core::trace::BlockCsvWriter;
 use bufsim_core::SimError;
 
 create_exception!(_core, BufsimError, PyValueError, "Base class of bufsim's errors.");
@@ -57,7 +60,23 @@ fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, s
         format: parse_format(format)?,
         jobs,
         check,
+        first_level: None,
     })
+}
+
+/// A first level as Python passes it: `(policy, cache, client, forward, [(client, policy,
+/// cache)])` (see `bufsim.FirstLevel`).
+type FirstLevelArg = (String, String, String, String, Vec<(u64, String, String)>);
+
+fn first_level(arg: Option<FirstLevelArg>) -> PyResult<Option<FirstLevelConfig>> {
+    let Some((policy, cache, client, forward, clients)) = arg else { return Ok(None) };
+    let spec_err = |e: bufsim_core::spec::SpecError| SpecError::new_err(e.to_string());
+    Ok(Some(FirstLevelConfig {
+        default: LevelSpec { policy, cache },
+        per_client: clients.into_iter().map(|(c, policy, cache)| (c, LevelSpec { policy, cache })).collect(),
+        client_by: ClientBy::parse(&client).map_err(spec_err)?,
+        forward: Forward::parse(&forward).map_err(spec_err)?,
+    }))
 }
 
 /// The cross product in result order: policy, then read-ahead, then cache size.
@@ -105,7 +124,7 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
 
 /// Runs every (policy, read-ahead, cache) combination over the trace; one dict per run, in order.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false))]
+#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, first_level=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -120,8 +139,10 @@ fn run<'py>(
     seed: u64,
     jobs: usize,
     check: bool,
+    first_level: Option<FirstLevelArg>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check)?;
+    let mut opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check)?;
+    opts.first_level = self::first_level(first_level)?;
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
     let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
@@ -157,7 +178,7 @@ impl Trace {
         self.inner.requests.len()
     }
 
-    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false))]
+    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, first_level=None))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -171,13 +192,96 @@ impl Trace {
         seed: u64,
         jobs: usize,
         check: bool,
+        first_level: Option<FirstLevelArg>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check)?;
+        let mut opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check)?;
+        opts.first_level = self::first_level(first_level)?;
         let configs = cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
         let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
         to_dicts(py, results, block_size)
     }
+}
+
+/// Writes the second-level stream of `path` through `first_level` to `out` (block-csv); one
+/// dict of first-level counters per client.
+#[pyfunction]
+#[pyo3(signature = (path, out, first_level, *, format="auto", block_size=4096, reads_only=false, seed=42))]
+#[allow(clippy::too_many_arguments)]
+fn filter_trace<'py>(
+    py: Python<'py>,
+    path: &str,
+    out: &str,
+    first_level: FirstLevelArg,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    seed: u64,
+) -> PyResult<(u64, Vec<Bound<'py, PyDict>>)> {
+    let cfg = self::first_level(Some(first_level))?.expect("given");
+    let fmt = parse_format(format)?;
+    let engine = EngineConfig { block_size, reads_only, ..EngineConfig::default() };
+    let (path, out) = (path.to_string(), out.to_string());
+    let (written, stats) = py
+        .allow_threads(|| -> Result<_, SimError> {
+            cfg.validate(&engine, seed)?;
+            let file = std::fs::File::create(&out).map_err(|e| bufsim_core::trace::TraceError::io(&out, &e))?;
+            let mut w = BlockCsvWriter::new(std::io::BufWriter::new(file), &out, block_size)?;
+            let stats = filter_file(&path, fmt, &cfg, &engine, seed, |r| w.write(r))?;
+            Ok((w.finish()?, stats))
+        })
+        .map_err(to_py)?;
+    let rows = stats
+        .into_iter()
+        .map(|c| {
+            let d = PyDict::new(py);
+            d.set_item("client", c.client)?;
+            d.set_item("cache_blocks", c.cache_blocks)?;
+            d.set_item("accesses", c.accesses)?;
+            d.set_item("hits", c.hits)?;
+            d.set_item("misses", c.misses)?;
+            d.set_item("write_backs", c.write_backs)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((written, rows))
+}
+
+/// The MQ paper's Table 3 for each (policy, cache): hits and misses of accesses whose temporal
+/// distance is below or at least the cache size.
+#[pyfunction]
+#[pyo3(signature = (path, policies, caches, *, format="auto", block_size=4096, reads_only=false, seed=42, first_level=None))]
+#[allow(clippy::too_many_arguments)]
+fn breakdown<'py>(
+    py: Python<'py>,
+    path: &str,
+    policies: Vec<String>,
+    caches: Vec<String>,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    seed: u64,
+    first_level: Option<FirstLevelArg>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let mut opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false)?;
+    opts.first_level = self::first_level(first_level)?;
+    let configs = cross(&policies, &["none".to_string()], &caches);
+    let p = path.to_string();
+    let rows = py.allow_threads(|| breakdown_trace(&p, &configs, &opts))
+        .map_err(to_py)?;
+    rows.into_iter()
+        .map(|r| {
+            let d = PyDict::new(py);
+            d.set_item("policy", r.policy)?;
+            d.set_item("cache_blocks", r.cache_blocks)?;
+            d.set_item("near_hits", r.near_hits)?;
+            d.set_item("near_misses", r.near_misses)?;
+            d.set_item("far_hits", r.far_hits)?;
+            d.set_item("far_misses", r.far_misses)?;
+            d.set_item("first_accesses", r.first_accesses)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 /// The policy registry: name, aliases, paper, summary, parameters with defaults.
@@ -240,6 +344,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(filter_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(breakdown, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;

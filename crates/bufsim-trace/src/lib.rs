@@ -9,6 +9,7 @@ mod error;
 mod lines;
 mod oracle;
 mod request;
+mod writer;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -18,6 +19,7 @@ pub use csv::CsvReader;
 pub use error::{Location, TraceError, TraceErrorKind};
 pub use oracle::{encode_record as encode_oracle_record, OracleReader, RECORD as ORACLE_RECORD};
 pub use request::{AddressKind, Op, Request};
+pub use writer::BlockCsvWriter;
 
 use lines::LineReader;
 
@@ -28,6 +30,8 @@ const READ_BUFFER: usize = 1 << 20;
 pub enum Format {
     /// bufsim's interchange CSV (file traces).
     Csv,
+    /// The interchange CSV with a `device` column in place of `file` (block traces).
+    BlockCsv,
     /// CloudPhysics VSCSI CSV (one block device).
     CloudPhysics,
     /// libCacheSim oracleGeneral binary (one access per record to a whole block).
@@ -35,11 +39,12 @@ pub enum Format {
 }
 
 impl Format {
-    pub const NAMES: [&'static str; 3] = ["csv", "cloudphysics", "oracle"];
+    pub const NAMES: [&'static str; 4] = ["csv", "block-csv", "cloudphysics", "oracle"];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Csv => "csv",
+            Format::BlockCsv => "block-csv",
             Format::CloudPhysics => "cloudphysics",
             Format::Oracle => "oracle",
         }
@@ -49,6 +54,7 @@ impl Format {
     pub fn from_name(name: &str) -> Option<Format> {
         match name.to_ascii_lowercase().as_str() {
             "csv" => Some(Format::Csv),
+            "block-csv" | "blockcsv" => Some(Format::BlockCsv),
             "cloudphysics" | "vscsi" => Some(Format::CloudPhysics),
             "oracle" | "oraclegeneral" => Some(Format::Oracle),
             _ => None,
@@ -58,7 +64,7 @@ impl Format {
     pub fn address_kind(self) -> AddressKind {
         match self {
             Format::Csv => AddressKind::File,
-            Format::CloudPhysics | Format::Oracle => AddressKind::Device,
+            Format::BlockCsv | Format::CloudPhysics | Format::Oracle => AddressKind::Device,
         }
     }
 }
@@ -121,6 +127,9 @@ fn detect_bytes(head: &[u8], len: u64) -> Option<Format> {
     if ["op", "file", "offset", "size"].iter().all(|c| cols.contains(c)) {
         return Some(Format::Csv);
     }
+    if ["op", "device", "offset", "size"].iter().all(|c| cols.contains(c)) {
+        return Some(Format::BlockCsv);
+    }
     // Headerless CloudPhysics: five numeric fields with a hex SCSI opcode in the third.
     if cols.len() == 5
         && cols.iter().all(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -157,7 +166,17 @@ impl TraceReader {
         format: Format,
     ) -> Result<TraceReader, TraceError> {
         Ok(match format {
-            Format::Csv => TraceReader::Csv(CsvReader::new(LineReader::new(input, name))?),
+            Format::Csv | Format::BlockCsv => {
+                let r = CsvReader::new(LineReader::new(input, name))?;
+                if r.device_addressed() != (format == Format::BlockCsv) {
+                    let (has, want) = if r.device_addressed() { ("device", "block-csv") } else { ("file", "csv") };
+                    return Err(TraceError::unknown_format(
+                        name,
+                        format!("the header names `{has}` columns: read it with --format {want} (or auto)"),
+                    ));
+                }
+                TraceReader::Csv(r)
+            }
             Format::CloudPhysics => {
                 TraceReader::CloudPhysics(CloudPhysicsReader::new(LineReader::new(input, name)))
             }
@@ -167,6 +186,7 @@ impl TraceReader {
 
     pub fn format(&self) -> Format {
         match self {
+            TraceReader::Csv(r) if r.device_addressed() => Format::BlockCsv,
             TraceReader::Csv(_) => Format::Csv,
             TraceReader::CloudPhysics(_) => Format::CloudPhysics,
             TraceReader::Oracle(_) => Format::Oracle,
@@ -248,6 +268,33 @@ mod tests {
     }
 
     #[test]
+    fn block_csv_written_reads_back_the_same() {
+        let reqs = read_all("op,device,offset,size,time_us,pid,ctx\nR,3,8192,4096,1.5,7,9\nW,0,0,512,2,0,0\n", Format::BlockCsv).unwrap();
+        let mut w = BlockCsvWriter::new(Vec::new(), "out.csv", 4096).unwrap();
+        reqs.iter().for_each(|r| w.write(r).unwrap());
+        let text = String::from_utf8(w.out_for_tests()).unwrap();
+        assert_eq!(read_all(&text, Format::BlockCsv).unwrap(), reqs);
+        let mut big = reqs[0];
+        big.in_blocks = true;
+        big.offset = u64::MAX / 2;
+        let mut w = BlockCsvWriter::new(Vec::new(), "out.csv", 4096).unwrap();
+        let err = w.write(&big).unwrap_err().to_string();
+        assert!(err.starts_with("out.csv:2: block"), "{err}");
+    }
+
+    #[test]
+    fn block_csv_names_devices_by_number() {
+        let reqs = read_all("op,device,offset,size\nR,3,8192,4096\nW,0,0,512\n", Format::BlockCsv).unwrap();
+        assert_eq!((reqs[0].file, reqs[0].offset, reqs[1].op), (3, 8192, Op::Write));
+        let err = read_all("op,device,offset,size\nR,70000,0,1\n", Format::BlockCsv).unwrap_err().to_string();
+        assert!(err.contains(":2: device must be a device number"), "{err}");
+        let err = read_all("op,device,file,offset,size\nR,1,a,0,1\n", Format::BlockCsv).unwrap_err().to_string();
+        assert!(err.contains("both `file` and `device`"), "{err}");
+        let err = read_all("op,device,offset,size\nR,1,0,1\n", Format::Csv).unwrap_err().to_string();
+        assert!(err.contains("--format block-csv"), "{err}");
+    }
+
+    #[test]
     fn cloudphysics_converts_sectors_and_opcodes() {
         let reqs = read_all("version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,7,28,4096,8\n", Format::CloudPhysics).unwrap();
         assert_eq!(reqs[0].op, Op::Write);
@@ -277,6 +324,7 @@ mod tests {
         assert_eq!(detect_bytes(b"version,time,op,size,lbn\n1,2,28,512,3\n", 100), Some(Format::CloudPhysics));
         assert_eq!(detect_bytes(b"1,2,2a,512,3\n", 100), Some(Format::CloudPhysics));
         assert_eq!(detect_bytes(b"op,file,offset,size\nR,a,0,1\n", 100), Some(Format::Csv));
+        assert_eq!(detect_bytes(b"op,device,offset,size,pid\nR,2,0,1,4\n", 100), Some(Format::BlockCsv));
         assert_eq!(detect_bytes(&encode_oracle_record(1, 2, 3, 4), 48), Some(Format::Oracle));
         assert_eq!(detect_bytes(&encode_oracle_record(1, 2, 3, 4), 50), None);
         assert_eq!(detect_bytes(b"hello world\n", 12), None);
