@@ -12,6 +12,7 @@
 pub mod registry;
 
 mod clock;
+mod dulo;
 mod fifo;
 mod lfu;
 mod lru;
@@ -20,6 +21,7 @@ mod opt;
 mod random;
 
 pub use clock::Clock;
+pub use dulo::Dulo;
 pub use fifo::Fifo;
 pub use lfu::Lfu;
 pub use lru::Lru;

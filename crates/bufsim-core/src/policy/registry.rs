@@ -229,6 +229,7 @@ policies! {
     Random => super::Random,
     Lfu => super::Lfu,
     Opt => super::Opt,
+    Dulo => super::Dulo,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
