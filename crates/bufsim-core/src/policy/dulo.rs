@@ -194,15 +194,7 @@ impl Dulo {
                 let f = frames[i];
                 debug_assert_eq!((self.device[f as usize], self.block[f as usize]), (dev, b), "table and bank disagree");
                 i += 1;
-                let joins = match open {
-                    None => false,
-                    Some((_, last, last_prev, size)) => {
-                        b == last + 1                                  // rule 1: the next block is in this bank
-                            && (last_prev == 0) == (prev == 0)          // rule 2
-                            && (last_prev == 0 || last_prev.abs_diff(prev) <= 1) // rule 3
-                            && size < self.max_seq                      // rule 4
-                    }
-                };
+                let joins = open.is_some_and(|(_, last, last_prev, size)| joins(last, last_prev, size, b, prev, self.max_seq));
                 let s = match (joins, open) {
                     (true, Some((s, ..))) => s,
                     _ => {
@@ -318,6 +310,22 @@ impl Dulo {
     pub fn inflation(&self) -> f64 {
         self.l
     }
+}
+
+/// Whether block `next` (previous time `next_prev`) continues a sequence ending at `last`
+/// (previous time `last_prev`) of `size` blocks: the cut rules of §3.3. Both blocks carry the
+/// current time (they are in the bank); a previous time of 0 means none.
+#[inline]
+fn joins(last: u64, last_prev: u32, size: usize, next: u64, next_prev: u32, max_seq: usize) -> bool {
+    // Rule 1 (read as "NOT accessed in the current clock time": the next block must be in this
+    // bank) holds for every block visited; what is left of it is adjacency on the disk.
+    last.checked_add(1) == Some(next)
+        // Rule 2: one of the two was never sequenced before, the other was.
+        && (last_prev == 0) == (next_prev == 0)
+        // Rule 3: both were, at times more than one tick apart.
+        && (last_prev == 0 || last_prev.abs_diff(next_prev) <= 1)
+        // Rule 4: the sequence is full.
+        && size < max_seq
 }
 
 impl Policy for Dulo {
@@ -451,7 +459,7 @@ impl PolicyDef for Dulo {
             ParamInfo { name: "bank", default: "8MiB", doc: "BANK_MAX: the sequencing bank's size (§3.1); scaled to 1/16 of the cache when bank + evict exceed it" },
             ParamInfo { name: "evict", default: "64MiB", doc: "the minimal evicting-section size (§4.1.3); scaled to half the cache when bank + evict exceed it" },
             ParamInfo { name: "buffer", default: "auto", doc: "correlation buffer size; auto = cache - evict - bank" },
-            ParamInfo { name: "max_seq", default: "128", doc: "longest sequence in blocks (§3.3 rule 4)" },
+            ParamInfo { name: "max-seq", default: "128", doc: "longest sequence in blocks (§3.3 rule 4)" },
             ParamInfo { name: "table", default: "auto", doc: "block table memory before reclamation (§3.2); auto = 64 bytes per cache block, at least 1MiB; 0 = no limit" },
         ],
         preset_of: None,
@@ -482,9 +490,9 @@ impl PolicyDef for Dulo {
             }
             b
         };
-        let max_seq = args.u64("max_seq")?;
+        let max_seq = args.u64("max-seq")?;
         if max_seq == 0 {
-            return Err(SpecError("policy `dulo`: max_seq must be at least 1".into()));
+            return Err(SpecError("policy `dulo`: max-seq must be at least 1".into()));
         }
         let table = if args.text("table") == "auto" {
             (64 * c).max(1 << 20)
@@ -494,5 +502,102 @@ impl PolicyDef for Dulo {
                 .to_blocks(1)
         };
         Ok(Dulo::new(env.capacity, bank as usize, buffer as usize, max_seq as usize, table as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::Cache;
+
+    fn access(block: u64) -> Access {
+        Access { key: block, block, ..Access::default() }
+    }
+
+    /// A DULO cache of `capacity` blocks with no buffer and the given bank.
+    fn cache(capacity: usize, bank: usize) -> Cache<Dulo> {
+        Cache::new(Dulo::new(capacity, bank, 0, 128, 0), capacity)
+    }
+
+    #[test]
+    fn new_blocks_adjacent_on_disk_form_one_sequence_up_to_max_seq() {
+        let mut c = Cache::new(Dulo::new(16, 8, 0, 3, 0), 16);
+        for b in [7, 1, 2, 3, 4, 5, 9, 20] {
+            c.demand(&access(b));
+        }
+        // Bank of 8 sequenced at once: 1..3 | 4..5 (cut at max_seq = 3) | 7 | 9 | 20.
+        let sizes: Vec<Vec<u64>> = c.policy.evicting_section().into_iter().map(|(_, b)| b).collect();
+        assert_eq!(sizes, vec![vec![1, 2, 3], vec![4, 5], vec![7], vec![9], vec![20]]);
+        let h: Vec<f64> = c.policy.evicting_section().iter().map(|s| s.0).collect();
+        assert_eq!(h, vec![1.0 / 3.0, 0.5, 1.0, 1.0, 1.0]);
+        c.check().unwrap();
+    }
+
+    #[test]
+    fn sequences_are_cut_by_the_four_rules_of_section_3_3() {
+        // (last block, its previous time, size so far, next block, its previous time)
+        assert!(joins(10, 0, 1, 11, 0, 128), "two new adjacent blocks join");
+        assert!(!joins(10, 0, 1, 12, 0, 128), "rule 1: not adjacent");
+        assert!(!joins(10, 4, 1, 11, 0, 128), "rule 2: old then new");
+        assert!(!joins(10, 0, 1, 11, 4, 128), "rule 2: new then old");
+        assert!(joins(10, 4, 1, 11, 5, 128), "rule 3: one tick apart is close enough");
+        assert!(!joins(10, 4, 1, 11, 6, 128), "rule 3: two ticks apart");
+        assert!(!joins(10, 0, 128, 11, 0, 128), "rule 4: 128 blocks");
+        assert!(!joins(u64::MAX, 0, 1, 0, 0, 128), "no wrap-around at the end of the disk");
+    }
+
+    #[test]
+    fn rule_3_joins_blocks_last_sequenced_together() {
+        let mut c = cache(4, 2);
+        // 5 and 6 sequenced together at time 1, both evicted, then read again: one sequence.
+        for b in [5, 6, 100, 200, 300, 400, 5, 6] {
+            c.demand(&access(b));
+        }
+        let seqs: Vec<Vec<u64>> = c.policy.evicting_section().into_iter().map(|(_, b)| b).collect();
+        assert!(seqs.contains(&vec![5, 6]), "{seqs:?}");
+        c.check().unwrap();
+    }
+
+    #[test]
+    fn young_blocks_go_round_and_pinned_ones_are_passed() {
+        let mut c = cache(4, 2);
+        for b in [1, 3, 5, 7] {
+            c.demand(&access(b));
+        }
+        c.demand(&access(1)); // 1 young
+        c.demand(&access(9)); // victim search: 1 young goes to the top, 3 is evicted
+        assert!(c.contains(1) && !c.contains(3));
+        let f5 = c.frame_of(5).unwrap();
+        c.pin(f5);
+        c.demand(&access(11)); // 5 is pinned: the next one up goes
+        assert!(c.contains(5));
+        c.unpin(f5);
+        c.check().unwrap();
+    }
+
+    #[test]
+    fn an_unused_prefetch_leaves_no_history() {
+        let mut c = cache(4, 2);
+        c.insert(&access(8), Origin::Prefetch);
+        c.demand(&access(50));
+        for b in [60, 70, 80] {
+            c.demand(&access(b));
+        }
+        assert!(!c.contains(8));
+        assert_eq!(c.policy.tables[0].times(8), (0, 0));
+        assert!(c.policy.tables[0].times(50).0 > 0);
+    }
+
+    #[test]
+    fn the_block_table_is_reclaimed_at_its_limit() {
+        let mut c = Cache::new(Dulo::new(64, 8, 0, 128, 64 * 1024), 64);
+        for i in 0..20_000u64 {
+            c.demand(&access(i * 1000));
+        }
+        let (now, peak) = c.policy.table_bytes();
+        assert!(c.policy.reclaims > 0);
+        assert!(now <= 64 * 1024, "table holds {now} bytes");
+        assert!(peak <= 64 * 1024 + 16 * crate::block_table::NODE_BYTES, "peak {peak}");
+        c.check().unwrap();
     }
 }
