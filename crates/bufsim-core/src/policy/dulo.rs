@@ -409,6 +409,15 @@ impl Policy for Dulo {
         self.young[f] = false;
     }
 
+    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+        let (now, peak) = self.table_bytes();
+        out.push(("block_table_bytes", now as f64));
+        out.push(("block_table_peak_bytes", peak as f64));
+        out.push(("sequencings", self.refills as f64));
+        out.push(("sequences_formed", self.sequences as f64));
+        out.push(("table_reclaims", self.reclaims as f64));
+    }
+
     fn check(&self, resident: usize) -> Result<(), String> {
         self.links.check(&self.buffer)?;
         self.links.check(&self.bank)?;

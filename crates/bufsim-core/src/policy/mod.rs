@@ -159,4 +159,8 @@ pub trait Policy {
     fn check(&self, _resident: usize) -> Result<(), String> {
         Ok(())
     }
+
+    /// Figures the policy reports about itself at the end of a run, such as DULO's block
+    /// table memory: `(name, value)` pairs appended to `out`. Called once, outside the hot loop.
+    fn metrics(&self, _out: &mut Vec<(&'static str, f64)>) {}
 }

@@ -217,6 +217,9 @@ macro_rules! policies {
             fn check(&self, resident: usize) -> Result<(), String> {
                 match self { $(AnyPolicy::$variant(p) => p.check(resident)),* }
             }
+            fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+                match self { $(AnyPolicy::$variant(p) => p.metrics(out)),* }
+            }
         }
     };
 }
