@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from bufsim import _core
@@ -40,6 +40,20 @@ class Result:
     prefetched: int
     prefetch_hits: int
     prefetched_unused: int
+    # Disk requests by size in blocks ({size: requests}; 128 stands for 128 or more).
+    request_sizes: dict[int, int] = field(default_factory=dict)
+    # What the policy reports about itself, e.g. DULO's block table memory.
+    policy_metrics: dict[str, float] = field(default_factory=dict)
+
+    def sequence_size_cdf(self) -> list[tuple[int, float]]:
+        """DULO's sequence-size CDF (Figures 3 and 4): for each request size s seen, the share
+        of the blocks read from disk that came in requests of at most s blocks."""
+        total = sum(size * n for size, n in self.request_sizes.items())
+        out, acc = [], 0
+        for size in sorted(self.request_sizes):
+            acc += size * self.request_sizes[size]
+            out.append((size, acc / total))
+        return out
 
     @property
     def miss_ratio(self) -> float:
@@ -119,7 +133,7 @@ def _run(
         check=check,
         first_level=_first_level(first_level),
     )
-    return [Result(**row) for row in rows]
+    return [Result(**{**row, "request_sizes": dict(row["request_sizes"])}) for row in rows]
 
 
 def _first_level(first_level: Any) -> tuple | None:

@@ -137,11 +137,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         from bufsim.api import Result
 
-        results = [Result(**{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()
-                             if k in Result.__dataclass_fields__}) for row in df.to_dict("records")]
+        results = [Result(**{k: _plain(k, v) for k, v in row.items() if k in Result.__dataclass_fields__})
+                   for row in df.to_dict("records")]
         print(results_table(results))
         print(f"\n{len(df)} runs in {args.out}")
     return 0
+
+
+def _plain(key: str, value):
+    """A database value as a Result field: numpy scalars to Python, JSON columns decoded."""
+    if key == "request_sizes" and isinstance(value, str):
+        return {int(s): int(n) for s, n in json.loads(value)}
+    if key == "policy_metrics" and isinstance(value, str):
+        return json.loads(value)
+    return value.item() if hasattr(value, "item") else value
 
 
 def cmd_results(args: argparse.Namespace) -> int:

@@ -39,7 +39,10 @@ CONFIG_COLUMNS = [
     ("prefetch", "VARCHAR"), ("cache_blocks", "BIGINT"), ("block_size", "BIGINT"),
     ("reads_only", "BOOLEAN"), ("cluster", "VARCHAR"), ("seed", "UBIGINT"), ("first_level", "VARCHAR"),
 ]
-COLUMNS = CONFIG_COLUMNS + STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
+# Structured results, stored as JSON text: request sizes as [[size, count], ...], policy
+# metrics as {name: value}.
+JSON_STAT_COLUMNS = [("request_sizes", "JSON"), ("policy_metrics", "JSON")]
+COLUMNS = CONFIG_COLUMNS + STAT_COLUMNS + JSON_STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
 
 
 def cache_range(text: str, block_size: int = 4096) -> list[str]:
@@ -204,6 +207,7 @@ class ResultsStore:
     def write(self, spec: RunSpec, result: dict[str, Any], seconds: float) -> None:
         row = {**asdict(spec), "key": spec.key, "bufsim_version": _core.__version__}
         row.update({n: result[n] for n, _ in STAT_COLUMNS})
+        row.update({n: json.dumps(result[n], sort_keys=True) for n, _ in JSON_STAT_COLUMNS})
         row["config"] = json.dumps(asdict(spec), sort_keys=True)
         row["seconds"] = seconds
         names = [n for n, _ in COLUMNS if n != "finished_at"]

@@ -13,6 +13,36 @@ pub struct DiskRequest {
     pub sync: bool,
 }
 
+/// How many disk requests had each size in blocks: the data of DULO's sequence-size CDFs
+/// (Figures 3 and 4: the share of requested blocks in requests smaller than a size). Sizes up to
+/// [`RequestSizes::MAX`] are counted exactly; larger ones share the last bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestSizes {
+    counts: [u64; RequestSizes::MAX as usize + 1],
+}
+
+impl Default for RequestSizes {
+    fn default() -> Self {
+        RequestSizes { counts: [0; RequestSizes::MAX as usize + 1] }
+    }
+}
+
+impl RequestSizes {
+    /// The largest size counted exactly: DULO's longest sequence (§3.3 rule 4).
+    pub const MAX: u64 = 128;
+
+    #[inline]
+    pub fn add(&mut self, blocks: u64) {
+        self.counts[blocks.min(Self::MAX) as usize] += 1;
+    }
+
+    /// (size in blocks, requests of that size) for every size seen, smallest first; the last
+    /// size stands for itself and anything larger.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(s, &c)| (s as u64, c))
+    }
+}
+
 pub struct Clusterer {
     max_blocks: u64,
     pending: Option<DiskRequest>,

@@ -6,7 +6,7 @@ use bufsim_trace::Request;
 use rustc_hash::FxHashMap;
 
 use crate::cache::{Cache, Demand};
-use crate::cluster::{Clusterer, DiskRequest};
+use crate::cluster::{Clusterer, DiskRequest, RequestSizes};
 use crate::layout::{block_key, Layout};
 use crate::policy::{Access, Frame, Policy, NEVER};
 use crate::prefetch::{AnyReadAhead, BlockEvent, Plan};
@@ -54,6 +54,8 @@ pub struct Stats {
     pub prefetch_hits: u64,
     /// Blocks read ahead and evicted before any demand access.
     pub prefetched_unused: u64,
+    /// Disk requests by size in blocks (DULO's sequence-size distribution).
+    pub request_sizes: RequestSizes,
 }
 
 impl Stats {
@@ -149,6 +151,7 @@ impl<'a, P: Policy> Engine<'a, P> {
         if let Some(r) = r {
             self.stats.disk_requests += 1;
             self.stats.blocks_read += r.blocks;
+            self.stats.request_sizes.add(r.blocks);
             if r.sync {
                 self.stats.sync_requests += 1;
             } else {

@@ -4,6 +4,7 @@
 //! splits it into block accesses, [`cache`] keeps residency and asks a [`policy`] for victims,
 //! [`run`] reads a trace once and runs many (policy, cache size) configurations over it.
 
+pub mod block_table;
 pub mod blockmap;
 pub mod breakdown;
 pub mod cache;

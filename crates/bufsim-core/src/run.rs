@@ -66,6 +66,8 @@ pub struct RunResult {
     pub prefetch: String,
     pub cache_blocks: u64,
     pub stats: Stats,
+    /// What the policy reports about itself ([`Policy::metrics`]).
+    pub metrics: Vec<(&'static str, f64)>,
 }
 
 /// Where the requests come from: the file again, or the copy decoded into memory.
@@ -161,7 +163,7 @@ struct Simulate<'a> {
 }
 
 impl PolicyVisitor for Simulate<'_> {
-    type Output = Result<Stats, SimError>;
+    type Output = Result<(Stats, Vec<(&'static str, f64)>), SimError>;
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
         let future = if self.future { self.prepared.future.as_ref() } else { None };
@@ -184,13 +186,15 @@ impl PolicyVisitor for Simulate<'_> {
         if self.opts.check {
             cache.check().map_err(|e| SpecError(format!("invariant broken after the run: {e}")))?;
         }
-        Ok(stats)
+        let mut metrics = Vec::new();
+        cache.policy.metrics(&mut metrics);
+        Ok((stats, metrics))
     }
 }
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
     let policy = build(&cfg.policy, &build_env(blocks, opts))?;
-    let stats = policy.visit(Simulate {
+    let (stats, metrics) = policy.visit(Simulate {
         source,
         prepared,
         capacity: blocks as usize,
@@ -198,7 +202,7 @@ fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, o
         prefetch: &cfg.prefetch,
         opts,
     })?;
-    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats })
+    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats, metrics })
 }
 
 /// Decodes the whole trace into memory (several runs share it).

@@ -117,6 +117,13 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
             d.set_item("prefetched", s.prefetched)?;
             d.set_item("prefetch_hits", s.prefetch_hits)?;
             d.set_item("prefetched_unused", s.prefetched_unused)?;
+            let sizes: Vec<(u64, u64)> = s.request_sizes.iter().collect();
+            d.set_item("request_sizes", sizes)?;
+            let metrics = PyDict::new(py);
+            for (k, v) in &r.metrics {
+                metrics.set_item(*k, *v)?;
+            }
+            d.set_item("policy_metrics", metrics)?;
             Ok(d)
         })
         .collect()

@@ -12,6 +12,7 @@
 pub mod registry;
 
 mod clock;
+mod dulo;
 mod fifo;
 mod lfu;
 mod lru;
@@ -20,6 +21,7 @@ mod opt;
 mod random;
 
 pub use clock::Clock;
+pub use dulo::Dulo;
 pub use fifo::Fifo;
 pub use lfu::Lfu;
 pub use lru::Lru;
@@ -157,4 +159,8 @@ pub trait Policy {
     fn check(&self, _resident: usize) -> Result<(), String> {
         Ok(())
     }
+
+    /// Figures the policy reports about itself at the end of a run, such as DULO's block
+    /// table memory: `(name, value)` pairs appended to `out`. Called once, outside the hot loop.
+    fn metrics(&self, _out: &mut Vec<(&'static str, f64)>) {}
 }

@@ -217,6 +217,9 @@ macro_rules! policies {
             fn check(&self, resident: usize) -> Result<(), String> {
                 match self { $(AnyPolicy::$variant(p) => p.check(resident)),* }
             }
+            fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+                match self { $(AnyPolicy::$variant(p) => p.metrics(out)),* }
+            }
         }
     };
 }
@@ -229,6 +232,7 @@ policies! {
     Random => super::Random,
     Lfu => super::Lfu,
     Opt => super::Opt,
+    Dulo => super::Dulo,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
