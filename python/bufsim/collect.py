@@ -316,6 +316,7 @@ def collect(command: Sequence[str], output: str, *, stack_depth: int = 0, stacks
             except InterruptedError:
                 continue
             if not events:
+                writer.flush()  # the command is quiet: let the file show everything so far
                 if proc.poll() is not None:
                     _drain_fd(read_fd, splitter)
                     break
