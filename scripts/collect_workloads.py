@@ -175,8 +175,9 @@ touches; the footprint counts distinct file blocks; contexts are distinct progra
 one of the same file as the same process's preceding reference (prefetching paper §6.1); traced s
 is the wall time under strace, which slows each system call by about 1 ms with `-k`.
 
-The TPC-H session scans lineitem from the same SQLite call site in Q1, Q6, Q12, Q14 and again in
-Q1 and Q6: a looping program context for AMP, beside the random reads of orders and customer.
+In the TPC-H session one SQLite call site reads the whole lineitem table seven times (for Q1, Q6,
+Q14, Q12, Q5, then Q1 and Q6 again): a looping program context for AMP, beside the key lookups
+into orders, customer and part from other contexts, and the sorts' temporary files.
 `tests/test_collect_workloads.py` checks that loop and runs every trace through `bufsim run`.
 
 bufsim's readers do not read gzip yet (support is being added): decompress first, e.g.

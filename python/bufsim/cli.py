@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: the command's own; 128+N if a signal N killed it; 127 if it was not found, "
         "126 if it is not executable; 2 for bufsim's own errors (bad options, strace missing). The trace "
         "written so far stays valid whatever stops the command.")
-    col.add_argument("--output", "-o", required=True, metavar="TRACE", help="CSV trace to write (- for stdout)")
+    col.add_argument("--output", "-o", required=True, metavar="TRACE", help="CSV trace to write")
     col.add_argument("--stack-depth", type=int, default=0, metavar="N",
                      help="frames hashed into the program context, innermost first, after skipping the C "
                      "library, loader and vDSO (default: 0, the whole stack, as AMP does)")

@@ -17,7 +17,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -167,8 +166,6 @@ def strace_command(strace: str, output: str, command: Sequence[str], stacks: boo
 
 
 def _open_output(path: str) -> int:
-    if path == "-":
-        return os.dup(sys.stdout.fileno())
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 
 
