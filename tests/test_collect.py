@@ -172,3 +172,15 @@ def test_command_not_found_and_not_executable(tmp_path):
     assert p.returncode == 126 and "not an executable file" in p.stderr
     p = bufsim_cli("collect", "-o", tmp_path / "t.csv")
     assert p.returncode == 2 and "give the command to trace after --" in p.stderr
+
+
+@needs_strace
+def test_a_kept_strace_log_converts_to_the_same_records(known_io, tmp_path):
+    prog, data = known_io
+    live, log, again = tmp_path / "live.csv", tmp_path / "strace.log", tmp_path / "again.csv"
+    p = bufsim_cli("collect", "-o", live, "--include", data.parent, "--keep-strace", log, "--", prog, data)
+    assert p.returncode == 0, p.stderr
+    assert " > " in log.read_text()  # the -k frames are in the raw log
+    p = bufsim_cli("collect", "-o", again, "--include", data.parent, "--from-strace", log)
+    assert p.returncode == 0, p.stderr
+    assert body(again) == body(live)

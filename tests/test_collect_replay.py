@@ -20,10 +20,13 @@ T0 = 1_700_000_000
 
 
 def esc(path: Path | str) -> str:
-    """A path escaped the way strace -y prints it."""
+    """A path escaped the way strace -y prints it (octal with three digits when an octal digit
+    follows, as strace does: "a\\0010" is bytes a, 1, "0")."""
     out = []
-    for b in os.fsencode(str(path)):
+    raw = os.fsencode(str(path))
+    for i, b in enumerate(raw):
         c = chr(b)
+        next_is_digit = i + 1 < len(raw) and 48 <= raw[i + 1] <= 55
         if c == '"':
             out.append('\\"')
         elif c == "\\":
@@ -31,7 +34,7 @@ def esc(path: Path | str) -> str:
         elif c == "\n":
             out.append("\\n")
         elif c in "<>" or b < 32 or b >= 127:
-            out.append(f"\\{b:o}")
+            out.append(f"\\{b:03o}" if next_is_digit else f"\\{b:o}")
         else:
             out.append(c)
     return "".join(out)
@@ -384,3 +387,16 @@ def test_converting_a_log_writes_a_csv_bufsim_reads(tmp_path):
     assert len(Trace(str(out))) == 3
     r = Trace(str(out)).run(["lru"], ["1000blocks"])[0]
     assert r["misses"] == 4  # blocks 0,1,2 of the first file and block 0 of the second
+
+
+from hypothesis import given, settings, strategies as hs
+
+
+@settings(max_examples=300, deadline=None)
+@given(hs.binary(min_size=1, max_size=40).filter(lambda b: b"\x00" not in b))
+def test_unescape_inverts_straces_escaping(raw):
+    path = os.fsdecode(b"/" + raw)
+    assert st.unescape(esc(path)) == os.fsencode(path)
+    # And a -y annotation holding it comes out whole, whatever the bytes.
+    fd, annotated = st.fd_arg(f"3<{esc(path)}>")
+    assert fd == 3 and st.unescape(annotated) == os.fsencode(path)
