@@ -107,6 +107,9 @@ def test_arguments_split_at_top_level_only():
     call = st.parse_call("writev", text)
     assert call.args == ["3</a,b>", '[{iov_base="x,)", iov_len=3}, {iov_base=""..., iov_len=2}]', "2"]
     assert st.fd_arg(call.args[0]) == (3, "/a,b")
+    # Escaped quotes and a string ending in an escaped backslash stay inside their argument.
+    tricky = st.parse_call("write", r'write(4</a>, "q\"),\\", 5) = 5 <0.000001>')
+    assert tricky.args == ["4</a>", r'"q\"),\\"', "5"] and tricky.ret == "5"
     failed = st.parse_call("read", "read(3</a>, 0x7ffd, 10) = -1 EINTR (Interrupted system call) <0.000002>")
     assert failed.failed and failed.errno == "EINTR"
     restart = st.parse_call("read", "read(3</a>, 0x7ffd, 10) = ? ERESTARTSYS (To be restarted if SA_RESTART is set) <0.000002>")
@@ -400,3 +403,13 @@ def test_unescape_inverts_straces_escaping(raw):
     # And a -y annotation holding it comes out whole, whatever the bytes.
     fd, annotated = st.fd_arg(f"3<{esc(path)}>")
     assert fd == 3 and st.unescape(annotated) == os.fsencode(path)
+
+
+def test_docs_list_the_no_libs_patterns_and_the_traced_calls():
+    from bufsim.collect import NO_LIBS_PATTERNS, TRACED_SYSCALLS
+    from conftest import ROOT
+
+    doc = (ROOT / "docs" / "collect.md").read_text()
+    row = next(l for l in doc.splitlines() if l.startswith("| `--no-libs` |"))
+    assert all(f"`{p}`" in row for p in NO_LIBS_PATTERNS), row
+    assert all(f"`{n.lstrip('?')}`" in doc for n in TRACED_SYSCALLS)

@@ -275,9 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="record only files under DIR (symlinks resolved); repeatable")
     col.add_argument("--exclude", action="append", metavar="PATTERN",
                      help="skip files under a directory, or matching a glob such as '*.so*'; repeatable")
+    from bufsim.collect import NO_LIBS_PATTERNS
+
     col.add_argument("--no-libs", action="store_true",
-                     help="skip the loader's and libraries' reads and pseudo-files: /lib, /lib64, /usr/lib, "
-                     "/usr/lib64, *.so, *.so.*, /etc/ld.so.cache, /proc, /sys, /dev")
+                     help="skip the loader's and libraries' reads and pseudo-files: " + ", ".join(NO_LIBS_PATTERNS))
     col.add_argument("--keep-strace", metavar="FILE", help="also save strace's raw output to FILE")
     col.add_argument("--from-strace", metavar="LOG",
                      help="convert a saved `strace -f [-k] -y -ttt -T` log instead of running a command")

@@ -163,18 +163,13 @@ def parse_call(name: str, text: str) -> Optional[Syscall]:
 
 
 def _annotation_end(s: str, i: int) -> int:
-    """Index of the ``>`` closing the ``<`` at ``i`` (strace escapes ``>`` inside paths)."""
-    j = i + 1
-    n = len(s)
-    while j < n:
-        c = s[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == ">":
-            return j
-        j += 1
-    return n - 1
+    """Index of the ``>`` closing the ``<`` at ``i``: strace writes a ``>`` inside a -y path as
+    ``\\76``, so the first one closes it."""
+    j = s.find(">", i + 1)
+    return j if j >= 0 else len(s) - 1
+
+
+_SPECIAL = re.compile(r'["<()\[\]{},]')
 
 
 def split_args(text: str, start: int) -> tuple[list[str], int]:
@@ -183,18 +178,35 @@ def split_args(text: str, start: int) -> tuple[list[str], int]:
     annotations ``<...>`` and nested ``() [] {}`` are kept whole."""
     args: list[str] = []
     depth = 0
-    i = start
     field_start = start
     n = len(text)
-    while i < n:
+    search = _SPECIAL.search
+    i = start
+    while True:
+        m = search(text, i)
+        if m is None:
+            return args, -1
+        i = m.start()
         c = text[i]
         if c == '"':
             i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c == "<":
-            i = _annotation_end(text, i)
-        elif c in "([{":
+            while i < n:
+                q = text.find('"', i)
+                if q < 0:
+                    return args, -1
+                backslashes = 0
+                k = q - 1
+                while k >= i and text[k] == "\\":
+                    backslashes += 1
+                    k -= 1
+                i = q + 1
+                if backslashes % 2 == 0:
+                    break
+            continue
+        if c == "<":
+            i = _annotation_end(text, i) + 1
+            continue
+        if c in "([{":
             depth += 1
         elif c in "]}":
             depth -= 1
@@ -205,11 +217,10 @@ def split_args(text: str, start: int) -> tuple[list[str], int]:
                     args.append(last)
                 return args, i
             depth -= 1
-        elif c == "," and depth == 0:
+        elif depth == 0:  # a comma at the top level
             args.append(text[field_start:i].strip())
             field_start = i + 1
         i += 1
-    return args, -1
 
 
 _HEX = "0123456789abcdefABCDEF"

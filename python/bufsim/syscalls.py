@@ -269,16 +269,18 @@ class TraceBuilder:
         self.stats = Stats()
         # The call whose -k frames are being read: (tid, time_us, call); frames follow their line.
         self._last: Optional[tuple[int, int, st.Syscall]] = None
-        self._frames: list[st.Frame] = []
+        self._frames: list[str] = []
+        self._contexts: dict[str, int] = {}
 
     # -- lines ---------------------------------------------------------------------------------
 
     def feed(self, raw: str) -> None:
-        line = st.parse_line(raw)
-        if line.kind == "frame":
+        if raw.startswith(" > "):
+            # A -k frame of the call above; parsed only if that call makes a record.
             if self._last is not None:
-                self._frames.append(line.frame)
+                self._frames.append(raw)
             return
+        line = st.parse_line(raw)
         self._finish_last()
         if line.kind == "other":
             if line.text.strip():
@@ -335,6 +337,16 @@ class TraceBuilder:
         handler = _HANDLERS.get(call.name)
         if handler is not None:
             handler(self, self.task(tid), time_us, call, frames)
+
+    def context(self, frame_lines: list[str]) -> int:
+        """The program context of a call from its raw -k lines (cached: a program has few stacks)."""
+        key = "\n".join(frame_lines)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            ctx = context_id((st.parse_frame(l) for l in frame_lines), self.stack_depth)
+            if len(self._contexts) < 100_000:
+                self._contexts[key] = ctx
+        return ctx
 
     def _may_record(self, task: Task, name: str, text: str) -> bool:
         """Whether an unfinished data call is on a file we record (a blocked read of a terminal,
@@ -470,7 +482,7 @@ class TraceBuilder:
 
     # -- records -------------------------------------------------------------------------------
 
-    def record(self, task: Task, time_us: int, call: st.Syscall, frames: list[st.Frame], op: str,
+    def record(self, task: Task, time_us: int, call: st.Syscall, frames: list[str], op: str,
                file: Optional[FileIdentity], offset: int, size: int) -> None:
         if file is None or size <= 0:
             return  # pipes and sockets; zero-byte transfers (end of file) touch no block
@@ -478,7 +490,7 @@ class TraceBuilder:
             return
         if not self.filter.keeps(file.path):
             return
-        ctx = context_id(frames, self.stack_depth)
+        ctx = self.context(frames)
         s = self.stats
         if op == "R":
             s.reads += 1
