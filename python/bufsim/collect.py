@@ -132,9 +132,14 @@ class CollectResult:
 
     def summary(self) -> str:
         s = self.stats
-        return (f"bufsim collect: {s.records} records ({s.reads} reads, {s.writes} writes) on "
+        text = (f"bufsim collect: {s.records} records ({s.reads} reads, {s.writes} writes) on "
                 f"{len(s.files)} files from {len(s.pids)} processes and {len(s.contexts)} program "
                 f"contexts -> {self.output}; the command {self.outcome}")
+        if self.unknown_files:
+            text += f"; {self.unknown_files} files were gone before they could be looked at (named ?:?N:PATH)"
+        if s.unparsed:
+            text += f"; {s.unparsed} strace lines not understood (skipped)"
+        return text
 
 
 def find_strace() -> str:
