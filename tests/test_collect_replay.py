@@ -176,6 +176,24 @@ def test_unfinished_resumed_and_threads_share_descriptors_and_offsets(files):
     assert b.root_exit == "exited with status 0"
 
 
+def test_a_blocked_call_is_written_before_the_later_calls_that_finished_first(files, tmp_path):
+    a, _ = files
+    A = esc(a)
+    log = tmp_path / "s.log"
+    log.write_text(f"""100 {ts(1)} openat(AT_FDCWD</x>, "a.dat", O_RDONLY) = 3<{A}> <0.000010>
+100 {ts(2)} clone3({{flags=CLONE_VM|CLONE_FILES|CLONE_THREAD}}, 88) = 101 <0.000050>
+101 {ts(10)} read(3<{A}>,  <unfinished ...>
+100 {ts(11)} pread64(3<{A}>, ""..., 4096, 8192) = 4096 <0.000005>
+100 {ts(12)} pread64(3<{A}>, ""..., 4096, 12288) = 4096 <0.000005>
+101 {ts(20)} <... read resumed>""..., 100) = 100 <0.000010>
+100 {ts(30)} read(3<{A}>, ""..., 50) = 50 <0.000005>
+""")
+    out = tmp_path / "t.csv"
+    collect_from_log(str(log), str(out))
+    body = [l.split(",") for l in out.read_text().splitlines() if not l.startswith("#")][1:]
+    assert [(b[0], b[6]) for b in body] == [("9", "0"), ("10", "8192"), ("11", "12288"), ("29", "100")]
+
+
 def test_fork_copies_the_table_but_shares_the_description(files):
     a, bfile = files
     A, B = esc(a), esc(bfile)

@@ -270,6 +270,7 @@ class TraceBuilder:
         # The call whose -k frames are being read: (tid, time_us, call); frames follow their line.
         self._last: Optional[tuple[int, int, st.Syscall]] = None
         self._frames: list[str] = []
+        self._release_after: Optional[int] = None
         self._contexts: dict[str, int] = {}
 
     # -- lines ---------------------------------------------------------------------------------
@@ -306,15 +307,16 @@ class TraceBuilder:
                 self.hold(pid, line.time_us)
         elif line.kind == "resumed":
             pending = self.unfinished.pop(pid, None)
-            self.release(pid)
-            if pending is None or pending.name != line.name:
-                self.stats.unparsed += 1
-                return
-            call = st.parse_call(pending.name, pending.text + line.text)
+            call = None
+            if pending is not None and pending.name == line.name:
+                call = st.parse_call(pending.name, pending.text + line.text)
             if call is None:
                 self.stats.unparsed += 1
+                self.release(pid)
                 return
+            # Later records wait until this one, which started earlier, is out (_finish_last).
             self._last = (pid, pending.time_us, call)
+            self._release_after = pid
         elif line.kind == "exit":
             self._exit(pid, line)
 
@@ -332,11 +334,13 @@ class TraceBuilder:
         frames = self._frames
         self._last = None
         self._frames = []
-        if call.failed and call.name not in ("close",):
-            return
-        handler = _HANDLERS.get(call.name)
-        if handler is not None:
-            handler(self, self.task(tid), time_us, call, frames)
+        if not call.failed or call.name == "close":
+            handler = _HANDLERS.get(call.name)
+            if handler is not None:
+                handler(self, self.task(tid), time_us, call, frames)
+        if self._release_after is not None:
+            self.release(self._release_after)
+            self._release_after = None
 
     def context(self, frame_lines: list[str]) -> int:
         """The program context of a call from its raw -k lines (cached: a program has few stacks)."""
