@@ -110,3 +110,9 @@ def test_gcc_build_has_many_processes_and_temporary_file_generations(plain):
     # One assembler file per compile, each its own file even where /tmp gave the inode number of
     # a deleted one to the next (the generations of docs/collect.md).
     assert len(temp) >= 32
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bundled_trace_is_in_start_time_order(plain, name):
+    times = [int(r["time_us"]) for r in rows(plain[name])]
+    assert all(a <= b for a, b in zip(times, times[1:]))
