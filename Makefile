@@ -38,3 +38,15 @@ bench: build
 
 clean:
 	rm -rf $(VENV) target
+
+# bufsim collect (docs/collect.md): its tests run strace, so install it when missing (Debian/Ubuntu);
+# `make workloads` regenerates the bundled real traces in traces/.
+.PHONY: strace workloads
+test-python: strace
+strace:
+	@command -v strace >/dev/null || (apt-get update -qq && apt-get install -y -qq strace)
+
+workloads: build strace
+	@command -v sqlite3 >/dev/null || (apt-get update -qq && apt-get install -y -qq sqlite3)
+	$(PY) -m pip install --quiet "tpchgen-cli>=4"
+	$(PY) scripts/collect_workloads.py

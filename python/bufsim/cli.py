@@ -223,6 +223,29 @@ def cmd_policies(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_collect(args: argparse.Namespace) -> int:
+    from bufsim.collect import CollectError, collect, collect_from_log
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    options = dict(stack_depth=args.stack_depth, reads_only=args.reads_only, include=args.include or [],
+                   exclude=args.exclude or [], no_libs=args.no_libs)
+    try:
+        if args.from_strace:
+            if command:
+                raise CollectError("give either --from-strace LOG or a command to run, not both")
+            result = collect_from_log(args.from_strace, args.output, **options)
+        else:
+            result = collect(command, args.output, stacks=not args.no_stacks, keep_strace=args.keep_strace,
+                             **options)
+    except CollectError as e:
+        print(f"bufsim: error: {e}", file=sys.stderr)
+        return e.exit_status
+    print(result.summary(), file=sys.stderr)
+    return result.exit_status
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="bufsim",
@@ -295,6 +318,37 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("db", nargs="?", default="results.duckdb", help="database (default: results.duckdb)")
     res.add_argument("--parquet", metavar="FILE", help="with export: write the runs table as Parquet")
     res.set_defaults(func=cmd_results)
+
+    col = sub.add_parser(
+        "collect", help="run a command under strace and record its file I/O as a trace with program contexts",
+        usage="bufsim collect -o TRACE [options] -- COMMAND [ARGS...]",
+        description="Run COMMAND (and every process and thread it starts) under `strace -f -k -y -ttt -T` "
+        "and write its reads and writes of regular files as bufsim interchange CSV: time_us, dur_us, pid, "
+        "ctx (a hash of the call stack, AMP's program context), op, file (DEV:INO:PATH), offset, size. "
+        "Needs strace (Debian/Ubuntu: apt-get install strace). See docs/collect.md.",
+        epilog="Exit status: the command's own; 128+N if a signal N killed it; 127 if it was not found, "
+        "126 if it is not executable; 2 for bufsim's own errors (bad options, strace missing). The trace "
+        "written so far stays valid whatever stops the command.")
+    col.add_argument("--output", "-o", required=True, metavar="TRACE", help="CSV trace to write")
+    col.add_argument("--stack-depth", type=int, default=0, metavar="N",
+                     help="frames hashed into the program context, innermost first, after skipping the C "
+                     "library, loader and vDSO (default: 0, the whole stack, as AMP does)")
+    col.add_argument("--no-stacks", action="store_true",
+                     help="trace without -k (about 10x faster); every ctx is then 0")
+    col.add_argument("--reads-only", action="store_true", help="record reads only")
+    col.add_argument("--include", action="append", metavar="DIR",
+                     help="record only files under DIR (symlinks resolved); repeatable")
+    col.add_argument("--exclude", action="append", metavar="PATTERN",
+                     help="skip files under a directory, or matching a glob such as '*.so*'; repeatable")
+    from bufsim.collect import NO_LIBS_PATTERNS
+
+    col.add_argument("--no-libs", action="store_true",
+                     help="skip the loader's and libraries' reads and pseudo-files: " + ", ".join(NO_LIBS_PATTERNS))
+    col.add_argument("--keep-strace", metavar="FILE", help="also save strace's raw output to FILE")
+    col.add_argument("--from-strace", metavar="LOG",
+                     help="convert a saved `strace -f [-k] -y -ttt -T` log instead of running a command")
+    col.add_argument("command", nargs=argparse.REMAINDER, help="the command to trace, after --")
+    col.set_defaults(func=cmd_collect)
 
     from bufsim.reproduce import REPRODUCTIONS
 
