@@ -212,11 +212,18 @@ class ResultsStore:
         row["seconds"] = seconds
         names = [n for n, _ in COLUMNS if n != "finished_at"]
         marks = ", ".join("?" for _ in names)
-        # One statement is one transaction: a row is there whole or not at all.
-        self.db.execute(
-            f"INSERT OR REPLACE INTO runs ({', '.join(names)}, finished_at) VALUES ({marks}, now())",
-            [row[n] for n in names],
-        )
+        # One statement is one transaction: a row is there whole or not at all. DuckDB turns a
+        # Ctrl-C that lands inside a statement into its own InterruptException (rolling the
+        # statement back); make it the KeyboardInterrupt every other interrupted call raises.
+        import duckdb
+
+        try:
+            self.db.execute(
+                f"INSERT OR REPLACE INTO runs ({', '.join(names)}, finished_at) VALUES ({marks}, now())",
+                [row[n] for n in names],
+            )
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
 
     def frame(self, keys: Sequence[str] | None = None):
         if keys is None:
