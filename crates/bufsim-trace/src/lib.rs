@@ -9,6 +9,7 @@ mod error;
 mod lines;
 mod oracle;
 mod request;
+pub mod synth;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};

@@ -217,6 +217,20 @@ macro_rules! policies {
             fn check(&self, resident: usize) -> Result<(), String> {
                 match self { $(AnyPolicy::$variant(p) => p.check(resident)),* }
             }
+            fn keeps_ghosts(&self) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.keeps_ghosts()),* }
+            }
+            #[inline]
+            fn ghost_hit(&self, key: u64) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.ghost_hit(key)),* }
+            }
+            #[inline]
+            fn ghost_len(&self) -> usize {
+                match self { $(AnyPolicy::$variant(p) => p.ghost_len()),* }
+            }
+            fn partition_timeline(&self) -> Option<&super::partition::Timeline> {
+                match self { $(AnyPolicy::$variant(p) => p.partition_timeline()),* }
+            }
         }
     };
 }
@@ -229,6 +243,9 @@ policies! {
     Random => super::Random,
     Lfu => super::Lfu,
     Opt => super::Opt,
+    Amp => super::Amp,
+    Pcc => super::Pcc,
+    Dear => super::Dear,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
