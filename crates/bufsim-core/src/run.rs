@@ -11,6 +11,7 @@ use bufsim_trace::{AddressKind, Format, Request, TraceError, TraceReader};
 
 use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, FutureBuilder, Prefetching, Stats};
 use crate::layout::Layout;
+use crate::policy::partition::Timeline;
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
 use crate::SimError;
@@ -62,6 +63,8 @@ pub struct RunResult {
     pub prefetch: String,
     pub cache_blocks: u64,
     pub stats: Stats,
+    /// Partition sizes over time, for partitioned policies (AMP, PCC*, DEAR).
+    pub timeline: Option<Timeline>,
 }
 
 /// Where the requests come from: the file again, or the copy decoded into memory.
@@ -163,7 +166,7 @@ struct Simulate<'a> {
 }
 
 impl PolicyVisitor for Simulate<'_> {
-    type Output = Result<Stats, SimError>;
+    type Output = Result<(Stats, Option<Timeline>), SimError>;
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
         let future = if self.future { self.prepared.future.as_ref() } else { None };
@@ -186,13 +189,13 @@ impl PolicyVisitor for Simulate<'_> {
         if self.opts.check {
             cache.check().map_err(|e| SpecError(format!("invariant broken after the run: {e}")))?;
         }
-        Ok(stats)
+        Ok((stats, cache.policy.partition_timeline().cloned()))
     }
 }
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
     let policy = build(&cfg.policy, &build_env(blocks, opts))?;
-    let stats = policy.visit(Simulate {
+    let (stats, timeline) = policy.visit(Simulate {
         source,
         prepared,
         capacity: blocks as usize,
@@ -200,7 +203,7 @@ fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, o
         prefetch: &cfg.prefetch,
         opts,
     })?;
-    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats })
+    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats, timeline })
 }
 
 /// Decodes the whole trace into memory (several runs share it).

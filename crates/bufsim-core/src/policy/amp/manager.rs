@@ -60,25 +60,25 @@ pub struct ManagerStats {
 }
 
 /// Ghosts of the default partition when its policy keeps none (LRU, CLOCK, ...): the keys it
-/// evicted, oldest dropped once more than the cache's capacity are held, as ARC's
-/// |B1| + |B2| ≤ c in a full cache.
+/// evicted, the oldest dropped once there are more than the partition holds blocks, as an ARC
+/// cache of that size keeps |B1| + |B2| ≤ c.
 struct GhostList {
     seq: FxHashMap<u64, u64>,
     order: VecDeque<(u64, u64)>,
     next: u64,
-    capacity: usize,
 }
 
 impl GhostList {
-    fn new(capacity: usize) -> Self {
-        GhostList { seq: FxHashMap::default(), order: VecDeque::new(), next: 0, capacity }
+    fn new() -> Self {
+        GhostList { seq: FxHashMap::default(), order: VecDeque::new(), next: 0 }
     }
 
-    fn push(&mut self, key: u64) {
+    /// Remembers `key`, keeping at most `limit` ghosts.
+    fn push(&mut self, key: u64, limit: usize) {
         self.next += 1;
         self.seq.insert(key, self.next);
         self.order.push_back((key, self.next));
-        while self.seq.len() > self.capacity || self.order.front().is_some_and(|&(k, s)| self.seq.get(&k) != Some(&s)) {
+        while self.seq.len() > limit || self.order.front().is_some_and(|&(k, s)| self.seq.get(&k) != Some(&s)) {
             let (k, s) = self.order.pop_front().expect("ghost order holds every ghost");
             if self.seq.get(&k) == Some(&s) {
                 self.seq.remove(&k);
@@ -138,7 +138,7 @@ impl<D: Detector, P: Policy> Manager<D, P> {
         let parts = FIRST_MRU + cfg.max_partitions;
         let mut names = vec!["default".to_string(), "one-shot".to_string()];
         names.extend((1..=cfg.max_partitions).map(|i| format!("mru{i}")));
-        let own_ghosts = (!default.keeps_ghosts()).then(|| GhostList::new(capacity));
+        let own_ghosts = (!default.keeps_ghosts()).then(GhostList::new);
         Manager {
             cfg,
             detector,
@@ -196,7 +196,7 @@ impl<D: Detector, P: Policy> Manager<D, P> {
     fn ghost_len(&self) -> usize {
         match &self.own_ghosts {
             Some(g) => g.len(),
-            None => self.default.ghost_len(),
+            None => self.default.ghost_len().min(self.map.len(DEFAULT).max(1)),
         }
     }
 
@@ -505,8 +505,9 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         if p == DEFAULT {
             self.default.remove(frame, key, why);
             if why == Removal::Evicted {
+                let limit = self.map.len(DEFAULT) + 1;
                 if let Some(g) = &mut self.own_ghosts {
-                    g.push(key);
+                    g.push(key, limit);
                 }
             }
         } else {

@@ -180,6 +180,8 @@ mod tests {
         assert!(e.contains("threshold"), "{e}");
         let e = build("amp(sampling=0)", &env()).err().unwrap().to_string();
         assert!(e.contains("sampling"), "{e}");
+        let e = build("amp(history=0)", &env()).err().unwrap().to_string();
+        assert!(e.contains("history=`0`"), "{e}");
         let e = build("dear(group=1)", &env()).err().unwrap().to_string();
         assert!(e.contains("group"), "{e}");
         assert!(build("amp(default=mru,max_partitions=3,sampling=1/4,adaptive=true,detect=continuous)", &env()).is_ok());

@@ -49,10 +49,8 @@ impl Reref {
 pub struct RecencyList {
     slot_of: FxHashMap<u64, u32>,
     key_at: Vec<u64>,
-    /// Virtual time of the access that took the slot.
+    /// Virtual time of the access that took the slot (nondecreasing in slot order).
     time_at: Vec<u64>,
-    /// The owner's own access count when the slot was taken (for the history horizon).
-    stamp_at: Vec<u64>,
     alive: Vec<bool>,
     /// Fenwick tree over slots, 1-based: `tree[j]` counts live slots in `(j - lowbit(j), j]`.
     tree: Vec<u32>,
@@ -76,7 +74,6 @@ impl RecencyList {
             slot_of: FxHashMap::default(),
             key_at: vec![0; MIN_SLOTS],
             time_at: vec![0; MIN_SLOTS],
-            stamp_at: vec![0; MIN_SLOTS],
             alive: vec![false; MIN_SLOTS],
             tree: vec![0; MIN_SLOTS + 1],
             next: 0,
@@ -123,11 +120,11 @@ impl RecencyList {
         self.live -= 1;
     }
 
-    /// An access of `key` at virtual time `time` (`stamp`: the owner's access count, for
-    /// [`RecencyList::expire`]). Returns where the block was in L_i if it was there; either way
-    /// the block is then the newest entry of L.
+    /// An access of `key` at virtual time `time` (never less than the previous access's).
+    /// Returns where the block was in L_i if it was there; either way the block is then the
+    /// newest entry of L.
     #[inline]
-    pub fn access(&mut self, key: u64, time: u64, stamp: u64) -> Option<Reref> {
+    pub fn access(&mut self, key: u64, time: u64) -> Option<Reref> {
         let before = match self.slot_of.get(&key) {
             Some(&s) => {
                 let s = s as usize;
@@ -144,7 +141,6 @@ impl RecencyList {
         self.next += 1;
         self.key_at[s] = key;
         self.time_at[s] = time;
-        self.stamp_at[s] = stamp;
         self.alive[s] = true;
         self.add(s, 1);
         self.live += 1;
@@ -157,13 +153,11 @@ impl RecencyList {
         let cap = (self.live * 2).max(MIN_SLOTS);
         let mut key_at = vec![0; cap];
         let mut time_at = vec![0; cap];
-        let mut stamp_at = vec![0; cap];
         let mut k = 0;
         for s in 0..self.next {
             if self.alive[s] {
                 key_at[k] = self.key_at[s];
                 time_at[k] = self.time_at[s];
-                stamp_at[k] = self.stamp_at[s];
                 self.slot_of.insert(key_at[k], k as u32);
                 k += 1;
             }
@@ -171,7 +165,6 @@ impl RecencyList {
         debug_assert_eq!(k, self.live);
         self.key_at = key_at;
         self.time_at = time_at;
-        self.stamp_at = stamp_at;
         self.alive = vec![false; cap];
         self.alive[..k].iter_mut().for_each(|a| *a = true);
         // The first k slots are live: tree[j] = |(j - lowbit(j), j] ∩ [1, k]|.
@@ -182,12 +175,12 @@ impl RecencyList {
         self.low = 0;
     }
 
-    /// Forgets blocks whose last access carries a stamp below `stamp` (a history horizon).
-    pub fn expire(&mut self, stamp: u64) {
+    /// Forgets blocks last accessed before virtual time `time` (a history horizon).
+    pub fn expire(&mut self, time: u64) {
         while self.low < self.next {
             let s = self.low;
             if self.alive[s] {
-                if self.stamp_at[s] >= stamp {
+                if self.time_at[s] >= time {
                     return;
                 }
                 self.slot_of.remove(&self.key_at[s]);
@@ -243,8 +236,9 @@ pub struct RecencyConfig {
     /// Continuous detection: R̄ is an exponential moving average with this weight, updated at
     /// every access (AMP §3.1: "can respond faster to changes in workload").
     pub ema: Option<f64>,
-    /// Forget blocks a context has not touched for this many of its own sampled accesses
-    /// (`None`: remember every block, the exact definition of L_i).
+    /// Forget blocks a context has not touched for this much virtual time, so that blocks a
+    /// context left behind stop weighing on R̄ (`None`: remember every block, L_i exactly as
+    /// defined over the whole run).
     pub history: Option<u64>,
 }
 
@@ -260,8 +254,6 @@ struct Context {
     list: RecencyList,
     /// Current sampling threshold Q (adaptive sampling changes it per context).
     q: u64,
-    /// Sampled accesses so far (stamps for the history horizon).
-    sampled: u64,
     accesses: u64,
     period_sampled: u64,
     period_refs: u64,
@@ -303,7 +295,6 @@ impl Detector for RecencyDetector {
         let c = self.contexts.entry(ctx).or_insert_with(|| Context {
             list: RecencyList::new(),
             q: cfg.sampling.q0,
-            sampled: 0,
             accesses: 0,
             period_sampled: 0,
             period_refs: 0,
@@ -319,13 +310,12 @@ impl Detector for RecencyDetector {
         if block_hash(key) as u64 >= c.q {
             return None;
         }
-        c.sampled += 1;
         c.period_sampled += 1;
         if let Some(h) = cfg.history {
-            c.list.expire(c.sampled.saturating_sub(h));
+            c.list.expire(time.saturating_sub(h));
         }
         let mut changed = None;
-        if let Some(r) = c.list.access(key, time, c.sampled) {
+        if let Some(r) = c.list.access(key, time) {
             let ri = r.recency();
             c.period_sum += ri;
             c.period_refs += 1;
@@ -358,9 +348,12 @@ impl Detector for RecencyDetector {
         changed
     }
 
-    fn detect(&mut self, _now: u64) {
+    fn detect(&mut self, now: u64) {
         let cfg = self.cfg;
         for c in self.contexts.values_mut() {
+            if let Some(h) = cfg.history {
+                c.list.expire(now.saturating_sub(h));
+            }
             if c.period_sampled > 0 {
                 let r_bar = match cfg.ema {
                     Some(_) => c.ema,
@@ -433,7 +426,7 @@ impl crate::policy::PolicyDef for super::Amp {
             ParamInfo { name: "detect", default: "periodic", doc: "periodic (R̄ over each period) or continuous (exponential moving average, switching at any access)" },
             ParamInfo { name: "alpha", default: "0.01", doc: "weight of a new R_i in the continuous detector's moving average" },
             ParamInfo { name: "min-refs", default: "32", doc: "re-references a detection needs (and sampled accesses without one that make a context one-shot)" },
-            ParamInfo { name: "history", default: "all", doc: "forget blocks a context has not touched in this many of its sampled accesses (all: the exact L_i)" },
+            ParamInfo { name: "history", default: "10x", doc: "forget blocks a context has not touched for this many accesses (Nx: N periods; all: L_i over the whole run)" },
             P_PERIOD,
             P_STEAL,
             P_GC,
@@ -456,9 +449,23 @@ impl crate::policy::PolicyDef for super::Amp {
             "continuous" => Some(args.f64_in("alpha", f64::MIN_POSITIVE, 1.0)?),
             _ => None,
         };
-        let history = match args.text("history") {
+        let history = match args.text("history").trim().to_ascii_lowercase().as_str() {
             "all" => None,
-            _ => Some(args.u64("history")?.max(1)),
+            t => {
+                let n = match t.strip_suffix('x') {
+                    Some(k) => k.trim().parse::<u64>().ok().map(|k| k.saturating_mul(cfg.period)),
+                    None => t.parse::<u64>().ok(),
+                };
+                match n {
+                    Some(n) if n > 0 => Some(n),
+                    _ => {
+                        return Err(SpecError(format!(
+                            "policy `amp`: history=`{}` must be all, a number of accesses, or a number of periods such as 10x",
+                            args.text("history")
+                        )))
+                    }
+                }
+            }
         };
         let det = RecencyConfig {
             threshold: args.f64_in("threshold", 0.0, 1.0)?,
@@ -477,7 +484,7 @@ pub fn average_reference_recency(blocks: &[u64]) -> (Option<f64>, Vec<Option<f64
     let rs: Vec<Option<f64>> = blocks
         .iter()
         .enumerate()
-        .map(|(i, &b)| list.access(b, i as u64, i as u64).map(|r| r.recency()))
+        .map(|(i, &b)| list.access(b, i as u64).map(|r| r.recency()))
         .collect();
     let defined: Vec<f64> = rs.iter().flatten().copied().collect();
     let mean = (!defined.is_empty()).then(|| defined.iter().sum::<f64>() / defined.len() as f64);
@@ -518,7 +525,7 @@ mod tests {
         let mut list = RecencyList::new();
         for (i, (&b, (l, p))) in s.iter().zip(table).enumerate() {
             assert_eq!(list.list(), l.to_vec(), "L_{}", i + 1);
-            let got = list.access(b, i as u64, i as u64);
+            let got = list.access(b, i as u64);
             assert_eq!(got.map(|r| r.pos), p, "p_{}", i + 1);
         }
         let (r, rs) = average_reference_recency(&s);
@@ -538,10 +545,10 @@ mod tests {
     fn l6_and_l7_of_the_papers_string() {
         let mut list = RecencyList::new();
         for (i, b) in [4, 2, 3, 1, 2].into_iter().enumerate() {
-            list.access(b, i as u64, i as u64);
+            list.access(b, i as u64);
         }
         assert_eq!(list.list(), vec![4, 3, 1, 2]);
-        let r = list.access(3, 5, 5).unwrap();
+        let r = list.access(3, 5).unwrap();
         assert_eq!((r.pos, r.len), (1, 4));
         assert_eq!(list.list(), vec![4, 1, 2, 3]);
     }
@@ -575,7 +582,7 @@ mod tests {
             let got: Vec<Option<(usize, usize)>> = blocks
                 .iter()
                 .enumerate()
-                .map(|(i, &b)| list.access(b, i as u64, i as u64).map(|r| (r.pos, r.len)))
+                .map(|(i, &b)| list.access(b, i as u64).map(|r| (r.pos, r.len)))
                 .collect();
             prop_assert_eq!(got, naive(&blocks));
             list.check().map_err(TestCaseError::fail)?;
@@ -585,7 +592,7 @@ mod tests {
         fn retain_and_expire_keep_the_order(blocks in prop::collection::vec(0u64..200, 1..1500), keep_mod in 2u64..5, horizon in 1u64..400) {
             let mut list = RecencyList::new();
             for (i, &b) in blocks.iter().enumerate() {
-                list.access(b, i as u64, i as u64);
+                list.access(b, i as u64);
             }
             let before = list.list();
             list.retain(|k| k % keep_mod != 0);
