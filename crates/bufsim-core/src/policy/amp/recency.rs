@@ -637,7 +637,7 @@ mod tests {
     fn adaptive_sampling_halves_and_doubles_q() {
         let cfg = RecencyConfig {
             sampling: Sampling { q0: FULL_Q, adaptive: true, limit: 100 },
-            history: Some(150),
+            history: Some(2000),
             ..RecencyConfig::default()
         };
         let mut d = RecencyDetector::new(cfg);
