@@ -11,6 +11,7 @@ specific exceptions carrying the same one-line messages the command line prints.
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
 from bufsim.api import Result, policies, prefetchers, simulate, sweep
+from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
 
 __all__ = [
     "BufsimError",
@@ -18,6 +19,11 @@ __all__ = [
     "SpecError",
     "TraceFormatError",
     "__version__",
+    "detect",
+    "generate",
+    "generators",
+    "partition_timeline",
+    "plot_partition_timeline",
     "policies",
     "prefetchers",
     "simulate",

@@ -325,3 +325,16 @@ pub fn block_keys(requests: &[Request], kind: AddressKind, cfg: &EngineConfig) -
     }
     keys
 }
+
+/// Block accesses a trace expands to with the program context of each: `(key, ctx)` in order
+/// (access-pattern detection over a whole trace, `bufsim detect`).
+pub fn block_accesses(requests: &[Request], kind: AddressKind, cfg: &EngineConfig) -> Vec<(u64, u64)> {
+    let source = Source::Memory(requests);
+    let opts = RunOptions { engine: *cfg, ..RunOptions::default() };
+    let prepared = prepare(&source, kind, false, false, &opts).expect("memory source cannot fail");
+    let mut out = Vec::new();
+    for r in requests.iter().filter(|r| included(r, cfg)) {
+        for_each_block(r, cfg, &prepared.layout, |d, b| out.push((crate::layout::block_key(d, b), r.ctx)));
+    }
+    out
+}

@@ -169,6 +169,10 @@ impl<D: Detector, P: Policy> Manager<D, P> {
         &self.detector
     }
 
+    pub fn into_detector(self) -> D {
+        self.detector
+    }
+
     pub fn default_policy(&self) -> &P {
         &self.default
     }

@@ -145,6 +145,37 @@ pub(crate) fn build_manager(args: &Args, env: &BuildEnv, name: &str) -> Result<(
     Ok((cfg, DefaultPolicy::new(default)))
 }
 
+/// Classifies every program context of a block-access string `(key, ctx)` with the detector
+/// of `spec` (`amp(...)`, `pcc(...)` or `dear(...)`), as §4.1 does: one detection over the whole
+/// string (DEAR detects at its own intervals). Context 0 (unknown) is not classified. Returns
+/// the contexts in ascending order.
+pub fn classify(accesses: &[(u64, u64)], spec: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
+    let env = BuildEnv { capacity: 1, block_size: 4096, seed: 0 };
+    let parsed = Spec::parse(spec)?;
+    let not_amp = || SpecError(format!("`{spec}` has no access-pattern detector; use amp, pcc or dear with their parameters"));
+    let info = lookup(&parsed.name).ok_or_else(not_amp)?;
+    if !["amp", "pcc", "dear"].contains(&info.name) {
+        return Err(not_amp());
+    }
+    fn feed<D: Detector>(mut d: D, accesses: &[(u64, u64)]) -> Vec<(u64, ContextReport)> {
+        for (t, &(key, ctx)) in accesses.iter().enumerate() {
+            if ctx != 0 {
+                d.access(ctx, key, t as u64);
+            }
+        }
+        d.detect(accesses.len() as u64);
+        let mut ctxs = Vec::new();
+        d.contexts(&mut ctxs);
+        ctxs.into_iter().map(|c| (c, d.report(c).expect("listed context"))).collect()
+    }
+    Ok(match build_spec(&parsed, &env)? {
+        AnyPolicy::Amp(m) => feed(m.into_detector(), accesses),
+        AnyPolicy::Pcc(m) => feed(m.into_detector(), accesses),
+        AnyPolicy::Dear(m) => feed(m.into_detector(), accesses),
+        _ => return Err(not_amp()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +216,24 @@ mod tests {
         let e = build("dear(group=1)", &env()).err().unwrap().to_string();
         assert!(e.contains("group"), "{e}");
         assert!(build("amp(default=mru,max_partitions=3,sampling=1/4,adaptive=true,detect=continuous)", &env()).is_ok());
+    }
+
+    #[test]
+    fn classify_reports_every_context() {
+        let mut acc = Vec::new();
+        for i in 0..3000u64 {
+            acc.push((i % 200, 1)); // a loop
+            acc.push((10_000 + i, 2)); // a scan
+            acc.push((20_000 + i / 20, 3)); // clustered
+            acc.push((i % 7, 0)); // unknown context
+        }
+        let r = classify(&acc, "amp").unwrap();
+        let pats: Vec<(u64, Pattern)> = r.iter().map(|(c, x)| (*c, x.pattern)).collect();
+        assert_eq!(pats, vec![(1, Pattern::Looping), (2, Pattern::OneShot), (3, Pattern::Other)]);
+        assert_eq!(r[0].1.loop_size, Some(200.0));
+        let r = classify(&acc, "pcc").unwrap();
+        assert_eq!(r[2].1.pattern, Pattern::Looping, "PCC calls clustered accesses a loop");
+        let e = classify(&acc, "lru").unwrap_err().to_string();
+        assert!(e.contains("no access-pattern detector"), "{e}");
     }
 }
