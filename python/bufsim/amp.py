@@ -56,8 +56,11 @@ def plot_partition_timeline(df: "pandas.DataFrame", path: Optional[PathLike] = N
     order = [c for c in ["default", "one-shot"] if c in wide.columns]
     mru = sorted((c for c in wide.columns if c.startswith("mru")), key=lambda c: int(c[3:]))
     used = [c for c in order + mru if wide[c].any()]
+    # Label MRU partitions with the program context they served last.
+    last = df[df["time"] == df["time"].max()].set_index("partition")["ctx"]
+    labels = [f"{c} (ctx {last[c]})" if c.startswith("mru") and last.get(c, 0) else c for c in used]
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.stackplot(wide.index, [wide[c] for c in used], labels=used)
+    ax.stackplot(wide.index, [wide[c] for c in used], labels=labels)
     ax.set_xlabel("virtual time (block accesses)")
     ax.set_ylabel("blocks")
     ax.set_title(title or "partition sizes")

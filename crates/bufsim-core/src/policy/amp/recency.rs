@@ -2,6 +2,8 @@
 //! von Behren, Brewer, UCB/CSD-05-1379, §3.1), with one-shot detection and block sampling.
 //! Deviation: R̄ is exact but costs O(log |L|) per access (an order-statistics tree), not O(|L|).
 
+use std::collections::hash_map::Entry;
+
 use rustc_hash::FxHashMap;
 
 use super::detect::{block_hash, ContextReport, Detector, LoopStats, Pattern, Sampling, FULL_Q};
@@ -125,26 +127,29 @@ impl RecencyList {
     /// newest entry of L.
     #[inline]
     pub fn access(&mut self, key: u64, time: u64) -> Option<Reref> {
-        let before = match self.slot_of.get(&key) {
-            Some(&s) => {
-                let s = s as usize;
-                let r = Reref { pos: self.before(s), len: self.live, last_time: self.time_at[s] };
-                self.kill(s);
-                Some(r)
-            }
-            None => None,
-        };
         if self.next == self.alive.len() {
             self.renumber();
         }
         let s = self.next;
+        // One probe of the map: the block's old slot, replaced by its new one.
+        let old = match self.slot_of.entry(key) {
+            Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), s as u32) as usize),
+            Entry::Vacant(e) => {
+                e.insert(s as u32);
+                None
+            }
+        };
+        let before = old.map(|o| {
+            let r = Reref { pos: self.before(o), len: self.live, last_time: self.time_at[o] };
+            self.kill(o);
+            r
+        });
         self.next += 1;
         self.key_at[s] = key;
         self.time_at[s] = time;
         self.alive[s] = true;
         self.add(s, 1);
         self.live += 1;
-        self.slot_of.insert(key, s as u32);
         before
     }
 
