@@ -238,6 +238,7 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
 /// rows `(time, partition, ctx, blocks)`.
 #[pyfunction]
 #[pyo3(signature = (path, policy, cache, *, format="auto", block_size=4096, reads_only=false, seed=42))]
+#[allow(clippy::too_many_arguments)]
 fn partition_timeline(
     py: Python<'_>,
     path: &str,

@@ -81,7 +81,7 @@ impl DearDetector {
                 cand.push((before, forward));
             }
             // Most recently accessed first; ties cannot happen (one access per count).
-            cand.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            cand.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
             c.groups = cand
                 .chunks_exact(group)
                 .map(|g| g.iter().map(|&(_, f)| f as f64).sum::<f64>() / group as f64)
