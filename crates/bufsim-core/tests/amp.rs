@@ -345,6 +345,20 @@ fn mru_partitions_go_to_the_most_popular_loops() {
     assert!(served.contains(&4) && served.contains(&3), "{served:?}");
     assert_eq!(m.target_of(1), DEFAULT);
     assert_eq!(m.detector().report(1).unwrap().pattern, Pattern::Looping);
+    // Without MRU partitions a context that was one-shot and now loops returns to the default
+    // partition.
+    let mut reqs: Vec<(u64, u64)> = (0..3000u64).map(|k| (1, 100_000 + k)).collect();
+    reqs.extend((0..200).flat_map(|_| (0..30u64).map(|k| (1, k))));
+    let mut c = amp(60, "amp(default=lru,max-partitions=0,period=3000,min-refs=8,history=100)");
+    for (t, &(ctx, key)) in reqs.iter().enumerate() {
+        c.demand(&Access { key, ctx, time: t as u64, ..Access::default() });
+        if t == 3500 {
+            assert_eq!(manager(&c).target_of(1), ONE_SHOT);
+        }
+    }
+    c.check().unwrap();
+    assert_eq!(manager(&c).detector().report(1).unwrap().pattern, Pattern::Looping);
+    assert_eq!(manager(&c).target_of(1), DEFAULT);
 }
 
 fn ops() -> impl Strategy<Value = Vec<(u64, u64, u8)>> {
@@ -388,5 +402,26 @@ proptest! {
             runs.push(misses);
         }
         prop_assert_eq!(runs[0], runs[1]);
+    }
+}
+
+/// Read-ahead brings blocks into the partition of the context whose read triggered it; every
+/// run keeps its invariants and its counters add up.
+#[test]
+fn read_ahead_with_contexts() {
+    let s = generate("amp-mix(accesses=30000,loop1=700,loop2=300,loop2-share=0.2,loop1-share=0.3,lag=20)", 2).unwrap();
+    let opts = RunOptions { jobs: 2, check: true, ..RunOptions::default() };
+    let mut configs = Vec::new();
+    for p in ["amp(default=lru,period=2000)", "pcc(default=clock,period=2000)", "dear(default=lru,interval=300)"] {
+        for f in ["linux", "linux-ondemand", "bsd"] {
+            configs.push(RunConfig::new(p, "500blocks").with_prefetch(f));
+        }
+    }
+    for r in run_requests(&s.requests, AddressKind::File, &configs, &opts).unwrap() {
+        let st = r.stats;
+        assert_eq!(st.hits + st.misses, st.accesses);
+        assert!(st.prefetched > 0 && st.prefetch_hits > 0, "{} {}: {st:?}", r.policy, r.prefetch);
+        assert_eq!(st.blocks_read, st.misses + st.prefetched);
+        assert!(r.timeline.unwrap().samples() > 10);
     }
 }

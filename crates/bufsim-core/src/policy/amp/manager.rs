@@ -331,7 +331,11 @@ impl<D: Detector, P: Policy> Manager<D, P> {
         for &c in &ctxs {
             let r = self.detector.report(c).expect("a listed context has a report");
             match r.pattern {
-                Pattern::Looping => looping.push((r.unique_blocks, c)),
+                Pattern::Looping => {
+                    // The default partition unless chosen for an MRU partition below.
+                    self.target.remove(&c);
+                    looping.push((r.unique_blocks, c));
+                }
                 Pattern::OneShot => {
                     self.target.insert(c, ONE_SHOT as u8);
                 }
