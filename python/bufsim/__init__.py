@@ -12,6 +12,7 @@ specific exceptions carrying the same one-line messages the command line prints.
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
 from bufsim.api import Result, policies, prefetchers, simulate, sweep
 from bufsim.hierarchy import FirstLevel, breakdown, filter_trace
+from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
 
 __all__ = [
     "BufsimError",
@@ -22,6 +23,11 @@ __all__ = [
     "__version__",
     "breakdown",
     "filter_trace",
+    "detect",
+    "generate",
+    "generators",
+    "partition_timeline",
+    "plot_partition_timeline",
     "policies",
     "prefetchers",
     "simulate",

@@ -12,6 +12,7 @@ use bufsim_trace::{AddressKind, Format, Request, TraceError, TraceReader};
 use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, FutureBuilder, Prefetching, Stats};
 use crate::hierarchy::{second_level, FirstLevelConfig};
 use crate::layout::{FileExtents, Layout};
+use crate::policy::partition::Timeline;
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
 use crate::SimError;
@@ -68,6 +69,8 @@ pub struct RunResult {
     pub stats: Stats,
     /// What the policy reports about itself ([`Policy::metrics`]).
     pub metrics: Vec<(&'static str, f64)>,
+    /// Partition sizes over time, for partitioned policies (AMP, PCC*, DEAR).
+    pub timeline: Option<Timeline>,
 }
 
 /// Where the requests come from: the file again, or the copy decoded into memory.
@@ -163,7 +166,7 @@ struct Simulate<'a> {
 }
 
 impl PolicyVisitor for Simulate<'_> {
-    type Output = Result<(Stats, Vec<(&'static str, f64)>), SimError>;
+    type Output = Result<(Stats, Vec<(&'static str, f64)>, Option<Timeline>), SimError>;
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
         let future = if self.future { self.prepared.future.as_ref() } else { None };
@@ -188,13 +191,13 @@ impl PolicyVisitor for Simulate<'_> {
         }
         let mut metrics = Vec::new();
         cache.policy.metrics(&mut metrics);
-        Ok((stats, metrics))
+        Ok((stats, metrics, cache.policy.partition_timeline().cloned()))
     }
 }
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
     let policy = build(&cfg.policy, &build_env(blocks, opts))?;
-    let (stats, metrics) = policy.visit(Simulate {
+    let (stats, metrics, timeline) = policy.visit(Simulate {
         source,
         prepared,
         capacity: blocks as usize,
@@ -202,7 +205,7 @@ fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, o
         prefetch: &cfg.prefetch,
         opts,
     })?;
-    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats, metrics })
+    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats, metrics, timeline })
 }
 
 /// Decodes the whole trace into memory (several runs share it).
@@ -332,4 +335,17 @@ pub fn block_keys(requests: &[Request], kind: AddressKind, cfg: &EngineConfig) -
         for_each_block(r, cfg, &prepared.layout, |d, b| keys.push(crate::layout::block_key(d, b)));
     }
     keys
+}
+
+/// Block accesses a trace expands to with the program context of each: `(key, ctx)` in order
+/// (access-pattern detection over a whole trace, `bufsim detect`).
+pub fn block_accesses(requests: &[Request], kind: AddressKind, cfg: &EngineConfig) -> Vec<(u64, u64)> {
+    let source = Source::Memory(requests);
+    let opts = RunOptions { engine: *cfg, ..RunOptions::default() };
+    let prepared = prepare(&source, kind, false, false, &opts).expect("memory source cannot fail");
+    let mut out = Vec::new();
+    for r in requests.iter().filter(|r| included(r, cfg)) {
+        for_each_block(r, cfg, &prepared.layout, |d, b| out.push((crate::layout::block_key(d, b), r.ctx)));
+    }
+    out
 }

@@ -343,6 +343,135 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
         .map_err(|e| to_py(SimError::Trace(e)))
 }
 
+// --- AMP (issue 7): partition timelines, synthetic streams, Table 1, pattern detection ---
+
+/// Runs one partitioned policy (amp, pcc, dear) and returns its partition sizes over time as
+/// rows `(time, partition, ctx, blocks)`.
+#[pyfunction]
+#[pyo3(signature = (path, policy, cache, *, format="auto", block_size=4096, reads_only=false, seed=42))]
+#[allow(clippy::too_many_arguments)]
+fn partition_timeline(
+    py: Python<'_>,
+    path: &str,
+    policy: &str,
+    cache: &str,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    seed: u64,
+) -> PyResult<Vec<(u64, String, u64, u32)>> {
+    let opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false)?;
+    let configs = vec![RunConfig::new(policy, cache)];
+    let p = path.to_string();
+    let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
+    let r = results.pop().expect("one configuration, one result");
+    let t = r.timeline.ok_or_else(|| {
+        SpecError::new_err(format!(
+            "policy `{policy}` records no partition timeline; use amp, pcc or dear (with timeline=N, N > 0)"
+        ))
+    })?;
+    Ok(t.rows().map(|(time, name, tag, size)| (time, name.to_string(), tag, size)).collect())
+}
+
+/// Writes the synthetic trace `spec` (`amp-a`, `amp-mix(loop1=2000)`) from `seed` to `path`
+/// as interchange CSV; returns the number of requests.
+#[pyfunction]
+#[pyo3(signature = (spec, path, *, seed=1))]
+fn generate(py: Python<'_>, spec: &str, path: &str, seed: u64) -> PyResult<usize> {
+    let synth = bufsim_core::trace::synth::generate(spec, seed).map_err(|e| SpecError::new_err(e.to_string()))?;
+    let p = path.to_string();
+    py.allow_threads(|| -> std::io::Result<usize> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&p)?);
+        synth.write_csv(&mut out)?;
+        std::io::Write::flush(&mut out)?;
+        Ok(synth.requests.len())
+    })
+    .map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+}
+
+/// The synthetic trace generators: name, paper, summary, parameters `(name, default, doc)`.
+#[pyfunction]
+fn generators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    bufsim_core::trace::synth::GENERATORS
+        .iter()
+        .map(|g| {
+            let d = PyDict::new(py);
+            d.set_item("name", g.name)?;
+            d.set_item("paper", g.paper)?;
+            d.set_item("summary", g.summary)?;
+            d.set_item("params", g.params.to_vec())?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// AMP's Table 1: R̄ and the AMP, DEAR and PCC classifications of the seven streams, beside
+/// the paper's.
+#[pyfunction]
+#[pyo3(signature = (*, seed=1, length=2000, sampling=1.0))]
+fn amp_table1(py: Python<'_>, seed: u64, length: usize, sampling: f64) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    if !(sampling > 0.0 && sampling <= 1.0) || length < 2 {
+        return Err(SpecError::new_err("sampling must be in (0, 1] and length at least 2"));
+    }
+    bufsim_core::policy::amp::table1::table1(seed, length, sampling)
+        .into_iter()
+        .map(|r| {
+            let d = PyDict::new(py);
+            d.set_item("stream", r.paper.stream.to_string())?;
+            d.set_item("description", r.paper.description)?;
+            d.set_item("r_bar", r.r_bar)?;
+            d.set_item("paper_r_bar", r.paper.r_bar)?;
+            d.set_item("amp", r.amp.name())?;
+            d.set_item("dear", r.dear.name())?;
+            d.set_item("pcc", r.pcc.name())?;
+            d.set_item("paper_amp", r.paper.amp.name())?;
+            d.set_item("paper_dear", r.paper.dear.name())?;
+            d.set_item("paper_pcc", r.paper.pcc.name())?;
+            d.set_item("correct", r.paper.correct.name())?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Classifies every program context of a trace with the detector of `detector` (amp, pcc,
+/// dear): one detection over the whole trace.
+#[pyfunction]
+#[pyo3(signature = (path, detector="amp", *, format="auto", block_size=4096, reads_only=false))]
+fn detect<'py>(
+    py: Python<'py>,
+    path: &str,
+    detector: &str,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let fmt = parse_format(format)?;
+    let cfg = EngineConfig { block_size, reads_only, ..EngineConfig::default() };
+    let (p, spec) = (path.to_string(), detector.to_string());
+    let reports = py
+        .allow_threads(|| -> Result<_, SimError> {
+            let trace = LoadedTrace::load(&p, fmt)?;
+            let acc = bufsim_core::run::block_accesses(&trace.requests, trace.format.address_kind(), &cfg);
+            Ok(bufsim_core::policy::amp::classify(&acc, &spec)?)
+        })
+        .map_err(to_py)?;
+    reports
+        .into_iter()
+        .map(|(ctx, r)| {
+            let d = PyDict::new(py);
+            d.set_item("ctx", ctx)?;
+            d.set_item("pattern", r.pattern.name())?;
+            d.set_item("r_bar", r.r_bar)?;
+            d.set_item("accesses", r.accesses)?;
+            d.set_item("unique_blocks", r.unique_blocks)?;
+            d.set_item("loop_size", r.loop_size)?;
+            d.set_item("loop_time", r.loop_time.map(|t| t.0))?;
+            d.set_item("loop_time_dev", r.loop_time.map(|t| t.1))?;
+            Ok(d)
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -353,6 +482,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(filter_trace, m)?)?;
     m.add_function(wrap_pyfunction!(breakdown, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_timeline, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(generators, m)?)?;
+    m.add_function(wrap_pyfunction!(amp_table1, m)?)?;
+    m.add_function(wrap_pyfunction!(detect, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;

@@ -10,6 +10,7 @@ mod lines;
 mod oracle;
 mod request;
 mod writer;
+pub mod synth;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};

@@ -10,6 +10,8 @@
 //! prefetched block evicted unused leaves no ghost or history entry ([`Removal::UnusedPrefetch`]).
 
 pub mod registry;
+pub mod partition;
+pub mod amp;
 
 mod clock;
 mod dulo;
@@ -28,6 +30,7 @@ pub use lru::Lru;
 pub use mru::Mru;
 pub use opt::Opt;
 pub use random::Random;
+pub use amp::{Amp, Dear, Pcc};
 pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 
 /// A cache frame: `0..capacity`. Policies index their per-block state by frame.
@@ -163,4 +166,29 @@ pub trait Policy {
     /// Figures the policy reports about itself at the end of a run, such as DULO's block
     /// table memory: `(name, value)` pairs appended to `out`. Called once, outside the hot loop.
     fn metrics(&self, _out: &mut Vec<(&'static str, f64)>) {}
+
+    /// Whether the policy keeps ghosts (history of evicted blocks, as ARC's B1 and B2) and
+    /// answers [`Policy::ghost_hit`] and [`Policy::ghost_len`] from them. AMP's manager sizes
+    /// its default partition from these (AMP §3.2, Figure 4); for a policy without ghosts it
+    /// keeps its own list of the default partition's evictions.
+    fn keeps_ghosts(&self) -> bool {
+        false
+    }
+
+    /// Whether `key`, about to be inserted, is a ghost (for ARC: in B1 or B2). Asked right
+    /// before `prepare_insert` for the same key, which may then consume the ghost; must not
+    /// change the policy. Meaningful only when [`Policy::keeps_ghosts`] is true.
+    fn ghost_hit(&self, _key: u64) -> bool {
+        false
+    }
+
+    /// How many ghosts the policy holds now (for ARC: |B1| + |B2|).
+    fn ghost_len(&self) -> usize {
+        0
+    }
+
+    /// Partition sizes over time, for partitioned policies (AMP); `None` for the others.
+    fn partition_timeline(&self) -> Option<&partition::Timeline> {
+        None
+    }
 }

@@ -220,6 +220,20 @@ macro_rules! policies {
             fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
                 match self { $(AnyPolicy::$variant(p) => p.metrics(out)),* }
             }
+            fn keeps_ghosts(&self) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.keeps_ghosts()),* }
+            }
+            #[inline]
+            fn ghost_hit(&self, key: u64) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.ghost_hit(key)),* }
+            }
+            #[inline]
+            fn ghost_len(&self) -> usize {
+                match self { $(AnyPolicy::$variant(p) => p.ghost_len()),* }
+            }
+            fn partition_timeline(&self) -> Option<&super::partition::Timeline> {
+                match self { $(AnyPolicy::$variant(p) => p.partition_timeline()),* }
+            }
         }
     };
 }
@@ -233,6 +247,9 @@ policies! {
     Lfu => super::Lfu,
     Opt => super::Opt,
     Dulo => super::Dulo,
+    Amp => super::Amp,
+    Pcc => super::Pcc,
+    Dear => super::Dear,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).

@@ -1,0 +1,547 @@
+//! AMP's partitioned cache manager (AMP, Zhou, von Behren, Brewer, UCB/CSD-05-1379, §3.2 and
+//! Figure 4), shared by AMP, PCC* and DEAR, which differ only in their detector (§4.2).
+//! Deviations: garbage-collected MRU blocks and dissolved partitions go to the one-shot
+//! partition (freed first) instead of being freed, since the cache, not a policy, frees frames;
+//! a default policy without ghost lists gets an AMP-kept ghost list of its evictions.
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+
+use super::detect::{Detector, Pattern};
+use crate::list::{Links, List};
+use crate::policy::lru::{back_unpinned, front_unpinned};
+use crate::policy::partition::{PartitionMap, Steal, Timeline, MAX_PARTITIONS};
+use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal};
+use crate::rng::Rng;
+
+/// Partition 0: the default policy ("all normal blocks not subject to optimization", §3).
+pub const DEFAULT: usize = 0;
+/// Partition 1: one-shot blocks, "freed whenever new pages are needed" (§3.3).
+pub const ONE_SHOT: usize = 1;
+/// Partitions 2..: one MRU partition per looping context (§3.2).
+pub const FIRST_MRU: usize = 2;
+
+/// Samples a timeline holds at most before it halves its resolution.
+pub const TIMELINE_SAMPLES: usize = 2048;
+
+/// Most MRU partitions (partition ids fit a byte).
+pub const MAX_MRU: usize = MAX_PARTITIONS - FIRST_MRU;
+
+/// The manager's knobs (the detector has its own).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ManagerConfig {
+    /// MRU partitions at most, given to the looping contexts with the most unique blocks (§3.3).
+    pub max_partitions: usize,
+    /// Virtual time (demand accesses) between re-detections.
+    pub period: u64,
+    pub steal: Steal,
+    /// MRU garbage collection every loop_time + 3 deviations (§3.2).
+    pub gc: bool,
+    /// Timeline sampling interval in accesses; 0 turns the timeline off.
+    pub timeline_every: u64,
+    pub seed: u64,
+}
+
+/// Counters of the manager's decisions (tests and reports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ManagerStats {
+    /// Misses whose victim came from the one-shot partition.
+    pub one_shot_evictions: u64,
+    /// Ghost hits of the default partition that took a block from another partition.
+    pub ghost_steals: u64,
+    /// Coupon-paid misses of MRU partitions that took a block from another partition.
+    pub coupon_steals: u64,
+    /// Blocks moved because another context touched them.
+    pub moves: u64,
+    /// MRU blocks garbage-collected into the one-shot partition.
+    pub collected: u64,
+    pub detections: u64,
+}
+
+/// Ghosts of the default partition when its policy keeps none (LRU, CLOCK, ...): the keys it
+/// evicted, the oldest dropped once there are more than the partition holds blocks, as an ARC
+/// cache of that size keeps |B1| + |B2| ≤ c.
+struct GhostList {
+    seq: FxHashMap<u64, u64>,
+    order: VecDeque<(u64, u64)>,
+    next: u64,
+}
+
+impl GhostList {
+    fn new() -> Self {
+        GhostList { seq: FxHashMap::default(), order: VecDeque::new(), next: 0 }
+    }
+
+    /// Remembers `key`, keeping at most `limit` ghosts.
+    fn push(&mut self, key: u64, limit: usize) {
+        self.next += 1;
+        self.seq.insert(key, self.next);
+        self.order.push_back((key, self.next));
+        while self.seq.len() > limit || self.order.front().is_some_and(|&(k, s)| self.seq.get(&k) != Some(&s)) {
+            let (k, s) = self.order.pop_front().expect("ghost order holds every ghost");
+            if self.seq.get(&k) == Some(&s) {
+                self.seq.remove(&k);
+            }
+        }
+    }
+
+    /// Whether `key` is a ghost; a ghost found is consumed (the block becomes resident).
+    fn take(&mut self, key: u64) -> bool {
+        self.seq.remove(&key).is_some()
+    }
+
+    fn len(&self) -> usize {
+        self.seq.len()
+    }
+}
+
+/// The partitioned manager over a detector `D` and a default policy `P`.
+pub struct Manager<D: Detector, P: Policy> {
+    cfg: ManagerConfig,
+    detector: D,
+    default: P,
+    map: PartitionMap,
+    /// One arena for the one-shot list and every MRU list (their frames are disjoint).
+    links: Links,
+    /// Per partition (entry 0 unused): front = most recently used.
+    lists: Vec<List>,
+    keys: Vec<u64>,
+    /// Virtual time of each frame's last access.
+    stamp: Vec<u64>,
+    /// Program context each MRU partition serves (0: free), indexed by partition.
+    slot_ctx: Vec<u64>,
+    /// Partition of each classified context; absent means the default partition.
+    target: FxHashMap<u64, u8>,
+    /// Figure 4's coupons c_i, per partition.
+    coupons: Vec<f64>,
+    /// loop_size_i per partition (MRU partitions only; 0 when unknown).
+    loop_size: Vec<f64>,
+    /// Garbage collection window (loop_time + 3 deviations) and next sweep, per partition.
+    gc_window: Vec<u64>,
+    gc_next: Vec<u64>,
+    gc_due: u64,
+    own_ghosts: Option<GhostList>,
+    rng: Rng,
+    /// (partition, ghost hit) of the block being inserted, from `prepare_insert`.
+    pending: Option<(usize, bool)>,
+    next_detect: u64,
+    timeline: Timeline,
+    scratch: Vec<u64>,
+    pub stats: ManagerStats,
+}
+
+impl<D: Detector, P: Policy> Manager<D, P> {
+    /// A manager for a cache of `capacity` frames; `default` is built for the whole capacity.
+    pub fn new(cfg: ManagerConfig, detector: D, default: P, capacity: usize) -> Self {
+        assert!(cfg.max_partitions <= MAX_MRU, "at most {MAX_MRU} MRU partitions");
+        let parts = FIRST_MRU + cfg.max_partitions;
+        let mut names = vec!["default".to_string(), "one-shot".to_string()];
+        names.extend((1..=cfg.max_partitions).map(|i| format!("mru{i}")));
+        let own_ghosts = (!default.keeps_ghosts()).then(GhostList::new);
+        Manager {
+            cfg,
+            detector,
+            default,
+            map: PartitionMap::new(capacity, parts),
+            links: Links::with_nodes(capacity),
+            lists: vec![List::new(); parts],
+            keys: vec![0; capacity],
+            stamp: vec![0; capacity],
+            slot_ctx: vec![0; parts],
+            target: FxHashMap::default(),
+            coupons: vec![0.0; parts],
+            loop_size: vec![0.0; parts],
+            gc_window: vec![0; parts],
+            gc_next: vec![u64::MAX; parts],
+            gc_due: u64::MAX,
+            own_ghosts,
+            rng: Rng::new(cfg.seed),
+            pending: None,
+            next_detect: cfg.period.max(1),
+            timeline: Timeline::new(names, cfg.timeline_every, TIMELINE_SAMPLES),
+            scratch: Vec::new(),
+            stats: ManagerStats::default(),
+        }
+    }
+
+    pub fn detector(&self) -> &D {
+        &self.detector
+    }
+
+    pub fn into_detector(self) -> D {
+        self.detector
+    }
+
+    pub fn default_policy(&self) -> &P {
+        &self.default
+    }
+
+    pub fn map(&self) -> &PartitionMap {
+        &self.map
+    }
+
+    /// The program context served by MRU partition `p` (0 if none).
+    pub fn partition_ctx(&self, p: usize) -> u64 {
+        self.slot_ctx[p]
+    }
+
+    /// The partition new blocks of `ctx` go to.
+    #[inline]
+    pub fn target_of(&self, ctx: u64) -> usize {
+        if ctx == 0 {
+            return DEFAULT;
+        }
+        self.target.get(&ctx).map_or(DEFAULT, |&p| p as usize)
+    }
+
+    /// |B1| + |B2| of Figure 4: the default partition's ghost count.
+    #[inline]
+    fn ghost_len(&self) -> usize {
+        match &self.own_ghosts {
+            Some(g) => g.len(),
+            None => self.default.ghost_len().min(self.map.len(DEFAULT).max(1)),
+        }
+    }
+
+    #[inline]
+    fn victim_in(&mut self, p: usize, pins: &Pins, a: &Access) -> Option<Frame> {
+        if self.map.len(p) == 0 {
+            return None;
+        }
+        match p {
+            DEFAULT => self.default.victim(pins, a),
+            // The oldest one-shot block.
+            ONE_SHOT => back_unpinned(&self.links, &self.lists[ONE_SHOT], pins),
+            // MRU: the most recently used block of the partition.
+            _ => front_unpinned(&self.links, &self.lists[p], pins),
+        }
+    }
+
+    /// Figure 4: "evict from another non-empty partition randomly". The draw is one per call;
+    /// if every frame of the drawn partition is pinned, the other partitions are tried in order.
+    fn steal(&mut self, from_other_than: usize, pins: &Pins, a: &Access) -> Option<Frame> {
+        let first = self.map.draw(&mut self.rng, self.cfg.steal, |p| p != from_other_than)?;
+        let n = self.map.partitions();
+        (0..n)
+            .map(|i| (first + i) % n)
+            .filter(|&p| p != from_other_than)
+            .find_map(|p| self.victim_in(p, pins, a))
+    }
+
+    fn link_front(&mut self, p: usize, f: Frame) {
+        self.links.push_front(&mut self.lists[p], f);
+    }
+
+    /// Takes `frame` out of partition `from`'s ordering (the block stays cached: no ghost).
+    fn unlink(&mut self, frame: Frame, from: usize) {
+        if from == DEFAULT {
+            self.default.remove(frame, self.keys[frame as usize], Removal::UnusedPrefetch);
+        } else {
+            self.links.remove(&mut self.lists[from], frame);
+        }
+    }
+
+    /// Moves a resident block to partition `to` (§3.2: blocks "are simply moved among the
+    /// partitions and the partition sizes adjusted accordingly").
+    fn transfer(&mut self, frame: Frame, from: usize, to: usize, a: &Access) {
+        self.unlink(frame, from);
+        self.map.release(frame);
+        self.map.assign(frame, to);
+        if to == DEFAULT {
+            if let Some(g) = &mut self.own_ghosts {
+                g.take(a.key);
+            }
+            self.default.prepare_insert(a, Origin::Demand);
+            self.default.insert(frame, a, Origin::Demand);
+        } else {
+            self.link_front(to, frame);
+        }
+    }
+
+    /// Every MRU block of partition `p` goes to the one-shot partition, least recent first in
+    /// line for eviction.
+    fn dissolve(&mut self, p: usize) {
+        while let Some(f) = self.links.pop_back(&mut self.lists[p]) {
+            self.map.release(f);
+            self.map.assign(f, ONE_SHOT);
+            self.link_front(ONE_SHOT, f);
+        }
+    }
+
+    /// A demand access served by partition `p`.
+    #[inline]
+    fn accessed(&mut self, p: usize, frame: Frame, a: &Access) {
+        // Figure 4: "On each access to partition i: c_i++".
+        self.coupons[p] += 1.0;
+        self.stamp[frame as usize] = a.time;
+        if a.ctx != 0 {
+            if let Some(pattern) = self.detector.access(a.ctx, a.key, a.time) {
+                self.pattern_changed(a.ctx, pattern);
+            }
+        }
+        if a.time >= self.next_detect {
+            self.redetect(a.time);
+        }
+        if a.time >= self.gc_due {
+            self.collect(a.time);
+        }
+        if self.timeline.due(a.time) {
+            self.sample(a.time);
+        }
+    }
+
+    fn sample(&mut self, time: u64) {
+        let sizes = self.map.sizes().to_vec();
+        self.timeline.record(time, sizes.into_iter(), self.slot_ctx.iter().copied());
+    }
+
+    fn slot_of(&self, ctx: u64) -> Option<usize> {
+        (FIRST_MRU..self.slot_ctx.len()).find(|&p| self.slot_ctx[p] == ctx)
+    }
+
+    /// A continuous detector changed a context's pattern between detections.
+    fn pattern_changed(&mut self, ctx: u64, pattern: Pattern) {
+        match pattern {
+            Pattern::Looping => {
+                if let Some(p) = self.slot_of(ctx) {
+                    self.target.insert(ctx, p as u8);
+                }
+            }
+            Pattern::OneShot => {
+                self.target.insert(ctx, ONE_SHOT as u8);
+            }
+            Pattern::Other | Pattern::Undetected => {
+                self.target.remove(&ctx);
+            }
+        }
+    }
+
+    /// Periodic re-detection and partition assignment: the looping contexts with the most
+    /// unique blocks get MRU partitions, up to the limit (§3.3); one-shot contexts go to the
+    /// one-shot partition; the rest to the default partition.
+    fn redetect(&mut self, now: u64) {
+        self.stats.detections += 1;
+        self.next_detect = now + self.cfg.period.max(1);
+        self.detector.detect(now);
+        let mut ctxs = std::mem::take(&mut self.scratch);
+        ctxs.clear();
+        self.detector.contexts(&mut ctxs);
+        let mut looping: Vec<(f64, u64)> = Vec::new();
+        for &c in &ctxs {
+            let r = self.detector.report(c).expect("a listed context has a report");
+            match r.pattern {
+                Pattern::Looping => {
+                    // The default partition unless chosen for an MRU partition below.
+                    self.target.remove(&c);
+                    looping.push((r.unique_blocks, c));
+                }
+                Pattern::OneShot => {
+                    self.target.insert(c, ONE_SHOT as u8);
+                }
+                Pattern::Other | Pattern::Undetected => {
+                    self.target.remove(&c);
+                }
+            }
+        }
+        looping.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        looping.truncate(self.cfg.max_partitions);
+        // Partitions of contexts that are no longer chosen are dissolved.
+        for p in FIRST_MRU..self.slot_ctx.len() {
+            let c = self.slot_ctx[p];
+            if c != 0 && !looping.iter().any(|&(_, l)| l == c) {
+                self.dissolve(p);
+                self.slot_ctx[p] = 0;
+                self.gc_next[p] = u64::MAX;
+                if self.target.get(&c) == Some(&(p as u8)) {
+                    self.target.remove(&c);
+                }
+            }
+        }
+        for &(_, c) in &looping {
+            let p = match self.slot_of(c) {
+                Some(p) => p,
+                None => {
+                    let p = (FIRST_MRU..self.slot_ctx.len()).find(|&p| self.slot_ctx[p] == 0).expect("a free MRU partition");
+                    self.slot_ctx[p] = c;
+                    self.coupons[p] = 0.0;
+                    p
+                }
+            };
+            self.target.insert(c, p as u8);
+            let r = self.detector.report(c).expect("a looping context has a report");
+            self.loop_size[p] = r.loop_size.unwrap_or(0.0);
+            if let Some((mean, dev)) = r.loop_time {
+                // §3.2: "AMP sweeps every loop_time + 3 loop_time_dev".
+                let w = (mean + 3.0 * dev).ceil().max(1.0) as u64;
+                if self.gc_window[p] != w || self.gc_next[p] == u64::MAX {
+                    self.gc_window[p] = w;
+                    self.gc_next[p] = now + w;
+                }
+            }
+        }
+        self.gc_due = if self.cfg.gc { self.gc_next.iter().copied().min().unwrap_or(u64::MAX) } else { u64::MAX };
+        self.scratch = ctxs;
+    }
+
+    /// MRU garbage collection (§3.2): blocks of an MRU partition unused for longer than
+    /// loop_time + 3 deviations go to the one-shot partition, which is freed first.
+    fn collect(&mut self, now: u64) {
+        for p in FIRST_MRU..self.slot_ctx.len() {
+            if self.gc_next[p] > now {
+                continue;
+            }
+            let w = self.gc_window[p];
+            while let Some(f) = self.lists[p].back() {
+                if self.stamp[f as usize].saturating_add(w) >= now {
+                    break;
+                }
+                self.links.remove(&mut self.lists[p], f);
+                self.map.release(f);
+                self.map.assign(f, ONE_SHOT);
+                self.link_front(ONE_SHOT, f);
+                self.stats.collected += 1;
+            }
+            self.gc_next[p] = now + w;
+        }
+        self.gc_due = self.gc_next.iter().copied().min().unwrap_or(u64::MAX);
+    }
+
+    /// The timeline of partition sizes so far.
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+}
+
+impl<D: Detector, P: Policy> Policy for Manager<D, P> {
+    fn prepare_insert(&mut self, a: &Access, origin: Origin) {
+        let t = self.target_of(a.ctx);
+        let mut ghost = false;
+        if t == DEFAULT {
+            // Asked before the default policy consumes its ghost in its own prepare_insert.
+            ghost = match &mut self.own_ghosts {
+                Some(g) => g.take(a.key),
+                None => self.default.ghost_hit(a.key),
+            };
+            self.default.prepare_insert(a, origin);
+        }
+        self.pending = Some((t, ghost && origin == Origin::Demand));
+    }
+
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        let (t, _) = self.pending.take().unwrap_or((self.target_of(a.ctx), false));
+        self.map.assign(frame, t);
+        self.keys[frame as usize] = a.key;
+        if t == DEFAULT {
+            self.default.insert(frame, a, origin);
+        } else {
+            self.link_front(t, frame);
+        }
+        if origin == Origin::Demand {
+            self.accessed(t, frame, a);
+        } else {
+            self.stamp[frame as usize] = a.time;
+        }
+    }
+
+    fn hit(&mut self, frame: Frame, a: &Access) {
+        let p = self.map.owner(frame).expect("hit on a frame of no partition");
+        let t = self.target_of(a.ctx);
+        if p != t {
+            self.stats.moves += 1;
+            self.transfer(frame, p, t, a);
+        } else if p == DEFAULT {
+            self.default.hit(frame, a);
+        } else {
+            self.links.move_to_front(&mut self.lists[p], frame);
+        }
+        self.accessed(t, frame, a);
+    }
+
+    fn first_demand(&mut self, frame: Frame, a: &Access) {
+        let p = self.map.owner(frame).expect("first demand on a frame of no partition");
+        let t = self.target_of(a.ctx);
+        if p != t {
+            self.stats.moves += 1;
+            self.transfer(frame, p, t, a);
+        } else if p == DEFAULT {
+            self.default.first_demand(frame, a);
+        } else {
+            self.links.move_to_front(&mut self.lists[p], frame);
+        }
+        self.accessed(t, frame, a);
+    }
+
+    /// Figure 4, with the one-shot partition freed first (§3.3).
+    fn victim(&mut self, pins: &Pins, a: &Access) -> Option<Frame> {
+        let (t, ghost) = self.pending.unwrap_or((self.target_of(a.ctx), false));
+        if let Some(f) = self.victim_in(ONE_SHOT, pins, a) {
+            self.stats.one_shot_evictions += 1;
+            return Some(f);
+        }
+        // Figure 4: "if (i is ARC AND (p ∈ B1 OR p ∈ B2)) if (there is another non-empty
+        // partition) evict from another non-empty partition randomly".
+        if t == DEFAULT && ghost {
+            if let Some(f) = self.steal(t, pins, a) {
+                self.stats.ghost_steals += 1;
+                return Some(f);
+            }
+        }
+        // Figure 4: "if (i is MRU && c_i ≥ loop_size_i / (|B1| + |B2|) AND there is another
+        // non-empty partition) evict from another non-empty partition randomly;
+        // c_i = c_i - loop_size_i / (|B1| + |B2|)".
+        if t >= FIRST_MRU {
+            let ghosts = self.ghost_len();
+            if ghosts > 0 && self.loop_size[t] > 0.0 {
+                let price = self.loop_size[t] / ghosts as f64;
+                if self.coupons[t] >= price {
+                    if let Some(f) = self.steal(t, pins, a) {
+                        self.coupons[t] -= price;
+                        self.stats.coupon_steals += 1;
+                        return Some(f);
+                    }
+                }
+            }
+        }
+        // Figure 4: "if (p is non-empty) evict a block from this partition (i) else evict from
+        // another non-empty partition randomly".
+        self.victim_in(t, pins, a).or_else(|| self.steal(t, pins, a))
+    }
+
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        let p = self.map.release(frame);
+        if p == DEFAULT {
+            self.default.remove(frame, key, why);
+            if why == Removal::Evicted {
+                let limit = self.map.len(DEFAULT) + 1;
+                if let Some(g) = &mut self.own_ghosts {
+                    g.push(key, limit);
+                }
+            }
+        } else {
+            self.links.remove(&mut self.lists[p], frame);
+        }
+    }
+
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.map.check(resident)?;
+        self.default.check(self.map.len(DEFAULT)).map_err(|e| format!("default partition: {e}"))?;
+        for p in ONE_SHOT..self.lists.len() {
+            self.links.check(&self.lists[p])?;
+            if self.lists[p].len() != self.map.len(p) {
+                return Err(format!("partition {p} lists {} blocks but owns {}", self.lists[p].len(), self.map.len(p)));
+            }
+            if let Some(f) = self.links.iter(&self.lists[p]).find(|&f| self.map.owner(f) != Some(p)) {
+                return Err(format!("frame {f} is in partition {p}'s list but owned by {:?}", self.map.owner(f)));
+            }
+            if p >= FIRST_MRU && self.slot_ctx[p] == 0 && self.map.len(p) > 0 {
+                return Err(format!("MRU partition {p} holds blocks but serves no context"));
+            }
+        }
+        self.detector.check()
+    }
+
+    fn partition_timeline(&self) -> Option<&Timeline> {
+        (self.cfg.timeline_every > 0).then_some(&self.timeline)
+    }
+}
