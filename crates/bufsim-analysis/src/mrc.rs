@@ -1,0 +1,162 @@
+//! Exact LRU miss ratio curve in one pass (Mattson et al. 1970): the misses of an LRU cache of
+//! every size from one histogram of stack distances, O(log n) per access.
+//!
+//! misses(C) = cold misses + accesses whose stack distance exceeds C. This equals bufsim's own
+//! LRU simulation at every size (tested on the bundled trace), since an LRU cache of C blocks
+//! holds exactly the top C entries of the LRU stack.
+
+use serde::Serialize;
+
+use crate::access::{BlockAccess, Visitor};
+use crate::stack::StackDistances;
+
+/// Builds the stack distance histogram of a stream of block accesses.
+#[derive(Default)]
+pub struct LruMrc {
+    stack: StackDistances,
+    /// `hist[d]`: accesses at stack distance d (index 0 unused).
+    hist: Vec<u64>,
+    cold: u64,
+    accesses: u64,
+}
+
+impl LruMrc {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one access; returns its stack distance (`None` for a first reference).
+    #[inline]
+    pub fn access(&mut self, key: u64) -> Option<u64> {
+        self.accesses += 1;
+        let d = self.stack.access(key);
+        match d {
+            Some(d) => {
+                let d = d as usize;
+                if d >= self.hist.len() {
+                    self.hist.resize((d + 1).next_power_of_two(), 0);
+                }
+                self.hist[d] += 1;
+            }
+            None => self.cold += 1,
+        }
+        d
+    }
+
+    pub fn finish(self) -> MissCurve {
+        let distinct = self.stack.len();
+        // misses[c] = cold + #{d > c}; no distance exceeds the distinct blocks.
+        let mut misses = vec![0u64; distinct + 1];
+        let mut acc = self.cold;
+        for c in (0..=distinct).rev() {
+            misses[c] = acc;
+            acc += self.hist.get(c).copied().unwrap_or(0);
+        }
+        if let Some(m) = misses.first_mut() {
+            *m = self.accesses;
+        }
+        MissCurve { accesses: self.accesses, cold: self.cold, misses }
+    }
+}
+
+impl Visitor for LruMrc {
+    #[inline]
+    fn access(&mut self, a: &BlockAccess) {
+        LruMrc::access(self, a.key);
+    }
+}
+
+/// LRU misses at every cache size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissCurve {
+    pub accesses: u64,
+    /// First references (misses at every size).
+    pub cold: u64,
+    /// `misses[c]` for c = 0 ..= distinct blocks (beyond that, only cold misses).
+    misses: Vec<u64>,
+}
+
+impl MissCurve {
+    /// Distinct blocks (the size from which only cold misses remain).
+    pub fn distinct(&self) -> u64 {
+        (self.misses.len() - 1) as u64
+    }
+
+    /// LRU misses with a cache of `blocks` blocks.
+    pub fn misses(&self, blocks: u64) -> u64 {
+        self.misses.get(blocks as usize).copied().unwrap_or(self.cold)
+    }
+
+    pub fn hits(&self, blocks: u64) -> u64 {
+        self.accesses - self.misses(blocks)
+    }
+
+    pub fn miss_ratio(&self, blocks: u64) -> f64 {
+        if self.accesses == 0 {
+            0.0
+        } else {
+            self.misses(blocks) as f64 / self.accesses as f64
+        }
+    }
+
+    /// Accesses at each stack distance d >= 1 (`[d - 1]`), recovered from the curve.
+    pub fn distance_histogram(&self) -> Vec<u64> {
+        self.misses.windows(2).map(|w| w[0] - w[1]).collect()
+    }
+}
+
+/// Cache sizes worth printing: 1 block, then four sizes per doubling (2^(k/4), rounded), up to
+/// and including the distinct blocks.
+pub fn default_sizes(distinct: u64) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let mut k = 0;
+    loop {
+        let s = (2f64.powf(k as f64 / 4.0)).round() as u64;
+        if s >= distinct {
+            break;
+        }
+        if sizes.last() != Some(&s) {
+            sizes.push(s);
+        }
+        k += 1;
+    }
+    sizes.push(distinct.max(1));
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_computed_curve() {
+        // a b c a b c d a: distances -, -, -, 3, 3, 3, -, 4.
+        let mut m = LruMrc::new();
+        for k in [1, 2, 3, 1, 2, 3, 4, 1] {
+            m.access(k);
+        }
+        let c = m.finish();
+        assert_eq!(c.cold, 4);
+        assert_eq!(c.distinct(), 4);
+        assert_eq!((1..=5).map(|s| c.misses(s)).collect::<Vec<_>>(), vec![8, 8, 5, 4, 4]);
+        assert_eq!(c.misses(0), 8);
+        assert_eq!(c.distance_histogram(), vec![0, 0, 3, 1]);
+        assert_eq!(c.hits(3), 3);
+    }
+
+    #[test]
+    fn empty_stream() {
+        let c = LruMrc::new().finish();
+        assert_eq!((c.accesses, c.cold, c.distinct(), c.misses(10)), (0, 0, 0, 0));
+        assert_eq!(c.miss_ratio(1), 0.0);
+    }
+
+    #[test]
+    fn default_sizes_grow_geometrically() {
+        assert_eq!(default_sizes(10), vec![1, 2, 3, 4, 5, 6, 7, 8, 10]);
+        let s = default_sizes(1 << 20);
+        assert_eq!(s.len(), 76); // 80 steps below 2^20, five of them rounding to a size already listed, plus 2^20
+        assert_eq!(*s.last().unwrap(), 1 << 20);
+        assert_eq!(default_sizes(0), vec![1]);
+    }
+}
