@@ -4,8 +4,9 @@
 //! cache size at which the optimal replacement achieves a hit ratio equal to 90 percent of the
 //! maximum hit ratio."
 //!
-//! Method: a search over cache sizes with bufsim's own OPT runs (`bufsim_core::run`), so the answer
-//! agrees with `bufsim run --policy opt`. It is exact, not an approximation: OPT (demand fetching,
+//! Method: a search over cache sizes with bufsim's own OPT (the registry's `opt` policy driven by
+//! the engine, with the future computed once for all runs), so the answer agrees with
+//! `bufsim run --policy opt`. It is exact, not an approximation: OPT (demand fetching,
 //! MIN) is a stack algorithm (Mattson et al. 1970), so its hits never fall as the cache grows and
 //! the smallest size reaching the target is well defined. The infinite cache misses only first
 //! references, so its hits are accesses - distinct blocks, reached at the footprint. Each round
@@ -14,10 +15,39 @@
 
 use serde::Serialize;
 
-use bufsim_core::engine::EngineConfig;
-use bufsim_core::run::{run_requests, RunConfig, RunOptions};
+use bufsim_core::engine::{Engine, EngineConfig, Future, FutureBuilder};
+use bufsim_core::layout::Layout;
+use bufsim_core::policy::{build, BuildEnv, Policy, PolicyVisitor};
 use bufsim_core::trace::{AddressKind, Request};
 use bufsim_core::SimError;
+
+use crate::access::{layout, Source};
+
+/// OPT hits over the requests with a cache of `capacity` blocks.
+struct OptRun<'a> {
+    requests: &'a [Request],
+    layout: &'a Layout,
+    future: &'a Future,
+    engine: EngineConfig,
+    capacity: usize,
+}
+
+impl PolicyVisitor for OptRun<'_> {
+    type Output = u64;
+
+    fn visit<P: Policy>(self, policy: P) -> u64 {
+        let mut e = Engine::new(policy, self.capacity, self.engine, self.layout, Some(self.future));
+        for r in self.requests {
+            e.request(r);
+        }
+        e.finish().0.hits
+    }
+}
+
+fn opt_hits(run: OptRun) -> Result<u64, SimError> {
+    let env = BuildEnv { capacity: run.capacity, block_size: run.engine.block_size, seed: 0 };
+    Ok(build("opt", &env)?.visit(run))
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WorkingSetReport {
@@ -62,7 +92,16 @@ pub fn working_set(
         return Ok(report);
     }
     let threads = if jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { jobs };
-    let opts = RunOptions { engine: *engine, jobs: threads, ..RunOptions::default() };
+    let source = Source::Memory { requests, kind };
+    let layout = layout(&source, engine)?;
+    let mut fb = FutureBuilder::default();
+    for r in requests {
+        fb.request(r, engine, &layout);
+    }
+    let future = fb.finish();
+    let probe = |capacity: u64| {
+        opt_hits(OptRun { requests, layout: &layout, future: &future, engine: *engine, capacity: capacity as usize })
+    };
     // Invariant: the answer is in [lo, hi] and `hi` reaches the target.
     let (mut lo, mut hi, mut hi_hits) = (1u64, distinct, max_hits);
     while lo < hi {
@@ -70,14 +109,17 @@ pub fn working_set(
         let k = (threads as u64).min(span).max(1);
         let mut sizes: Vec<u64> = (1..=k).map(|i| lo + span * i / (k + 1)).collect();
         sizes.dedup();
-        let configs: Vec<RunConfig> = sizes.iter().map(|s| RunConfig::new("opt", &format!("{s}blocks"))).collect();
-        let results = run_requests(requests, kind, &configs, &opts)?;
+        let hits: Vec<Result<u64, SimError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = sizes.iter().map(|&c| s.spawn(move || probe(c))).collect();
+            handles.into_iter().map(|h| h.join().expect("an OPT run panicked")).collect()
+        });
         let mut next_lo = sizes.last().map_or(lo, |&s| s + 1);
-        for (i, r) in results.iter().enumerate() {
-            report.probes.push((sizes[i], r.stats.hits));
-            if reaches(r.stats.hits) {
+        for (i, h) in hits.into_iter().enumerate() {
+            let h = h?;
+            report.probes.push((sizes[i], h));
+            if reaches(h) {
                 hi = sizes[i];
-                hi_hits = r.stats.hits;
+                hi_hits = h;
                 next_lo = if i == 0 { lo } else { sizes[i - 1] + 1 };
                 break;
             }
