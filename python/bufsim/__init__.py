@@ -11,8 +11,12 @@ specific exceptions carrying the same one-line messages the command line prints.
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
 from bufsim.api import Result, policies, prefetchers, simulate, sweep
+from bufsim.analysis import Analysis, analyze, mrc
 
 __all__ = [
+    "Analysis",
+    "analyze",
+    "mrc",
     "BufsimError",
     "Result",
     "SpecError",

@@ -46,3 +46,28 @@ def policies() -> list[dict[str, Any]]: ...
 def prefetchers() -> list[dict[str, Any]]: ...
 def size_to_blocks(text: str, block_size: int = 4096) -> int: ...
 def detect_format(path: str) -> str: ...
+
+def analyze(
+    path: str,
+    *,
+    format: str = "auto",
+    block_size: int = 4096,
+    reads_only: bool = False,
+    working_set: bool = True,
+    contexts: int = 8,
+    hill_fraction: float = 0.1,
+    jobs: int = 0,
+) -> str: ...
+def mrc(
+    path: str,
+    *,
+    sizes: list[str] | None = None,
+    all_sizes: bool = False,
+    exact: bool = True,
+    shards_rate: float | None = None,
+    shards_size: int | None = None,
+    seed: int = 42,
+    format: str = "auto",
+    block_size: int = 4096,
+    reads_only: bool = False,
+) -> str: ...

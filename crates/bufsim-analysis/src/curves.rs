@@ -48,7 +48,7 @@ impl MrcOptions {
             return Err(SpecError("block size must be at least 1 byte".into()));
         }
         if !self.exact && self.shards.is_none() {
-            return Err(SpecError("nothing to compute: keep the exact curve or ask for SHARDS sampling".into()));
+            return Err(SpecError("nothing to compute: keep the exact curve or give a SHARDS rate or sample size (--shards, --shards-size)".into()));
         }
         if let Sizes::List(s) = &self.sizes {
             if s.is_empty() {
@@ -129,6 +129,12 @@ pub struct MrcReport {
     pub misses: Option<Vec<u64>>,
     pub miss_ratio: Option<Vec<f64>>,
     pub shards: Option<ShardsReport>,
+}
+
+impl MrcReport {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a curve always serializes")
+    }
 }
 
 struct Curves {

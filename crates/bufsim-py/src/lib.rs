@@ -232,6 +232,82 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
         .map_err(|e| to_py(SimError::Trace(e)))
 }
 
+// ---- Trace analyses (bufsim-analysis): `analyze` and `mrc`, each returning its report as JSON.
+
+fn engine_config(block_size: u64, reads_only: bool) -> EngineConfig {
+    EngineConfig { block_size, reads_only, ..EngineConfig::default() }
+}
+
+/// Every characterization of a trace (`bufsim analyze`), as a JSON object.
+#[pyfunction]
+#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0))]
+#[allow(clippy::too_many_arguments)]
+fn analyze(
+    py: Python<'_>,
+    path: &str,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    working_set: bool,
+    contexts: usize,
+    hill_fraction: f64,
+    jobs: usize,
+) -> PyResult<String> {
+    let opts = bufsim_analysis::AnalysisOptions {
+        engine: engine_config(block_size, reads_only),
+        format: parse_format(format)?,
+        working_set,
+        contexts,
+        hill_fraction,
+        jobs,
+    };
+    let p = path.to_string();
+    let a = py.allow_threads(|| bufsim_analysis::analyze_trace(&p, &opts)).map_err(to_py)?;
+    Ok(a.to_json())
+}
+
+/// LRU miss ratio curves (`bufsim mrc`): exact and/or SHARDS, as a JSON object. `sizes` are
+/// size strings (`64MiB`, `2000blocks`); `None` is a geometric grid, `all_sizes` every size.
+#[pyfunction]
+#[pyo3(signature = (path, *, sizes=None, all_sizes=false, exact=true, shards_rate=None, shards_size=None, seed=42, format="auto", block_size=4096, reads_only=false))]
+#[allow(clippy::too_many_arguments)]
+fn mrc(
+    py: Python<'_>,
+    path: &str,
+    sizes: Option<Vec<String>>,
+    all_sizes: bool,
+    exact: bool,
+    shards_rate: Option<f64>,
+    shards_size: Option<u64>,
+    seed: u64,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+) -> PyResult<String> {
+    use bufsim_analysis::{ShardsMode, Sizes};
+    let sizes = match (sizes, all_sizes) {
+        (Some(_), true) => return Err(SpecError::new_err("give cache sizes or ask for all sizes, not both")),
+        (None, true) => Sizes::All,
+        (None, false) => Sizes::Grid,
+        (Some(list), false) => Sizes::List(
+            list.iter()
+                .map(|s| bufsim_core::spec::parse_cache_blocks(s, block_size.max(1)))
+                .collect::<Result<_, _>>()
+                .map_err(|e| SpecError::new_err(e.to_string()))?,
+        ),
+    };
+    let shards = match (shards_rate, shards_size) {
+        (Some(_), Some(_)) => return Err(SpecError::new_err("SHARDS samples at a fixed rate or a fixed size, not both")),
+        (Some(rate), None) => Some(ShardsMode::FixedRate { rate }),
+        (None, Some(blocks)) => Some(ShardsMode::FixedSize { blocks }),
+        (None, None) => None,
+    };
+    let opts = bufsim_analysis::MrcOptions { engine: engine_config(block_size, reads_only), format: parse_format(format)?, sizes, exact, shards, seed };
+    let p = path.to_string();
+    let r = py.allow_threads(|| bufsim_analysis::mrc_trace(&p, &opts)).map_err(to_py)?;
+    Ok(r.to_json())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -240,6 +316,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(mrc, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
