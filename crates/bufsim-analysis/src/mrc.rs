@@ -10,10 +10,18 @@ use serde::Serialize;
 use crate::access::{BlockAccess, Visitor};
 use crate::stack::StackDistances;
 
+/// Accesses kept in flight: each key's index slot is prefetched this many accesses before its
+/// distance is computed (the index is far larger than the CPU caches on big traces).
+const LOOKAHEAD: usize = 16;
+
 /// Builds the stack distance histogram of a stream of block accesses.
 #[derive(Default)]
 pub struct LruMrc {
     stack: StackDistances,
+    /// Keys accessed but not yet processed, oldest at `head`.
+    pending: [u64; LOOKAHEAD],
+    head: usize,
+    queued: usize,
     /// `hist[d]`: accesses at stack distance d (index 0 unused).
     hist: Vec<u64>,
     cold: u64,
@@ -25,12 +33,25 @@ impl LruMrc {
         Self::default()
     }
 
-    /// Records one access; returns its stack distance (`None` for a first reference).
+    /// Records one access. Its distance is computed a few accesses later (after its index slot
+    /// was prefetched); order is kept, and [`finish`](Self::finish) processes the rest.
     #[inline]
-    pub fn access(&mut self, key: u64) -> Option<u64> {
+    pub fn access(&mut self, key: u64) {
+        self.stack.prefetch(key);
+        if self.queued == LOOKAHEAD {
+            let oldest = std::mem::replace(&mut self.pending[self.head], key);
+            self.head = (self.head + 1) % LOOKAHEAD;
+            self.process(oldest);
+        } else {
+            self.pending[(self.head + self.queued) % LOOKAHEAD] = key;
+            self.queued += 1;
+        }
+    }
+
+    #[inline]
+    fn process(&mut self, key: u64) {
         self.accesses += 1;
-        let d = self.stack.access(key);
-        match d {
+        match self.stack.access(key) {
             Some(d) => {
                 let d = d as usize;
                 if d >= self.hist.len() {
@@ -40,10 +61,13 @@ impl LruMrc {
             }
             None => self.cold += 1,
         }
-        d
     }
 
-    pub fn finish(self) -> MissCurve {
+    pub fn finish(mut self) -> MissCurve {
+        for i in 0..self.queued {
+            let key = self.pending[(self.head + i) % LOOKAHEAD];
+            self.process(key);
+        }
         let distinct = self.stack.len();
         // misses[c] = cold + #{d > c}; no distance exceeds the distinct blocks.
         let mut misses = vec![0u64; distinct + 1];

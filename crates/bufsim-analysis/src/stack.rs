@@ -6,31 +6,45 @@
 //! included. An LRU cache of C blocks hits exactly the accesses at distance <= C (the inclusion
 //! property), so one pass gives the misses at every cache size.
 //!
-//! How: every block's most recent access owns a slot on a time line, and a Fenwick tree counts
-//! the occupied slots. The distance of an access to a block whose last slot is `p` is the number
-//! of occupied slots at or after `p`. Slots of blocks referenced again are freed, so the time
-//! line is compacted (live slots renumbered in order) whenever it fills; with the line kept at
-//! least twice the live blocks this costs O(1) amortized and keeps memory proportional to the
-//! distinct blocks, not to the trace length.
+//! How: every block's most recent access owns a slot on a time line, a bit per slot says which
+//! slots are occupied, and counters over groups of slots (1,024, then 64 times more per level)
+//! count them. The distance of an access to a block whose last slot is `p` is the number of
+//! occupied slots at or after `p`: the live blocks less those before `p`, which takes at most 15
+//! word popcounts and 63 counters per level, read contiguously (a tree with this fan-out is
+//! shallow, and its scans stay in a few cache lines, where a binary Fenwick tree jumps across the
+//! whole array). Slots of blocks referenced again are freed, so the time line is compacted (live
+//! slots renumbered in order) whenever it fills; with the line kept at least twice the live blocks
+//! this costs O(1) amortized and keeps memory proportional to the distinct blocks, not to the
+//! trace length.
 
-use rustc_hash::FxHashMap;
+use bufsim_core::blockmap::BlockMap;
 
 /// Smallest time line (slots) after a compaction.
 const MIN_SLOTS: usize = 1 << 12;
+/// Bitset words per first-level group (1,024 slots).
+const WORDS_PER_GROUP: usize = 16;
+/// Counters per group of the next level.
+const FANOUT: usize = 64;
 
 pub struct StackDistances {
-    /// Block key -> slot of its most recent access.
-    slot_of: FxHashMap<u64, u64>,
+    /// Block key -> slot of its most recent access: the engine's open-addressing index, one
+    /// memory access per lookup, with a prefetch hint so a lookup a few accesses ahead is cached.
+    slot_of: BlockMap,
+    /// Blocks `slot_of` is sized for; it is rebuilt twice as large when full.
+    capacity: usize,
     /// Key owning each slot (meaningful where `occupied` is set).
     owner: Vec<u64>,
     /// Bit per slot: some block's most recent access is here.
     occupied: Vec<u64>,
-    /// Fenwick tree over slots (1-based inside), counting occupied slots.
-    tree: Vec<u32>,
+    /// `counts[0][g]`: occupied slots in group g of 1,024 slots; `counts[j][g]`: in group g of
+    /// 1,024 * 64^j slots. The last level has at most 64 counters.
+    counts: Vec<Vec<u32>>,
     /// Next free slot; every occupied slot is below it.
     next: usize,
     /// Occupied slots = blocks currently in the stack.
     live: usize,
+    /// Compaction's old-slot -> new-slot table, kept to avoid reallocating it each time.
+    renumber: Vec<u32>,
 }
 
 impl Default for StackDistances {
@@ -41,14 +55,18 @@ impl Default for StackDistances {
 
 impl StackDistances {
     pub fn new() -> Self {
-        StackDistances {
-            slot_of: FxHashMap::default(),
-            owner: vec![0; MIN_SLOTS],
-            occupied: vec![0; MIN_SLOTS / 64],
-            tree: vec![0; MIN_SLOTS + 1],
+        let mut s = StackDistances {
+            slot_of: BlockMap::with_max_len(MIN_SLOTS),
+            capacity: MIN_SLOTS,
+            owner: Vec::new(),
+            occupied: Vec::new(),
+            counts: Vec::new(),
             next: 0,
             live: 0,
-        }
+            renumber: Vec::new(),
+        };
+        s.resize_line(MIN_SLOTS);
+        s
     }
 
     /// Blocks in the stack (distinct blocks seen, less those removed).
@@ -64,7 +82,13 @@ impl StackDistances {
 
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
-        self.slot_of.contains_key(&key)
+        self.slot_of.get(key).is_some()
+    }
+
+    /// Hints that `key` will be accessed soon: starts loading its index slot.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        self.slot_of.prefetch(key);
     }
 
     #[inline]
@@ -72,26 +96,45 @@ impl StackDistances {
         self.owner.len()
     }
 
+    /// A line of `slots` slots (a power of two, at least 1,024) with counters sized for it; the
+    /// occupancy bits and counters are left for the caller to fill.
+    fn resize_line(&mut self, slots: usize) {
+        self.owner.resize(slots, 0);
+        self.occupied.resize(slots / 64, 0);
+        self.counts.clear();
+        let mut n = slots / (64 * WORDS_PER_GROUP);
+        loop {
+            self.counts.push(vec![0; n]);
+            if n <= FANOUT {
+                break;
+            }
+            n = n.div_ceil(FANOUT);
+        }
+    }
+
     #[inline]
-    fn add(&mut self, slot: usize, delta: i32) {
-        let n = self.slots();
-        let mut i = slot + 1;
-        while i <= n {
-            self.tree[i] = self.tree[i].wrapping_add(delta as u32);
-            i += i & i.wrapping_neg();
+    fn add(&mut self, slot: usize, delta: u32) {
+        let mut g = slot / (64 * WORDS_PER_GROUP);
+        for level in self.counts.iter_mut() {
+            level[g] = level[g].wrapping_add(delta);
+            g /= FANOUT;
         }
     }
 
     /// Occupied slots in `[0, slot)`.
     #[inline]
     fn prefix(&self, slot: usize) -> usize {
-        let mut i = slot;
-        let mut s = 0u32;
-        while i > 0 {
-            s = s.wrapping_add(self.tree[i]);
-            i &= i - 1;
+        let w = slot / 64;
+        let mut total = (self.occupied[w] & ((1u64 << (slot % 64)) - 1)).count_ones();
+        let g = w / WORDS_PER_GROUP;
+        total += self.occupied[g * WORDS_PER_GROUP..w].iter().map(|x| x.count_ones()).sum::<u32>();
+        let mut idx = g;
+        for level in &self.counts {
+            let parent = idx / FANOUT;
+            total += level[parent * FANOUT..idx].iter().sum::<u32>();
+            idx = parent;
         }
-        s as usize
+        total as usize
     }
 
     #[inline]
@@ -104,7 +147,7 @@ impl StackDistances {
     #[inline]
     fn vacate(&mut self, slot: usize) {
         self.occupied[slot / 64] &= !(1 << (slot % 64));
-        self.add(slot, -1);
+        self.add(slot, u32::MAX);
     }
 
     /// References `key`: its stack distance, or `None` on its first reference (a cold miss).
@@ -115,9 +158,10 @@ impl StackDistances {
         }
         let now = self.next;
         self.next += 1;
-        match self.slot_of.insert(key, now as u64) {
-            Some(prev) => {
-                let prev = prev as usize;
+        match self.slot_of.get_mut(key) {
+            Some(slot) => {
+                let prev = *slot as usize;
+                *slot = now as u32;
                 // Occupied slots at or after `prev`: the block itself and every distinct block
                 // referenced since.
                 let distance = self.live - self.prefix(prev);
@@ -126,6 +170,10 @@ impl StackDistances {
                 Some(distance as u64)
             }
             None => {
+                if self.live == self.capacity {
+                    self.grow_index();
+                }
+                self.slot_of.insert_new(key, now as u32);
                 self.live += 1;
                 self.occupy(now, key);
                 None
@@ -136,7 +184,7 @@ impl StackDistances {
     /// Forgets `key` (SHARDS fixed-size sampling drops blocks from the sample). Returns whether
     /// it was in the stack.
     pub fn remove(&mut self, key: u64) -> bool {
-        match self.slot_of.remove(&key) {
+        match self.slot_of.remove(key) {
             Some(slot) => {
                 self.vacate(slot as usize);
                 self.live -= 1;
@@ -146,38 +194,54 @@ impl StackDistances {
         }
     }
 
-    /// Renumbers the live slots 0..live in time order and sizes the line to at least twice the
-    /// live blocks, so the next compaction is at least as many accesses away as this one costs.
+    /// Doubles the index (amortized O(1) per new block).
+    fn grow_index(&mut self) {
+        self.capacity *= 2;
+        let mut bigger = BlockMap::with_max_len(self.capacity);
+        for (k, v) in self.slot_of.iter() {
+            bigger.insert_new(k, v);
+        }
+        self.slot_of = bigger;
+    }
+
+    /// Renumbers the live slots 0..live in time order, in place, and sizes the line to at least
+    /// twice the live blocks, so the next compaction is at least as many accesses away as this
+    /// one costs. The line only reallocates when the live blocks outgrow it.
     fn compact(&mut self) {
+        assert!(2 * self.live + 2 < u32::MAX as usize, "over 2^31 distinct blocks: beyond what one stack distance pass holds");
         let slots = (2 * self.live + 2).max(MIN_SLOTS).next_power_of_two();
-        let mut owner = Vec::with_capacity(slots);
-        for (w, &word) in self.occupied.iter().enumerate() {
-            let mut bits = word;
+        // New number of each old slot (valid where occupied), and owners moved to the front:
+        // a slot only moves down, so the move is safe in place.
+        let mut renumber = std::mem::take(&mut self.renumber);
+        renumber.resize(self.slots(), 0);
+        let mut n = 0usize;
+        for w in 0..self.occupied.len() {
+            let mut bits = self.occupied[w];
             while bits != 0 {
                 let slot = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let key = self.owner[slot];
-                *self.slot_of.get_mut(&key).expect("an occupied slot's block is in the map") = owner.len() as u64;
-                owner.push(key);
+                renumber[slot] = n as u32;
+                self.owner[n] = self.owner[slot];
+                n += 1;
             }
         }
-        debug_assert_eq!(owner.len(), self.live);
-        owner.resize(slots, 0);
-        self.owner = owner;
-        self.occupied = vec![0; slots.div_ceil(64)];
+        debug_assert_eq!(n, self.live);
+        for v in self.slot_of.values_mut() {
+            *v = renumber[*v as usize];
+        }
+        self.renumber = renumber;
+        self.occupied.iter_mut().for_each(|w| *w = 0);
+        self.resize_line(slots);
         for s in 0..self.live {
             self.occupied[s / 64] |= 1 << (s % 64);
         }
-        // Fenwick node i (1-based) covers slots (i - lowbit(i), i]; slots 1..=live are occupied.
-        self.tree = (0..=slots)
-            .map(|i| {
-                if i == 0 {
-                    return 0;
-                }
-                let low = i - (i & i.wrapping_neg());
-                (i.min(self.live).saturating_sub(low)) as u32
-            })
-            .collect();
+        let mut span = 64 * WORDS_PER_GROUP;
+        for level in self.counts.iter_mut() {
+            for (g, c) in level.iter_mut().enumerate() {
+                *c = self.live.saturating_sub(g * span).min(span) as u32;
+            }
+            span *= FANOUT;
+        }
         self.next = self.live;
     }
 }
@@ -220,6 +284,32 @@ mod tests {
         let mut s = StackDistances::new();
         let got: Vec<_> = keys.iter().map(|&k| s.access(k)).collect();
         assert_eq!(got, naive(&keys));
+    }
+
+    #[test]
+    fn removals_and_compactions_keep_distances_exact() {
+        // SHARDS's fixed-size sampling removes blocks between accesses.
+        let mut rng = bufsim_core::rng::Rng::new(11);
+        let mut s = StackDistances::new();
+        let mut naive: Vec<u64> = Vec::new();
+        for _ in 0..30_000 {
+            let k = rng.below(3_000);
+            if rng.below(10) == 0 {
+                let present = naive.iter().position(|&x| x == k);
+                if let Some(p) = present {
+                    naive.remove(p);
+                }
+                assert_eq!(s.remove(k), present.is_some());
+                continue;
+            }
+            let want = naive.iter().position(|&x| x == k).map(|p| p as u64 + 1);
+            if let Some(p) = want {
+                naive.remove(p as usize - 1);
+            }
+            naive.insert(0, k);
+            assert_eq!(s.access(k), want);
+            assert_eq!(s.len(), naive.len());
+        }
     }
 
     #[test]
