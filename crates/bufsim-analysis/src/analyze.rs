@@ -4,12 +4,14 @@
 use serde::Serialize;
 
 use bufsim_core::engine::EngineConfig;
+use bufsim_core::policy::{build, BuildEnv};
 use bufsim_core::run::{resolve_format, LoadedTrace};
 use bufsim_core::spec::SpecError;
 use bufsim_core::trace::{AddressKind, Format, Request};
 use bufsim_core::SimError;
 
 use crate::access::{walk, BlockAccess, Source, Visitor};
+use crate::breakdown::{distance_breakdown, BreakdownRow};
 use crate::consecutive::{Consecutive, ConsecutiveReport};
 use crate::frequency::FrequencyReport;
 use crate::history::BlockHistory;
@@ -31,11 +33,24 @@ pub struct AnalysisOptions {
     pub hill_fraction: f64,
     /// Threads for the OPT runs; 0 means all cores.
     pub jobs: usize,
+    /// MQ Table 3: these policies' hits and misses below and above this cache size (blocks).
+    pub breakdown: Option<(Vec<String>, u64)>,
+    /// Seed of the policies of the breakdown that draw random numbers.
+    pub seed: u64,
 }
 
 impl Default for AnalysisOptions {
     fn default() -> Self {
-        AnalysisOptions { engine: EngineConfig::default(), format: None, working_set: true, contexts: 8, hill_fraction: 0.1, jobs: 0 }
+        AnalysisOptions {
+            engine: EngineConfig::default(),
+            format: None,
+            working_set: true,
+            contexts: 8,
+            hill_fraction: 0.1,
+            jobs: 0,
+            breakdown: None,
+            seed: 42,
+        }
     }
 }
 
@@ -43,6 +58,16 @@ impl AnalysisOptions {
     fn check(&self) -> Result<(), SpecError> {
         if self.engine.block_size == 0 {
             return Err(SpecError("block size must be at least 1 byte".into()));
+        }
+        if let Some((policies, cache)) = &self.breakdown {
+            if policies.is_empty() {
+                return Err(SpecError("the breakdown needs at least one policy, such as lru".into()));
+            }
+            // Bad specs are reported before the trace is read.
+            let env = BuildEnv { capacity: (*cache).clamp(1, u32::MAX as u64 - 1) as usize, block_size: self.engine.block_size, seed: self.seed };
+            for p in policies {
+                build(p, &env)?;
+            }
         }
         if !(self.hill_fraction > 0.0 && self.hill_fraction <= 1.0) {
             return Err(SpecError(format!(
@@ -76,6 +101,8 @@ pub struct Analysis {
     pub frequency: FrequencyReport,
     pub working_set: Option<WorkingSetReport>,
     pub inter_reference_gaps: GapReport,
+    /// MQ Table 3 per policy, when asked for.
+    pub distance_breakdown: Option<Vec<BreakdownRow>>,
 }
 
 impl Analysis {
@@ -127,6 +154,12 @@ fn run(source: &Source, name: &str, format: Format, opts: &AnalysisOptions) -> R
         }
         _ => None,
     };
+    let breakdown = match (&opts.breakdown, source) {
+        (Some((policies, cache)), Source::Memory { requests, kind }) => {
+            Some(distance_breakdown(requests, *kind, &opts.engine, policies, *cache, opts.seed)?)
+        }
+        _ => None,
+    };
     Ok(Analysis {
         trace: name.to_string(),
         format: format.name(),
@@ -140,14 +173,16 @@ fn run(source: &Source, name: &str, format: Format, opts: &AnalysisOptions) -> R
         frequency: FrequencyReport::from_frequencies(c.history.frequencies()),
         working_set,
         inter_reference_gaps: c.gaps.report(opts.contexts),
+        distance_breakdown: breakdown,
     })
 }
 
-/// Analyzes the trace at `path`. Streams it, unless the working-set search needs it in memory.
+/// Analyzes the trace at `path`. Streams it, unless the working-set search or the breakdown
+/// needs it in memory.
 pub fn analyze_trace(path: &str, opts: &AnalysisOptions) -> Result<Analysis, SimError> {
     opts.check()?;
     let format = resolve_format(path, opts.format)?;
-    if opts.working_set {
+    if opts.working_set || opts.breakdown.is_some() {
         let loaded = LoadedTrace::load(path, Some(format))?;
         let source = Source::Memory { requests: &loaded.requests, kind: format.address_kind() };
         run(&source, path, format, opts)

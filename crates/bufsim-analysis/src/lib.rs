@@ -9,12 +9,14 @@
 //! - [`consecutive`]: fraction of consecutive references (prefetching paper §6.1);
 //! - [`working_set`]: working-set size by OPT (prefetching paper §6.1);
 //! - [`irg`]: inter-reference gap CDF per program context (AMP paper §3, Figure 2);
+//! - [`breakdown`]: a policy's hits and misses below and above temporal distance C (MQ Table 3);
 //! - [`requests`]: counts, read/write mix, request sizes.
 //!
 //! [`analyze`] runs them together (`bufsim analyze`), [`curves`] runs the curves (`bufsim mrc`).
 
 pub mod access;
 pub mod analyze;
+pub mod breakdown;
 pub mod consecutive;
 pub mod curves;
 pub mod frequency;

@@ -13,6 +13,9 @@ use crate::stack::StackDistances;
 /// Accesses kept in flight: each key's index slot is prefetched this many accesses before its
 /// distance is computed (the index is far larger than the CPU caches on big traces).
 const LOOKAHEAD: usize = 16;
+/// Distances counted together: the histogram is as large as the footprint, so each count is a
+/// cache miss; done in a tight batch, many of those misses overlap.
+const BATCH: usize = 1024;
 
 /// Builds the stack distance histogram of a stream of block accesses.
 #[derive(Default)]
@@ -24,6 +27,8 @@ pub struct LruMrc {
     queued: usize,
     /// `hist[d]`: accesses at stack distance d (index 0 unused).
     hist: Vec<u64>,
+    /// Distances not yet counted in `hist`.
+    batch: Vec<u32>,
     cold: u64,
     accesses: u64,
 }
@@ -39,6 +44,7 @@ impl LruMrc {
     pub fn access(&mut self, key: u64) {
         self.stack.prefetch(key);
         if self.queued == LOOKAHEAD {
+            self.stack.prefetch_counts(self.pending[(self.head + LOOKAHEAD / 2) % LOOKAHEAD]);
             let oldest = std::mem::replace(&mut self.pending[self.head], key);
             self.head = (self.head + 1) % LOOKAHEAD;
             self.process(oldest);
@@ -52,15 +58,26 @@ impl LruMrc {
     fn process(&mut self, key: u64) {
         self.accesses += 1;
         match self.stack.access(key) {
+            // Distances are at most the live blocks, which the stack keeps below 2^31.
             Some(d) => {
-                let d = d as usize;
-                if d >= self.hist.len() {
-                    self.hist.resize((d + 1).next_power_of_two(), 0);
+                self.batch.push(d as u32);
+                if self.batch.len() == BATCH {
+                    self.count_batch();
                 }
-                self.hist[d] += 1;
             }
             None => self.cold += 1,
         }
+    }
+
+    fn count_batch(&mut self) {
+        let need = self.stack.len() + 1;
+        if need > self.hist.len() {
+            self.hist.resize(need.next_power_of_two(), 0);
+        }
+        for &d in &self.batch {
+            self.hist[d as usize] += 1;
+        }
+        self.batch.clear();
     }
 
     pub fn finish(mut self) -> MissCurve {
@@ -68,6 +85,7 @@ impl LruMrc {
             let key = self.pending[(self.head + i) % LOOKAHEAD];
             self.process(key);
         }
+        self.count_batch();
         let distinct = self.stack.len();
         // misses[c] = cold + #{d > c}; no distance exceeds the distinct blocks.
         let mut misses = vec![0u64; distinct + 1];

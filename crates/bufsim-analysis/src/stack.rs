@@ -91,6 +91,28 @@ impl StackDistances {
         self.slot_of.prefetch(key);
     }
 
+    /// Second hint, a few accesses after [`prefetch`](Self::prefetch): the index slot is cached
+    /// by now, so find the block's previous slot and start loading the occupancy words the
+    /// distance will count. A stale slot (the block comes back in between) costs nothing.
+    #[inline]
+    pub fn prefetch_counts(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = self.slot_of.get(key) {
+            let w = (slot as usize / 64) & !(WORDS_PER_GROUP - 1);
+            if w < self.occupied.len() {
+                // SAFETY: in bounds; prefetching never faults.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    let p = self.occupied.as_ptr().add(w) as *const i8;
+                    _mm_prefetch(p, _MM_HINT_T0);
+                    _mm_prefetch(p.add(64), _MM_HINT_T0);
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     #[inline]
     fn slots(&self) -> usize {
         self.owner.len()

@@ -9,8 +9,9 @@ use bufsim_analysis::access::{walk, BlockAccess, Source, Visitor};
 use bufsim_analysis::history::BlockHistory;
 use bufsim_analysis::{analyze_requests, analyze_trace, AnalysisOptions};
 use bufsim_core::engine::EngineConfig;
-use bufsim_core::run::{run_trace, RunConfig, RunOptions};
-use bufsim_core::trace::{Format, Op, Request};
+use bufsim_analysis::breakdown::distance_breakdown;
+use bufsim_core::run::{run_requests, run_trace, RunConfig, RunOptions};
+use bufsim_core::trace::{AddressKind, Format, Op, Request};
 use common::cloudphysics;
 
 fn golden() -> serde_json::Value {
@@ -141,4 +142,37 @@ fn bad_options_and_inputs_are_errors() {
     let e = analyze_trace(p.to_str().unwrap(), &AnalysisOptions::default()).unwrap_err().to_string();
     assert!(e.contains("bad.csv:3: offset"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn table3_breakdown_lru_never_misses_below_c() {
+    let path = cloudphysics();
+    let requests = bufsim_core::run::decode(&path, Format::CloudPhysics).unwrap();
+    let policies: Vec<String> = ["lru", "fifo", "opt", "lfu"].iter().map(|s| s.to_string()).collect();
+    for cache in [4096u64, 65_536] {
+        let rows = distance_breakdown(&requests, AddressKind::Device, &EngineConfig::default(), &policies, cache, 42).unwrap();
+        let configs: Vec<RunConfig> = policies.iter().map(|p| RunConfig::new(p, &format!("{cache}blocks"))).collect();
+        let runs = run_requests(&requests, AddressKind::Device, &configs, &RunOptions::default()).unwrap();
+        for (row, run) in rows.iter().zip(&runs) {
+            assert_eq!(row.policy, run.policy);
+            assert_eq!(row.below_hits + row.above_hits, run.stats.hits, "{} at {cache}", row.policy);
+            assert_eq!(row.below_misses + row.above_misses + row.first, run.stats.misses, "{} at {cache}", row.policy);
+            assert_eq!(row.first, 269_210);
+        }
+        // MQ paper §5: "LRU has no miss in the left category".
+        assert_eq!(rows[0].below_misses, 0);
+        assert!(rows[0].below_hits > 0 && rows[0].above_misses > 0);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// On any trace and cache size, LRU hits every re-reference closer than C.
+    #[test]
+    fn lru_hits_every_short_re_reference(blocks in proptest::collection::vec(0u64..50, 1..400), cache in 1u64..60) {
+        let requests: Vec<Request> = blocks.iter().map(|&b| req(Op::Read, 0, b, 1, 0)).collect();
+        let rows = distance_breakdown(&requests, AddressKind::Device, &EngineConfig::default(), &["lru".to_string()], cache, 1).unwrap();
+        proptest::prop_assert_eq!(rows[0].below_misses, 0);
+    }
 }
