@@ -18,7 +18,7 @@ from conftest import ROOT, block_trace, bufsim_cli, write_csv
 from test_cli import check_error
 
 TOP_KEYS = {"trace", "format", "block_size", "reads_only", "requests", "accesses", "footprint", "consecutive",
-            "temporal_distance", "frequency", "working_set", "inter_reference_gaps"}
+            "temporal_distance", "frequency", "working_set", "inter_reference_gaps", "distance_breakdown"}
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +89,22 @@ def test_analyze_cli_json(tmp_path, cloudphysics_analysis):
     assert set(d["inter_reference_gaps"]) == {"contexts", "all", "by_context"}
     assert set(d["consecutive"]) == {"references", "consecutive", "fraction"}
     assert d == bufsim.analyze(hand_trace(tmp_path), jobs=1).to_dict()
+
+
+def test_table3_breakdown(cloudphysics):
+    df = bufsim.distance_breakdown(cloudphysics, "64MiB", ["lru", "fifo", "opt"])
+    assert list(df["policy"]) == ["lru", "fifo", "opt"]
+    runs = bufsim.sweep(cloudphysics, ["lru", "fifo", "opt"], ["64MiB"])
+    assert list(df["below_hits"] + df["above_hits"]) == list(runs["hits"])
+    assert list(df["below_misses"] + df["above_misses"] + df["first"]) == list(runs["misses"])
+    assert df["below_misses"][0] == 0  # MQ paper §5: LRU has no miss below C
+    p = bufsim_cli("analyze", cloudphysics, "--no-working-set", "--breakdown", "64MiB", "-p", "lru", "-p", "mru")
+    assert p.returncode == 0, p.stderr
+    assert "MQ paper Table 3" in p.stdout
+    from bufsim.analysis import table3_policies
+
+    assert {"lru", "lfu", "mru", "opt"} <= set(table3_policies())
+    check_error(bufsim_cli("analyze", cloudphysics, "--breakdown", "64MiB", "-p", "nosuch"), "unknown policy")
 
 
 def test_mrc_equals_lru_simulation(cloudphysics):

@@ -11,11 +11,12 @@ specific exceptions carrying the same one-line messages the command line prints.
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
 from bufsim.api import Result, policies, prefetchers, simulate, sweep
-from bufsim.analysis import Analysis, analyze, mrc
+from bufsim.analysis import Analysis, analyze, distance_breakdown, mrc
 
 __all__ = [
     "Analysis",
     "analyze",
+    "distance_breakdown",
     "mrc",
     "BufsimError",
     "Result",

@@ -57,6 +57,9 @@ def analyze(
     contexts: int = 8,
     hill_fraction: float = 0.1,
     jobs: int = 0,
+    breakdown_policies: list[str] | None = None,
+    breakdown_cache: str | None = None,
+    seed: int = 42,
 ) -> str: ...
 def mrc(
     path: str,

@@ -34,6 +34,7 @@ class Analysis:
     frequency: dict[str, Any]
     working_set: Optional[dict[str, Any]]
     inter_reference_gaps: dict[str, Any]
+    distance_breakdown: Optional[list[dict[str, Any]]]
 
     @property
     def consecutive_fraction(self) -> float:
@@ -69,6 +70,9 @@ def analyze(
     contexts: int = 8,
     hill_fraction: float = 0.1,
     jobs: int = 0,
+    breakdown: Optional[SizeLike] = None,
+    policies: Optional[Sequence[str]] = None,
+    seed: int = 42,
 ) -> Analysis:
     """Characterizes ``trace``: request and block counts, footprint, read/write mix, request sizes,
     fraction of consecutive references and working-set size (prefetching paper §6.1), temporal
@@ -77,18 +81,63 @@ def analyze(
 
     ``working_set=False`` skips the OPT runs of the working-set search (and streams the trace
     instead of loading it). A bin belongs to the temporal-distance hill while it holds at least
-    ``hill_fraction`` of the peak bin's count. Raises ``FileNotFoundError``, ``TraceFormatError``
-    or ``SpecError``.
+    ``hill_fraction`` of the peak bin's count. ``breakdown=SIZE`` adds the MQ paper's Table 3:
+    each of ``policies``' hits and misses for re-references closer than SIZE blocks and at or
+    beyond it (default policies: those of the paper's Table 3 that bufsim has; see
+    :func:`distance_breakdown`). Raises ``FileNotFoundError``, ``TraceFormatError`` or ``SpecError``.
     """
     if isinstance(contexts, bool) or not isinstance(contexts, int) or contexts < 0:
         raise SpecError(f"contexts must be a number of program contexts (0 or more), not {contexts!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
         raise SpecError(f"jobs must be 0 (all cores) or more, not {jobs!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SpecError(f"seed must be zero or more, not {seed!r}")
+    names = None
+    if breakdown is not None:
+        names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
+    elif policies is not None:
+        raise SpecError("policies are for the breakdown: give its cache size too (breakdown=...)")
     text = _core.analyze(
         os.fspath(trace), format=format, block_size=block_size_bytes(block_size), reads_only=reads_only,
         working_set=working_set, contexts=contexts, hill_fraction=float(hill_fraction), jobs=jobs,
+        breakdown_policies=names, breakdown_cache=None if breakdown is None else size_text(breakdown, "breakdown cache size"),
+        seed=seed,
     )
     return Analysis(**json.loads(text))
+
+
+#: The policies of the MQ paper's Table 3, by bufsim name, plus OPT for reference.
+TABLE3 = ("mq", "2q", "fbr", "lrfu", "lru-2", "lru", "lfu", "mru", "opt")
+
+
+def table3_policies() -> list[str]:
+    """The policies of :data:`TABLE3` that this build of bufsim has."""
+    known = set()
+    for p in _core.policies():
+        known.add(p["name"])
+        known.update(p["aliases"])
+    return [p for p in TABLE3 if p in known]
+
+
+def distance_breakdown(
+    trace: PathLike,
+    cache: SizeLike,
+    policies: Optional[Sequence[str]] = None,
+    *,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+    seed: int = 42,
+) -> "pandas.DataFrame":
+    """The MQ paper's Table 3 (§5): for each policy at a cache of ``cache`` (C blocks), hits and
+    misses of re-references whose temporal distance is below C (``below_hits``,
+    ``below_misses``) and at or above C (``above_hits``, ``above_misses``); first references
+    are counted apart (``first``). LRU never misses below C. One row per policy."""
+    import pandas as pd
+
+    a = analyze(trace, format=format, block_size=block_size, reads_only=reads_only, working_set=False,
+                breakdown=cache, policies=policies, seed=seed)
+    return pd.DataFrame(a.distance_breakdown)
 
 
 SizesArg = Union[None, str, Sequence[SizeLike]]
@@ -245,6 +294,13 @@ def format_analysis(a: Analysis) -> str:
         qs = [("-" if v is None else v) for _, v in c["quantiles"]]
         rows.append(["all" if c["ctx"] is None else hex(c["ctx"]), c["accesses"], c["gaps"], *qs])
     out.append(_table(["context", "accesses", "gaps", *[name for name, _ in g["all"]["quantiles"]]], rows))
+    if a.distance_breakdown:
+        c = a.distance_breakdown[0]["cache_blocks"]
+        out += ["", f"hits and misses by temporal distance, cache of {c} blocks (MQ paper Table 3; "
+                f"{a.distance_breakdown[0]['first']} first references in neither)"]
+        out.append(_table(["policy", "< C hits", "< C misses", ">= C hits", ">= C misses"],
+                          [[r["policy"], r["below_hits"], r["below_misses"], r["above_hits"], r["above_misses"]]
+                           for r in a.distance_breakdown]))
     return "\n".join(out)
 
 

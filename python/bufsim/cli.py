@@ -177,7 +177,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     a = analyze(args.trace, format=args.format, block_size=args.block_size, reads_only=args.reads_only,
                 working_set=not args.no_working_set, contexts=args.contexts, hill_fraction=args.hill,
-                jobs=args.jobs)
+                jobs=args.jobs, breakdown=args.breakdown, policies=args.policy, seed=args.seed)
     print(json.dumps(a.to_dict()) if args.json else format_analysis(a))
     return 0
 
@@ -219,6 +219,13 @@ def add_analysis_commands(sub) -> None:
     an.add_argument("--hill", type=float, default=0.1, metavar="FRACTION",
                     help="a temporal-distance bin is in the hill while it holds at least this share of the peak (default: 0.1)")
     an.add_argument("--jobs", "-j", type=int, default=0, help="threads for the OPT runs (default: all cores)")
+    an.add_argument("--breakdown", metavar="SIZE",
+                    help="add the MQ paper's Table 3: each policy's hits and misses for re-references closer "
+                    "than SIZE and farther, at a cache of SIZE")
+    an.add_argument("--policy", "-p", action="append", metavar="SPEC",
+                    help="policy of the breakdown; repeat for several (default: those of the paper's Table 3 "
+                    "that bufsim has, and opt)")
+    an.add_argument("--seed", type=int, default=42, help="seed of the breakdown's random policies (default: 42)")
     an.set_defaults(func=cmd_analyze)
 
     mr = sub.add_parser("mrc", help="LRU miss ratio curve in one pass (exact, and SHARDS sampling)",

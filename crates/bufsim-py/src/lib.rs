@@ -238,9 +238,10 @@ fn engine_config(block_size: u64, reads_only: bool) -> EngineConfig {
     EngineConfig { block_size, reads_only, ..EngineConfig::default() }
 }
 
-/// Every characterization of a trace (`bufsim analyze`), as a JSON object.
+/// Every characterization of a trace (`bufsim analyze`), as a JSON object;
+/// `breakdown_policies` and `breakdown_cache` (a size string) add the MQ paper's Table 3.
 #[pyfunction]
-#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0))]
+#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0, breakdown_policies=None, breakdown_cache=None, seed=42))]
 #[allow(clippy::too_many_arguments)]
 fn analyze(
     py: Python<'_>,
@@ -252,7 +253,18 @@ fn analyze(
     contexts: usize,
     hill_fraction: f64,
     jobs: usize,
+    breakdown_policies: Option<Vec<String>>,
+    breakdown_cache: Option<String>,
+    seed: u64,
 ) -> PyResult<String> {
+    let breakdown = match (breakdown_policies, breakdown_cache) {
+        (Some(p), Some(c)) => {
+            let blocks = bufsim_core::spec::parse_cache_blocks(&c, block_size.max(1)).map_err(|e| SpecError::new_err(e.to_string()))?;
+            Some((p, blocks))
+        }
+        (None, None) => None,
+        _ => return Err(SpecError::new_err("the breakdown needs both policies and a cache size")),
+    };
     let opts = bufsim_analysis::AnalysisOptions {
         engine: engine_config(block_size, reads_only),
         format: parse_format(format)?,
@@ -260,6 +272,8 @@ fn analyze(
         contexts,
         hill_fraction,
         jobs,
+        breakdown,
+        seed,
     };
     let p = path.to_string();
     let a = py.allow_threads(|| bufsim_analysis::analyze_trace(&p, &opts)).map_err(to_py)?;
