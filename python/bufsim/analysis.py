@@ -237,6 +237,12 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _mix(counts: dict[str, Any]) -> str:
+    if counts["total"] == 0:
+        return "no reads or writes"
+    return f"reads {_pct(1 - counts['write_share'])}, writes {_pct(counts['write_share'])}"
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
     from bufsim.cli import format_table
 
@@ -252,9 +258,8 @@ def format_analysis(a: Analysis) -> str:
         f"format                {a.format}, {_bytes(a.block_size)} blocks, "
         + ("reads only" if a.reads_only else "reads and writes"),
         "",
-        f"requests              {req['total']}  (reads {_pct(1 - req['write_share'])}, writes "
-        f"{_pct(req['write_share'])}; {req['zero_length']} zero-length)",
-        f"block accesses        {acc['total']}  (reads {_pct(1 - acc['write_share'])}, writes {_pct(acc['write_share'])})",
+        f"requests              {req['total']}  ({_mix(req)}; {req['zero_length']} zero-length)",
+        f"block accesses        {acc['total']}  ({_mix(acc)})",
         f"bytes                 read {_bytes(req['read_bytes'])}, written {_bytes(req['write_bytes'])}",
         f"footprint             {a.footprint['blocks']} blocks ({_bytes(a.footprint['bytes'])})",
         f"files or devices      {req['files']}   processes {req['pids']}   duration {req['duration_s']:.4g} s",
