@@ -33,13 +33,13 @@ def test_filter_writes_the_misses_and_runs_on_them_equal_in_memory_runs(tmp_path
 
 
 def test_lru_has_no_misses_below_c_on_the_second_level(cloudphysics):
-    df = bufsim.breakdown(cloudphysics, ["lru", "fifo"], ["64MiB", "256MiB"], first_level=L1)
+    df = bufsim.distance_breakdown(cloudphysics, ["64MiB", "256MiB"], ["lru", "fifo"], first_level=L1)
     lru = df[df.policy == "lru"]
-    assert (lru.near_misses == 0).all() and (lru.far_misses > 0).all()
-    total = df[["near_hits", "near_misses", "far_hits", "far_misses", "first_accesses"]].sum(axis=1)
+    assert (lru.below_misses == 0).all() and (lru.above_misses > 0).all()
+    total = df[["below_hits", "below_misses", "above_hits", "above_misses", "first"]].sum(axis=1)
     assert (total == 1022509).all()
     # FIFO can evict a block re-used within C: a miss LRU cannot have.
-    assert df[df.policy == "fifo"].near_misses.sum() > 0
+    assert df[df.policy == "fifo"].below_misses.sum() > 0
 
 
 def test_clients_by_pid_with_a_different_cache_for_one(tmp_path):

@@ -11,25 +11,29 @@ specific exceptions carrying the same one-line messages the command line prints.
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
 from bufsim.api import Result, policies, prefetchers, simulate, sweep
-from bufsim.hierarchy import FirstLevel, breakdown, filter_trace
+from bufsim.hierarchy import FirstLevel, filter_trace
 from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
+from bufsim.analysis import Analysis, analyze, distance_breakdown, mrc
 
 __all__ = [
-    "BufsimError",
-    "FirstLevel",
-    "Result",
-    "SpecError",
-    "TraceFormatError",
     "__version__",
-    "breakdown",
-    "filter_trace",
+    "Analysis",
+    "analyze",
+    "BufsimError",
     "detect",
+    "distance_breakdown",
+    "filter_trace",
+    "FirstLevel",
     "generate",
     "generators",
+    "mrc",
     "partition_timeline",
     "plot_partition_timeline",
     "policies",
     "prefetchers",
+    "Result",
     "simulate",
+    "SpecError",
     "sweep",
+    "TraceFormatError",
 ]

@@ -68,3 +68,31 @@ def amp_table1(*, seed: int = 1, length: int = 2000, sampling: float = 1.0) -> l
 def detect(
     path: str, detector: str = "amp", *, format: str = "auto", block_size: int = 4096, reads_only: bool = False,
 ) -> list[dict[str, Any]]: ...
+
+def analyze(
+    path: str,
+    *,
+    format: str = "auto",
+    block_size: int = 4096,
+    reads_only: bool = False,
+    working_set: bool = True,
+    contexts: int = 8,
+    hill_fraction: float = 0.1,
+    jobs: int = 0,
+    breakdown_policies: list[str] | None = None,
+    breakdown_cache: str | None = None,
+    seed: int = 42,
+) -> str: ...
+def mrc(
+    path: str,
+    *,
+    sizes: list[str] | None = None,
+    all_sizes: bool = False,
+    exact: bool = True,
+    shards_rate: float | None = None,
+    shards_size: int | None = None,
+    seed: int = 42,
+    format: str = "auto",
+    block_size: int = 4096,
+    reads_only: bool = False,
+) -> str: ...

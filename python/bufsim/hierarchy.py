@@ -1,13 +1,13 @@
 """Multi-level caches (the MQ paper): first-level client caches whose misses form the stream a
-shared second-level cache sees, and the Table 3 breakdown of hits and misses by temporal
-distance."""
+shared second-level cache sees (the Table 3 breakdown, with ``first_level=``, is
+:func:`bufsim.distance_breakdown`)."""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping
 
 from bufsim import _core
 from bufsim._core import SpecError
@@ -121,31 +121,3 @@ def filter_trace(
     df = pd.DataFrame(rows, columns=["client", "cache_blocks", "accesses", "hits", "misses", "write_backs"])
     df.attrs["requests_written"] = written
     return df
-
-
-def breakdown(
-    trace: PathLike,
-    policies: Sequence[str] | str,
-    caches: Sequence[SizeLike] | SizeLike,
-    *,
-    first_level: FirstLevel | None = None,
-    format: str = "auto",
-    block_size: SizeLike = 4096,
-    reads_only: bool = False,
-    seed: int = 42,
-) -> "pandas.DataFrame":
-    """The MQ paper's Table 3 for every policy and cache size: hits and misses of the accesses
-    whose temporal distance is below the cache size C (``near_*``) and at or above it
-    (``far_*``); a block's first access is in neither (``first_accesses``). With
-    ``first_level`` the trace is the second-level stream of that hierarchy."""
-    import pandas as pd
-
-    if isinstance(policies, str):
-        policies = [policies]
-    if isinstance(caches, (str, int)):
-        caches = [caches]
-    rows = _core.breakdown(os.fspath(trace), [str(p) for p in policies],
-                           [size_text(c, "cache size") for c in caches], format=format,
-                           block_size=block_size_bytes(block_size), reads_only=reads_only, seed=seed,
-                           first_level=first_level.to_core() if first_level else None)
-    return pd.DataFrame(rows)

@@ -137,6 +137,12 @@ impl BlockMap {
         Some(value)
     }
 
+    /// Every value, mutably, in table order (callers that renumber what the values point to).
+    /// A value must never be set to `u32::MAX`, which marks an empty slot.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut u32> + '_ {
+        self.slots.iter_mut().filter(|s| s.value != EMPTY).map(|s| &mut s.value)
+    }
+
     /// Every (key, value) pair, in table order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
         self.slots
@@ -165,6 +171,8 @@ mod tests {
         *m.get_mut(13).unwrap() = 7;
         assert_eq!(m.get(13), Some(7));
         assert_eq!(m.len(), 4);
+        m.values_mut().for_each(|v| *v += 1);
+        assert_eq!((m.get(13), m.get(0)), (Some(8), Some(1)));
     }
 
     proptest! {

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::engine::Engine;
 use crate::policy::{build, registry::needs_future, Access, Policy, PolicyVisitor};
 use crate::hierarchy::second_level;
-use crate::run::{build_env, decode, prepare, resolve_format, validate, RunConfig, RunOptions, Source};
+use crate::run::{build_env, decode, parallel_map, prepare, resolve_format, validate, RunConfig, RunOptions, Source};
 use crate::SimError;
 
 /// One policy's Table 3 row at one cache size.
@@ -19,14 +19,14 @@ use crate::SimError;
 pub struct DistanceBreakdown {
     pub policy: String,
     pub cache_blocks: u64,
-    /// Accesses with temporal distance below the cache size: hits and misses.
-    pub near_hits: u64,
-    pub near_misses: u64,
-    /// Accesses with temporal distance at or above the cache size.
-    pub far_hits: u64,
-    pub far_misses: u64,
+    /// Re-references whose temporal distance is below the cache size: hits and misses.
+    pub below_hits: u64,
+    pub below_misses: u64,
+    /// Re-references at or above the cache size.
+    pub above_hits: u64,
+    pub above_misses: u64,
     /// First accesses to a block, counted in neither category (as the paper's note says).
-    pub first_accesses: u64,
+    pub first: u64,
 }
 
 struct Classify<'a> {
@@ -46,14 +46,14 @@ impl PolicyVisitor for Classify<'_> {
         let mut last: FxHashMap<u64, u64> = FxHashMap::default();
         let c = self.capacity;
         let mut observe = |a: &Access, hit: bool| match last.insert(a.key, a.time) {
-            None => row.first_accesses += 1,
+            None => row.first += 1,
             Some(prev) => {
                 let near = a.time - prev < c;
                 match (near, hit) {
-                    (true, true) => row.near_hits += 1,
-                    (true, false) => row.near_misses += 1,
-                    (false, true) => row.far_hits += 1,
-                    (false, false) => row.far_misses += 1,
+                    (true, true) => row.below_hits += 1,
+                    (true, false) => row.below_misses += 1,
+                    (false, true) => row.above_hits += 1,
+                    (false, false) => row.above_misses += 1,
                 }
             }
         };
@@ -79,16 +79,14 @@ pub fn breakdown(requests: &[Request], kind: AddressKind, configs: &[RunConfig],
     }
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
     let prepared = prepare(&Source::Memory(requests), kind, need_future, false, opts)?;
-    configs
-        .iter()
-        .zip(blocks)
-        .map(|(cfg, b)| {
-            let policy = build(&cfg.policy, &build_env(b, opts))?;
-            let mut row = policy.visit(Classify { prepared: &prepared, requests, capacity: b, future: needs_future(&cfg.policy), engine: opts.engine });
-            row.policy = cfg.policy.clone();
-            Ok(row)
-        })
-        .collect()
+    parallel_map(configs.len(), opts.jobs, |i| {
+        let cfg = &configs[i];
+        let policy = build(&cfg.policy, &build_env(blocks[i], opts))?;
+        let future = needs_future(&cfg.policy);
+        let mut row = policy.visit(Classify { prepared: &prepared, requests, capacity: blocks[i], future, engine: opts.engine });
+        row.policy = cfg.policy.clone();
+        Ok(row)
+    })
 }
 
 /// Table 3 rows for each configuration over the trace at `path` (through the first level of a

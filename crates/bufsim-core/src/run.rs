@@ -287,42 +287,39 @@ pub fn run_requests(requests: &[Request], kind: AddressKind, configs: &[RunConfi
 }
 
 fn run_parallel(source: &Source, prepared: &Prepared, configs: &[RunConfig], blocks: &[u64], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
-    let jobs = if opts.jobs == 0 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-    } else {
-        opts.jobs
-    }
-    .min(configs.len())
-    .max(1);
+    parallel_map(configs.len(), opts.jobs, |i| run_one(source, prepared, &configs[i], blocks[i], opts))
+}
+
+/// `f(0..n)` on `jobs` threads (0: all cores), results in index order. Each index is independent,
+/// so thread scheduling never changes a result. After an error no new index starts, and the
+/// first error by index is returned.
+pub(crate) fn parallel_map<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> Result<T, SimError> + Sync) -> Result<Vec<T>, SimError> {
+    let jobs = if jobs == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { jobs }.min(n).max(1);
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<RunResult, SimError>>>> = Mutex::new((0..configs.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<T, SimError>>>> = Mutex::new((0..n).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= configs.len() {
+                if i >= n {
                     break;
                 }
-                let r = run_one(source, prepared, &configs[i], blocks[i], opts);
+                let r = f(i);
                 let failed = r.is_err();
                 results.lock().unwrap()[i] = Some(r);
                 if failed {
-                    // Stop handing out work; the first error by configuration order is reported.
-                    next.store(configs.len(), Ordering::Relaxed);
+                    next.store(n, Ordering::Relaxed);
                 }
             });
         }
     });
-    let results = results.into_inner().unwrap();
-    let mut out = Vec::with_capacity(configs.len());
-    for r in results {
-        match r {
-            Some(Ok(x)) => out.push(x),
-            Some(Err(e)) => return Err(e),
-            None => unreachable!("a run was skipped without an error"),
-        }
-    }
-    Ok(out)
+    // Indices are handed out in order, so every index before a failed one has finished.
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("an index was skipped without an earlier error"))
+        .collect()
 }
 
 /// Block accesses a trace expands to (for oracles and tests): the cache keys in order.

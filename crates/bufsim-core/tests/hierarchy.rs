@@ -85,9 +85,9 @@ proptest! {
     fn lru_never_misses_below_distance_c(reqs in requests(), cap in 1u64..30) {
         let rows = breakdown(&reqs, AddressKind::Device, &[RunConfig::new("lru", &format!("{cap}blocks"))], &RunOptions::default()).unwrap();
         let r = &rows[0];
-        prop_assert_eq!(r.near_misses, 0);
+        prop_assert_eq!(r.below_misses, 0);
         let accesses: u64 = reqs.iter().map(|r| r.size / 4096).sum();
-        prop_assert_eq!(r.near_hits + r.near_misses + r.far_hits + r.far_misses + r.first_accesses, accesses);
+        prop_assert_eq!(r.below_hits + r.below_misses + r.above_hits + r.above_misses + r.first, accesses);
     }
 }
 
@@ -125,7 +125,7 @@ fn lru_on_the_real_second_level_stream_has_no_misses_below_c() {
     let (l2, _) = second_level(&reqs, AddressKind::Device, &FirstLevelConfig::new("lru", "4096blocks"), &EngineConfig::default(), 1).unwrap();
     let configs: Vec<RunConfig> = ["16384blocks", "65536blocks"].iter().map(|c| RunConfig::new("lru", c)).collect();
     for r in breakdown(&l2, AddressKind::Device, &configs, &RunOptions::default()).unwrap() {
-        assert_eq!(r.near_misses, 0, "{r:?}");
-        assert!(r.far_misses > 0 && r.near_hits > 0, "{r:?}");
+        assert_eq!(r.below_misses, 0, "{r:?}");
+        assert!(r.above_misses > 0 && r.below_hits > 0, "{r:?}");
     }
 }

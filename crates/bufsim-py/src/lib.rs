@@ -281,11 +281,11 @@ fn breakdown<'py>(
             let d = PyDict::new(py);
             d.set_item("policy", r.policy)?;
             d.set_item("cache_blocks", r.cache_blocks)?;
-            d.set_item("near_hits", r.near_hits)?;
-            d.set_item("near_misses", r.near_misses)?;
-            d.set_item("far_hits", r.far_hits)?;
-            d.set_item("far_misses", r.far_misses)?;
-            d.set_item("first_accesses", r.first_accesses)?;
+            d.set_item("below_hits", r.below_hits)?;
+            d.set_item("below_misses", r.below_misses)?;
+            d.set_item("above_hits", r.above_hits)?;
+            d.set_item("above_misses", r.above_misses)?;
+            d.set_item("first", r.first)?;
             Ok(d)
         })
         .collect()
@@ -472,6 +472,96 @@ fn detect<'py>(
         .collect()
 }
 
+// ---- Trace analyses (bufsim-analysis): `analyze` and `mrc`, each returning its report as JSON.
+
+fn engine_config(block_size: u64, reads_only: bool) -> EngineConfig {
+    EngineConfig { block_size, reads_only, ..EngineConfig::default() }
+}
+
+/// Every characterization of a trace (`bufsim analyze`), as a JSON object;
+/// `breakdown_policies` and `breakdown_cache` (a size string) add the MQ paper's Table 3.
+#[pyfunction]
+#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0, breakdown_policies=None, breakdown_cache=None, seed=42))]
+#[allow(clippy::too_many_arguments)]
+fn analyze(
+    py: Python<'_>,
+    path: &str,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    working_set: bool,
+    contexts: usize,
+    hill_fraction: f64,
+    jobs: usize,
+    breakdown_policies: Option<Vec<String>>,
+    breakdown_cache: Option<String>,
+    seed: u64,
+) -> PyResult<String> {
+    let breakdown = match (breakdown_policies, breakdown_cache) {
+        (Some(p), Some(c)) => {
+            let blocks = bufsim_core::spec::parse_cache_blocks(&c, block_size.max(1)).map_err(|e| SpecError::new_err(e.to_string()))?;
+            Some((p, blocks))
+        }
+        (None, None) => None,
+        _ => return Err(SpecError::new_err("the breakdown needs both policies and a cache size")),
+    };
+    let opts = bufsim_analysis::AnalysisOptions {
+        engine: engine_config(block_size, reads_only),
+        format: parse_format(format)?,
+        working_set,
+        contexts,
+        hill_fraction,
+        jobs,
+        breakdown,
+        seed,
+    };
+    let p = path.to_string();
+    let a = py.allow_threads(|| bufsim_analysis::analyze_trace(&p, &opts)).map_err(to_py)?;
+    Ok(a.to_json())
+}
+
+/// LRU miss ratio curves (`bufsim mrc`): exact and/or SHARDS, as a JSON object. `sizes` are
+/// size strings (`64MiB`, `2000blocks`); `None` is a geometric grid, `all_sizes` every size.
+#[pyfunction]
+#[pyo3(signature = (path, *, sizes=None, all_sizes=false, exact=true, shards_rate=None, shards_size=None, seed=42, format="auto", block_size=4096, reads_only=false))]
+#[allow(clippy::too_many_arguments)]
+fn mrc(
+    py: Python<'_>,
+    path: &str,
+    sizes: Option<Vec<String>>,
+    all_sizes: bool,
+    exact: bool,
+    shards_rate: Option<f64>,
+    shards_size: Option<u64>,
+    seed: u64,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+) -> PyResult<String> {
+    use bufsim_analysis::{ShardsMode, Sizes};
+    let sizes = match (sizes, all_sizes) {
+        (Some(_), true) => return Err(SpecError::new_err("give cache sizes or ask for all sizes, not both")),
+        (None, true) => Sizes::All,
+        (None, false) => Sizes::Grid,
+        (Some(list), false) => Sizes::List(
+            list.iter()
+                .map(|s| bufsim_core::spec::parse_cache_blocks(s, block_size.max(1)))
+                .collect::<Result<_, _>>()
+                .map_err(|e| SpecError::new_err(e.to_string()))?,
+        ),
+    };
+    let shards = match (shards_rate, shards_size) {
+        (Some(_), Some(_)) => return Err(SpecError::new_err("SHARDS samples at a fixed rate or a fixed size, not both")),
+        (Some(rate), None) => Some(ShardsMode::FixedRate { rate }),
+        (None, Some(blocks)) => Some(ShardsMode::FixedSize { blocks }),
+        (None, None) => None,
+    };
+    let opts = bufsim_analysis::MrcOptions { engine: engine_config(block_size, reads_only), format: parse_format(format)?, sizes, exact, shards, seed };
+    let p = path.to_string();
+    let r = py.allow_threads(|| bufsim_analysis::mrc_trace(&p, &opts)).map_err(to_py)?;
+    Ok(r.to_json())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -487,6 +577,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generators, m)?)?;
     m.add_function(wrap_pyfunction!(amp_table1, m)?)?;
     m.add_function(wrap_pyfunction!(detect, m)?)?;
+
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(mrc, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;

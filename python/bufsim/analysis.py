@@ -1,0 +1,359 @@
+"""Trace analyses: ``analyze`` (every characterization of a trace) and ``mrc`` (LRU miss ratio
+curves, exact and SHARDS). The work is done in Rust (``bufsim-analysis``); this module converts
+arguments, shapes the results and renders the text tables the command line prints."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+from bufsim import _core
+from bufsim._core import SpecError
+from bufsim.api import PathLike, SizeLike, block_size_bytes, size_text
+
+if TYPE_CHECKING:
+    import pandas
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything ``bufsim analyze`` reports about a trace; each section is a plain dict (see
+    docs/analysis.md for every field and the paper it comes from)."""
+
+    trace: str
+    format: str
+    block_size: int
+    reads_only: bool
+    requests: dict[str, Any]
+    accesses: dict[str, Any]
+    footprint: dict[str, Any]
+    consecutive: dict[str, Any]
+    temporal_distance: dict[str, Any]
+    frequency: dict[str, Any]
+    working_set: Optional[dict[str, Any]]
+    inter_reference_gaps: dict[str, Any]
+    distance_breakdown: Optional[list[dict[str, Any]]]
+
+    @property
+    def consecutive_fraction(self) -> float:
+        """Fraction of consecutive references (prefetching paper §6.1)."""
+        return self.consecutive["fraction"]
+
+    @property
+    def working_set_blocks(self) -> Optional[int]:
+        """Smallest OPT cache reaching 90 percent of the infinite-cache hit ratio (None if not searched)."""
+        return None if self.working_set is None else self.working_set["blocks"]
+
+    @property
+    def min_dist(self) -> Optional[int]:
+        hill = self.temporal_distance["hill"]
+        return None if hill is None else hill["min_dist"]
+
+    @property
+    def max_dist(self) -> Optional[int]:
+        hill = self.temporal_distance["hill"]
+        return None if hill is None else hill["max_dist"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def analyze(
+    trace: PathLike,
+    *,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+    working_set: bool = True,
+    contexts: int = 8,
+    hill_fraction: float = 0.1,
+    jobs: int = 0,
+    breakdown: Optional[SizeLike] = None,
+    policies: Optional[Sequence[str]] = None,
+    seed: int = 42,
+) -> Analysis:
+    """Characterizes ``trace``: request and block counts, footprint, read/write mix, request sizes,
+    fraction of consecutive references and working-set size (prefetching paper §6.1), temporal
+    distance histogram with minDist/maxDist and frequency distribution (MQ paper §3), and
+    inter-reference gap CDFs of the ``contexts`` busiest program contexts (AMP Figure 2).
+
+    ``working_set=False`` skips the OPT runs of the working-set search (and streams the trace
+    instead of loading it). A bin belongs to the temporal-distance hill while it holds at least
+    ``hill_fraction`` of the peak bin's count. ``breakdown=SIZE`` adds the MQ paper's Table 3:
+    each of ``policies``' hits and misses for re-references closer than SIZE blocks and at or
+    beyond it (default policies: those of the paper's Table 3 that bufsim has; see
+    :func:`distance_breakdown`). Raises ``FileNotFoundError``, ``TraceFormatError`` or ``SpecError``.
+    """
+    if isinstance(contexts, bool) or not isinstance(contexts, int) or contexts < 0:
+        raise SpecError(f"contexts must be a number of program contexts (0 or more), not {contexts!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise SpecError(f"jobs must be 0 (all cores) or more, not {jobs!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SpecError(f"seed must be zero or more, not {seed!r}")
+    names = None
+    if breakdown is not None:
+        names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
+    elif policies is not None:
+        raise SpecError("policies are for the breakdown: give its cache size too (breakdown=...)")
+    text = _core.analyze(
+        os.fspath(trace), format=format, block_size=block_size_bytes(block_size), reads_only=reads_only,
+        working_set=working_set, contexts=contexts, hill_fraction=float(hill_fraction), jobs=jobs,
+        breakdown_policies=names, breakdown_cache=None if breakdown is None else size_text(breakdown, "breakdown cache size"),
+        seed=seed,
+    )
+    return Analysis(**json.loads(text))
+
+
+#: The policies of the MQ paper's Table 3, by bufsim name, plus OPT for reference.
+TABLE3 = ("mq", "2q", "fbr", "lrfu", "lru-2", "lru", "lfu", "mru", "opt")
+
+
+def table3_policies() -> list[str]:
+    """The policies of :data:`TABLE3` that this build of bufsim has."""
+    known = set()
+    for p in _core.policies():
+        known.add(p["name"])
+        known.update(p["aliases"])
+    return [p for p in TABLE3 if p in known]
+
+
+def distance_breakdown(
+    trace: PathLike,
+    cache: Union[SizeLike, Sequence[SizeLike]],
+    policies: Optional[Sequence[str]] = None,
+    *,
+    first_level: Any = None,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+    seed: int = 42,
+) -> "pandas.DataFrame":
+    """The MQ paper's Table 3 (§5): for each policy at each cache size C (``cache``: one size or
+    several), hits and misses of re-references whose temporal distance is below C
+    (``below_hits``, ``below_misses``) and at or above C (``above_hits``, ``above_misses``);
+    first references are counted apart (``first``). LRU never misses below C. Default policies:
+    those of the paper's Table 3 that bufsim has. With ``first_level`` (a
+    :class:`bufsim.FirstLevel`) the trace is first filtered into its second-level stream. One
+    row per policy and size."""
+    import pandas as pd
+
+    from bufsim.api import _first_level
+
+    names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
+    sizes = [cache] if isinstance(cache, (str, int)) else list(cache)
+    rows = _core.breakdown(os.fspath(trace), [str(p) for p in names], [size_text(c, "cache size") for c in sizes],
+                           format=format, block_size=block_size_bytes(block_size), reads_only=reads_only,
+                           seed=seed, first_level=_first_level(first_level))
+    return pd.DataFrame(rows, columns=["policy", "cache_blocks", "below_hits", "below_misses", "above_hits",
+                                       "above_misses", "first"])
+
+
+SizesArg = Union[None, str, Sequence[SizeLike]]
+
+
+def mrc_report(
+    trace: PathLike,
+    *,
+    sizes: SizesArg = None,
+    shards: Optional[float] = None,
+    shards_size: Optional[int] = None,
+    exact: bool = True,
+    seed: int = 42,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+) -> dict[str, Any]:
+    """The miss ratio curve report as a dict (what ``bufsim mrc --json`` prints)."""
+    all_sizes = isinstance(sizes, str) and sizes == "all"
+    listed: Optional[list[str]] = None
+    if sizes is not None and not all_sizes:
+        if isinstance(sizes, (str, int)):
+            sizes = [sizes]
+        listed = [size_text(s, "cache size") for s in sizes]
+    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, (int, float))):
+        raise SpecError(f"SHARDS rate must be a fraction in (0, 1], not {shards!r}")
+    if shards_size is not None and (isinstance(shards_size, bool) or not isinstance(shards_size, int) or shards_size < 1):
+        raise SpecError(f"SHARDS sample size must be a positive number of blocks, not {shards_size!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SpecError(f"seed must be zero or more, not {seed!r}")
+    text = _core.mrc(
+        os.fspath(trace), sizes=listed, all_sizes=all_sizes, exact=exact,
+        shards_rate=None if shards is None else float(shards), shards_size=shards_size, seed=seed,
+        format=format, block_size=block_size_bytes(block_size), reads_only=reads_only,
+    )
+    return json.loads(text)
+
+
+def mrc(
+    trace: PathLike,
+    *,
+    sizes: SizesArg = None,
+    shards: Optional[float] = None,
+    shards_size: Optional[int] = None,
+    exact: bool = True,
+    seed: int = 42,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+) -> "pandas.DataFrame":
+    """LRU miss ratio curve of ``trace`` in one pass, one row per cache size.
+
+    Columns: ``cache_blocks``, ``cache_bytes``, then with ``exact`` (the default; Mattson's stack
+    algorithm, equal to LRU simulation at every size) ``misses`` and ``miss_ratio``, and with
+    SHARDS sampling (``shards=RATE`` such as 0.01, or ``shards_size=BLOCKS`` for the fixed-size
+    variant; the hash is seeded by ``seed``) ``shards_miss_ratio`` and, beside the exact curve,
+    ``abs_error``. ``sizes``: ``None`` for 1 block then four sizes per doubling up to the
+    footprint, ``"all"`` for every size, or a list (ints are blocks, strings carry units).
+    ``df.attrs`` holds ``accesses``, ``distinct``, ``cold`` and the SHARDS summary, whose
+    ``error`` (mean and max absolute difference over every cache size) needs both curves.
+    """
+    r = mrc_report(trace, sizes=sizes, shards=shards, shards_size=shards_size, exact=exact, seed=seed,
+                   format=format, block_size=block_size, reads_only=reads_only)
+    return mrc_frame(r)
+
+
+def mrc_frame(r: dict[str, Any]) -> "pandas.DataFrame":
+    import pandas as pd
+
+    cols: dict[str, Any] = {"cache_blocks": r["sizes"], "cache_bytes": [s * r["block_size"] for s in r["sizes"]]}
+    if r["misses"] is not None:
+        cols["misses"] = r["misses"]
+        cols["miss_ratio"] = r["miss_ratio"]
+    s = r["shards"]
+    if s is not None:
+        cols["shards_miss_ratio"] = s["miss_ratio"]
+        if r["miss_ratio"] is not None:
+            cols["abs_error"] = [abs(a - b) for a, b in zip(s["miss_ratio"], r["miss_ratio"])]
+    df = pd.DataFrame(cols)
+    df.attrs.update({k: r[k] for k in ("trace", "block_size", "accesses", "distinct", "cold")})
+    if s is not None:
+        df.attrs["shards"] = {k: v for k, v in s.items() if k != "miss_ratio"}
+    return df
+
+
+# ---- text rendering (the command line) ----
+
+def _bytes(n: float) -> str:
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            v = n / scale
+            return f"{v:.0f}{unit}" if v == int(v) else f"{v:.1f}{unit}"
+    return f"{n:.0f}B"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _mix(counts: dict[str, Any]) -> str:
+    if counts["total"] == 0:
+        return "no reads or writes"
+    return f"reads {_pct(1 - counts['write_share'])}, writes {_pct(counts['write_share'])}"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
+    from bufsim.cli import format_table
+
+    right = [True] * len(headers)
+    return "\n".join(indent + line for line in format_table(headers, rows, right).splitlines())
+
+
+def format_analysis(a: Analysis) -> str:
+    """The text report of ``bufsim analyze``."""
+    req, acc, size = a.requests, a.accesses, a.requests["size"]
+    out = [
+        f"trace                 {a.trace}",
+        f"format                {a.format}, {_bytes(a.block_size)} blocks, "
+        + ("reads only" if a.reads_only else "reads and writes"),
+        "",
+        f"requests              {req['total']}  ({_mix(req)}; {req['zero_length']} zero-length)",
+        f"block accesses        {acc['total']}  ({_mix(acc)})",
+        f"bytes                 read {_bytes(req['read_bytes'])}, written {_bytes(req['write_bytes'])}",
+        f"footprint             {a.footprint['blocks']} blocks ({_bytes(a.footprint['bytes'])})",
+        f"files or devices      {req['files']}   processes {req['pids']}   duration {req['duration_s']:.4g} s",
+        f"request size          min {_bytes(size['min_bytes'])}, mean {_bytes(size['mean_bytes'])}, max {_bytes(size['max_bytes'])}",
+        f"consecutive refs      {a.consecutive['fraction']:.4f}  ({a.consecutive['consecutive']} of "
+        f"{a.consecutive['references']}; prefetching paper §6.1)",
+    ]
+    w = a.working_set
+    if w is None:
+        out.append("working set           not searched (--no-working-set)")
+    else:
+        out.append(f"working set           {w['blocks']} blocks ({_bytes(w['bytes'])}): OPT hit ratio "
+                   f"{w['hit_ratio']:.4f}, 90% of the infinite cache's {w['max_hit_ratio']:.4f} "
+                   f"({len(w['probes'])} OPT runs)")
+    if size["histogram"]:
+        out += ["", "request sizes (rounded up to powers of two)",
+                _table(["size", "requests", "share"],
+                       [[_bytes(b["bytes"]), b["requests"], _pct(b["requests"] / req["total"])] for b in size["histogram"]])]
+    t = a.temporal_distance
+    out += ["", f"temporal distance (MQ paper §3.1; {t['correlated']} correlated accesses, {t['first']} first references)"]
+    if t["bins"]:
+        out.append(_table(["distance <=", "accesses", "share"],
+                          [[b["distance"], b["count"], _pct(b["share"])] for b in t["bins"]]))
+    hill = t["hill"]
+    if hill is not None:
+        out.append(f"  hill: minDist {hill['min_dist']}, maxDist {hill['max_dist']}, peak {hill['peak_distance']}; "
+                   f"{_pct(hill['share'])} of correlated accesses (bins with at least {_pct(t['hill_fraction'])} of the peak)")
+    f = a.frequency
+    out += ["", f"frequency (MQ paper Figure 4; mean {f['mean_frequency']:.2f}, max {f['max_frequency']} accesses per block)"]
+    if f["points"]:
+        out.append(_table(["accessed >= f", "blocks", "accesses"],
+                          [[p["frequency"], _pct(p["block_share"]), _pct(p["access_share"])] for p in f["points"]]))
+    g = a.inter_reference_gaps
+    out += ["", f"inter-reference gaps by program context (AMP Figure 2; program contexts: {g['contexts']}, the busiest shown)"]
+    rows = []
+    for c in [g["all"]] + g["by_context"]:
+        qs = [("-" if v is None else v) for _, v in c["quantiles"]]
+        rows.append(["all" if c["ctx"] is None else hex(c["ctx"]), c["accesses"], c["gaps"], *qs])
+    out.append(_table(["context", "accesses", "gaps", *[name for name, _ in g["all"]["quantiles"]]], rows))
+    if a.distance_breakdown:
+        c = a.distance_breakdown[0]["cache_blocks"]
+        out += ["", f"hits and misses by temporal distance, cache of {c} blocks (MQ paper Table 3; "
+                f"{a.distance_breakdown[0]['first']} first references in neither)"]
+        out.append(_table(["policy", "< C hits", "< C misses", ">= C hits", ">= C misses"],
+                          [[r["policy"], r["below_hits"], r["below_misses"], r["above_hits"], r["above_misses"]]
+                           for r in a.distance_breakdown]))
+    return "\n".join(out)
+
+
+def format_mrc(r: dict[str, Any]) -> str:
+    """The text table of ``bufsim mrc``."""
+    df = mrc_frame(r)
+    headers = ["cache", "blocks"]
+    cols = []
+    if "misses" in df:
+        headers += ["misses", "miss ratio"]
+        cols += ["misses", "miss_ratio"]
+    if "shards_miss_ratio" in df:
+        headers += ["SHARDS"]
+        cols += ["shards_miss_ratio"]
+    if "abs_error" in df:
+        headers += ["|error|"]
+        cols += ["abs_error"]
+    rows = []
+    for rec in df.to_dict("records"):
+        row: list[object] = [_bytes(rec["cache_bytes"]), rec["cache_blocks"]]
+        for c in cols:
+            v = rec[c]
+            row.append(v if c == "misses" else f"{v:.4f}")
+        rows.append(row)
+    out = [_table(headers, rows, indent=""), ""]
+    summary = f"{r['accesses']} block accesses, {r['distinct']} distinct blocks"
+    if r["cold"] is not None:
+        summary += f", {r['cold']} cold misses"
+    else:
+        summary += " (estimated by SHARDS)"
+    out.append(summary)
+    s = r["shards"]
+    if s is not None:
+        how = f"rate {s['rate']}" if s["mode"] == "fixed-rate" else f"at most {s['blocks']} blocks (final rate {s['final_rate']:.6f})"
+        line = f"SHARDS {how}, seed {s['seed']}: {s['sampled_refs']} sampled references to {s['sampled_blocks']} blocks"
+        out.append(line)
+        e = s["error"]
+        if e is not None:
+            out.append(f"SHARDS error over {e['sizes']} cache sizes: mean {e['mean_abs']:.4f}, "
+                       f"max {e['max_abs']:.4f} at {e['max_at_blocks']} blocks")
+    return "\n".join(out)
