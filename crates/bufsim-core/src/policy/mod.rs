@@ -11,18 +11,26 @@
 
 pub mod registry;
 
+mod arc;
 mod clock;
+mod clock_pro;
 mod fifo;
 mod lfu;
 mod lru;
+mod mq;
 mod mru;
 mod opt;
 mod random;
+#[cfg(test)]
+mod steps;
 
+pub use arc::{Arc, ArcDump};
 pub use clock::Clock;
+pub use clock_pro::ClockPro;
 pub use fifo::Fifo;
 pub use lfu::Lfu;
 pub use lru::Lru;
+pub use mq::{Lifetime, Mq, MqDump};
 pub use mru::Mru;
 pub use opt::Opt;
 pub use random::Random;

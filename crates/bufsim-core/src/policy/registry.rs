@@ -229,6 +229,9 @@ policies! {
     Random => super::Random,
     Lfu => super::Lfu,
     Opt => super::Opt,
+    Arc => super::Arc,
+    Mq => super::Mq,
+    ClockPro => super::ClockPro,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).

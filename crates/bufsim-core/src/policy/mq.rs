@@ -1,0 +1,339 @@
+//! MQ (Zhou, Philbin & Li, "The Multi-Queue Replacement Algorithm for Second Level Buffer
+//! Caches", USENIX 2001, §4 and Figure 5), prefetch-aware as in the prefetching paper §4.
+//! Deviation: the paper defers its adaptive lifeTime to a thesis; `lifetime=adaptive` is our
+//! documented rule (docs/policies/mq.md), measured online from temporal distances.
+//!
+//! m LRU queues Q0..Qm-1; a block with f demand accesses lives in Q[QueueNum(f)], with
+//! QueueNum(f) = min(floor(log2 f), m-1). The victim is the LRU block of the lowest non-empty
+//! queue; it leaves its id and count in Qout, a FIFO history. A block not accessed for
+//! lifeTime accesses falls one queue (Adjust, once per access).
+//!
+//! Prefetching (prefetching paper §4): a prefetched block enters Q0 at the MRU end with count 0
+//! and does not touch Qout; its first demand access counts as a first access (a miss of Figure
+//! 5 without the eviction: count = remembered count + 1, or 1); evicted unused, it leaves no
+//! Qout entry.
+
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::lru::back_unpinned;
+use crate::ghosts::Ghosts;
+use crate::list::{Links, List};
+use crate::spec::{Relative, SpecError};
+
+/// No demand access known.
+const UNKNOWN: u64 = u64::MAX;
+
+/// Temporal-distance bins: bin k holds distances in (2^(k-1), 2^k], bin 0 distance 1.
+const BINS: usize = 64;
+
+/// How `lifeTime` is chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lifetime {
+    /// A fixed number of accesses.
+    Fixed(u64),
+    /// Set from the temporal distances observed (see [`Mq`] and docs/policies/mq.md).
+    Adaptive,
+}
+
+pub struct Mq {
+    capacity: u64,
+    links: Links,
+    /// Q[i]: front = most recently used (the paper's tail), back = LRU (the paper's head).
+    queues: Vec<List>,
+    queue_of: Vec<u8>,
+    count: Vec<u64>,
+    expire: Vec<u64>,
+    /// Logical time of the block's last demand access, or UNKNOWN.
+    last: Vec<u64>,
+    keys: Vec<u64>,
+    /// Qout: FIFO of evicted ids with their counts (front = newest).
+    qout: Ghosts,
+    qout_fifo: List,
+    qout_count: Vec<u64>,
+    qout_last: Vec<u64>,
+    mode: Lifetime,
+    lifetime: u64,
+    /// Adaptive lifetime: histogram of temporal distances (power-of-two bins) and the epoch.
+    distances: [u64; BINS],
+    epoch: u64,
+}
+
+/// An MQ cache as block keys: queues Q0.. from MRU to LRU, Qout newest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MqDump {
+    pub queues: Vec<Vec<u64>>,
+    pub qout: Vec<(u64, u64)>,
+    pub lifetime: u64,
+}
+
+impl Mq {
+    /// `queues` LRU queues, a Qout of `history` entries, and a lifetime rule.
+    pub fn new(capacity: usize, queues: usize, history: usize, mode: Lifetime) -> Self {
+        assert!((1..=64).contains(&queues), "MQ needs 1 to 64 queues");
+        let lifetime = match mode {
+            Lifetime::Fixed(l) => l,
+            // Until the first epoch has been measured: the cache size (AccuSim's choice).
+            Lifetime::Adaptive => capacity as u64,
+        };
+        Mq {
+            capacity: capacity as u64,
+            links: Links::with_nodes(capacity),
+            queues: vec![List::new(); queues],
+            queue_of: vec![0; capacity],
+            count: vec![0; capacity],
+            expire: vec![0; capacity],
+            last: vec![UNKNOWN; capacity],
+            keys: vec![0; capacity],
+            qout: Ghosts::with_capacity(history),
+            qout_fifo: List::new(),
+            qout_count: vec![0; history],
+            qout_last: vec![UNKNOWN; history],
+            mode,
+            lifetime,
+            distances: [0; BINS],
+            epoch: (capacity as u64).max(1),
+        }
+    }
+
+    /// The lifeTime in force.
+    pub fn lifetime(&self) -> u64 {
+        self.lifetime
+    }
+
+    pub fn dump(&self) -> MqDump {
+        MqDump {
+            queues: self
+                .queues
+                .iter()
+                .map(|q| self.links.iter(q).map(|f| self.keys[f as usize]).collect())
+                .collect(),
+            qout: self
+                .qout
+                .keys_of(&self.qout_fifo)
+                .into_iter()
+                .map(|k| (k, self.qout_count[self.qout.find(k).unwrap() as usize]))
+                .collect(),
+            lifetime: self.lifetime,
+        }
+    }
+
+    /// QueueNum(f) = floor(log2 f), capped at m-1 (MQ paper §4 and §5.1); count 0 -> Q0.
+    #[inline]
+    fn queue_num(&self, f: u64) -> usize {
+        let q = if f <= 1 { 0 } else { 63 - f.leading_zeros() as usize };
+        q.min(self.queues.len() - 1)
+    }
+
+    /// Puts `frame` at the tail (MRU end) of the queue its count calls for.
+    #[inline]
+    fn enqueue(&mut self, frame: Frame, now: u64) {
+        let f = frame as usize;
+        let q = self.queue_num(self.count[f]);
+        self.queue_of[f] = q as u8;
+        self.links.push_front(&mut self.queues[q], frame);
+        // b.expireTime = currentTime + lifeTime
+        self.expire[f] = now.saturating_add(self.lifetime);
+    }
+
+    #[inline]
+    fn dequeue(&mut self, frame: Frame) {
+        let q = self.queue_of[frame as usize] as usize;
+        self.links.remove(&mut self.queues[q], frame);
+    }
+
+    /// Figure 5, Adjust(): currentTime++; the head (LRU block) of each queue Qk, k >= 1, whose
+    /// expireTime has passed moves to the tail of Qk-1 with a new expireTime.
+    #[inline]
+    fn adjust(&mut self, now: u64) {
+        let current = now + 1;
+        for k in 1..self.queues.len() {
+            if let Some(c) = self.queues[k].back() {
+                if self.expire[c as usize] < current {
+                    self.links.remove(&mut self.queues[k], c);
+                    self.links.push_front(&mut self.queues[k - 1], c);
+                    self.queue_of[c as usize] = (k - 1) as u8;
+                    self.expire[c as usize] = current.saturating_add(self.lifetime);
+                }
+            }
+        }
+        if self.mode == Lifetime::Adaptive && current % self.epoch == 0 {
+            self.adapt_lifetime();
+        }
+    }
+
+    /// Records the temporal distance of a demand access whose previous access was at `prev`.
+    #[inline]
+    fn observe(&mut self, prev: u64, now: u64) {
+        if self.mode == Lifetime::Adaptive && prev != UNKNOWN && now > prev {
+            let d = now - prev;
+            // Bin of the distance rounded up to a power of two (MQ paper §3.1, Figure 2).
+            let bin = (64 - (d - 1).leading_zeros()) as usize;
+            self.distances[bin.min(BINS - 1)] += 1;
+        }
+    }
+
+    /// The adaptive rule (docs/policies/mq.md): at the end of each epoch of `capacity` accesses,
+    /// lifeTime becomes the upper edge 2^k of the power-of-two bin holding the most accesses
+    /// among bins of distances longer than the cache size (the ones recency alone cannot keep);
+    /// ties go to the shorter bin; without any such access it stays. Counts then halve, so the
+    /// histogram follows the workload.
+    fn adapt_lifetime(&mut self) {
+        let mut best: Option<(u64, usize)> = None;
+        for (k, &n) in self.distances.iter().enumerate() {
+            let upper = 1u64.checked_shl(k as u32).unwrap_or(u64::MAX);
+            if upper <= self.capacity || n == 0 {
+                continue;
+            }
+            if best.is_none_or(|(bn, _)| n > bn) {
+                best = Some((n, k));
+            }
+        }
+        if let Some((_, k)) = best {
+            self.lifetime = 1u64.checked_shl(k as u32).unwrap_or(u64::MAX);
+        }
+        for n in self.distances.iter_mut() {
+            *n /= 2;
+        }
+    }
+
+    /// Takes `key` out of Qout: its remembered count and last access, if it was there.
+    #[inline]
+    fn take_history(&mut self, key: u64) -> Option<(u64, u64)> {
+        let node = self.qout.find(key)?;
+        let h = (self.qout_count[node as usize], self.qout_last[node as usize]);
+        self.qout.remove(&mut self.qout_fifo, node);
+        Some(h)
+    }
+
+    /// A demand access of a block that was not resident as a demanded block: Figure 5's miss
+    /// path after EvictBlock (count = Qout's value + 1, or 1).
+    #[inline]
+    fn first_access(&mut self, frame: Frame, a: &Access) {
+        let f = frame as usize;
+        let (count, prev) = self.take_history(a.key).unwrap_or((0, UNKNOWN));
+        self.observe(prev, a.time);
+        self.count[f] = count.saturating_add(1);
+        self.last[f] = a.time;
+        self.enqueue(frame, a.time);
+        self.adjust(a.time);
+    }
+}
+
+impl Policy for Mq {
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        self.keys[frame as usize] = a.key;
+        match origin {
+            Origin::Demand => self.first_access(frame, a),
+            Origin::Prefetch => {
+                // No history: count 0, Q0's MRU end; not an access, so no Adjust.
+                let f = frame as usize;
+                self.count[f] = 0;
+                self.last[f] = UNKNOWN;
+                self.enqueue(frame, a.time);
+            }
+        }
+    }
+
+    #[inline]
+    fn hit(&mut self, frame: Frame, a: &Access) {
+        let f = frame as usize;
+        self.dequeue(frame);
+        self.observe(self.last[f], a.time);
+        self.last[f] = a.time;
+        self.count[f] = self.count[f].saturating_add(1);
+        self.enqueue(frame, a.time);
+        self.adjust(a.time);
+    }
+
+    fn first_demand(&mut self, frame: Frame, a: &Access) {
+        self.dequeue(frame);
+        self.first_access(frame, a);
+    }
+
+    #[inline]
+    fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        // EvictBlock(): the head of the first non-empty queue.
+        self.queues.iter().find_map(|q| back_unpinned(&self.links, q, pins))
+    }
+
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        let f = frame as usize;
+        self.dequeue(frame);
+        if why == Removal::UnusedPrefetch || self.qout.capacity() == 0 {
+            return;
+        }
+        // If Qout is full, remove its head; add the victim's id (and count) to its tail.
+        if self.qout.len() == self.qout.capacity() {
+            self.qout.pop_back(&mut self.qout_fifo);
+        }
+        let node = self.qout.push_front(&mut self.qout_fifo, key);
+        self.qout_count[node as usize] = self.count[f];
+        self.qout_last[node as usize] = self.last[f];
+    }
+
+    fn check(&self, resident: usize) -> Result<(), String> {
+        let mut total = 0;
+        for (i, q) in self.queues.iter().enumerate() {
+            self.links.check(q)?;
+            for f in self.links.iter(q) {
+                if self.queue_of[f as usize] as usize != i {
+                    return Err(format!("MQ: frame {f} in Q{i} records Q{}", self.queue_of[f as usize]));
+                }
+                // Demotion only lowers a block; promotion goes to QueueNum(count).
+                if i > self.queue_num(self.count[f as usize]) {
+                    return Err(format!("MQ: frame {f} in Q{i} above QueueNum({})", self.count[f as usize]));
+                }
+            }
+            total += q.len();
+        }
+        if total != resident {
+            return Err(format!("MQ queues hold {total} frames, cache {resident}"));
+        }
+        self.qout.check(&[&self.qout_fifo])?;
+        if self.qout.len() > self.qout.capacity() {
+            return Err("MQ: Qout over its size".into());
+        }
+        Ok(())
+    }
+}
+
+impl PolicyDef for Mq {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "mq",
+        aliases: &["multi-queue"],
+        paper: "Zhou, Philbin & Li, Multi-Queue, USENIX 2001, §4 Figure 5; prefetch-aware per the prefetching paper §4",
+        summary: "LRU queues by log2 of the access count, lifetime demotion, FIFO history Qout of counts",
+        params: &[
+            ParamInfo { name: "queues", default: "8", doc: "number of LRU queues m (1-64; 1 is LRU)" },
+            ParamInfo { name: "history", default: "4x", doc: "Qout entries: share of the cache (4x, 50%) or a size" },
+            ParamInfo {
+                name: "lifetime",
+                default: "adaptive",
+                doc: "adaptive (peak temporal distance beyond the cache size, per epoch) | accesses (10000) | share of the cache (1x)",
+            },
+        ],
+        preset_of: None,
+    };
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        let queues = args.u64("queues")?;
+        if !(1..=64).contains(&queues) {
+            return Err(SpecError(format!("policy `mq`: queues={queues} must be between 1 and 64")));
+        }
+        let history = args.blocks("history", env)? as usize;
+        let text = args.text("lifetime").trim().to_ascii_lowercase();
+        let mode = if text == "adaptive" {
+            Lifetime::Adaptive
+        } else if let Ok(n) = text.parse::<u64>() {
+            Lifetime::Fixed(n)
+        } else {
+            match Relative::parse(&text) {
+                Ok(r @ Relative::Fraction(_)) => Lifetime::Fixed(r.blocks(env.capacity as u64, env.block_size)),
+                _ => {
+                    return Err(SpecError(format!(
+                        "policy `mq`: lifetime=`{text}` must be `adaptive`, a number of accesses (10000) or a share of the cache (1x, 50%)"
+                    )))
+                }
+            }
+        };
+        Ok(Mq::new(env.capacity, queues as usize, history, mode))
+    }
+}
