@@ -337,3 +337,115 @@ impl PolicyDef for Mq {
         Ok(Mq::new(env.capacity, queues as usize, history, mode))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    fn mq(capacity: usize, queues: usize, history: usize, lifetime: u64) -> Steps<Mq> {
+        Steps::new(Mq::new(capacity, queues, history, Lifetime::Fixed(lifetime)), capacity)
+    }
+
+    fn state(s: &Steps<Mq>) -> (Vec<Vec<u64>>, Vec<(u64, u64)>) {
+        let d = s.policy().dump();
+        (d.queues, d.qout)
+    }
+
+    #[test]
+    fn follows_figure_5_step_by_step() {
+        // 2 blocks, 3 queues, Qout of 2, lifeTime 2. t is currentTime before the access;
+        // queues MRU first; expireTime = t + 2; Adjust demotes a head with expireTime < t + 1.
+        let mut s = mq(2, 3, 2, 2);
+        // t0 1: Q0=[1] exp 2. t1 1: count 2 -> Q1=[1] exp 3.
+        assert_eq!(s.run(&[1, 1]), "MH");
+        assert_eq!(state(&s), (vec![vec![], vec![1], vec![]], vec![]));
+        // t2 2: Q0=[2] exp 4. t3 2: Q1=[2,1]; Adjust at 4: 1 (exp 3) falls to Q0, exp 6.
+        assert_eq!(s.run(&[2, 2]), "MH");
+        assert_eq!(state(&s), (vec![vec![1], vec![2], vec![]], vec![]));
+        // t4 3: EvictBlock takes Q0's head 1 -> Qout=[(1,2)]; 3 gets count 1.
+        assert_eq!(s.demand(3), 'M');
+        assert_eq!(state(&s), (vec![vec![3], vec![2], vec![]], vec![(1, 2)]));
+        // t5 1: 3 goes to Qout; 1 is in Qout: count 2 + 1 = 3 -> Q1 (log2 3 = 1), exp 7;
+        // Adjust at 6: 2 (exp 5) falls to Q0.
+        assert_eq!(s.demand(1), 'M');
+        assert_eq!(state(&s), (vec![vec![2], vec![1], vec![]], vec![(3, 1)]));
+        // t6 4: 2 to Qout. t7 5: 4 to Qout, which is full: its head 3 is dropped; Adjust at 8:
+        // 1 (exp 7) falls to Q0's tail.
+        assert_eq!(s.run(&[4, 5]), "MM");
+        assert_eq!(state(&s), (vec![vec![1, 5], vec![], vec![]], vec![(4, 1), (2, 2)]));
+    }
+
+    #[test]
+    fn eviction_goes_to_qout_before_the_lookup() {
+        // Figure 5 runs EvictBlock() before "if b is in Qout": when b is the oldest entry of a
+        // full Qout, the victim pushes it out and b starts again from count 1. (libCacheSim
+        // looks Qout up first and would restore b's count 2; see docs/policies/mq.md.)
+        let mut s = mq(2, 3, 2, 2);
+        assert_eq!(s.run(&[1, 1, 2, 2, 3, 1, 4, 5]), "MHMHMMMM");
+        assert_eq!(state(&s).1, vec![(4, 1), (2, 2)]);
+        // t8 2: victim 5 enters Qout, dropping its head (2, count 2); 2 comes back with count 1.
+        assert_eq!(s.demand(2), 'M');
+        assert_eq!(state(&s), (vec![vec![2, 1], vec![], vec![]], vec![(5, 1), (4, 1)]));
+    }
+
+    #[test]
+    fn queue_num_is_floor_log2_capped() {
+        let m = Mq::new(4, 3, 4, Lifetime::Fixed(10));
+        let q: Vec<usize> = [0, 1, 2, 3, 4, 7, 8, 1000].iter().map(|&f| m.queue_num(f)).collect();
+        assert_eq!(q, vec![0, 0, 1, 1, 2, 2, 2, 2]);
+    }
+
+    #[test]
+    fn adaptive_lifetime_is_the_peak_bin_beyond_the_cache() {
+        let mut m = Mq::new(4, 8, 16, Lifetime::Adaptive);
+        assert_eq!(m.lifetime(), 4);
+        // Bins: 1 -> 0, 2 -> 1, 3..4 -> 2, 5..8 -> 3, 9..16 -> 4.
+        for (d, n) in [(1u64, 50), (3, 40), (6, 3), (12, 5), (30, 2)] {
+            for _ in 0..n {
+                m.observe(100, 100 + d);
+            }
+        }
+        m.adapt_lifetime();
+        // Bins up to the cache size (4) are left out: the peak beyond is 9..16 -> 16.
+        assert_eq!(m.lifetime(), 16);
+        // Counts halved: 3 -> 1, 5 -> 2, 2 -> 1. Ties go to the shorter bin.
+        m.observe(0, 7);
+        m.adapt_lifetime();
+        assert_eq!(m.lifetime(), 8);
+    }
+
+    #[test]
+    fn adaptive_lifetime_follows_a_loop() {
+        // A loop over 12 blocks on 4 frames with a Qout of 16: every re-access has temporal
+        // distance 12 (bin 9..16), so after the first epoch of 4 accesses lifeTime is 16.
+        let mut s = Steps::new(Mq::new(4, 8, 16, Lifetime::Adaptive), 4);
+        let loop12: Vec<u64> = (0..36).map(|i| i % 12).collect();
+        s.run(&loop12);
+        assert_eq!(s.policy().lifetime(), 16);
+    }
+
+    #[test]
+    fn prefetched_blocks_follow_section_4() {
+        let mut s = mq(3, 3, 3, 100);
+        assert_eq!(s.run(&[1, 1, 2]), "MHM");
+        // A prefetched block: Q0's MRU end, count 0.
+        s.prefetch(3);
+        assert_eq!(state(&s), (vec![vec![3, 2], vec![1], vec![]], vec![]));
+        // Its first demand counts as a first access: count 1, still Q0.
+        assert_eq!(s.demand(3), 'H');
+        assert_eq!(state(&s), (vec![vec![3, 2], vec![1], vec![]], vec![]));
+        // 4 evicts 2 (Qout). Prefetching 2 leaves Qout alone (2 stays remembered).
+        assert_eq!(s.demand(4), 'M');
+        s.prefetch(2);
+        assert_eq!(state(&s), (vec![vec![2, 4], vec![1], vec![]], vec![(3, 1), (2, 1)]));
+        // The prefetch evicted 3 (demanded, so remembered). 2's first demand takes its count
+        // from Qout: 1 + 1 = 2 -> Q1.
+        assert_eq!(s.demand(2), 'H');
+        assert_eq!(state(&s), (vec![vec![4], vec![2, 1], vec![]], vec![(3, 1)]));
+        // A prefetched block evicted unused leaves nothing in Qout.
+        s.prefetch(5);
+        s.prefetch(6);
+        assert_eq!(state(&s).1, vec![(4, 1), (3, 1)]);
+    }
+}

@@ -232,6 +232,9 @@ policies! {
     Arc => super::Arc,
     Mq => super::Mq,
     ClockPro => super::ClockPro,
+    Car => super::Car,
+    Linux2List => super::Linux2List,
+    Gds => super::Gds,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).

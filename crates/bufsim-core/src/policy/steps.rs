@@ -21,6 +21,12 @@ impl<P: Policy> Steps<P> {
     /// One demand access: 'H' for a hit (first demand of a prefetched block included), 'M'.
     pub fn demand(&mut self, key: u64) -> char {
         let a = self.access(key);
+        self.demand_access(a)
+    }
+
+    /// A demand access with a caller-made [`Access`] (a cost, for instance).
+    pub fn demand_access(&mut self, a: Access) -> char {
+        let key = a.key;
         let d = self.cache.demand(&a);
         self.time += 1;
         self.cache.check().unwrap_or_else(|e| panic!("after demand {key}: {e}"));
