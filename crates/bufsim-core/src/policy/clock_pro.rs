@@ -210,7 +210,7 @@ impl ClockPro {
     }
 
     /// Puts HAND_hot on the hot page of largest recency, ending the test periods of the cold
-    /// pages it passes ("it actually does the work on the cold page on behalf of HAND_test").
+    /// pages it passes: it does HAND_test's work on them (§3).
     fn seek_hot(&mut self) {
         if self.n_hot == 0 {
             self.hand_hot = NIL;
@@ -293,9 +293,8 @@ impl ClockPro {
         let i = frame as usize;
         self.referenced[i] = false;
         if let Some(g) = self.nonres.get(key) {
-            // "If the cold page is in the list, the faulted page turns into a hot page and is
-            // placed at the head of the list. We run HAND_hot..." (§3); an access in the test
-            // period raises m_c (§3, adaptive m_c).
+            // §3: a faulted page still in the list (non-resident, in test) turns hot at the
+            // head and HAND_hot runs; a re-access in the test period raises m_c (§3, adaptive).
             self.drop_nonresident(g);
             self.adjust_cold_target(true);
             self.status[i] = Status::Hot;
@@ -397,9 +396,8 @@ impl Policy for ClockPro {
         let i = frame as usize;
         match self.status[i] {
             Status::ColdTest if why == Removal::Evicted => {
-                // "If it is in its test period, it remains in the list as a non-resident cold
-                // page until it runs out of its test period" (§3): a non-resident entry takes
-                // the frame's place in the clock.
+                // §3: an evicted cold page in its test period stays in the clock, non-resident,
+                // until its test ends; its entry takes the frame's place.
                 if let Some(old) = self.nonres.get(key) {
                     self.drop_nonresident(old);
                 }
@@ -418,8 +416,7 @@ impl Policy for ClockPro {
                 self.nonres.insert_new(key, r);
                 self.n_nonres += 1;
                 self.n_cold -= 1;
-                // "Once the number exceeds m, ... we terminate the test period of the cold page
-                // pointed to by HAND_test" (§3).
+                // §3: beyond m non-resident pages, HAND_test ends the oldest test period.
                 while self.n_nonres > self.nonres_cap {
                     self.run_test_hand();
                 }

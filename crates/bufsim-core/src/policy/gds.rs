@@ -1,5 +1,5 @@
 //! GreedyDual-Size (Cao & Irani, USENIX USITS 1997) / LANDLORD (Young), as the storage-aware
-//! caching paper §4 uses it: each block has credit H = L + cost/size; the victim has the least
+//! caching paper §2.1 describes it: each block has credit H = L + cost/size; the victim has the least
 //! H and L becomes its H; a hit restores the full credit (GDS). Deviation: none; blocks are one
 //! cache block each (size 1), cost comes from `Access::cost` (1.0 until device costs exist).
 //!
@@ -88,7 +88,7 @@ impl PolicyDef for Gds {
     const INFO: PolicyInfo = PolicyInfo {
         name: "gds",
         aliases: &["greedydual-size", "landlord"],
-        paper: "Cao & Irani GreedyDual-Size (1997) / Young's LANDLORD, as in the storage-aware caching paper §4",
+        paper: "Cao & Irani GreedyDual-Size (1997) / Young's LANDLORD, storage-aware caching paper §2.1 (DULO §3.4 orders sequences with it)",
         summary: "credit H = L + cost/size, evict the least H and set L to it, a hit restores full credit",
         params: &[] as &[ParamInfo],
         preset_of: None,

@@ -1,7 +1,7 @@
 //! Linux 2.6 two-list page cache (active/inactive), as DULO §4.2.1 and AMP §5 describe it:
 //! a faulted-in page enters the head of the inactive list, a second access while inactive
 //! promotes it to the active list, replacement takes the inactive tail, and refill demotes
-//! active pages "determined to have not been recently accessed" to keep the lists balanced.
+//! active pages not accessed recently to keep the lists balanced.
 //! Deviation: the balance is the later file-LRU ratio rule (docs/policies/linux-2list.md).
 //!
 //! Reference bit (PG_referenced, set by mark_page_accessed): a demand access to an inactive

@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn eviction_goes_to_qout_before_the_lookup() {
-        // Figure 5 runs EvictBlock() before "if b is in Qout": when b is the oldest entry of a
+        // Figure 5 runs EvictBlock() before the Qout look-up: when b is the oldest entry of a
         // full Qout, the victim pushes it out and b starts again from count 1. (libCacheSim
         // looks Qout up first and would restore b's count 2; see docs/policies/mq.md.)
         let mut s = mq(2, 3, 2, 2);
