@@ -319,7 +319,8 @@ impl PolicyDef for Mq {
             return Err(SpecError(format!("policy `mq`: queues={queues} must be between 1 and 64")));
         }
         let history = args.blocks("history", env)? as usize;
-        let text = args.text("lifetime").trim().to_ascii_lowercase();
+        let given = args.text("lifetime").trim();
+        let text = given.to_ascii_lowercase();
         let mode = if text == "adaptive" {
             Lifetime::Adaptive
         } else if let Ok(n) = text.parse::<u64>() {
@@ -329,7 +330,7 @@ impl PolicyDef for Mq {
                 Ok(r @ Relative::Fraction(_)) => Lifetime::Fixed(r.blocks(env.capacity as u64, env.block_size)),
                 _ => {
                     return Err(SpecError(format!(
-                        "policy `mq`: lifetime=`{text}` must be `adaptive`, a number of accesses (10000) or a share of the cache (1x, 50%)"
+                        "policy `mq`: lifetime=`{given}` must be `adaptive`, a number of accesses (10000) or a share of the cache (1x, 50%)"
                     )))
                 }
             }
