@@ -164,7 +164,7 @@ impl Arc {
     }
 
     #[inline]
-    fn to_t2(&mut self, frame: Frame) {
+    fn move_to_t2(&mut self, frame: Frame) {
         if self.in_t2[frame as usize] {
             self.links.move_to_front(&mut self.t2, frame);
         } else {
@@ -215,7 +215,7 @@ impl Policy for Arc {
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
         // Case I: a hit in T1 or T2 moves x to the MRU position of T2.
-        self.to_t2(frame);
+        self.move_to_t2(frame);
     }
 
     fn first_demand(&mut self, frame: Frame, _a: &Access) {
@@ -224,7 +224,7 @@ impl Policy for Arc {
         if deferred != Ghost::None {
             // Prefetching paper §4: a correctly prefetched ghost moves to T2 on its first demand.
             self.adapt(deferred);
-            self.to_t2(frame);
+            self.move_to_t2(frame);
         } else if self.in_t2[f] {
             self.links.move_to_front(&mut self.t2, frame);
         } else {

@@ -474,7 +474,8 @@ impl Policy for ClockPro {
             return Err(format!("CLOCK-Pro: m_c = {} outside [{}, {}]", self.cold_target, self.cold_min, self.cold_max));
         }
         // Each hand: no page of its kind lies between the tail and the hand.
-        let hands: [(u32, &str, fn(Status) -> bool); 3] = [
+        type Hand<'a> = (u32, &'a str, fn(Status) -> bool);
+        let hands: [Hand; 3] = [
             (self.hand_hot, "HAND_hot", |s| s == Status::Hot || s.in_test()),
             (self.hand_cold, "HAND_cold", Status::resident_cold),
             (self.hand_test, "HAND_test", Status::in_test),

@@ -53,7 +53,7 @@ pub struct Mq {
     mode: Lifetime,
     lifetime: u64,
     /// Adaptive lifetime: histogram of temporal distances (power-of-two bins) and the epoch.
-    distances: [u64; BINS],
+    distances: Box<[u64; BINS]>,
     epoch: u64,
 }
 
@@ -89,7 +89,7 @@ impl Mq {
             qout_last: vec![UNKNOWN; history],
             mode,
             lifetime,
-            distances: [0; BINS],
+            distances: Box::new([0; BINS]),
             epoch: (capacity as u64).max(1),
         }
     }
@@ -155,7 +155,7 @@ impl Mq {
                 }
             }
         }
-        if self.mode == Lifetime::Adaptive && current % self.epoch == 0 {
+        if self.mode == Lifetime::Adaptive && current.is_multiple_of(self.epoch) {
             self.adapt_lifetime();
         }
     }
