@@ -13,7 +13,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use super::lru::back_unpinned;
-use crate::ghosts::Ghosts;
+use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
 
@@ -49,11 +49,10 @@ pub struct Arc {
     deferred: Vec<Ghost>,
     /// Per frame: the block's key (dumps and invariant checks).
     keys: Vec<u64>,
-    ghosts: Ghosts,
-    b1: List,
-    b2: List,
-    /// Per ghost node: in B2 (else B1).
-    ghost_in_b2: Vec<bool>,
+    /// B1 and B2; each entry's payload says whether it is in B2.
+    ghosts: Ghosts<bool>,
+    b1: GhostList,
+    b2: GhostList,
     /// Target size of T1, in [0, c].
     p: f64,
     integer: bool,
@@ -84,9 +83,8 @@ impl Arc {
             // |B1| + |B2| <= 2c - (|T1| + |T2|); room for 2c keeps the arena safe even if a
             // caller ever removes blocks without refilling.
             ghosts: Ghosts::with_capacity(2 * capacity),
-            b1: List::new(),
-            b2: List::new(),
-            ghost_in_b2: vec![false; 2 * capacity],
+            b1: GhostList::new(),
+            b2: GhostList::new(),
             p: 0.0,
             integer,
             pending: NO_PENDING,
@@ -147,7 +145,7 @@ impl Arc {
     }
 
     fn forget(&mut self, node: u32) {
-        if self.ghost_in_b2[node as usize] {
+        if self.ghosts.data(node) {
             self.ghosts.remove(&mut self.b2, node);
         } else {
             self.ghosts.remove(&mut self.b1, node);
@@ -155,12 +153,11 @@ impl Arc {
     }
 
     fn remember(&mut self, key: u64, which: Ghost) {
-        let node = if which == Ghost::B2 {
-            self.ghosts.push_front(&mut self.b2, key)
+        if which == Ghost::B2 {
+            self.ghosts.push_front(&mut self.b2, key, true);
         } else {
-            self.ghosts.push_front(&mut self.b1, key)
-        };
-        self.ghost_in_b2[node as usize] = which == Ghost::B2;
+            self.ghosts.push_front(&mut self.b1, key, false);
+        }
     }
 
     #[inline]
@@ -179,7 +176,7 @@ impl Policy for Arc {
     fn prepare_insert(&mut self, a: &Access, origin: Origin) {
         self.pending = NO_PENDING;
         if let Some(node) = self.ghosts.find(a.key) {
-            let which = if self.ghost_in_b2[node as usize] { Ghost::B2 } else { Ghost::B1 };
+            let which = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
             match origin {
                 Origin::Demand => {
                     // Cases II/III: adapt p, then REPLACE (in `victim`) and move x to T2.
@@ -289,10 +286,9 @@ impl Policy for Arc {
             }
         }
         for (l, in_b2) in [(&self.b1, false), (&self.b2, true)] {
-            for k in self.ghosts.keys_of(l) {
-                let n = self.ghosts.find(k).unwrap();
-                if self.ghost_in_b2[n as usize] != in_b2 {
-                    return Err(format!("ARC: ghost {k} in the wrong list"));
+            for n in self.ghosts.nodes_of(l) {
+                if self.ghosts.data(n) != in_b2 {
+                    return Err(format!("ARC: ghost {} in the wrong list", self.ghosts.key(n)));
                 }
             }
         }

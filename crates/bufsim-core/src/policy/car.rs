@@ -14,7 +14,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use super::lru::back_unpinned;
-use crate::ghosts::Ghosts;
+use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
 
@@ -35,11 +35,10 @@ pub struct Car {
     referenced: Vec<bool>,
     deferred: Vec<Ghost>,
     keys: Vec<u64>,
-    ghosts: Ghosts,
-    /// LRU ghost lists, front = MRU.
-    b1: List,
-    b2: List,
-    ghost_in_b2: Vec<bool>,
+    /// LRU ghost lists, front = MRU; each entry's payload says whether it is in B2.
+    ghosts: Ghosts<bool>,
+    b1: GhostList,
+    b2: GhostList,
     p: f64,
     /// The incoming block's directory entry, found before replace().
     incoming: Ghost,
@@ -61,9 +60,8 @@ impl Car {
             keys: vec![0; capacity],
             // After replace() and before trimming the directory may hold c+1 ghosts; 2c is safe.
             ghosts: Ghosts::with_capacity(2 * capacity),
-            b1: List::new(),
-            b2: List::new(),
-            ghost_in_b2: vec![false; 2 * capacity],
+            b1: GhostList::new(),
+            b2: GhostList::new(),
             p: 0.0,
             incoming: Ghost::None,
             incoming_node: 0,
@@ -82,7 +80,7 @@ impl Car {
             v.reverse();
             v.join(" ")
         };
-        let ghosts = |l: &List| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
+        let ghosts = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
         format!(
             "T1: {} | T2: {} | B1: {} | B2: {} | p={}",
             clock(&self.t1),
@@ -104,7 +102,7 @@ impl Car {
     }
 
     fn forget(&mut self, node: u32) {
-        if self.ghost_in_b2[node as usize] {
+        if self.ghosts.data(node) {
             self.ghosts.remove(&mut self.b2, node);
         } else {
             self.ghosts.remove(&mut self.b1, node);
@@ -136,7 +134,7 @@ impl Policy for Car {
         self.replaced = false;
         self.incoming = Ghost::None;
         if let Some(node) = self.ghosts.find(a.key) {
-            self.incoming = if self.ghost_in_b2[node as usize] { Ghost::B2 } else { Ghost::B1 };
+            self.incoming = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
             self.incoming_node = node;
         }
     }
@@ -227,12 +225,11 @@ impl Policy for Car {
         if why == Removal::UnusedPrefetch {
             return;
         }
-        let node = if self.in_t2[f] {
-            self.ghosts.push_front(&mut self.b2, key)
+        if self.in_t2[f] {
+            self.ghosts.push_front(&mut self.b2, key, true);
         } else {
-            self.ghosts.push_front(&mut self.b1, key)
-        };
-        self.ghost_in_b2[node as usize] = self.in_t2[f];
+            self.ghosts.push_front(&mut self.b1, key, false);
+        }
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {

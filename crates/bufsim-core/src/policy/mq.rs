@@ -15,7 +15,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use super::lru::back_unpinned;
-use crate::ghosts::Ghosts;
+use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::{Relative, SpecError};
 
@@ -34,22 +34,28 @@ pub enum Lifetime {
     Adaptive,
 }
 
+/// A resident block's MQ state.
+#[derive(Clone, Copy)]
+struct Meta {
+    /// Demand accesses (the paper's b.reference).
+    count: u64,
+    expire: u64,
+    /// Logical time of the last demand access, or UNKNOWN.
+    last: u64,
+    queue: u8,
+}
+
 pub struct Mq {
     capacity: u64,
     links: Links,
     /// Q[i]: front = most recently used (the paper's tail), back = LRU (the paper's head).
     queues: Vec<List>,
-    queue_of: Vec<u8>,
-    count: Vec<u64>,
-    expire: Vec<u64>,
-    /// Logical time of the block's last demand access, or UNKNOWN.
-    last: Vec<u64>,
+    /// Per frame, side by side: a hit touches one line of it.
+    meta: Vec<Meta>,
     keys: Vec<u64>,
-    /// Qout: FIFO of evicted ids with their counts (front = newest).
-    qout: Ghosts,
-    qout_fifo: List,
-    qout_count: Vec<u64>,
-    qout_last: Vec<u64>,
+    /// Qout: FIFO of evicted ids with their counts and last access times (front = newest).
+    qout: Ghosts<(u64, u64)>,
+    qout_fifo: GhostList,
     mode: Lifetime,
     lifetime: u64,
     /// Adaptive lifetime: histogram of temporal distances (power-of-two bins) and the epoch.
@@ -78,15 +84,10 @@ impl Mq {
             capacity: capacity as u64,
             links: Links::with_nodes(capacity),
             queues: vec![List::new(); queues],
-            queue_of: vec![0; capacity],
-            count: vec![0; capacity],
-            expire: vec![0; capacity],
-            last: vec![UNKNOWN; capacity],
+            meta: vec![Meta { count: 0, expire: 0, last: UNKNOWN, queue: 0 }; capacity],
             keys: vec![0; capacity],
             qout: Ghosts::with_capacity(history),
-            qout_fifo: List::new(),
-            qout_count: vec![0; history],
-            qout_last: vec![UNKNOWN; history],
+            qout_fifo: GhostList::new(),
             mode,
             lifetime,
             distances: Box::new([0; BINS]),
@@ -106,12 +107,7 @@ impl Mq {
                 .iter()
                 .map(|q| self.links.iter(q).map(|f| self.keys[f as usize]).collect())
                 .collect(),
-            qout: self
-                .qout
-                .keys_of(&self.qout_fifo)
-                .into_iter()
-                .map(|k| (k, self.qout_count[self.qout.find(k).unwrap() as usize]))
-                .collect(),
+            qout: self.qout.nodes_of(&self.qout_fifo).map(|n| (self.qout.key(n), self.qout.data(n).0)).collect(),
             lifetime: self.lifetime,
         }
     }
@@ -127,16 +123,16 @@ impl Mq {
     #[inline]
     fn enqueue(&mut self, frame: Frame, now: u64) {
         let f = frame as usize;
-        let q = self.queue_num(self.count[f]);
-        self.queue_of[f] = q as u8;
+        let q = self.queue_num(self.meta[f].count);
+        self.meta[f].queue = q as u8;
         self.links.push_front(&mut self.queues[q], frame);
         // b.expireTime = currentTime + lifeTime
-        self.expire[f] = now.saturating_add(self.lifetime);
+        self.meta[f].expire = now.saturating_add(self.lifetime);
     }
 
     #[inline]
     fn dequeue(&mut self, frame: Frame) {
-        let q = self.queue_of[frame as usize] as usize;
+        let q = self.meta[frame as usize].queue as usize;
         self.links.remove(&mut self.queues[q], frame);
     }
 
@@ -147,11 +143,11 @@ impl Mq {
         let current = now + 1;
         for k in 1..self.queues.len() {
             if let Some(c) = self.queues[k].back() {
-                if self.expire[c as usize] < current {
+                if self.meta[c as usize].expire < current {
                     self.links.remove(&mut self.queues[k], c);
                     self.links.push_front(&mut self.queues[k - 1], c);
-                    self.queue_of[c as usize] = (k - 1) as u8;
-                    self.expire[c as usize] = current.saturating_add(self.lifetime);
+                    self.meta[c as usize].queue = (k - 1) as u8;
+                    self.meta[c as usize].expire = current.saturating_add(self.lifetime);
                 }
             }
         }
@@ -199,9 +195,7 @@ impl Mq {
     #[inline]
     fn take_history(&mut self, key: u64) -> Option<(u64, u64)> {
         let node = self.qout.find(key)?;
-        let h = (self.qout_count[node as usize], self.qout_last[node as usize]);
-        self.qout.remove(&mut self.qout_fifo, node);
-        Some(h)
+        Some(self.qout.remove(&mut self.qout_fifo, node).1)
     }
 
     /// A demand access of a block that was not resident as a demanded block: Figure 5's miss
@@ -211,8 +205,8 @@ impl Mq {
         let f = frame as usize;
         let (count, prev) = self.take_history(a.key).unwrap_or((0, UNKNOWN));
         self.observe(prev, a.time);
-        self.count[f] = count.saturating_add(1);
-        self.last[f] = a.time;
+        self.meta[f].count = count.saturating_add(1);
+        self.meta[f].last = a.time;
         self.enqueue(frame, a.time);
         self.adjust(a.time);
     }
@@ -226,8 +220,8 @@ impl Policy for Mq {
             Origin::Prefetch => {
                 // No history: count 0, Q0's MRU end; not an access, so no Adjust.
                 let f = frame as usize;
-                self.count[f] = 0;
-                self.last[f] = UNKNOWN;
+                self.meta[f].count = 0;
+                self.meta[f].last = UNKNOWN;
                 self.enqueue(frame, a.time);
             }
         }
@@ -237,9 +231,9 @@ impl Policy for Mq {
     fn hit(&mut self, frame: Frame, a: &Access) {
         let f = frame as usize;
         self.dequeue(frame);
-        self.observe(self.last[f], a.time);
-        self.last[f] = a.time;
-        self.count[f] = self.count[f].saturating_add(1);
+        self.observe(self.meta[f].last, a.time);
+        self.meta[f].last = a.time;
+        self.meta[f].count = self.meta[f].count.saturating_add(1);
         self.enqueue(frame, a.time);
         self.adjust(a.time);
     }
@@ -265,9 +259,7 @@ impl Policy for Mq {
         if self.qout.len() == self.qout.capacity() {
             self.qout.pop_back(&mut self.qout_fifo);
         }
-        let node = self.qout.push_front(&mut self.qout_fifo, key);
-        self.qout_count[node as usize] = self.count[f];
-        self.qout_last[node as usize] = self.last[f];
+        self.qout.push_front(&mut self.qout_fifo, key, (self.meta[f].count, self.meta[f].last));
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {
@@ -275,12 +267,12 @@ impl Policy for Mq {
         for (i, q) in self.queues.iter().enumerate() {
             self.links.check(q)?;
             for f in self.links.iter(q) {
-                if self.queue_of[f as usize] as usize != i {
-                    return Err(format!("MQ: frame {f} in Q{i} records Q{}", self.queue_of[f as usize]));
+                if self.meta[f as usize].queue as usize != i {
+                    return Err(format!("MQ: frame {f} in Q{i} records Q{}", self.meta[f as usize].queue));
                 }
                 // Demotion only lowers a block; promotion goes to QueueNum(count).
-                if i > self.queue_num(self.count[f as usize]) {
-                    return Err(format!("MQ: frame {f} in Q{i} above QueueNum({})", self.count[f as usize]));
+                if i > self.queue_num(self.meta[f as usize].count) {
+                    return Err(format!("MQ: frame {f} in Q{i} above QueueNum({})", self.meta[f as usize].count));
                 }
             }
             total += q.len();
