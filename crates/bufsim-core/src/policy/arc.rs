@@ -80,9 +80,9 @@ impl Arc {
             in_t2: vec![false; capacity],
             deferred: vec![Ghost::None; capacity],
             keys: vec![0; capacity],
-            // |B1| + |B2| <= 2c - (|T1| + |T2|); room for 2c keeps the arena safe even if a
-            // caller ever removes blocks without refilling.
-            ghosts: Ghosts::with_capacity(2 * capacity),
+            // Blocks leave only to make room in a full cache, after the directory was trimmed
+            // to 2c - 1 entries: at most c ghosts. One more spare; `remember` never overflows.
+            ghosts: Ghosts::with_capacity(capacity + 1),
             b1: GhostList::new(),
             b2: GhostList::new(),
             p: 0.0,
@@ -153,6 +153,11 @@ impl Arc {
     }
 
     fn remember(&mut self, key: u64, which: Ghost) {
+        if self.ghosts.len() == self.ghosts.capacity() {
+            // Unreachable through the cache (see `new`); keeps the arena bounded regardless.
+            let list = if which == Ghost::B2 { &mut self.b2 } else { &mut self.b1 };
+            self.ghosts.pop_back(list);
+        }
         if which == Ghost::B2 {
             self.ghosts.push_front(&mut self.b2, key, true);
         } else {

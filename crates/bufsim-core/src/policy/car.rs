@@ -58,8 +58,9 @@ impl Car {
             referenced: vec![false; capacity],
             deferred: vec![Ghost::None; capacity],
             keys: vec![0; capacity],
-            // After replace() and before trimming the directory may hold c+1 ghosts; 2c is safe.
-            ghosts: Ghosts::with_capacity(2 * capacity),
+            // After replace() and before trimming the directory may hold c+1 ghosts; one more
+            // spare, and `remove` never overflows the arena.
+            ghosts: Ghosts::with_capacity(capacity + 2),
             b1: GhostList::new(),
             b2: GhostList::new(),
             p: 0.0,
@@ -224,6 +225,11 @@ impl Policy for Car {
         self.referenced[f] = false;
         if why == Removal::UnusedPrefetch {
             return;
+        }
+        if self.ghosts.len() == self.ghosts.capacity() {
+            // Unreachable through the cache (see `new`); keeps the arena bounded regardless.
+            let list = if self.in_t2[f] { &mut self.b2 } else { &mut self.b1 };
+            self.ghosts.pop_back(list);
         }
         if self.in_t2[f] {
             self.ghosts.push_front(&mut self.b2, key, true);
