@@ -32,6 +32,12 @@ PEERS = {
     "lru": ("LRU", {}),
     "fifo": ("FIFO", {}),
     "clock": ("Clock", {}),
+    "arc": ("ARC", {}),
+    # libCacheSim's ClockPro stops admitting blocks once its cold share is full
+    # (docs/policies/clock-pro.md), so it does less work than a real CLOCK-Pro.
+    "clock-pro": ("ClockPro", {}),
+    # libCacheSim's MQ: 8 queues, Qout 4x, lifetime 10,000 requests; the same as bufsim's spec.
+    "mq(lifetime=10000)": ("MQ", {"n_queue": 8, "lifetime": 10000, "qout_size_ratio": 4.0}),
 }
 
 
@@ -105,7 +111,7 @@ def main() -> int:
     zipf_trace(trace, args.requests, args.distinct, args.alpha, seed=1)
     print(f"trace: {trace.name}  ({args.requests:,} requests, {args.distinct:,} distinct, "
           f"alpha {args.alpha}); cache {args.cache:,} blocks; best of {args.repeat}")
-    print(f"{'policy':8} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8} {'bufsim B/blk':>13} {'lcs B/blk':>10}")
+    print(f"{'policy':18} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8} {'bufsim B/blk':>13} {'lcs B/blk':>10}")
     for policy in args.policy or list(PEERS):
         row = []
         for make in (bufsim_cmd, lcs_cmd):
@@ -114,7 +120,7 @@ def main() -> int:
             _, big = measure(make(trace, policy, args.cache))
             row.append((best[0], (big - small) * 1024 / args.cache))
         (bt, bm), (lt, lm) = row
-        print(f"{policy:8} {bt:9.3f} {lt:8.3f} {lt / bt:7.2f}x {bm:13.1f} {lm:10.1f}")
+        print(f"{policy:18} {bt:9.3f} {lt:8.3f} {lt / bt:7.2f}x {bm:13.1f} {lm:10.1f}")
     return 0
 
 

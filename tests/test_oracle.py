@@ -57,3 +57,23 @@ def test_golden_files_match_libcachesim_today(oracle_trace):
             params = {k: float(v) if "." in v else int(v) for k, v in params.items()}
             got = oracle.lcs_misses(path, n, row["lcs_class"], params, int(row["cache_blocks"]))
             assert got == int(row["misses"]), f"{golden.name}: {row}"
+
+
+def test_clockpro_differences_are_libcachesims_admission_freeze(cloudphysics, oracle_trace):
+    """libCacheSim's ClockPro keeps the first init_ratio_cold x c distinct blocks forever (its
+    can_insert refuses cold pages beyond that share, and it only evicts when full): the frozen
+    model reproduces its counts live, at the default ratio 0.5 and at 1.0; bufsim's own
+    CLOCK-Pro counts stay as pinned (docs/policies/clock-pro.md)."""
+    path, n = oracle_trace
+    blocks = oracle.expand_cloudphysics(cloudphysics)
+    rows = list(csv.DictReader(open(ROOT / "tests" / "golden" / "libcachesim_differences_cloudphysics.csv")))
+    assert len(rows) >= 5
+    ours = bufsim.sweep(cloudphysics, ["clock-pro"], [int(r["cache_blocks"]) for r in rows])
+    for row, bm in zip(rows, ours["misses"]):
+        c = int(row["cache_blocks"])
+        ratio = float(row["lcs_params"].split("=")[1])
+        live = oracle.lcs_misses(path, n, "ClockPro", {"init_ratio_cold": ratio}, c)
+        assert live == int(row["misses"]) == oracle.frozen_misses(blocks, int(ratio * c))
+        assert bm == int(row["bufsim_misses"])
+    c = 16384
+    assert oracle.lcs_misses(path, n, "ClockPro", {"init_ratio_cold": 1.0}, c) == oracle.frozen_misses(blocks, c)

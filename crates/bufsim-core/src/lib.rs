@@ -11,6 +11,7 @@ pub mod cache;
 pub mod cluster;
 pub mod engine;
 pub mod error;
+pub mod ghosts;
 pub mod heap;
 pub mod hierarchy;
 pub mod layout;

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use bufsim_core::engine::EngineConfig;
-use bufsim_core::policy::POLICIES;
+use bufsim_core::policy::registry;
 use std::sync::Arc;
 
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
@@ -294,8 +294,8 @@ fn breakdown<'py>(
 /// The policy registry: name, aliases, paper, summary, parameters with defaults.
 #[pyfunction]
 fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    POLICIES
-        .iter()
+    // Policies, then presets (AccuSim's defaults and others): `bufsim policies` lists both.
+    registry::all()
         .map(|p| {
             let d = PyDict::new(py);
             d.set_item("name", p.name)?;

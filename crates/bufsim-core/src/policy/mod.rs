@@ -13,20 +13,34 @@ pub mod registry;
 pub mod partition;
 pub mod amp;
 
+mod arc;
 mod clock;
 mod dulo;
+mod clock_pro;
+mod car;
 mod fifo;
+mod gds;
 mod lfu;
+mod linux_2list;
 mod lru;
+mod mq;
 mod mru;
 mod opt;
 mod random;
+#[cfg(test)]
+mod steps;
 
+pub use arc::{Arc, ArcDump};
 pub use clock::Clock;
 pub use dulo::Dulo;
+pub use clock_pro::ClockPro;
+pub use car::Car;
 pub use fifo::Fifo;
+pub use gds::Gds;
 pub use lfu::Lfu;
+pub use linux_2list::Linux2List;
 pub use lru::Lru;
+pub use mq::{Lifetime, Mq, MqDump};
 pub use mru::Mru;
 pub use opt::Opt;
 pub use random::Random;

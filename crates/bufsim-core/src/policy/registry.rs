@@ -246,6 +246,12 @@ policies! {
     Random => super::Random,
     Lfu => super::Lfu,
     Opt => super::Opt,
+    Arc => super::Arc,
+    Mq => super::Mq,
+    ClockPro => super::ClockPro,
+    Car => super::Car,
+    Linux2List => super::Linux2List,
+    Gds => super::Gds,
     Dulo => super::Dulo,
     Amp => super::Amp,
     Pcc => super::Pcc,
@@ -255,7 +261,16 @@ policies! {
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
 /// Each entry has `preset_of` set to the spec it stands for and no parameters of its own
 /// (arguments given to a preset override the preset's).
-pub const PRESETS: &[PolicyInfo] = &[];
+pub const PRESETS: &[PolicyInfo] = &[
+    PolicyInfo {
+        name: "mq-accusim",
+        aliases: &[],
+        paper: "AccuSim's MQ settings (prefetching paper Table 2: 4 queues, ghost cache = cache size)",
+        summary: "MQ as AccuSim ran it: 4 queues, lifetime = history = cache size",
+        params: &[],
+        preset_of: Some("mq(queues=4,history=1x,lifetime=1x)"),
+    },
+];
 
 /// Every name `bufsim policies` lists: the policies, then the presets.
 pub fn all() -> impl Iterator<Item = &'static PolicyInfo> {

@@ -28,11 +28,9 @@ pub type Pcc = Manager<PccDetector, DefaultPolicy>;
 /// The manager with DEAR's group detector (`dear`).
 pub type Dear = Manager<DearDetector, DefaultPolicy>;
 
-/// The default partition's policy when `default=` is not given. The paper's is ARC (§3,
-/// footnote 2); until ARC is in the registry this is LRU, the paper's other default (§4.2.2,
-/// "the LRU variant of AMP"). `tests::default_is_arc_once_arc_is_registered` fails as soon as
-/// ARC is registered and this still says LRU.
-pub const DEFAULT_POLICY: &str = "lru";
+/// The default partition's policy when `default=` is not given: ARC, the paper's (§3, footnote
+/// 2); `default=lru` gives the paper's other variant (§4.2.2, "the LRU variant of AMP").
+pub const DEFAULT_POLICY: &str = "arc";
 
 /// The default partition's policy: any registered policy but the AMP family itself. Boxed
 /// because [`AnyPolicy`] holds the AMP family.
@@ -186,15 +184,12 @@ mod tests {
     }
 
     #[test]
-    fn default_is_arc_once_arc_is_registered() {
-        // AMP §3: "using a default policy such as ARC". When ARC joins the registry, the
-        // default must become `arc` (ARC must then implement keeps_ghosts, ghost_hit and
-        // ghost_len: see docs/policies/amp.md).
-        if lookup("arc").is_some() {
-            assert_eq!(DEFAULT_POLICY, "arc");
-        } else {
-            assert_eq!(DEFAULT_POLICY, "lru");
-        }
+    fn the_default_partition_is_arc_with_its_ghosts() {
+        // AMP §3: "using a default policy such as ARC"; AMP sizes it from ARC's ghosts.
+        assert_eq!(DEFAULT_POLICY, "arc");
+        assert!(lookup("arc").is_some());
+        let arc = crate::policy::build("arc", &crate::policy::BuildEnv { capacity: 8, block_size: 4096, seed: 1 }).unwrap();
+        assert!(arc.keeps_ghosts());
     }
 
     #[test]

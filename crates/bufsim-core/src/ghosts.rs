@@ -1,0 +1,219 @@
+//! Ghost (history) entries: block keys a policy remembers after their data left the cache, kept
+//! in recency or FIFO lists (ARC's and CAR's B1/B2, MQ's Qout), each with a small payload (MQ:
+//! the access count).
+//!
+//! A fixed arena of nodes with a key index, so remembering and forgetting allocate nothing once
+//! sized. Each node holds its key, its links and its payload side by side: on a large history
+//! every touch of an entry is a memory miss, and one node is one miss. Any number of
+//! [`GhostList`] heads thread through the arena; a node is in one list at a time.
+
+use crate::blockmap::BlockMap;
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Default)]
+struct Node<T> {
+    key: u64,
+    prev: u32,
+    next: u32,
+    data: T,
+}
+
+/// The head of one ghost list: front = most recent, back = oldest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GhostList {
+    front: u32,
+    back: u32,
+    len: usize,
+}
+
+impl Default for GhostList {
+    fn default() -> Self {
+        GhostList::new()
+    }
+}
+
+impl GhostList {
+    pub const fn new() -> Self {
+        GhostList { front: NIL, back: NIL, len: 0 }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+pub struct Ghosts<T: Copy + Default = ()> {
+    map: BlockMap,
+    nodes: Vec<Node<T>>,
+    free: Vec<u32>,
+}
+
+impl<T: Copy + Default> Ghosts<T> {
+    /// Room for `capacity` entries at once.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Ghosts {
+            map: BlockMap::with_max_len(capacity),
+            nodes: vec![Node { key: 0, prev: NIL, next: NIL, data: T::default() }; capacity],
+            free: (0..capacity as u32).rev().collect(),
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The node remembering `key`, if any.
+    #[inline]
+    pub fn find(&self, key: u64) -> Option<u32> {
+        self.map.get(key)
+    }
+
+    #[inline]
+    pub fn key(&self, node: u32) -> u64 {
+        self.nodes[node as usize].key
+    }
+
+    #[inline]
+    pub fn data(&self, node: u32) -> T {
+        self.nodes[node as usize].data
+    }
+
+    /// Remembers `key` with `data` at the front of `list`. The key must not be remembered
+    /// already, and the arena must have room (callers trim their lists first).
+    #[inline]
+    pub fn push_front(&mut self, list: &mut GhostList, key: u64, data: T) -> u32 {
+        let n = self.free.pop().expect("ghost arena full: the policy trims its lists first");
+        self.map.insert_new(key, n);
+        self.nodes[n as usize] = Node { key, prev: NIL, next: list.front, data };
+        if list.front != NIL {
+            self.nodes[list.front as usize].prev = n;
+        } else {
+            list.back = n;
+        }
+        list.front = n;
+        list.len += 1;
+        n
+    }
+
+    /// Forgets `node`, which is in `list`; returns its key and data.
+    #[inline]
+    pub fn remove(&mut self, list: &mut GhostList, node: u32) -> (u64, T) {
+        let Node { key, prev, next, data } = self.nodes[node as usize];
+        if prev != NIL {
+            self.nodes[prev as usize].next = next;
+        } else {
+            list.front = next;
+        }
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
+        } else {
+            list.back = prev;
+        }
+        list.len -= 1;
+        self.map.remove(key);
+        self.free.push(node);
+        (key, data)
+    }
+
+    /// Forgets the oldest entry of `list`; returns its key and data.
+    #[inline]
+    pub fn pop_back(&mut self, list: &mut GhostList) -> Option<(u64, T)> {
+        (list.back != NIL).then(|| self.remove(list, list.back))
+    }
+
+    /// Nodes of `list` from front (most recent) to back.
+    pub fn nodes_of<'a>(&'a self, list: &GhostList) -> impl Iterator<Item = u32> + 'a {
+        let mut cur = list.front;
+        std::iter::from_fn(move || {
+            (cur != NIL).then(|| {
+                let n = cur;
+                cur = self.nodes[n as usize].next;
+                n
+            })
+        })
+    }
+
+    /// Keys of `list` from front (most recent) to back (dumps and tests).
+    pub fn keys_of(&self, list: &GhostList) -> Vec<u64> {
+        self.nodes_of(list).map(|n| self.nodes[n as usize].key).collect()
+    }
+
+    /// Checks that `lists` are well linked and together hold exactly the indexed entries.
+    pub fn check(&self, lists: &[&GhostList]) -> Result<(), String> {
+        let mut total = 0;
+        for l in lists {
+            let (mut count, mut prev, mut cur) = (0usize, NIL, l.front);
+            while cur != NIL {
+                let node = &self.nodes[cur as usize];
+                if node.prev != prev {
+                    return Err(format!("ghost node {cur}: prev link {} not {prev}", node.prev));
+                }
+                if self.map.get(node.key) != Some(cur) {
+                    return Err(format!("ghost node {cur} (key {}) is not indexed", node.key));
+                }
+                count += 1;
+                if count > self.nodes.len() {
+                    return Err("ghost list has a cycle".into());
+                }
+                prev = cur;
+                cur = node.next;
+            }
+            if prev != l.back || count != l.len {
+                return Err(format!("ghost list says {} entries (back {}), links {count} (back {prev})", l.len, l.back));
+            }
+            total += count;
+        }
+        if total != self.map.len() {
+            return Err(format!("ghost lists hold {total} entries, the index {}", self.map.len()));
+        }
+        if total + self.free.len() != self.nodes.len() {
+            return Err(format!("ghost arena leaks: {total} used + {} free != {}", self.free.len(), self.nodes.len()));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_and_forgets_in_order() {
+        let mut g: Ghosts<u32> = Ghosts::with_capacity(3);
+        let (mut a, mut b) = (GhostList::new(), GhostList::new());
+        g.push_front(&mut a, 10, 1);
+        g.push_front(&mut a, 11, 2);
+        let n = g.push_front(&mut b, 20, 3);
+        assert_eq!(g.find(20), Some(n));
+        assert_eq!(g.data(n), 3);
+        assert_eq!(g.keys_of(&a), vec![11, 10]);
+        assert_eq!(g.pop_back(&mut a), Some((10, 1)));
+        assert_eq!(g.find(10), None);
+        assert_eq!(g.remove(&mut b, n), (20, 3));
+        g.push_front(&mut b, 30, 4);
+        g.push_front(&mut b, 31, 5);
+        assert_eq!(g.len(), 3);
+        assert_eq!(g.keys_of(&b), vec![31, 30]);
+        g.check(&[&a, &b]).unwrap();
+        assert_eq!(g.pop_back(&mut b), Some((30, 4)));
+        assert_eq!(g.pop_back(&mut b), Some((31, 5)));
+        assert_eq!(g.pop_back(&mut b), None);
+        g.check(&[&a, &b]).unwrap();
+    }
+}

@@ -1,0 +1,446 @@
+//! ARC (Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache", FAST 2003, §4,
+//! Fig. 4 "ARC(c)"), prefetch-aware as in the prefetching paper §4. Deviation: none by default;
+//! `adapt=integer` floors the ratios and keeps p whole, as libCacheSim's ARC does.
+//!
+//! T1 (seen once) and T2 (seen at least twice) are LRU lists of resident blocks; B1 and B2 are
+//! their ghosts. p is the target size of T1. Invariants: |T1|+|B1| <= c, |T1|+|T2|+|B1|+|B2| <= 2c.
+//!
+//! Prefetching (prefetching paper §4): a prefetched block enters T1 with no history, and its
+//! first demand access leaves it in T1 (it counts as a first access). A prefetched block whose
+//! key is in B1 or B2 also enters T1, not T2; the ghost hit is deferred to its first demand,
+//! which moves it to T2 (and adapts p then, as the demand ghost hit would have). A prefetched
+//! block evicted unused leaves no ghost.
+
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::lru::back_unpinned;
+use crate::ghosts::{GhostList, Ghosts};
+use crate::list::{Links, List};
+use crate::spec::SpecError;
+
+/// Which ghost list a key was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ghost {
+    None,
+    B1,
+    B2,
+}
+
+/// What `prepare_insert` learned for the insertion under way.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// A demand miss found in a ghost list (cases II and III): the block goes to T2.
+    ghost_hit: Ghost,
+    /// A prefetched block that was a ghost: enters T1, moves to T2 on its first demand.
+    deferred: Ghost,
+    /// Case IV(A) with |T1| = c: the LRU page of T1 is dropped without a ghost.
+    discard_t1: bool,
+}
+
+const NO_PENDING: Pending = Pending { ghost_hit: Ghost::None, deferred: Ghost::None, discard_t1: false };
+
+pub struct Arc {
+    c: usize,
+    links: Links,
+    t1: List,
+    t2: List,
+    /// Per frame: in T2 (else T1).
+    in_t2: Vec<bool>,
+    /// Per frame: a prefetched block that was a ghost, not yet demanded.
+    deferred: Vec<Ghost>,
+    /// Per frame: the block's key (dumps and invariant checks).
+    keys: Vec<u64>,
+    /// B1 and B2; each entry's payload says whether it is in B2.
+    ghosts: Ghosts<bool>,
+    b1: GhostList,
+    b2: GhostList,
+    /// Target size of T1, in [0, c].
+    p: f64,
+    integer: bool,
+    pending: Pending,
+}
+
+/// The lists of an ARC cache as block keys, most recent first (tests and dumps).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArcDump {
+    pub t1: Vec<u64>,
+    pub t2: Vec<u64>,
+    pub b1: Vec<u64>,
+    pub b2: Vec<u64>,
+    pub p: f64,
+}
+
+impl Arc {
+    /// An ARC cache of `capacity` blocks; `integer` adapts p with floored ratios (libCacheSim).
+    pub fn new(capacity: usize, integer: bool) -> Self {
+        Arc {
+            c: capacity,
+            links: Links::with_nodes(capacity),
+            t1: List::new(),
+            t2: List::new(),
+            in_t2: vec![false; capacity],
+            deferred: vec![Ghost::None; capacity],
+            keys: vec![0; capacity],
+            // Blocks leave only to make room in a full cache, after the directory was trimmed
+            // to 2c - 1 entries: at most c ghosts. One more spare; `remember` never overflows.
+            ghosts: Ghosts::with_capacity(capacity + 1),
+            b1: GhostList::new(),
+            b2: GhostList::new(),
+            p: 0.0,
+            integer,
+            pending: NO_PENDING,
+        }
+    }
+
+    pub fn dump(&self) -> ArcDump {
+        let keys = |l: &List| self.links.iter(l).map(|f| self.keys[f as usize]).collect();
+        ArcDump {
+            t1: keys(&self.t1),
+            t2: keys(&self.t2),
+            b1: self.ghosts.keys_of(&self.b1),
+            b2: self.ghosts.keys_of(&self.b2),
+            p: self.p,
+        }
+    }
+
+    /// ARC Fig. 4 cases II and III: adapt p on a ghost hit in `which`.
+    fn adapt(&mut self, which: Ghost) {
+        let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
+        let ratio = |num: f64, den: f64, integer: bool| {
+            // The hit ghost list holds the key, so its length is at least 1 on a demand ghost
+            // hit; a deferred (prefetched) ghost hit may find it emptied since.
+            let r = num / den.max(1.0);
+            if integer { r.floor() } else { r }
+        };
+        match which {
+            // δ1 = 1 if |B1| >= |B2|, else |B2|/|B1|; p = min(p + δ1, c)
+            Ghost::B1 => self.p = (self.p + ratio(b2, b1, self.integer).max(1.0)).min(self.c as f64),
+            // δ2 = 1 if |B2| >= |B1|, else |B1|/|B2|; p = max(p - δ2, 0)
+            Ghost::B2 => self.p = (self.p - ratio(b1, b2, self.integer).max(1.0)).max(0.0),
+            Ghost::None => {}
+        }
+    }
+
+    /// Case IV: keep |L1| <= c and the directory <= 2c before a block without history joins T1.
+    fn make_room_in_directory(&mut self) {
+        let t1 = self.t1.len();
+        if t1 + self.b1.len() >= self.c {
+            // Case IV(A): L1 holds exactly c pages.
+            if t1 < self.c {
+                self.forget_oldest(Ghost::B1);
+            } else {
+                self.pending.discard_t1 = true;
+            }
+        } else {
+            // Case IV(B): directory full -> forget the LRU page of B2.
+            let total = t1 + self.t2.len() + self.b1.len() + self.b2.len();
+            if total >= 2 * self.c {
+                self.forget_oldest(Ghost::B2);
+            }
+        }
+    }
+
+    fn forget_oldest(&mut self, which: Ghost) {
+        let list = if which == Ghost::B1 { &mut self.b1 } else { &mut self.b2 };
+        self.ghosts.pop_back(list);
+    }
+
+    fn forget(&mut self, node: u32) {
+        if self.ghosts.data(node) {
+            self.ghosts.remove(&mut self.b2, node);
+        } else {
+            self.ghosts.remove(&mut self.b1, node);
+        }
+    }
+
+    fn remember(&mut self, key: u64, which: Ghost) {
+        if self.ghosts.len() == self.ghosts.capacity() {
+            // Unreachable when ARC runs a whole cache (see `new`), but inside a partition (AMP's
+            // default partition) blocks can be taken from ARC with no insertion to trim the
+            // directory: forget the oldest ghost of the same list, or of the other if it is empty.
+            let (same, other) = if which == Ghost::B2 { (&mut self.b2, &mut self.b1) } else { (&mut self.b1, &mut self.b2) };
+            if self.ghosts.pop_back(same).is_none() {
+                self.ghosts.pop_back(other);
+            }
+        }
+        if which == Ghost::B2 {
+            self.ghosts.push_front(&mut self.b2, key, true);
+        } else {
+            self.ghosts.push_front(&mut self.b1, key, false);
+        }
+    }
+
+    #[inline]
+    fn move_to_t2(&mut self, frame: Frame) {
+        if self.in_t2[frame as usize] {
+            self.links.move_to_front(&mut self.t2, frame);
+        } else {
+            self.links.remove(&mut self.t1, frame);
+            self.links.push_front(&mut self.t2, frame);
+            self.in_t2[frame as usize] = true;
+        }
+    }
+}
+
+impl Policy for Arc {
+    // AMP asks ARC about its ghosts to size its default partition (AMP §3.2, Figure 4): a ghost
+    // hit is a hit in B1 or B2, and coupons are priced against |B1| + |B2|.
+    fn keeps_ghosts(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn ghost_hit(&self, key: u64) -> bool {
+        self.ghosts.find(key).is_some()
+    }
+
+    fn ghost_len(&self) -> usize {
+        self.b1.len() + self.b2.len()
+    }
+
+    fn prepare_insert(&mut self, a: &Access, origin: Origin) {
+        self.pending = NO_PENDING;
+        if let Some(node) = self.ghosts.find(a.key) {
+            let which = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
+            match origin {
+                Origin::Demand => {
+                    // Cases II/III: adapt p, then REPLACE (in `victim`) and move x to T2.
+                    self.adapt(which);
+                    self.forget(node);
+                    self.pending.ghost_hit = which;
+                    return;
+                }
+                Origin::Prefetch => {
+                    // Prefetching paper §4: a prefetched ghost goes to T1, not T2.
+                    self.forget(node);
+                    self.pending.deferred = which;
+                }
+            }
+        }
+        self.make_room_in_directory();
+    }
+
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        let f = frame as usize;
+        self.keys[f] = a.key;
+        if origin == Origin::Demand && self.pending.ghost_hit != Ghost::None {
+            self.links.push_front(&mut self.t2, frame);
+            self.in_t2[f] = true;
+        } else {
+            self.links.push_front(&mut self.t1, frame);
+            self.in_t2[f] = false;
+        }
+        self.deferred[f] = if origin == Origin::Prefetch { self.pending.deferred } else { Ghost::None };
+        self.pending = NO_PENDING;
+    }
+
+    #[inline]
+    fn hit(&mut self, frame: Frame, _a: &Access) {
+        // Case I: a hit in T1 or T2 moves x to the MRU position of T2.
+        self.move_to_t2(frame);
+    }
+
+    fn first_demand(&mut self, frame: Frame, _a: &Access) {
+        let f = frame as usize;
+        let deferred = std::mem::replace(&mut self.deferred[f], Ghost::None);
+        if deferred != Ghost::None {
+            // Prefetching paper §4: a correctly prefetched ghost moves to T2 on its first demand.
+            self.adapt(deferred);
+            self.move_to_t2(frame);
+        } else if self.in_t2[f] {
+            self.links.move_to_front(&mut self.t2, frame);
+        } else {
+            // A first access: the block stays in T1, at its MRU end.
+            self.links.move_to_front(&mut self.t1, frame);
+        }
+    }
+
+    fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        if self.pending.discard_t1 {
+            return back_unpinned(&self.links, &self.t1, pins).or_else(|| back_unpinned(&self.links, &self.t2, pins));
+        }
+        // REPLACE(x, p): if |T1| >= 1 and (|T1| > p or (x in B2 and |T1| = p)), the LRU page of
+        // T1 goes to B1; otherwise the LRU page of T2 goes to B2.
+        let t1 = self.t1.len() as f64;
+        let from_t1 = t1 >= 1.0 && (t1 > self.p || (self.pending.ghost_hit == Ghost::B2 && t1 == self.p));
+        let (first, second) = if from_t1 { (&self.t1, &self.t2) } else { (&self.t2, &self.t1) };
+        back_unpinned(&self.links, first, pins).or_else(|| back_unpinned(&self.links, second, pins))
+    }
+
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        let f = frame as usize;
+        let was_t2 = self.in_t2[f];
+        if was_t2 {
+            self.links.remove(&mut self.t2, frame);
+        } else {
+            self.links.remove(&mut self.t1, frame);
+        }
+        self.deferred[f] = Ghost::None;
+        let discard = !was_t2 && std::mem::replace(&mut self.pending.discard_t1, false);
+        if why == Removal::UnusedPrefetch || discard {
+            return;
+        }
+        self.remember(key, if was_t2 { Ghost::B2 } else { Ghost::B1 });
+    }
+
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.links.check(&self.t1)?;
+        self.links.check(&self.t2)?;
+        self.ghosts.check(&[&self.b1, &self.b2])?;
+        let (t1, t2, b1, b2) = (self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len());
+        if t1 + t2 != resident {
+            return Err(format!("ARC: |T1|+|T2| = {} but the cache holds {resident}", t1 + t2));
+        }
+        if t1 + b1 > self.c {
+            return Err(format!("ARC: |T1|+|B1| = {} exceeds c = {}", t1 + b1, self.c));
+        }
+        if t1 + t2 + b1 + b2 > 2 * self.c {
+            return Err(format!("ARC: directory holds {} > 2c = {}", t1 + t2 + b1 + b2, 2 * self.c));
+        }
+        if !(0.0..=self.c as f64).contains(&self.p) {
+            return Err(format!("ARC: p = {} outside [0, {}]", self.p, self.c));
+        }
+        for f in self.links.iter(&self.t1) {
+            if self.in_t2[f as usize] {
+                return Err(format!("ARC: frame {f} in T1 marked T2"));
+            }
+        }
+        for f in self.links.iter(&self.t2) {
+            if !self.in_t2[f as usize] || self.deferred[f as usize] != Ghost::None {
+                return Err(format!("ARC: frame {f} in T2 marked T1 or deferred"));
+            }
+        }
+        for (l, in_b2) in [(&self.b1, false), (&self.b2, true)] {
+            for n in self.ghosts.nodes_of(l) {
+                if self.ghosts.data(n) != in_b2 {
+                    return Err(format!("ARC: ghost {} in the wrong list", self.ghosts.key(n)));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PolicyDef for Arc {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "arc",
+        aliases: &[],
+        paper: "Megiddo & Modha, ARC, FAST 2003, §4 Fig. 4; prefetch-aware per the prefetching paper §4",
+        summary: "T1/T2 LRU lists with ghosts B1/B2 and an adaptive target p for T1",
+        params: &[ParamInfo {
+            name: "adapt",
+            default: "real",
+            doc: "real (the paper: p moves by real-valued ratios) | integer (ratios floored, p whole: libCacheSim)",
+        }],
+        preset_of: None,
+    };
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        let integer = args.choice("adapt", &["real", "integer"])? == "integer";
+        Ok(Arc::new(env.capacity, integer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    fn lists(s: &Steps<Arc>) -> (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, f64) {
+        let d = s.policy().dump();
+        (d.t1, d.t2, d.b1, d.b2, d.p)
+    }
+
+    #[test]
+    fn follows_figure_4_step_by_step() {
+        // c = 3; lists most recent first.
+        let mut s = Steps::new(Arc::new(3, false), 3);
+        assert_eq!(s.run(&[1, 2, 3, 1]), "MMMH");
+        // T1=[3,2] T2=[1]
+        assert_eq!(lists(&s), (vec![3, 2], vec![1], vec![], vec![], 0.0));
+        // 4: case IV(B), total 3 < 6; REPLACE: |T1|=2 > p=0 -> 2 to B1
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(lists(&s), (vec![4, 3], vec![1], vec![2], vec![], 0.0));
+        // 2 in B1 (case II): δ1 = max(1, 0/1) = 1, p = 1; REPLACE: |T1|=2 > 1 -> 3 to B1
+        assert_eq!(s.demand(2), 'M');
+        assert_eq!(lists(&s), (vec![4], vec![2, 1], vec![3], vec![], 1.0));
+        // 5: REPLACE: |T1|=1 not > p=1 -> T2's LRU 1 to B2
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(lists(&s), (vec![5, 4], vec![2], vec![3], vec![1], 1.0));
+        // 6: case IV(A): |T1|+|B1| = 3 = c, |T1| < c -> forget 3; REPLACE: 4 to B1
+        assert_eq!(s.demand(6), 'M');
+        assert_eq!(lists(&s), (vec![6, 5], vec![2], vec![4], vec![1], 1.0));
+        // 1 in B2 (case III): δ2 = max(1, 1/1) = 1, p = 0; REPLACE: 5 to B1
+        assert_eq!(s.demand(1), 'M');
+        assert_eq!(lists(&s), (vec![6], vec![1, 2], vec![5, 4], vec![], 0.0));
+        // 5 in B1: δ1 = max(1, 0/2) = 1, p = 1; REPLACE: |T1|=1 not > 1 -> 2 to B2
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(lists(&s), (vec![6], vec![5, 1], vec![4], vec![2], 1.0));
+        // 4 in B1: δ1 = max(1, 1/1) = 1, p = 2; REPLACE: 1 to B2
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(lists(&s), (vec![6], vec![4, 5], vec![], vec![1, 2], 2.0));
+        // 2 in B2: δ2 = max(1, 0/2) = 1, p = 1; REPLACE with the tie rule: x in B2 and
+        // |T1| = 1 = p -> T1's LRU 6 goes to B1 (without the tie rule T2's 5 would go)
+        assert_eq!(s.demand(2), 'M');
+        assert_eq!(lists(&s), (vec![], vec![2, 4, 5], vec![6], vec![1], 1.0));
+        // 7: total 5 < 6; REPLACE: |T1| = 0 -> 5 to B2
+        assert_eq!(s.demand(7), 'M');
+        assert_eq!(lists(&s), (vec![7], vec![2, 4], vec![6], vec![5, 1], 1.0));
+        // 8: case IV(B) with the directory full (6 = 2c): forget B2's LRU 1; REPLACE: 4 to B2
+        assert_eq!(s.demand(8), 'M');
+        assert_eq!(lists(&s), (vec![8, 7], vec![2], vec![6], vec![4, 5], 1.0));
+        // 9: case IV(A): forget 6; REPLACE: |T1|=2 > 1 -> 7 to B1
+        assert_eq!(s.demand(9), 'M');
+        assert_eq!(lists(&s), (vec![9, 8], vec![2], vec![7], vec![4, 5], 1.0));
+    }
+
+    #[test]
+    fn full_t1_is_dropped_without_a_ghost() {
+        // c = 2: 1 2 fill T1; 3: case IV(A) with |T1| = c -> 1 is deleted, B1 stays empty.
+        let mut s = Steps::new(Arc::new(2, false), 2);
+        assert_eq!(s.run(&[1, 2, 3]), "MMM");
+        assert_eq!(lists(&s), (vec![3, 2], vec![], vec![], vec![], 0.0));
+    }
+
+    #[test]
+    fn real_and_integer_adaptation_differ_on_fractional_ratios() {
+        for (integer, want) in [(false, 1.5), (true, 1.0)] {
+            let mut a = Arc::new(8, integer);
+            a.remember(10, Ghost::B1);
+            a.remember(11, Ghost::B1);
+            for k in 20..23 {
+                a.remember(k, Ghost::B2);
+            }
+            // A hit in B1 with |B2|/|B1| = 3/2.
+            a.adapt(Ghost::B1);
+            assert_eq!(a.p, want);
+        }
+    }
+
+    #[test]
+    fn prefetched_blocks_follow_section_4() {
+        let mut s = Steps::new(Arc::new(3, false), 3);
+        assert_eq!(s.demand(1), 'M');
+        // A prefetched block enters T1 at the MRU end with no history.
+        s.prefetch(2);
+        assert_eq!(lists(&s), (vec![2, 1], vec![], vec![], vec![], 0.0));
+        // Its first demand counts as a first access: it stays in T1.
+        assert_eq!(s.demand(2), 'H');
+        assert_eq!(lists(&s), (vec![2, 1], vec![], vec![], vec![], 0.0));
+        // The second demand is a real re-reference: T2.
+        assert_eq!(s.demand(2), 'H');
+        s.prefetch(3);
+        assert_eq!(lists(&s), (vec![3, 1], vec![2], vec![], vec![], 0.0));
+        // 4: REPLACE -> 1 (demanded) to B1
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(lists(&s), (vec![4, 3], vec![2], vec![1], vec![], 0.0));
+        // 5: case IV(A) forgets 1; REPLACE takes 3, prefetched and unused: no ghost.
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(lists(&s), (vec![5, 4], vec![2], vec![], vec![], 0.0));
+        // 6: 4 to B1. Then 4 is prefetched: it leaves B1 for T1 (not T2), p unchanged; 5 to B1.
+        assert_eq!(s.demand(6), 'M');
+        s.prefetch(4);
+        assert_eq!(lists(&s), (vec![4, 6], vec![2], vec![5], vec![], 0.0));
+        // Its first demand is the deferred ghost hit: p = 0 + max(1, 0/1) = 1, 4 moves to T2.
+        assert_eq!(s.demand(4), 'H');
+        assert_eq!(lists(&s), (vec![6], vec![4, 2], vec![5], vec![], 1.0));
+    }
+}

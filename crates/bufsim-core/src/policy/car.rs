@@ -1,0 +1,350 @@
+//! CAR (Bansal & Modha, "CAR: Clock with Adaptive Replacement", FAST 2004, §III, Fig. 2),
+//! prefetch-aware as in the prefetching paper §4 ("ARC/CAR"). Deviation: none.
+//!
+//! T1 and T2 are clocks of resident pages (seen once / seen at least twice recently) with one
+//! reference bit each; B1 and B2 are LRU ghost lists; p is the target size of T1. A hit only
+//! sets the bit. On a miss with the cache full, replace() sweeps T1 while |T1| >= max(1, p)
+//! (a referenced head moves to T2's tail) and T2 otherwise (a referenced head goes round);
+//! then the directory is trimmed and p adapts on a ghost hit.
+//!
+//! Prefetching: a prefetched page enters T1's tail with its bit clear; its first demand access
+//! is its first access (the bit stays clear). A prefetched page found in B1/B2 enters T1 too;
+//! the directory hit is deferred to its first demand, which moves it to T2's tail and adapts p.
+//! A prefetched page evicted unused leaves no ghost.
+
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::lru::back_unpinned;
+use crate::ghosts::{GhostList, Ghosts};
+use crate::list::{Links, List};
+use crate::spec::SpecError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ghost {
+    None,
+    B1,
+    B2,
+}
+
+pub struct Car {
+    c: usize,
+    links: Links,
+    /// Clocks cut open at the hand: back = head (the hand looks here next), front = tail.
+    t1: List,
+    t2: List,
+    in_t2: Vec<bool>,
+    referenced: Vec<bool>,
+    deferred: Vec<Ghost>,
+    keys: Vec<u64>,
+    /// LRU ghost lists, front = MRU; each entry's payload says whether it is in B2.
+    ghosts: Ghosts<bool>,
+    b1: GhostList,
+    b2: GhostList,
+    p: f64,
+    /// The incoming block's directory entry, found before replace().
+    incoming: Ghost,
+    incoming_node: u32,
+    /// replace() ran for the incoming block (the cache was full).
+    replaced: bool,
+}
+
+impl Car {
+    pub fn new(capacity: usize) -> Self {
+        Car {
+            c: capacity,
+            links: Links::with_nodes(capacity),
+            t1: List::new(),
+            t2: List::new(),
+            in_t2: vec![false; capacity],
+            referenced: vec![false; capacity],
+            deferred: vec![Ghost::None; capacity],
+            keys: vec![0; capacity],
+            // After replace() and before trimming the directory may hold c+1 ghosts; one more
+            // spare, and `remove` never overflows the arena.
+            ghosts: Ghosts::with_capacity(capacity + 2),
+            b1: GhostList::new(),
+            b2: GhostList::new(),
+            p: 0.0,
+            incoming: Ghost::None,
+            incoming_node: 0,
+            replaced: false,
+        }
+    }
+
+    /// `T1: head..tail | T2: head..tail | B1: MRU..LRU | B2: MRU..LRU | p`, `*` = bit set.
+    pub fn dump(&self) -> String {
+        let clock = |l: &List| {
+            let mut v: Vec<String> = self
+                .links
+                .iter(l)
+                .map(|f| format!("{}{}", self.keys[f as usize], if self.referenced[f as usize] { "*" } else { "" }))
+                .collect();
+            v.reverse();
+            v.join(" ")
+        };
+        let ghosts = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
+        format!(
+            "T1: {} | T2: {} | B1: {} | B2: {} | p={}",
+            clock(&self.t1),
+            clock(&self.t2),
+            ghosts(&self.b1),
+            ghosts(&self.b2),
+            self.p
+        )
+    }
+
+    /// Fig. 2 lines 15 and 18: p = min(p + max(1, |B2|/|B1|), c) or max(p - max(1, |B1|/|B2|), 0).
+    fn adapt(&mut self, which: Ghost) {
+        let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
+        match which {
+            Ghost::B1 => self.p = (self.p + (b2 / b1.max(1.0)).max(1.0)).min(self.c as f64),
+            Ghost::B2 => self.p = (self.p - (b1 / b2.max(1.0)).max(1.0)).max(0.0),
+            Ghost::None => {}
+        }
+    }
+
+    fn forget(&mut self, node: u32) {
+        if self.ghosts.data(node) {
+            self.ghosts.remove(&mut self.b2, node);
+        } else {
+            self.ghosts.remove(&mut self.b1, node);
+        }
+    }
+
+    fn push_tail(&mut self, frame: Frame, t2: bool) {
+        let f = frame as usize;
+        self.in_t2[f] = t2;
+        self.referenced[f] = false;
+        if t2 {
+            self.links.push_front(&mut self.t2, frame);
+        } else {
+            self.links.push_front(&mut self.t1, frame);
+        }
+    }
+
+    fn unlink(&mut self, frame: Frame) {
+        if self.in_t2[frame as usize] {
+            self.links.remove(&mut self.t2, frame);
+        } else {
+            self.links.remove(&mut self.t1, frame);
+        }
+    }
+}
+
+impl Policy for Car {
+    fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
+        self.replaced = false;
+        self.incoming = Ghost::None;
+        if let Some(node) = self.ghosts.find(a.key) {
+            self.incoming = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
+            self.incoming_node = node;
+        }
+    }
+
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        let f = frame as usize;
+        self.keys[f] = a.key;
+        self.deferred[f] = Ghost::None;
+        let mut hit = self.incoming;
+        if hit != Ghost::None && origin == Origin::Prefetch {
+            // Prefetching paper §4: a prefetched ghost joins T1; its directory hit waits for a
+            // demand access.
+            self.forget(self.incoming_node);
+            self.deferred[f] = hit;
+            hit = Ghost::None;
+        }
+        if self.replaced && hit == Ghost::None {
+            // Fig. 2 lines 6-9: cache directory replacement.
+            if self.t1.len() + self.b1.len() >= self.c && !self.b1.is_empty() {
+                self.ghosts.pop_back(&mut self.b1);
+            } else if self.t1.len() + self.t2.len() + self.b1.len() + self.b2.len() >= 2 * self.c {
+                self.ghosts.pop_back(&mut self.b2);
+            }
+        }
+        match hit {
+            // Line 13: insert x at the tail of T1 with its bit clear.
+            Ghost::None => self.push_tail(frame, false),
+            // Lines 14-19: adapt p, then move x to the tail of T2 with its bit clear.
+            which => {
+                self.adapt(which);
+                self.forget(self.incoming_node);
+                self.push_tail(frame, true);
+            }
+        }
+        self.incoming = Ghost::None;
+        self.replaced = false;
+    }
+
+    #[inline]
+    fn hit(&mut self, frame: Frame, _a: &Access) {
+        self.referenced[frame as usize] = true;
+    }
+
+    fn first_demand(&mut self, frame: Frame, _a: &Access) {
+        let which = std::mem::replace(&mut self.deferred[frame as usize], Ghost::None);
+        if which != Ghost::None {
+            self.adapt(which);
+            self.unlink(frame);
+            self.push_tail(frame, true);
+        }
+    }
+
+    fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        self.replaced = true;
+        // replace(): every page is passed at most twice (once to clear its bit).
+        let mut budget = 2 * (self.t1.len() + self.t2.len()) + 2;
+        while budget > 0 {
+            budget -= 1;
+            let from_t1 = self.t1.len() as f64 >= self.p.max(1.0);
+            let head = if from_t1 { self.t1.back() } else { self.t2.back() };
+            let Some(h) = head else { break };
+            let i = h as usize;
+            if pins.pinned(h) {
+                // The hand passes a pinned page; it keeps its bit.
+                if from_t1 {
+                    self.links.move_to_front(&mut self.t1, h);
+                } else {
+                    self.links.move_to_front(&mut self.t2, h);
+                }
+                continue;
+            }
+            if !self.referenced[i] {
+                // Lines 27/34: demote the head to the MRU end of B1/B2 (done in `remove`).
+                return Some(h);
+            }
+            // Line 29: T1's referenced head moves to T2's tail; line 36: T2's goes round.
+            self.unlink(h);
+            self.push_tail(h, true);
+        }
+        back_unpinned(&self.links, &self.t1, pins).or_else(|| back_unpinned(&self.links, &self.t2, pins))
+    }
+
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        let f = frame as usize;
+        self.unlink(frame);
+        self.deferred[f] = Ghost::None;
+        self.referenced[f] = false;
+        if why == Removal::UnusedPrefetch {
+            return;
+        }
+        if self.ghosts.len() == self.ghosts.capacity() {
+            // Unreachable through the cache (see `new`); keeps the arena bounded regardless.
+            let list = if self.in_t2[f] { &mut self.b2 } else { &mut self.b1 };
+            self.ghosts.pop_back(list);
+        }
+        if self.in_t2[f] {
+            self.ghosts.push_front(&mut self.b2, key, true);
+        } else {
+            self.ghosts.push_front(&mut self.b1, key, false);
+        }
+    }
+
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.links.check(&self.t1)?;
+        self.links.check(&self.t2)?;
+        self.ghosts.check(&[&self.b1, &self.b2])?;
+        let (t1, t2, b1, b2) = (self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len());
+        if t1 + t2 != resident {
+            return Err(format!("CAR: |T1|+|T2| = {} but the cache holds {resident}", t1 + t2));
+        }
+        if t1 + b1 > self.c {
+            return Err(format!("CAR: |T1|+|B1| = {} exceeds c = {}", t1 + b1, self.c));
+        }
+        if t1 + t2 + b1 + b2 > 2 * self.c {
+            return Err(format!("CAR: directory holds {} > 2c", t1 + t2 + b1 + b2));
+        }
+        if !(0.0..=self.c as f64).contains(&self.p) {
+            return Err(format!("CAR: p = {} outside [0, {}]", self.p, self.c));
+        }
+        for (l, t2) in [(&self.t1, false), (&self.t2, true)] {
+            for f in self.links.iter(l) {
+                if self.in_t2[f as usize] != t2 {
+                    return Err(format!("CAR: frame {f} in the wrong clock"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PolicyDef for Car {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "car",
+        aliases: &[],
+        paper: "Bansal & Modha, CAR, FAST 2004, §III Fig. 2; prefetch-aware per the prefetching paper §4",
+        summary: "ARC with clocks: T1/T2 with reference bits, LRU ghosts B1/B2, adaptive target p",
+        params: &[] as &[ParamInfo],
+        preset_of: None,
+    };
+    fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        Ok(Car::new(env.capacity))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    #[test]
+    fn follows_figure_2_step_by_step() {
+        let mut s = Steps::new(Car::new(3), 3);
+        assert_eq!(s.run(&[1, 2, 3, 1]), "MMMH");
+        assert_eq!(s.policy().dump(), "T1: 1* 2 3 | T2:  | B1:  | B2:  | p=0");
+        // 4: replace(): |T1| = 3 >= max(1, 0): head 1 is referenced -> T2's tail, bit cleared;
+        // head 2 unreferenced -> MRU of B1. No trimming (|T1|+|B1| = 2, total 3).
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(s.policy().dump(), "T1: 3 4 | T2: 1 | B1: 2 | B2:  | p=0");
+        // 2 in B1: replace() demotes 3; p = min(0 + max(1, 0/2), 3) = 1; 2 to T2's tail.
+        assert_eq!(s.demand(2), 'M');
+        assert_eq!(s.policy().dump(), "T1: 4 | T2: 1 2 | B1: 3 | B2:  | p=1");
+        // 5: |T1| = 1 >= max(1, 1): 4 to B1.
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(s.policy().dump(), "T1: 5 | T2: 1 2 | B1: 4 3 | B2:  | p=1");
+        assert_eq!(s.run(&[1, 2]), "HH");
+        // 6: 5 to B1, then |T1|+|B1| = 3 = c: the LRU page of B1 (3) is discarded.
+        assert_eq!(s.demand(6), 'M');
+        assert_eq!(s.policy().dump(), "T1: 6 | T2: 1* 2* | B1: 5 4 | B2:  | p=1");
+        // 4 in B1: 6 to B1; p = min(1 + max(1, 0/3), 3) = 2; 4 to T2's tail.
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(s.policy().dump(), "T1:  | T2: 1* 2* 4 | B1: 6 5 | B2:  | p=2");
+        // 7: |T1| = 0 < max(1, 2): T2's referenced heads 1 and 2 go round (bits cleared), 4 is
+        // demoted to B2.
+        assert_eq!(s.demand(7), 'M');
+        assert_eq!(s.policy().dump(), "T1: 7 | T2: 1 2 | B1: 6 5 | B2: 4 | p=2");
+        // 4 in B2: |T1| = 1 < 2 so 1 goes to B2; p = max(2 - max(1, 2/2), 0) = 1.
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(s.policy().dump(), "T1: 7 | T2: 2 4 | B1: 6 5 | B2: 1 | p=1");
+        // 8: 7 to B1, |T1|+|B1| = 3 -> discard 5.
+        assert_eq!(s.run(&[8, 8]), "MH");
+        assert_eq!(s.policy().dump(), "T1: 8* | T2: 2 4 | B1: 7 6 | B2: 1 | p=1");
+        // 9: 8 is referenced -> T2's tail; |T1| = 0 so T2's head 2 goes to B2; the directory
+        // holds 2c = 6 -> B2's LRU page 1 is discarded.
+        assert_eq!(s.demand(9), 'M');
+        assert_eq!(s.policy().dump(), "T1: 9 | T2: 4 8 | B1: 7 6 | B2: 2 | p=1");
+    }
+
+    #[test]
+    fn prefetched_pages_follow_section_4() {
+        let mut s = Steps::new(Car::new(3), 3);
+        assert_eq!(s.run(&[1, 1, 2]), "MHM");
+        s.prefetch(3);
+        assert_eq!(s.policy().dump(), "T1: 1* 2 3 | T2:  | B1:  | B2:  | p=0");
+        // 4: 1 (referenced) to T2, 2 to B1.
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(s.policy().dump(), "T1: 3 4 | T2: 1 | B1: 2 | B2:  | p=0");
+        // 5: the head 3 was prefetched and never demanded: evicted without a ghost.
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(s.policy().dump(), "T1: 4 5 | T2: 1 | B1: 2 | B2:  | p=0");
+        // Prefetching 2 (in B1): 4 goes to B1; 2 leaves B1 for T1's tail, p unchanged.
+        s.prefetch(2);
+        assert_eq!(s.policy().dump(), "T1: 5 2 | T2: 1 | B1: 4 | B2:  | p=0");
+        // Its first demand is the deferred directory hit: p = 1, 2 to T2's tail.
+        assert_eq!(s.demand(2), 'H');
+        assert_eq!(s.policy().dump(), "T1: 5 | T2: 1 2 | B1: 4 | B2:  | p=1");
+        // A plain prefetched page's first demand leaves its bit clear (a first access).
+        // 6 replaces 5 (to B1).
+        s.prefetch(6);
+        assert_eq!(s.demand(6), 'H');
+        assert_eq!(s.policy().dump(), "T1: 6 | T2: 1 2 | B1: 5 4 | B2:  | p=1");
+    }
+}
