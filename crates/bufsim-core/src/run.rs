@@ -13,6 +13,7 @@ use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, Futu
 use crate::layout::Layout;
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
+use crate::timed::{Storage, StreamPlan, StreamPlanner, Streams, TimedEngine, TimedStats, TimingOptions};
 use crate::SimError;
 
 /// Options shared by every run over a trace.
@@ -27,11 +28,23 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Check cache and policy invariants after the run (tests, strict runs).
     pub check: bool,
+    /// Timed mode (devices, schedulers, think time); `None` runs count mode.
+    pub timing: Option<TimingOptions>,
+    /// Free blocks left between consecutive files of a file trace (first-touch layout).
+    pub file_gap_blocks: u64,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { engine: EngineConfig::default(), seed: 42, format: None, jobs: 0, check: false }
+        RunOptions {
+            engine: EngineConfig::default(),
+            seed: 42,
+            format: None,
+            jobs: 0,
+            check: false,
+            timing: None,
+            file_gap_blocks: 0,
+        }
     }
 }
 
@@ -62,6 +75,8 @@ pub struct RunResult {
     pub prefetch: String,
     pub cache_blocks: u64,
     pub stats: Stats,
+    /// Execution time and I/O timing (timed mode only).
+    pub timing: Option<TimedStats>,
 }
 
 /// Where the requests come from: the file again, or the copy decoded into memory.
@@ -77,6 +92,9 @@ struct Prepared {
     /// Blocks in each file (block traces: up to the highest block seen on each device), for
     /// read-ahead's end-of-file; empty when no run prefetches.
     file_blocks: Vec<u64>,
+    /// Timed mode: the streams and how many devices the layout uses.
+    streams: Option<StreamPlan>,
+    devices: usize,
 }
 
 fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
@@ -105,7 +123,13 @@ pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, Si
             crate::prefetch::build(&c.prefetch)?;
             Ok(blocks)
         })
-        .collect()
+        .collect::<Result<Vec<u64>, SimError>>()
+        .and_then(|blocks| {
+            if let Some(t) = &opts.timing {
+                t.validate(opts.seed)?;
+            }
+            Ok(blocks)
+        })
 }
 
 fn for_each_request(source: &Source, mut f: impl FnMut(&Request)) -> Result<(), TraceError> {
@@ -129,7 +153,9 @@ fn prefetches(c: &RunConfig) -> bool {
 /// and, if OPT is among the runs, the future (another pass, after the layout is known).
 fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
     let mut blocks: Vec<u64> = Vec::new();
-    if kind == AddressKind::File || need_sizes {
+    let mut planner = opts.timing.as_ref().map(|t| StreamPlanner::new(t.single_stream));
+    let mut max_device = 0u32;
+    if kind == AddressKind::File || need_sizes || planner.is_some() {
         for_each_request(source, |r| {
             let (first, n) = r.block_range(opts.engine.block_size);
             let f = r.file as usize;
@@ -137,11 +163,23 @@ fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bo
                 blocks.resize(f + 1, 0);
             }
             blocks[f] = blocks[f].max(first.saturating_add(n));
+            if let Some(p) = &mut planner {
+                if included(r, &opts.engine) {
+                    p.request(r);
+                    max_device = max_device.max(r.file);
+                }
+            }
         })?;
     }
     let layout = match kind {
         AddressKind::Device => Layout::Identity,
-        AddressKind::File => Layout::first_touch(&blocks, 0),
+        AddressKind::File => Layout::first_touch(&blocks, opts.file_gap_blocks),
+    };
+    // File traces live on device 0; block traces on the devices they name (the layout keeps
+    // the low 16 bits of a device number).
+    let devices = match kind {
+        AddressKind::File => 1,
+        AddressKind::Device => max_device.min(u16::MAX as u32) as usize + 1,
     };
     let future = if need_future {
         let mut fb = FutureBuilder::default();
@@ -150,7 +188,13 @@ fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bo
     } else {
         None
     };
-    Ok(Prepared { layout, future, file_blocks: if need_sizes { blocks } else { Vec::new() } })
+    Ok(Prepared {
+        layout,
+        future,
+        file_blocks: if need_sizes { blocks } else { Vec::new() },
+        streams: planner.map(StreamPlanner::finish),
+        devices,
+    })
 }
 
 struct Simulate<'a> {
@@ -163,9 +207,12 @@ struct Simulate<'a> {
 }
 
 impl PolicyVisitor for Simulate<'_> {
-    type Output = Result<Stats, SimError>;
+    type Output = Result<(Stats, Option<TimedStats>), SimError>;
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
+        if let Some(t) = &self.opts.timing {
+            return self.visit_timed(policy, t).map(|(s, t)| (s, Some(t)));
+        }
         let future = if self.future { self.prepared.future.as_ref() } else { None };
         let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
@@ -186,13 +233,58 @@ impl PolicyVisitor for Simulate<'_> {
         if self.opts.check {
             cache.check().map_err(|e| SpecError(format!("invariant broken after the run: {e}")))?;
         }
-        Ok(stats)
+        Ok((stats, None))
+    }
+}
+
+impl Simulate<'_> {
+    /// Timed mode: the same pipeline driven by events (see [`crate::timed`]).
+    fn visit_timed<P: Policy>(self, policy: P, t: &TimingOptions) -> Result<(Stats, TimedStats), SimError> {
+        let plan = self.prepared.streams.as_ref().expect("timed runs prepare a stream plan");
+        if self.future && plan.starts.len() > 1 {
+            return Err(SpecError(format!(
+                "policy opt needs the order of accesses in advance, but the trace has {} streams (pids) whose \
+                 order timed mode decides; add --single-stream (Python: single_stream=True)",
+                plan.starts.len()
+            ))
+            .into());
+        }
+        let future = if self.future { self.prepared.future.as_ref() } else { None };
+        let storage = Storage::new(self.prepared.devices, &t.device, &t.scheduler, self.opts.seed, self.opts.engine.block_size)?;
+        let streams = Streams::new(plan, t.think);
+        let starts = plan.starts.iter().map(|&(_, start)| if t.think == crate::timed::Think::Trace { start } else { 0 }).collect();
+        let mut engine = TimedEngine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future, storage, streams, starts);
+        if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
+            let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
+            engine = engine.with_prefetching(p, future);
+        }
+        let cfg = self.opts.engine;
+        match self.source {
+            Source::File { path, format } => {
+                let mut reader = TraceReader::open(path, Some(*format))?;
+                engine.run(|| loop {
+                    match reader.next_request()? {
+                        Some(r) if !included(&r, &cfg) => continue,
+                        other => return Ok::<_, SimError>(other),
+                    }
+                })?;
+            }
+            Source::Memory(v) => {
+                let mut it = v.iter().filter(|r| included(r, &cfg)).copied();
+                engine.run(|| Ok::<_, SimError>(it.next()))?;
+            }
+        }
+        let (stats, timing, cache) = engine.finish();
+        if self.opts.check {
+            cache.check().map_err(|e| SpecError(format!("invariant broken after the run: {e}")))?;
+        }
+        Ok((stats, timing))
     }
 }
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
     let policy = build(&cfg.policy, &build_env(blocks, opts))?;
-    let stats = policy.visit(Simulate {
+    let (stats, timing) = policy.visit(Simulate {
         source,
         prepared,
         capacity: blocks as usize,
@@ -200,7 +292,7 @@ fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, o
         prefetch: &cfg.prefetch,
         opts,
     })?;
-    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats })
+    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats, timing })
 }
 
 /// Decodes the whole trace into memory (several runs share it).
