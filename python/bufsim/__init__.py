@@ -10,7 +10,7 @@ specific exceptions carrying the same one-line messages the command line prints.
 """
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
-from bufsim.api import Result, policies, prefetchers, simulate, sweep
+from bufsim.api import Result, devices, policies, prefetchers, simulate, sweep
 
 __all__ = [
     "BufsimError",
@@ -18,6 +18,7 @@ __all__ = [
     "SpecError",
     "TraceFormatError",
     "__version__",
+    "devices",
     "policies",
     "prefetchers",
     "simulate",

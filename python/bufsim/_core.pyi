@@ -22,6 +22,12 @@ def run(
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
+    timing: bool = False,
+    device: str = "st39102lw",
+    scheduler: str = "noop",
+    think: str = "trace",
+    single_stream: bool = False,
+    file_gap: str = "0blocks",
 ) -> list[dict[str, Any]]: ...
 class Trace:
     path: str
@@ -40,9 +46,16 @@ class Trace:
         seed: int = 42,
         jobs: int = 0,
         check: bool = False,
+        timing: bool = False,
+        device: str = "st39102lw",
+        scheduler: str = "noop",
+        think: str = "trace",
+        single_stream: bool = False,
+        file_gap: str = "0blocks",
     ) -> list[dict[str, Any]]: ...
 
 def policies() -> list[dict[str, Any]]: ...
 def prefetchers() -> list[dict[str, Any]]: ...
+def devices() -> list[dict[str, Any]]: ...
 def size_to_blocks(text: str, block_size: int = 4096) -> int: ...
 def detect_format(path: str) -> str: ...

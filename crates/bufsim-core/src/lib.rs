@@ -22,3 +22,4 @@ pub mod timed;
 pub use error::SimError;
 pub use bufsim_config::{rng, spec};
 pub use bufsim_trace as trace;
+pub use bufsim_device as device;
