@@ -231,8 +231,11 @@ class ResultsStore:
         cols = ", ".join(f"{n} {t}" for n, t in COLUMNS)
         self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
         # Databases written before timed mode lack its columns.
+        have = {n for (n,) in self.db.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'").fetchall()}
         for n, t in COLUMNS:
-            self.db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {n} {t}")
+            if n not in have:
+                self.db.execute(f"ALTER TABLE runs ADD COLUMN {n} {t}")
 
     def done_keys(self) -> set[str]:
         return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
