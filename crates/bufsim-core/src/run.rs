@@ -92,9 +92,9 @@ struct Prepared {
     /// Blocks in each file (block traces: up to the highest block seen on each device), for
     /// read-ahead's end-of-file; empty when no run prefetches.
     file_blocks: Vec<u64>,
-    /// Timed mode: the streams and how many devices the layout uses.
+    /// Timed mode: the streams, and the devices the layout places blocks on.
     streams: Option<StreamPlan>,
-    devices: usize,
+    devices: Vec<u16>,
 }
 
 fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
@@ -154,7 +154,7 @@ fn prefetches(c: &RunConfig) -> bool {
 fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
     let mut blocks: Vec<u64> = Vec::new();
     let mut planner = opts.timing.as_ref().map(|t| StreamPlanner::new(t.single_stream));
-    let mut max_device = 0u32;
+    let mut files_seen: Vec<bool> = Vec::new();
     if kind == AddressKind::File || need_sizes || planner.is_some() {
         for_each_request(source, |r| {
             let (first, n) = r.block_range(opts.engine.block_size);
@@ -166,7 +166,10 @@ fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bo
             if let Some(p) = &mut planner {
                 if included(r, &opts.engine) {
                     p.request(r);
-                    max_device = max_device.max(r.file);
+                    if files_seen.len() <= f {
+                        files_seen.resize(f + 1, false);
+                    }
+                    files_seen[f] = true;
                 }
             }
         })?;
@@ -175,12 +178,10 @@ fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bo
         AddressKind::Device => Layout::Identity,
         AddressKind::File => Layout::first_touch(&blocks, opts.file_gap_blocks),
     };
-    // File traces live on device 0; block traces on the devices they name (the layout keeps
-    // the low 16 bits of a device number).
-    let devices = match kind {
-        AddressKind::File => 1,
-        AddressKind::Device => max_device.min(u16::MAX as u32) as usize + 1,
-    };
+    // The devices timed mode must build: wherever the layout puts the files the run reads.
+    let mut devices: Vec<u16> = (0..files_seen.len()).filter(|&f| files_seen[f]).map(|f| layout.place(f as u32, 0).0).collect();
+    devices.sort_unstable();
+    devices.dedup();
     let future = if need_future {
         let mut fb = FutureBuilder::default();
         for_each_request(source, |r| fb.request(r, &opts.engine, &layout))?;
@@ -250,7 +251,7 @@ impl Simulate<'_> {
             .into());
         }
         let future = if self.future { self.prepared.future.as_ref() } else { None };
-        let storage = Storage::new(self.prepared.devices, &t.device, &t.scheduler, self.opts.seed, self.opts.engine.block_size)?;
+        let storage = Storage::new(&self.prepared.devices, &t.device, &t.scheduler, self.opts.seed, self.opts.engine.block_size)?;
         let streams = Streams::new(plan, t.think);
         let starts = plan.starts.iter().map(|&(_, start)| if t.think == crate::timed::Think::Trace { start } else { 0 }).collect();
         let mut engine = TimedEngine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future, storage, streams, starts);

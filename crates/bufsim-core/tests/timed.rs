@@ -246,3 +246,19 @@ fn bad_timing_specs_are_refused_before_the_run() {
         assert!(e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn each_device_id_of_a_block_trace_has_its_own_queue() {
+    // Two processes, one on device 0 and one on device 3, ten random one-block reads each.
+    let reqs: Vec<Request> = (0..10u64)
+        .flat_map(|i| (0..2u32).map(move |p| Request { pid: p, ..read(p * 3, i * 1000, 1) }))
+        .collect();
+    let opts = RunOptions { timing: Some(timing("avg", Think::Fixed(0))), jobs: 1, ..RunOptions::default() };
+    let r = run_requests(&reqs, AddressKind::Device, &[RunConfig::new("lru", "64blocks")], &opts).unwrap().remove(0);
+    let t = r.timing.unwrap();
+    assert_eq!(t.devices.iter().map(|d| d.device).collect::<Vec<_>>(), [0, 3]);
+    assert!(t.devices.iter().all(|d| d.requests == 10 && d.queue_wait_mean_ns == 0.0));
+    // In parallel: 10 x 9.5 ms, not 20 x 9.5 ms; the disks were busy 190 ms together.
+    assert_eq!(t.exec_time_ns, 95 * MS);
+    assert_eq!(t.io_time_ns, 190 * MS);
+}

@@ -585,11 +585,8 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         t.devices = self
             .storage
             .devices()
-            .iter()
-            .enumerate()
-            .filter(|(d, q)| q.requests > 0 || *d == 0)
             .map(|(d, q)| DeviceStats {
-                device: d as u16,
+                device: d,
                 model: q.describe(),
                 requests: q.requests,
                 busy_ns: q.busy_ns,

@@ -89,9 +89,19 @@ fn io_slot(id: u64) -> u32 {
     id as u32
 }
 
-/// Every device of a run, indexed by device id.
+/// The queue of device `d`; the engine only names devices the layout placed blocks on, and
+/// those are built before the run.
+#[inline]
+fn queue(devices: &mut [Option<DeviceQueue>], d: u16) -> &mut DeviceQueue {
+    match devices.get_mut(d as usize) {
+        Some(Some(q)) => q,
+        _ => panic!("device {d} is not among the devices built for the run"),
+    }
+}
+
+/// Every device of a run, indexed by device id (ids the trace never names hold `None`).
 pub struct Storage {
-    devices: Vec<DeviceQueue>,
+    devices: Vec<Option<DeviceQueue>>,
     block_size: u32,
     serial: u64,
     /// Time each device request spent in service (start to completion).
@@ -99,21 +109,27 @@ pub struct Storage {
 }
 
 impl Storage {
-    /// Devices `0..count`, each built from the same device and scheduler specs. Device `d`
-    /// draws its random numbers (if its model has any) from `seed + d`.
-    pub fn new(count: usize, device: &str, scheduler: &str, seed: u64, block_size: u64) -> Result<Storage, SpecError> {
+    /// The devices `ids` (device 0 if none), each built from the same device and scheduler
+    /// specs. Device `d` draws its random numbers (if its model has any) from `seed + d`.
+    pub fn new(ids: &[u16], device: &str, scheduler: &str, seed: u64, block_size: u64) -> Result<Storage, SpecError> {
         if block_size > u32::MAX as u64 {
             return Err(SpecError(format!("block size {block_size} is too large for timed mode (at most 4 GiB)")));
         }
-        let devices = (0..count.max(1))
-            .map(|d| Ok(DeviceQueue::new(build_device(device, seed.wrapping_add(d as u64))?, build_scheduler(scheduler)?)))
-            .collect::<Result<Vec<_>, SpecError>>()?;
+        let ids = if ids.is_empty() { &[0u16][..] } else { ids };
+        let len = ids.iter().copied().max().unwrap_or(0) as usize + 1;
+        let mut devices: Vec<Option<DeviceQueue>> = (0..len).map(|_| None).collect();
+        for &d in ids {
+            let model = build_device(device, seed.wrapping_add(d as u64))?;
+            devices[d as usize] = Some(DeviceQueue::new(model, build_scheduler(scheduler)?));
+        }
         Ok(Storage { devices, block_size: block_size as u32, serial: 0, service: LatencyHistogram::default() })
     }
 
-    pub fn devices(&self) -> &[DeviceQueue] {
-        &self.devices
+    /// The devices with their ids.
+    pub fn devices(&self) -> impl Iterator<Item = (u16, &DeviceQueue)> {
+        self.devices.iter().enumerate().filter_map(|(d, q)| q.as_ref().map(|q| (d as u16, q)))
     }
+
 
     /// Hands the cache-level I/O in `slot` to the devices at `now`; returns how many device
     /// requests it became (its parts). The mapping from cache blocks to device requests lives
@@ -121,7 +137,6 @@ impl Storage {
     #[inline]
     pub fn submit(&mut self, io: &CacheIo, slot: u32, now: u64, events: &mut EventQueue) -> u32 {
         self.serial += 1;
-        let d = io.device as usize;
         let req = IoRequest {
             id: request_id(self.serial, slot),
             device: io.device,
@@ -132,7 +147,7 @@ impl Storage {
             sync: io.sync,
             issue_ns: now,
         };
-        let dev = &mut self.devices[d];
+        let dev = queue(&mut self.devices, io.device);
         dev.requests += 1;
         dev.scheduler.push(req, now);
         dev.max_queue = dev.max_queue.max(dev.scheduler.len());
@@ -144,7 +159,7 @@ impl Storage {
     /// gives it.
     #[inline]
     pub fn complete(&mut self, device: u16, now: u64, events: &mut EventQueue) {
-        let dev = &mut self.devices[device as usize];
+        let dev = queue(&mut self.devices, device);
         dev.outstanding -= 1;
         if dev.outstanding == 0 {
             dev.busy_ns += now - dev.busy_since;
@@ -154,12 +169,12 @@ impl Storage {
 
     /// Device busy time summed over devices.
     pub fn busy_ns(&self) -> u64 {
-        self.devices.iter().map(|d| d.busy_ns).sum()
+        self.devices().map(|(_, d)| d.busy_ns).sum()
     }
 
-    /// Whether any device still has work (queued or in service).
+    /// Whether no device has work left (queued or in service).
     pub fn idle(&self) -> bool {
-        self.devices.iter().all(|d| d.outstanding == 0 && d.scheduler.is_empty())
+        self.devices().all(|(_, d)| d.outstanding == 0 && d.scheduler.is_empty())
     }
 }
 
@@ -170,7 +185,7 @@ mod tests {
     #[test]
     fn requests_queue_behind_a_busy_disk_and_ids_keep_the_slot() {
         assert_eq!(io_slot(request_id(77, 12345)), 12345);
-        let mut s = Storage::new(1, "avg", "noop", 1, 4096).unwrap();
+        let mut s = Storage::new(&[0], "avg", "noop", 1, 4096).unwrap();
         let mut ev = EventQueue::default();
         let io = CacheIo { device: 0, start: 10, blocks: 1, write: false, sync: true };
         assert_eq!(s.submit(&io, 0, 0, &mut ev), 1);
@@ -183,7 +198,7 @@ mod tests {
         s.complete(0, 19_000_000, &mut ev);
         assert!(s.idle());
         assert_eq!(s.busy_ns(), 19_000_000);
-        assert_eq!(s.devices()[0].queue_wait_ns, 8_500_000);
+        assert_eq!(s.devices().next().unwrap().1.queue_wait_ns, 8_500_000);
         assert_eq!(s.service.count(), 2);
     }
 }
