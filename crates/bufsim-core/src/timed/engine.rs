@@ -77,14 +77,16 @@ impl<P: Policy> Policy for Watch<P> {
     }
 }
 
-/// What the engine keeps per cache frame besides the cache's own state.
-struct FrameTable {
+/// What the engine keeps per cache frame besides the cache's own state (one cache line
+/// holds several frames' worth).
+#[derive(Clone, Copy)]
+struct FrameState {
     /// I/O slot of the read in flight for the block, [`QUEUED`] or [`SETTLED`].
-    io: Vec<u32>,
+    io: u32,
     /// Written since it was read (write-back on eviction).
-    dirty: Vec<bool>,
-    device: Vec<u16>,
-    block: Vec<u64>,
+    dirty: bool,
+    device: u16,
+    block: u64,
 }
 
 /// One cache-level I/O in flight.
@@ -127,7 +129,7 @@ pub struct TimedEngine<'a, P: Policy> {
     /// Frames in the read clusterer's open run, and whether the current request waits for it.
     open_frames: Vec<Frame>,
     open_awaited: bool,
-    frames: FrameTable,
+    frames: Vec<FrameState>,
     in_flight_frames: u32,
     ios: Vec<Io>,
     free_ios: Vec<u32>,
@@ -175,12 +177,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             writes: Clusterer::new(cluster_blocks),
             open_frames: Vec::new(),
             open_awaited: false,
-            frames: FrameTable {
-                io: vec![SETTLED; capacity],
-                dirty: vec![false; capacity],
-                device: vec![0; capacity],
-                block: vec![0; capacity],
-            },
+            frames: vec![FrameState { io: SETTLED, dirty: false, device: 0, block: 0 }; capacity],
             in_flight_frames: 0,
             ios: Vec::new(),
             free_ios: Vec::new(),
@@ -240,7 +237,17 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     /// Takes stream `s`'s next request and schedules it after its think time, from `after`;
     /// or records that the stream is done.
     fn schedule_next<E>(&mut self, s: usize, after: u64, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
-        match self.streams.next(s, source)? {
+        let (cache, layout, block_size) = (&self.cache, self.layout, self.cfg.block_size);
+        // Start loading the index slot of each request's first block as it is read, a few
+        // requests before it is issued.
+        let mut hint = |r: &Request| {
+            let (first, n) = r.block_range(block_size);
+            if n > 0 {
+                let (device, block) = layout.place(r.file, first);
+                cache.prefetch(block_key(device, block));
+            }
+        };
+        match self.streams.next(s, source, &mut hint)? {
             Some((r, think)) => {
                 self.t.think_time_ns += think;
                 self.state[s].current = Some(r);
@@ -275,7 +282,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             }
             // Only look for an in-flight copy when some block is in flight at all.
             let before = if self.in_flight_frames > 0 { self.cache.frame_of(key) } else { None };
-            let in_flight = before.map(|f| self.frames.io[f as usize]).filter(|&io| io != SETTLED);
+            let in_flight = before.map(|f| self.frames[f as usize].io).filter(|&io| io != SETTLED);
             let a = Access { key, device, block, time: self.time, ctx: r.ctx, pid: r.pid, write, next_use, cost: 1.0 };
             let outcome = self.cache.demand(&a);
             let resident = matches!(outcome, Demand::Hit | Demand::PrefetchHit);
@@ -304,7 +311,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
                     self.placed(f, device, block);
                     if write {
                         // Whole-block overwrite: nothing to read; written back on eviction.
-                        self.frames.dirty[f as usize] = true;
+                        self.frames[f as usize].dirty = true;
                     } else {
                         self.read_block(device, block, true, Some(f), true);
                     }
@@ -320,7 +327,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
                 Demand::Hit | Demand::PrefetchHit => {
                     if write {
                         let f = before.or_else(|| self.cache.frame_of(key)).expect("a hit is resident");
-                        self.frames.dirty[f as usize] = true;
+                        self.frames[f as usize].dirty = true;
                     }
                 }
             }
@@ -344,16 +351,13 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     fn placed(&mut self, frame: Frame, device: u16, block: u64) {
         while let Some(v) = self.cache.policy.removed.pop() {
             let v = v as usize;
-            debug_assert_eq!(self.frames.io[v], SETTLED, "evicted a block in flight");
-            if self.frames.dirty[v] {
-                self.frames.dirty[v] = false;
-                self.write_block(self.frames.device[v], self.frames.block[v]);
+            debug_assert_eq!(self.frames[v].io, SETTLED, "evicted a block in flight");
+            if self.frames[v].dirty {
+                self.frames[v].dirty = false;
+                self.write_block(self.frames[v].device, self.frames[v].block);
             }
         }
-        let f = frame as usize;
-        self.frames.device[f] = device;
-        self.frames.block[f] = block;
-        self.frames.dirty[f] = false;
+        self.frames[frame as usize] = FrameState { io: SETTLED, dirty: false, device, block };
     }
 
     /// The current request waits for `io` (or for the clusterer's open run).
@@ -389,7 +393,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             self.issue_read(c);
         }
         if let Some(f) = frame {
-            self.frames.io[f as usize] = QUEUED;
+            self.frames[f as usize].io = QUEUED;
             self.in_flight_frames += 1;
             self.cache.pin(f);
             self.open_frames.push(f);
@@ -424,7 +428,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         let what = CacheIo { device: c.device, start: c.start, blocks: c.blocks, write: false, sync: c.sync };
         let slot = self.new_io(what);
         for &f in &self.open_frames {
-            self.frames.io[f as usize] = slot;
+            self.frames[f as usize].io = slot;
         }
         self.open_frames.clear();
         if std::mem::take(&mut self.open_awaited) {
@@ -476,8 +480,8 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             for b in what.start..what.start + what.blocks {
                 let key = block_key(what.device, b);
                 if let Some(f) = self.cache.frame_of(key) {
-                    if self.frames.io[f as usize] == slot {
-                        self.frames.io[f as usize] = SETTLED;
+                    if self.frames[f as usize].io == slot {
+                        self.frames[f as usize].io = SETTLED;
                         self.in_flight_frames -= 1;
                         self.cache.unpin(f);
                     }
@@ -530,7 +534,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         self.group.clear();
         // The demanded block must survive its own read-ahead; if its I/O is in flight it is
         // pinned already.
-        let held = demanded.filter(|&f| self.frames.io[f as usize] == SETTLED);
+        let held = demanded.filter(|&f| self.frames[f as usize].io == SETTLED);
         if let Some(f) = held {
             self.cache.pin(f);
         }

@@ -86,7 +86,14 @@ pub struct Streams {
     single: bool,
     think: Think,
     exhausted: bool,
+    /// Requests read and not yet handed out, over all streams.
+    buffered: usize,
 }
+
+/// How many requests [`Streams::next`] keeps read ahead of the ones it hands out, so the
+/// engine can start loading their cache index slots early (as count mode's
+/// [`crate::engine::LOOKAHEAD`] does).
+pub const READ_AHEAD: usize = crate::engine::LOOKAHEAD;
 
 impl Streams {
     pub fn new(plan: &StreamPlan, think: Think) -> Self {
@@ -100,7 +107,7 @@ impl Streams {
                 Stream { queue: VecDeque::new(), prev_end: None }
             })
             .collect();
-        Streams { streams, by_pid, single: plan.single, think, exhausted: false }
+        Streams { streams, by_pid, single: plan.single, think, exhausted: false, buffered: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -122,12 +129,41 @@ impl Streams {
         }
     }
 
-    /// The next request of stream `s` and the think time before it, reading the trace as far
-    /// as needed; `None` when the stream has no more requests.
+    /// Reads one request from the trace into its stream's queue; `false` at the end.
     #[inline]
-    pub fn next<E>(&mut self, s: usize, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<Option<(Request, u64)>, E> {
+    fn read_one<E>(&mut self, source: &mut impl FnMut() -> Result<Option<Request>, E>, hint: &mut impl FnMut(&Request)) -> Result<bool, E> {
+        if self.exhausted {
+            return Ok(false);
+        }
+        match source()? {
+            Some(r) => {
+                hint(&r);
+                let owner = self.stream_of(&r);
+                self.streams[owner].queue.push_back(r);
+                self.buffered += 1;
+                Ok(true)
+            }
+            None => {
+                self.exhausted = true;
+                Ok(false)
+            }
+        }
+    }
+
+    /// The next request of stream `s` and the think time before it, reading the trace as far
+    /// as needed and [`READ_AHEAD`] requests beyond; `None` when the stream has no more
+    /// requests. `hint` sees every request as it is read.
+    #[inline]
+    pub fn next<E>(
+        &mut self,
+        s: usize,
+        source: &mut impl FnMut() -> Result<Option<Request>, E>,
+        hint: &mut impl FnMut(&Request),
+    ) -> Result<Option<(Request, u64)>, E> {
+        while self.buffered < READ_AHEAD && self.read_one(source, hint)? {}
         loop {
             if let Some(r) = self.streams[s].queue.pop_front() {
+                self.buffered -= 1;
                 let st = &mut self.streams[s];
                 let think = match (self.think, st.prev_end) {
                     (_, None) => 0,
@@ -137,15 +173,8 @@ impl Streams {
                 st.prev_end = Some(r.time_ns.saturating_add(r.dur_ns));
                 return Ok(Some((r, think)));
             }
-            if self.exhausted {
+            if !self.read_one(source, hint)? {
                 return Ok(None);
-            }
-            match source()? {
-                Some(r) => {
-                    let owner = self.stream_of(&r);
-                    self.streams[owner].queue.push_back(r);
-                }
-                None => self.exhausted = true,
             }
         }
     }
@@ -177,10 +206,10 @@ mod tests {
         let mut streams = Streams::new(&plan, Think::Trace);
         let mut it = trace.iter().copied();
         let mut src = || Ok::<_, ()>(it.next());
-        let thinks: Vec<u64> = std::iter::from_fn(|| streams.next(0, &mut src).unwrap().map(|(_, t)| t)).collect();
+        let thinks: Vec<u64> = std::iter::from_fn(|| streams.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
         assert_eq!(thinks, [0, 70_000, 0]);
-        assert_eq!(streams.next(1, &mut src).unwrap().map(|(r, t)| (r.pid, t)), Some((2, 0)));
-        assert!(streams.next(1, &mut src).unwrap().is_none());
+        assert_eq!(streams.next(1, &mut src, &mut |_| ()).unwrap().map(|(r, t)| (r.pid, t)), Some((2, 0)));
+        assert!(streams.next(1, &mut src, &mut |_| ()).unwrap().is_none());
         assert!(streams.drained());
     }
 
@@ -194,13 +223,13 @@ mod tests {
         let mut merged = Streams::new(&plan, Think::Trace);
         let mut it = trace.iter().copied();
         let mut src = || Ok::<_, ()>(it.next());
-        let thinks: Vec<u64> = std::iter::from_fn(|| merged.next(0, &mut src).unwrap().map(|(_, t)| t)).collect();
+        let thinks: Vec<u64> = std::iter::from_fn(|| merged.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
         // 150 - 130 = 20 us; 200 - 650 < 0 gives 0.
         assert_eq!(thinks, [0, 20_000, 0]);
         let mut fixed = Streams::new(&plan, Think::Fixed(5));
         let mut it = trace.iter().copied();
         let mut src = || Ok::<_, ()>(it.next());
-        let thinks: Vec<u64> = std::iter::from_fn(|| fixed.next(0, &mut src).unwrap().map(|(_, t)| t)).collect();
+        let thinks: Vec<u64> = std::iter::from_fn(|| fixed.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
         assert_eq!(thinks, [0, 5, 5]);
     }
 
