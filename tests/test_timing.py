@@ -164,3 +164,13 @@ def test_a_database_from_before_timed_mode_gains_its_columns(tmp_path):
         assert list(df["key"]) == ["k1"] and "exec_time_s" in df and df["exec_time_s"].isna().all()
     finally:
         store.close()
+
+
+def test_file_gap_moves_files_apart_on_the_disk(tmp_path):
+    # Two one-block files: adjacent, the second read continues the first (transfer only); 1 MiB
+    # apart it pays a seek and a rotation.
+    t = write_csv(tmp_path / "two.csv", [("R", "a", 0, 4096), ("R", "b", 0, 4096)])
+    near = bufsim.simulate(t, "lru", 8, think=0)
+    far = bufsim.simulate(t, "lru", 8, think=0, file_gap="1MiB")
+    assert far.exec_time_s > near.exec_time_s + 0.0005
+    assert bufsim.simulate(t, "lru", 8, think=0, file_gap=256).exec_time_s == far.exec_time_s
