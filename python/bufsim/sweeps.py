@@ -423,19 +423,49 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: in
                               seed=r.seed, jobs=1, **core_kwargs(r))
             return r, result_row(r, res), time.perf_counter() - t0
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool, _InterruptAsFlag() as interrupted:
             pending = {pool.submit(work, r) for r in runs}
             try:
                 while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                     for f in finished:
                         r, res, secs = f.result()
                         store.write(r, res, secs)
                         bar.step()
+                    if interrupted.set:
+                        raise KeyboardInterrupt
             except BaseException:
                 for f in pending:
                     f.cancel()
                 raise
+
+
+class _InterruptAsFlag:
+    """While active in the main thread, SIGINT only sets a flag that the sweep loop checks.
+    A KeyboardInterrupt raised asynchronously can land while the main thread holds a future's
+    lock inside ``concurrent.futures.wait``; the workers then block on that lock forever and
+    shutting the pool down hangs. Raising it from the loop, between waits, holds no lock."""
+
+    def __init__(self):
+        self.set = False
+        self._old = None
+
+    def __enter__(self) -> "_InterruptAsFlag":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            def flag(signum, frame):
+                self.set = True
+
+            self._old = signal.signal(signal.SIGINT, flag)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
 
 
 def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, scheduler: str) -> None:

@@ -249,9 +249,9 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         };
         match self.streams.next(s, source, &mut hint)? {
             Some((r, think)) => {
-                self.t.think_time_ns += think;
+                self.t.think_time_ns = self.t.think_time_ns.saturating_add(think);
                 self.state[s].current = Some(r);
-                self.events.push(after + think, Event::Wake { stream: s as u32 });
+                self.events.push(after.saturating_add(think), Event::Wake { stream: s as u32 });
             }
             None => {
                 self.state[s].current = None;

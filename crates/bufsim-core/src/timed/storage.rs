@@ -72,7 +72,7 @@ impl DeviceQueue {
             let took = self.model.service_ns(&req, now);
             service.record(took);
             self.queue_wait_ns += now - req.issue_ns;
-            events.push(now + took, Event::Done { device, io: io_slot(req.id) });
+            events.push(now.saturating_add(took), Event::Done { device, io: io_slot(req.id) });
         }
     }
 }
