@@ -10,7 +10,7 @@ specific exceptions carrying the same one-line messages the command line prints.
 """
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
-from bufsim.api import Result, policies, prefetchers, simulate, sweep
+from bufsim.api import Result, devices, policies, prefetchers, simulate, sweep
 from bufsim.hierarchy import FirstLevel, filter_trace
 from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
 from bufsim.analysis import Analysis, analyze, distance_breakdown, mrc
@@ -21,6 +21,7 @@ __all__ = [
     "analyze",
     "BufsimError",
     "detect",
+    "devices",
     "distance_breakdown",
     "filter_trace",
     "FirstLevel",

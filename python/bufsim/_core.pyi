@@ -22,6 +22,12 @@ def run(
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
+    timing: bool = False,
+    device: str = "st39102lw",
+    scheduler: str = "noop",
+    think: str = "trace",
+    single_stream: bool = False,
+    file_gap: str = "0blocks",
     first_level: tuple | None = None,
 ) -> list[dict[str, Any]]: ...
 class Trace:
@@ -41,11 +47,18 @@ class Trace:
         seed: int = 42,
         jobs: int = 0,
         check: bool = False,
+        timing: bool = False,
+        device: str = "st39102lw",
+        scheduler: str = "noop",
+        think: str = "trace",
+        single_stream: bool = False,
+        file_gap: str = "0blocks",
         first_level: tuple | None = None,
     ) -> list[dict[str, Any]]: ...
 
 def policies() -> list[dict[str, Any]]: ...
 def prefetchers() -> list[dict[str, Any]]: ...
+def devices() -> list[dict[str, Any]]: ...
 def size_to_blocks(text: str, block_size: int = 4096) -> int: ...
 def detect_format(path: str) -> str: ...
 def filter_trace(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence, Union
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from bufsim import _core
 from bufsim._core import SpecError
@@ -17,9 +17,15 @@ SizeLike = Union[int, str]
 """A size: an ``int`` is a number of blocks; a string carries its unit (``"64MiB"``, ``"2000blocks"``)."""
 
 
+DEFAULT_DEVICE = "st39102lw"
+DEFAULT_IO_SCHEDULER = "noop"
+
+
 @dataclass(frozen=True)
 class Result:
-    """Counters of one (policy, cache size) run over a trace."""
+    """Counters of one (policy, cache size) run over a trace; with ``timing``, also its execution
+    time and I/O timing (the fields from ``device`` on, ``None`` in count mode; see
+    docs/timing.md)."""
 
     policy: str
     prefetch: str
@@ -44,6 +50,39 @@ class Result:
     request_sizes: dict[int, int] = field(default_factory=dict)
     # What the policy reports about itself, e.g. DULO's block table memory.
     policy_metrics: dict[str, float] = field(default_factory=dict)
+    # Timed mode: the settings...
+    device: Optional[str] = None
+    scheduler: Optional[str] = None
+    think: Optional[str] = None
+    single_stream: Optional[bool] = None
+    # ...and the results (times of the simulated run).
+    exec_time_s: Optional[float] = None
+    io_time_s: Optional[float] = None
+    stall_time_s: Optional[float] = None
+    think_time_s: Optional[float] = None
+    end_time_s: Optional[float] = None
+    streams: Optional[int] = None
+    inflight_misses: Optional[int] = None
+    sync_blocks: Optional[int] = None
+    sync_time_ms: Optional[float] = None
+    async_blocks: Optional[int] = None
+    async_time_ms: Optional[float] = None
+    write_requests: Optional[int] = None
+    write_blocks: Optional[int] = None
+    write_time_ms: Optional[float] = None
+    service_mean_ms: Optional[float] = None
+    service_p50_ms: Optional[float] = None
+    service_p90_ms: Optional[float] = None
+    service_p99_ms: Optional[float] = None
+    response_mean_ms: Optional[float] = None
+    response_p50_ms: Optional[float] = None
+    response_p90_ms: Optional[float] = None
+    response_p99_ms: Optional[float] = None
+    devices: Optional[list] = None
+
+    @property
+    def timed(self) -> bool:
+        return self.exec_time_s is not None
 
     def sequence_size_cdf(self) -> list[tuple[int, float]]:
         """DULO's sequence-size CDF (Figures 3 and 4): for each request size s seen, the share
@@ -61,6 +100,10 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+TIMING_FIELDS = [f.name for f in fields(Result) if f.default is None]
+"""Fields that only timed runs fill."""
 
 
 def size_text(size: SizeLike, what: str = "size") -> str:
@@ -105,6 +148,12 @@ def _run(
     seed: int,
     jobs: int,
     check: bool,
+    timing: Optional[bool] = None,
+    device: Optional[str] = None,
+    scheduler: Optional[str] = None,
+    think: Union[str, float, None] = None,
+    single_stream: bool = False,
+    file_gap: SizeLike = 0,
     first_level: Any = None,
 ) -> list[Result]:
     if isinstance(policies, str):
@@ -119,6 +168,7 @@ def _run(
         raise SpecError("no prefetch setting given; use 'none' to turn read-ahead off")
     if seed < 0 or jobs < 0:
         raise SpecError("seed and jobs must be zero or more")
+    t = timing_args(timing, device, scheduler, think, single_stream)
     rows = _core.run(
         os.fspath(trace),
         [str(p) for p in policies],
@@ -131,9 +181,11 @@ def _run(
         seed=seed,
         jobs=jobs,
         check=check,
+        file_gap=gap_text(file_gap),
         first_level=_first_level(first_level),
+        **t,
     )
-    return [Result(**{**row, "request_sizes": dict(row["request_sizes"])}) for row in rows]
+    return [Result(**{**row, "request_sizes": dict(row["request_sizes"])}, **timing_echo(t)) for row in rows]
 
 
 def _first_level(first_level: Any) -> tuple | None:
@@ -144,6 +196,58 @@ def _first_level(first_level: Any) -> tuple | None:
     if not isinstance(first_level, FirstLevel):
         raise SpecError(f"first_level must be a bufsim.FirstLevel, not {first_level!r}")
     return first_level.to_core()
+
+
+def timing_args(timing: Optional[bool], device: Optional[str], scheduler: Optional[str],
+                think: Union[str, float, None], single_stream: bool) -> dict[str, Any]:
+    """Keyword arguments of the core for timed mode. Any timing option turns it on unless
+    ``timing=False`` says otherwise, which is then an error."""
+    given = [n for n, v in (("device", device), ("scheduler", scheduler), ("think", think)) if v is not None]
+    if single_stream:
+        given.append("single_stream")
+    if timing is None:
+        timing = bool(given)
+    elif not timing and given:
+        raise SpecError(f"{', '.join(given)} only apply to timed runs; drop timing=False")
+    if not timing:
+        return {"timing": False}
+    return {
+        "timing": True,
+        "device": str(device or DEFAULT_DEVICE),
+        "scheduler": str(scheduler or DEFAULT_IO_SCHEDULER),
+        "think": think_text(think),
+        "single_stream": bool(single_stream),
+    }
+
+
+def timing_echo(t: dict[str, Any]) -> dict[str, Any]:
+    """The settings a timed result records."""
+    if not t["timing"]:
+        return {}
+    return {k: t[k] for k in ("device", "scheduler", "think", "single_stream")}
+
+
+def think_text(think: Union[str, float, None]) -> str:
+    """``None`` or ``"trace"``: think times from the trace; a number is seconds; a string
+    carries its unit (``"0.1ms"``)."""
+    if think is None:
+        return "trace"
+    if isinstance(think, bool):
+        raise SpecError(f"think must be 'trace', a time such as '0.1ms' or seconds, not {think!r}")
+    if isinstance(think, (int, float)):
+        if think < 0:
+            raise SpecError(f"think time {think} must not be negative")
+        return f"{think!r}s" if think else "0"
+    if isinstance(think, str):
+        return think
+    raise SpecError(f"think must be 'trace', a time such as '0.1ms' or seconds, not {think!r}")
+
+
+def gap_text(gap: SizeLike) -> str:
+    """A file gap: like a size, but 0 is allowed (no gap)."""
+    if isinstance(gap, int) and not isinstance(gap, bool) and gap == 0:
+        return "0blocks"
+    return size_text(gap, "file gap")
 
 
 def simulate(
@@ -158,6 +262,12 @@ def simulate(
     cluster: SizeLike = "64KiB",
     seed: int = 42,
     check: bool = False,
+    timing: Optional[bool] = None,
+    device: Optional[str] = None,
+    scheduler: Optional[str] = None,
+    think: Union[str, float, None] = None,
+    single_stream: bool = False,
+    file_gap: SizeLike = 0,
     first_level: Any = None,
 ) -> Result:
     """Simulates one policy at one cache size over ``trace`` and returns its counters.
@@ -165,13 +275,22 @@ def simulate(
     ``policy`` is a spec string (``"lru"``, ``"lfu(aging=dynamic)"``; see :func:`policies`),
     ``cache`` a size (an int is blocks), ``prefetch`` a read-ahead spec (``"none"``,
     ``"linux"``, ``"linux-ondemand"``, ``"bsd"``, ``"simple(min=3,max=8)"``; see
-    :func:`prefetchers`), ``cluster`` the largest disk request. With ``first_level`` (a
-    :class:`bufsim.FirstLevel`) the run simulates the second level of that hierarchy. Raises ``FileNotFoundError``, ``TraceFormatError``
-    (malformed or undetectable trace) or ``SpecError`` (bad policy, size or option).
+    :func:`prefetchers`), ``cluster`` the largest disk request, ``file_gap`` free space between
+    the files of a file trace on the device. With ``first_level`` (a :class:`bufsim.FirstLevel`)
+    the run simulates the second level of that hierarchy (docs/hierarchy.md).
+
+    ``timing=True`` runs timed mode (docs/timing.md): ``device`` and ``scheduler`` are specs
+    (see :func:`devices`; default ``st39102lw`` and ``noop``), ``think`` is ``"trace"`` (from
+    the trace's times), a time such as ``"0.1ms"`` or a number of seconds, and
+    ``single_stream`` merges all pids into one stream. Giving any of them turns timing on.
+    Raises ``FileNotFoundError``, ``TraceFormatError`` (malformed or undetectable trace) or
+    ``SpecError`` (bad policy, size or option).
     """
     return _run(
         trace, [policy], [cache], prefetches=[prefetch], format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check, first_level=first_level,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check, timing=timing,
+        device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
+        first_level=first_level,
     )[0]
 
 
@@ -188,16 +307,24 @@ def sweep(
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
+    timing: Optional[bool] = None,
+    device: Optional[str] = None,
+    scheduler: Optional[str] = None,
+    think: Union[str, float, None] = None,
+    single_stream: bool = False,
+    file_gap: SizeLike = 0,
     first_level: Any = None,
 ) -> "pandas.DataFrame":
     """Runs every policy x read-ahead setting x cache size (the trace is decoded once; runs
     use all cores unless ``jobs`` says otherwise) and returns one DataFrame row per run, in
-    that order."""
+    that order. Timing options as for :func:`simulate`."""
     import pandas as pd
 
     results = _run(
         trace, policies, caches, prefetches=prefetches, format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, first_level=first_level,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, timing=timing,
+        device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
+        first_level=first_level,
     )
     return pd.DataFrame([r.to_dict() for r in results])
 
@@ -210,3 +337,10 @@ def policies() -> list[dict[str, Any]]:
 def prefetchers() -> list[dict[str, Any]]:
     """The read-ahead algorithms: name, source, parameters ``(name, default, doc)``."""
     return _core.prefetchers()
+
+
+def devices() -> list[dict[str, Any]]:
+    """Device models, device presets and I/O schedulers of timed mode: kind (``device``,
+    ``preset``, ``scheduler``), name, aliases, source, summary, ``preset_of`` and parameters
+    ``(name, default, doc)``."""
+    return _core.devices()

@@ -76,39 +76,89 @@ def first_level_of(args: argparse.Namespace):
     return FirstLevel(args.l1, args.l1_size, client=args.client, write_back=args.write_back, clients=clients)
 
 
+def add_timing_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+    """Timed mode (docs/timing.md). In `sweep`, --scheduler names the Dask scheduler, so the I/O
+    scheduler is --io-scheduler there; devices and I/O schedulers are repeatable."""
+    g = p.add_argument_group("timed mode (docs/timing.md; any of these but --file-gap implies --timing)")
+    g.add_argument("--timing", action="store_true",
+                   help="simulate time: think time, synchronous and asynchronous I/O, device queues; "
+                   "adds execution time, I/O time, stall time and request latencies")
+    g.add_argument("--device", action="append" if sweep else "store", metavar="SPEC",
+                   help="device model for every device id, such as st39102lw, ibm-9lzx(age=5), "
+                   "avg(seek=6.5ms,rotation=3.0ms) or ssd (default: st39102lw)"
+                   + ("; repeat to sweep several" if sweep else "") + ". `bufsim devices` lists them")
+    names = ["--io-scheduler"] if sweep else ["--scheduler", "--io-scheduler"]
+    g.add_argument(*names, dest="io_scheduler", action="append" if sweep else "store", metavar="SPEC",
+                   help="I/O scheduler of each device queue: noop, sstf, cscan, deadline(...) (default: noop)"
+                   + ("; repeat to sweep several" if sweep else ""))
+    g.add_argument("--think", metavar="T",
+                   help="think time before each request: `trace` (issue time minus the previous request's "
+                   "completion in the same stream, as traced) or a time such as 0.1ms (default: trace)")
+    g.add_argument("--single-stream", action="store_true",
+                   help="merge all processes (pids) into one stream, as the prefetching paper's AccuSim did")
+    g.add_argument("--file-gap", default="0blocks", metavar="SIZE",
+                   help="free space between consecutive files of a file trace on the device, e.g. 1MiB "
+                   "(count mode too; default: none)")
+
+
+def timing_kwargs(args: argparse.Namespace) -> dict:
+    """The timing keyword arguments of bufsim.api for `run`."""
+    given = args.timing or args.device is not None or args.io_scheduler is not None \
+        or args.think is not None or args.single_stream
+    return {"timing": bool(given) or None, "device": args.device, "scheduler": args.io_scheduler,
+            "think": args.think, "single_stream": args.single_stream, "file_gap": args.file_gap}
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from bufsim.api import _run
+    from bufsim.api import TIMING_FIELDS, _run
 
     results = _run(
         args.trace, args.policy or ["lru"], args.cache or ["64MiB"],
         prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
         reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, jobs=args.jobs,
-        check=args.check, first_level=first_level_of(args),
+        check=args.check, first_level=first_level_of(args), **timing_kwargs(args),
     )
     if args.json:
         for r in results:
-            print(json.dumps(r.to_dict()))
+            d = r.to_dict()
+            if not r.timed:
+                d = {k: v for k, v in d.items() if k not in TIMING_FIELDS}
+            print(json.dumps(d))
         return 0
     print(results_table(results))
     return 0
 
 
 def results_table(results) -> str:
-    """The run table; read-ahead columns appear when some run prefetches."""
+    """The run table; read-ahead columns appear when some run prefetches, timing columns when
+    some run is timed."""
     prefetching = any(r.prefetch != "none" for r in results)
-    headers = ["policy"] + (["prefetch"] if prefetching else []) + [
+    timed = any(r.exec_time_s is not None for r in results)
+    devices = sorted({r.device for r in results if r.device}) if timed else []
+    headers = ["policy"] + (["prefetch"] if prefetching else []) + (["device"] if len(devices) > 1 else []) + [
         "cache", "blocks", "requests", "accesses", "hits", "misses", "hit ratio", "disk reqs"]
     if prefetching:
         headers += ["sync", "async", "blocks read", "prefetched", "unused"]
+    if timed:
+        headers += ["exec s", "io s", "stall s", "sync ms", "async ms", "p99 ms", "util"]
     rows = []
     for r in results:
-        row = [r.policy] + ([r.prefetch] if prefetching else []) + [
+        row = [r.policy] + ([r.prefetch] if prefetching else []) + ([r.device or ""] if len(devices) > 1 else []) + [
             human_bytes(r.cache_blocks * r.block_size), r.cache_blocks, r.requests, r.accesses,
             r.hits, r.misses, f"{r.hit_ratio:.4f}", r.disk_requests]
         if prefetching:
             row += [r.sync_requests, r.async_requests, r.blocks_read, r.prefetched, r.prefetched_unused]
+        if timed:
+            if r.exec_time_s is None:
+                row += [""] * 7
+            else:
+                util = max((d["utilization"] for d in r.devices or []), default=0.0)
+                row += [f"{r.exec_time_s:.3f}", f"{r.io_time_s:.3f}", f"{r.stall_time_s:.3f}",
+                        f"{r.sync_time_ms:.2f}", f"{r.async_time_ms:.2f}", f"{r.response_p99_ms:.2f}",
+                        f"{util:.2f}"]
         rows.append(row)
-    right = [False] + ([False] if prefetching else []) + [True] * (len(headers) - 1 - prefetching)
+    left = 1 + prefetching + (len(devices) > 1)
+    right = [False] * left + [True] * (len(headers) - left)
     return format_table(headers, rows, right)
 
 
@@ -118,16 +168,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.config:
         spec = SweepSpec.from_toml(args.config)
         spec.traces += args.trace
-        for name in ("policy", "cache", "prefetch"):
+        for name in ("policy", "cache", "prefetch", "device", "io_scheduler"):
             if getattr(args, name):
-                setattr(spec, {"policy": "policies", "cache": "caches", "prefetch": "prefetches"}[name],
+                setattr(spec, {"policy": "policies", "cache": "caches", "prefetch": "prefetches",
+                               "device": "devices", "io_scheduler": "io_schedulers"}[name],
                         getattr(args, name))
+        if args.think is not None:
+            spec.think = args.think
+        if args.single_stream:
+            spec.single_stream = True
+        if args.timing or args.device or args.io_scheduler or args.think is not None or args.single_stream:
+            spec.timing = True
+        if args.file_gap != "0blocks":
+            spec.file_gap = args.file_gap
     else:
         if not args.trace:
             raise SpecError("give at least one TRACE (or --config FILE)")
+        timing = bool(args.timing or args.device or args.io_scheduler or args.think is not None or args.single_stream)
         spec = SweepSpec(traces=args.trace, policies=args.policy or ["lru"], caches=args.cache or ["64MiB"],
                          prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
-                         reads_only=args.reads_only, cluster=args.cluster, seed=args.seed)
+                         reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, timing=timing,
+                         devices=args.device or None, io_schedulers=args.io_scheduler or None,
+                         think=args.think or "trace", single_stream=args.single_stream, file_gap=args.file_gap)
     df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,
                    progress=not args.quiet)
     if args.json:
@@ -135,22 +197,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()
                               if k not in ("config", "finished_at")}, default=str))
     else:
-        from bufsim.api import Result
+        from bufsim.sweeps import result_of_row
 
-        results = [Result(**{k: _plain(k, v) for k, v in row.items() if k in Result.__dataclass_fields__})
-                   for row in df.to_dict("records")]
+        results = [result_of_row(row) for row in df.to_dict("records")]
         print(results_table(results))
         print(f"\n{len(df)} runs in {args.out}")
     return 0
-
-
-def _plain(key: str, value):
-    """A database value as a Result field: numpy scalars to Python, JSON columns decoded."""
-    if key == "request_sizes" and isinstance(value, str):
-        return {int(s): int(n) for s, n in json.loads(value)}
-    if key == "policy_metrics" and isinstance(value, str):
-        return json.loads(value)
-    return value.item() if hasattr(value, "item") else value
 
 
 def cmd_results(args: argparse.Namespace) -> int:
@@ -168,6 +220,8 @@ def cmd_results(args: argparse.Namespace) -> int:
         else:
             df = store.frame()
             cols = ["trace", "policy", "prefetch", "cache_blocks", "accesses", "misses", "hit_ratio", "disk_requests"]
+            if "exec_time_s" in df and df["exec_time_s"].notna().any():
+                cols += ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time_s"]
             print(df[cols].assign(trace=df["trace"].map(os.path.basename)).to_string(index=False))
     finally:
         store.close()
@@ -189,6 +243,27 @@ def cmd_filter(args: argparse.Namespace) -> int:
     print(format_table(headers, rows, [True] * len(headers)))
     print(f"\n{df.attrs['requests_written']} second-level requests ({int(df.misses.sum() + df.write_backs.sum())} "
           f"blocks) written to {args.out}")
+    return 0
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    infos = _core.devices()
+    if args.json:
+        for d in infos:
+            print(json.dumps(d))
+        return 0
+    for title, kind in (("Device models (--device)", "device"), ("Device presets (--device)", "preset"),
+                        ("I/O schedulers (--scheduler)", "scheduler")):
+        print(f"{title}:")
+        for d in (d for d in infos if d["kind"] == kind):
+            aliases = f" (also {', '.join(d['aliases'])})" if d["aliases"] else ""
+            print(f"  {d['name']}{aliases}: {d['summary']}")
+            if d["preset_of"]:
+                print(f"      preset of: {d['preset_of']}")
+            print(f"      source: {d['source']}")
+            for name, default, doc in d["params"]:
+                print(f"      {name}={default}  {doc}")
+        print()
     return 0
 
 
@@ -427,6 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="read-ahead: none, linux, linux-ondemand, bsd or simple(min=3,max=8); repeat for "
                      "several (default: none). `bufsim prefetchers` lists them")
     add_trace_options(run)
+    add_timing_options(run)
     run.add_argument("--jobs", "-j", type=int, default=0, help="worker threads (default: all cores)")
     run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
     run.add_argument("--check", action="store_true", help="verify cache and policy invariants after each run")
@@ -451,6 +527,10 @@ def build_parser() -> argparse.ArgumentParser:
     pre = sub.add_parser("prefetchers", help="list read-ahead algorithms with parameters and sources")
     pre.set_defaults(func=cmd_prefetchers)
 
+    dev = sub.add_parser("devices", help="list device models, presets and I/O schedulers of timed mode")
+    dev.add_argument("--json", action="store_true", help="one JSON object per entry")
+    dev.set_defaults(func=cmd_devices)
+
     sw = sub.add_parser("sweep", help="run policies x read-ahead x cache sizes over traces into a results database",
                         description="Run every combination over every TRACE, in parallel on all cores (or on a "
                         "Dask cluster with --scheduler), writing each finished run to a DuckDB file. A sweep "
@@ -461,6 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable")
     sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
     add_trace_options(sw)
+    add_timing_options(sw, sweep=True)
     sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
     sw.add_argument("--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)")
     sw.add_argument("--resume", action="store_true", help="skip runs already in the database")

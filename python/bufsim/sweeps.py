@@ -18,11 +18,12 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import SizeLike, block_size_bytes, size_text
+from bufsim.api import (DEFAULT_DEVICE, DEFAULT_IO_SCHEDULER, TIMING_FIELDS, Result, SizeLike, block_size_bytes,
+                        gap_text, size_text, think_text)
 
 DEFAULT_DB = "results.duckdb"
 
@@ -33,16 +34,29 @@ STAT_COLUMNS = [
     ("async_requests", "BIGINT"), ("blocks_read", "BIGINT"), ("prefetched", "BIGINT"),
     ("prefetch_hits", "BIGINT"), ("prefetched_unused", "BIGINT"),
 ]
+# Timed runs only (NULL for count-mode runs).
+TIMING_COLUMNS = [
+    ("exec_time_s", "DOUBLE"), ("io_time_s", "DOUBLE"), ("stall_time_s", "DOUBLE"), ("think_time_s", "DOUBLE"),
+    ("end_time_s", "DOUBLE"), ("streams", "BIGINT"), ("inflight_misses", "BIGINT"), ("sync_blocks", "BIGINT"),
+    ("sync_time_ms", "DOUBLE"), ("async_blocks", "BIGINT"), ("async_time_ms", "DOUBLE"),
+    ("write_requests", "BIGINT"), ("write_blocks", "BIGINT"), ("write_time_ms", "DOUBLE"),
+    ("service_mean_ms", "DOUBLE"), ("service_p50_ms", "DOUBLE"), ("service_p90_ms", "DOUBLE"),
+    ("service_p99_ms", "DOUBLE"), ("response_mean_ms", "DOUBLE"), ("response_p50_ms", "DOUBLE"),
+    ("response_p90_ms", "DOUBLE"), ("response_p99_ms", "DOUBLE"), ("devices", "JSON"),
+]
 CONFIG_COLUMNS = [
     ("key", "VARCHAR PRIMARY KEY"), ("bufsim_version", "VARCHAR"), ("trace", "VARCHAR"),
     ("trace_hash", "VARCHAR"), ("format", "VARCHAR"), ("policy", "VARCHAR"),
     ("prefetch", "VARCHAR"), ("cache_blocks", "BIGINT"), ("block_size", "BIGINT"),
-    ("reads_only", "BOOLEAN"), ("cluster", "VARCHAR"), ("seed", "UBIGINT"), ("first_level", "VARCHAR"),
+    ("reads_only", "BOOLEAN"), ("cluster", "VARCHAR"), ("seed", "UBIGINT"),
+    ("timing", "BOOLEAN"), ("device", "VARCHAR"), ("io_scheduler", "VARCHAR"), ("think", "VARCHAR"),
+    ("single_stream", "BOOLEAN"), ("file_gap", "VARCHAR"), ("first_level", "VARCHAR"),
 ]
 # Structured results, stored as JSON text: request sizes as [[size, count], ...], policy
 # metrics as {name: value}.
 JSON_STAT_COLUMNS = [("request_sizes", "JSON"), ("policy_metrics", "JSON")]
-COLUMNS = CONFIG_COLUMNS + STAT_COLUMNS + JSON_STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
+COLUMNS = (CONFIG_COLUMNS + STAT_COLUMNS + JSON_STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
+           + TIMING_COLUMNS)
 
 
 def cache_range(text: str, block_size: int = 4096) -> list[str]:
@@ -107,6 +121,12 @@ class RunSpec:
     reads_only: bool
     cluster: str
     seed: int
+    timing: bool = False
+    device: Optional[str] = None
+    io_scheduler: Optional[str] = None
+    think: Optional[str] = None
+    single_stream: bool = False
+    file_gap: str = "0blocks"
     # The first level of a hierarchy (FirstLevel.to_json()), or "" for none.
     first_level: str = ""
 
@@ -114,10 +134,15 @@ class RunSpec:
     def key(self) -> str:
         config = asdict(self)
         del config["trace"]  # the content hash names the trace; paths may differ across machines
-        # Settings left at "none" stay out of the key, so runs made before they existed keep theirs.
-        for optional in ("first_level",):
-            if not config[optional]:
-                del config[optional]
+        # Settings at their count-mode defaults stay out, so count-mode keys are the ones
+        # earlier versions wrote.
+        if not self.timing:
+            for k in ("timing", "device", "io_scheduler", "think", "single_stream"):
+                del config[k]
+        if self.file_gap == "0blocks":
+            del config["file_gap"]
+        if not self.first_level:
+            del config["first_level"]
         config["bufsim_version"] = _core.__version__
         text = json.dumps(config, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -136,13 +161,30 @@ class SweepSpec:
     reads_only: bool = False
     cluster: SizeLike = "64KiB"
     seed: int = 42
-    first_level: Any = None  # a bufsim.FirstLevel, or a TOML table of its fields
+    # Timed mode (docs/timing.md): every device x I/O scheduler is swept.
+    timing: bool = False
+    devices: Optional[list[str]] = None
+    io_schedulers: Optional[list[str]] = None
+    think: str = "trace"
+    single_stream: bool = False
+    file_gap: SizeLike = "0blocks"
+    # The first level of a hierarchy (docs/hierarchy.md): a bufsim.FirstLevel, or in TOML a
+    # [first_level] table of its fields; every run then simulates the second level.
+    first_level: Any = None
+
+    @property
+    def timed(self) -> bool:
+        """Timing is on if asked for or if any timing setting is given."""
+        return bool(self.timing or self.devices or self.io_schedulers or self.single_stream
+                    or self.think != "trace")
 
     @classmethod
     def from_toml(cls, path: str) -> "SweepSpec":
         """Reads an experiment file: keys ``traces``, ``policies``, ``caches``, ``prefetches``,
-        ``format``, ``block_size``, ``reads_only``, ``cluster``, ``seed`` and a ``[first_level]``
-        table (see docs/sweeps.md)."""
+        ``format``, ``block_size``, ``reads_only``, ``cluster``, ``seed``, and for timed mode
+        ``timing``, ``devices``, ``io_schedulers``, ``think``, ``single_stream``, ``file_gap``,
+        and a ``[first_level]`` table for hierarchies (see docs/sweeps.md, docs/timing.md and
+        docs/hierarchy.md)."""
         import tomllib
 
         try:
@@ -181,10 +223,18 @@ class SweepSpec:
                 raise FileNotFoundError(f"{t}: no such file; check the path")
         hashes = {t: file_hash(t) for t in self.traces}
         formats = {t: (_core.detect_format(t) if self.format == "auto" else self.format) for t in self.traces}
+        gap = gap_text(self.file_gap)
         first = self.first_level.to_json(bs) if self.first_level is not None else ""
-        for t, p, f, c in itertools.product(self.traces, self.policies, self.prefetches, sizes):
+        if self.timed:
+            think = think_text(self.think)
+            timings = [dict(timing=True, device=d, io_scheduler=s, think=think, single_stream=self.single_stream)
+                       for d in (self.devices or [DEFAULT_DEVICE]) for s in (self.io_schedulers or [DEFAULT_IO_SCHEDULER])]
+        else:
+            timings = [{}]
+        for t, p, f, c, timing in itertools.product(self.traces, self.policies, self.prefetches, sizes, timings):
             yield RunSpec(t, hashes[t], formats[t], p, f, c, bs, self.reads_only,
-                          size_text(self.cluster, "cluster size"), self.seed, first)
+                          size_text(self.cluster, "cluster size"), self.seed, file_gap=gap, first_level=first,
+                          **timing)
 
 
 class ResultsStore:
@@ -197,9 +247,12 @@ class ResultsStore:
         self.db = duckdb.connect(path)
         cols = ", ".join(f"{n} {t}" for n, t in COLUMNS)
         self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
-        # A database from an older bufsim lacks the newer columns: add them (empty) so resuming works.
-        for name, kind in COLUMNS[1:]:
-            self.db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind.split()[0]}")
+        # Databases written before timed mode lack its columns.
+        have = {n for (n,) in self.db.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'").fetchall()}
+        for n, t in COLUMNS:
+            if n not in have:
+                self.db.execute(f"ALTER TABLE runs ADD COLUMN {n} {t}")
 
     def done_keys(self) -> set[str]:
         return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
@@ -208,6 +261,9 @@ class ResultsStore:
         row = {**asdict(spec), "key": spec.key, "bufsim_version": _core.__version__}
         row.update({n: result[n] for n, _ in STAT_COLUMNS})
         row.update({n: json.dumps(result[n], sort_keys=True) for n, _ in JSON_STAT_COLUMNS})
+        row.update({n: result.get(n) for n, _ in TIMING_COLUMNS})
+        if row["devices"] is not None:
+            row["devices"] = json.dumps(row["devices"])
         row["config"] = json.dumps(asdict(spec), sort_keys=True)
         row["seconds"] = seconds
         names = [n for n, _ in COLUMNS if n != "finished_at"]
@@ -275,6 +331,58 @@ class Progress:
         self.stream.flush()
 
 
+def core_kwargs(r: RunSpec) -> dict[str, Any]:
+    """Keyword arguments of ``_core.Trace.run`` / ``_core.run`` for a run's settings."""
+    kw: dict[str, Any] = {"block_size": r.block_size, "reads_only": r.reads_only, "cluster": r.cluster,
+                          "file_gap": r.file_gap, "first_level": _first_level_core(r.first_level)}
+    if r.timing:
+        kw.update(timing=True, device=r.device, scheduler=r.io_scheduler, think=r.think,
+                  single_stream=r.single_stream)
+    return kw
+
+
+def _first_level_core(text: str) -> tuple | None:
+    from bufsim.hierarchy import FirstLevel
+
+    return FirstLevel.from_json(text).to_core() if text else None
+
+
+def result_row(r: RunSpec, res: dict[str, Any]) -> dict[str, Any]:
+    """A core result with the run's timing settings, as :class:`bufsim.Result` names them."""
+    if r.timing:
+        res = {**res, "device": r.device, "scheduler": r.io_scheduler, "think": r.think,
+               "single_stream": r.single_stream}
+    return res
+
+
+def result_of_row(row: dict[str, Any]) -> Result:
+    """A :class:`bufsim.Result` from a row of the ``runs`` table (NULLs become ``None``)."""
+    def plain(v: Any) -> Any:
+        if v is None:
+            return None
+        if hasattr(v, "item"):
+            v = v.item()
+        if isinstance(v, float) and v != v:  # NaN: a NULL in a numeric column
+            return None
+        return v
+
+    vals = {k: plain(v) for k, v in row.items()}
+    vals["scheduler"] = vals.get("io_scheduler")
+    if isinstance(vals.get("devices"), str):
+        vals["devices"] = json.loads(vals["devices"])
+    if isinstance(vals.get("request_sizes"), str):
+        vals["request_sizes"] = {int(s): int(n) for s, n in json.loads(vals["request_sizes"])}
+    if isinstance(vals.get("policy_metrics"), str):
+        vals["policy_metrics"] = json.loads(vals["policy_metrics"])
+    if not vals.get("timing"):
+        for k in TIMING_FIELDS:
+            vals[k] = None
+    for k in ("streams", "inflight_misses", "sync_blocks", "async_blocks", "write_requests", "write_blocks"):
+        if vals.get(k) is not None:
+            vals[k] = int(vals[k])
+    return Result(**{k: v for k, v in vals.items() if k in Result.__dataclass_fields__})
+
+
 _WORKER_TRACES: dict[tuple[str, str], Any] = {}
 
 
@@ -287,16 +395,8 @@ def run_one(spec_dict: dict[str, Any]) -> tuple[dict[str, Any], float]:
         trace = _WORKER_TRACES[key] = _core.Trace(spec.trace, format=spec.format)
     t0 = time.perf_counter()
     [result] = trace.run([spec.policy], [f"{spec.cache_blocks}blocks"], prefetches=[spec.prefetch],
-                         first_level=_first_level_core(spec.first_level),
-                         block_size=spec.block_size, reads_only=spec.reads_only, cluster=spec.cluster,
-                         seed=spec.seed, jobs=1)
-    return result, time.perf_counter() - t0
-
-
-def _first_level_core(text: str) -> tuple | None:
-    from bufsim.hierarchy import FirstLevel
-
-    return FirstLevel.from_json(text).to_core() if text else None
+                         seed=spec.seed, jobs=1, **core_kwargs(spec))
+    return result_row(spec, result), time.perf_counter() - t0
 
 
 def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, jobs: int = 0,
@@ -307,10 +407,11 @@ def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, j
     if not runs:
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
     # Validate every spec before any run: a typo must not surface after an hour.
-    checked: set[tuple[str, str, str]] = set()
+    checked: set[tuple] = set()
     for r in runs:
-        if (r.policy, r.prefetch, r.first_level) not in checked:
-            checked.add((r.policy, r.prefetch, r.first_level))
+        what = (r.policy, r.prefetch, r.device, r.io_scheduler, r.think, r.file_gap, r.first_level)
+        if what not in checked:
+            checked.add(what)
             _validate(r)
     store = ResultsStore(out)
     try:
@@ -335,8 +436,7 @@ def _validate(r: RunSpec) -> None:
         f.write("op,file,offset,size\nR,f,0,1\n")
         name = f.name
     try:
-        _core.run(name, [r.policy], ["1blocks"], prefetches=[r.prefetch], format="csv",
-                  block_size=r.block_size, cluster=r.cluster, first_level=_first_level_core(r.first_level))
+        _core.run(name, [r.policy], ["1blocks"], prefetches=[r.prefetch], format="csv", **core_kwargs(r))
     except SpecError as e:
         raise SpecError(str(e)) from None
     finally:
@@ -355,24 +455,52 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: in
         def work(r: RunSpec):
             t0 = time.perf_counter()
             [res] = trace.run([r.policy], [f"{r.cache_blocks}blocks"], prefetches=[r.prefetch],
-                              first_level=_first_level_core(r.first_level),
-                              block_size=r.block_size, reads_only=r.reads_only, cluster=r.cluster,
-                              seed=r.seed, jobs=1)
-            return r, res, time.perf_counter() - t0
+                              seed=r.seed, jobs=1, **core_kwargs(r))
+            return r, result_row(r, res), time.perf_counter() - t0
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool, _InterruptAsFlag() as interrupted:
             pending = {pool.submit(work, r) for r in runs}
             try:
                 while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                     for f in finished:
                         r, res, secs = f.result()
                         store.write(r, res, secs)
                         bar.step()
+                    if interrupted.set:
+                        raise KeyboardInterrupt
             except BaseException:
                 for f in pending:
                     f.cancel()
                 raise
+
+
+class _InterruptAsFlag:
+    """While active in the main thread, SIGINT only sets a flag that the sweep loop checks.
+    A KeyboardInterrupt raised asynchronously can land while the main thread holds a future's
+    lock inside ``concurrent.futures.wait``; the workers then block on that lock forever and
+    shutting the pool down hangs. Raising it from the loop, between waits, holds no lock."""
+
+    def __init__(self):
+        self.set = False
+        self._old = None
+
+    def __enter__(self) -> "_InterruptAsFlag":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            def flag(signum, frame):
+                self.set = True
+
+            self._old = signal.signal(signal.SIGINT, flag)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
 
 
 def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, scheduler: str) -> None:

@@ -3,6 +3,8 @@
 //! The map of the crate follows a request: [`layout`] places its blocks on devices, [`engine`]
 //! splits it into block accesses, [`cache`] keeps residency and asks a [`policy`] for victims,
 //! [`run`] reads a trace once and runs many (policy, cache size) configurations over it.
+//! [`timed`] drives the same pipeline with discrete events, devices and I/O schedulers
+//! (execution time).
 
 pub mod block_table;
 pub mod blockmap;
@@ -19,7 +21,9 @@ pub mod list;
 pub mod policy;
 pub mod prefetch;
 pub mod run;
+pub mod timed;
 
 pub use error::SimError;
 pub use bufsim_config::{rng, spec};
 pub use bufsim_trace as trace;
+pub use bufsim_device as device;

@@ -15,6 +15,7 @@ use crate::layout::{FileExtents, Layout};
 use crate::policy::partition::Timeline;
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
+use crate::timed::{Storage, StreamPlan, StreamPlanner, Streams, TimedEngine, TimedStats, TimingOptions};
 use crate::SimError;
 
 /// Options shared by every run over a trace.
@@ -29,6 +30,10 @@ pub struct RunOptions {
     pub jobs: usize,
     /// Check cache and policy invariants after the run (tests, strict runs).
     pub check: bool,
+    /// Timed mode (devices, schedulers, think time); `None` runs count mode.
+    pub timing: Option<TimingOptions>,
+    /// Free blocks left between consecutive files of a file trace (first-touch layout).
+    pub file_gap_blocks: u64,
     /// Simulate the second level of a hierarchy: the trace goes through these first-level
     /// caches first and the runs see their misses (MQ paper; `hierarchy.rs`).
     pub first_level: Option<FirstLevelConfig>,
@@ -36,7 +41,16 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { engine: EngineConfig::default(), seed: 42, format: None, jobs: 0, check: false, first_level: None }
+        RunOptions {
+            engine: EngineConfig::default(),
+            seed: 42,
+            format: None,
+            jobs: 0,
+            check: false,
+            timing: None,
+            file_gap_blocks: 0,
+            first_level: None,
+        }
     }
 }
 
@@ -67,6 +81,8 @@ pub struct RunResult {
     pub prefetch: String,
     pub cache_blocks: u64,
     pub stats: Stats,
+    /// Execution time and I/O timing (timed mode only).
+    pub timing: Option<TimedStats>,
     /// What the policy reports about itself ([`Policy::metrics`]).
     pub metrics: Vec<(&'static str, f64)>,
     /// Partition sizes over time, for partitioned policies (AMP, PCC*, DEAR).
@@ -86,6 +102,9 @@ pub(crate) struct Prepared {
     /// Blocks in each file (block traces: up to the highest block seen on each device), for
     /// read-ahead's end-of-file; empty when no run prefetches.
     pub(crate) file_blocks: Vec<u64>,
+    /// Timed mode: the streams, and the devices the layout places blocks on.
+    streams: Option<StreamPlan>,
+    devices: Vec<u16>,
 }
 
 fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
@@ -114,7 +133,13 @@ pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, Si
             crate::prefetch::build(&c.prefetch)?;
             Ok(blocks)
         })
-        .collect()
+        .collect::<Result<Vec<u64>, SimError>>()
+        .and_then(|blocks| {
+            if let Some(t) = &opts.timing {
+                t.validate(opts.seed)?;
+            }
+            Ok(blocks)
+        })
 }
 
 fn for_each_request(source: &Source, mut f: impl FnMut(&Request)) -> Result<(), TraceError> {
@@ -138,14 +163,32 @@ fn prefetches(c: &RunConfig) -> bool {
 /// and, if OPT is among the runs, the future (another pass, after the layout is known).
 pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
     let mut extents = FileExtents::default();
-    if kind == AddressKind::File || need_sizes {
-        for_each_request(source, |r| extents.push(r, opts.engine.block_size))?;
+    let mut planner = opts.timing.as_ref().map(|t| StreamPlanner::new(t.single_stream));
+    let mut files_seen: Vec<bool> = Vec::new();
+    if kind == AddressKind::File || need_sizes || planner.is_some() {
+        for_each_request(source, |r| {
+            extents.push(r, opts.engine.block_size);
+            let f = r.file as usize;
+            if let Some(p) = &mut planner {
+                if included(r, &opts.engine) {
+                    p.request(r);
+                    if files_seen.len() <= f {
+                        files_seen.resize(f + 1, false);
+                    }
+                    files_seen[f] = true;
+                }
+            }
+        })?;
     }
     let blocks = extents.finish();
     let layout = match kind {
         AddressKind::Device => Layout::Identity,
-        AddressKind::File => Layout::first_touch(&blocks, 0),
+        AddressKind::File => Layout::first_touch(&blocks, opts.file_gap_blocks),
     };
+    // The devices timed mode must build: wherever the layout puts the files the run reads.
+    let mut devices: Vec<u16> = (0..files_seen.len()).filter(|&f| files_seen[f]).map(|f| layout.place(f as u32, 0).0).collect();
+    devices.sort_unstable();
+    devices.dedup();
     let future = if need_future {
         let mut fb = FutureBuilder::default();
         for_each_request(source, |r| fb.request(r, &opts.engine, &layout))?;
@@ -153,7 +196,13 @@ pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, nee
     } else {
         None
     };
-    Ok(Prepared { layout, future, file_blocks: if need_sizes { blocks } else { Vec::new() } })
+    Ok(Prepared {
+        layout,
+        future,
+        file_blocks: if need_sizes { blocks } else { Vec::new() },
+        streams: planner.map(StreamPlanner::finish),
+        devices,
+    })
 }
 
 struct Simulate<'a> {
@@ -166,9 +215,12 @@ struct Simulate<'a> {
 }
 
 impl PolicyVisitor for Simulate<'_> {
-    type Output = Result<(Stats, Vec<(&'static str, f64)>, Option<Timeline>), SimError>;
+    type Output = Result<Simulated, SimError>;
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
+        if let Some(t) = &self.opts.timing {
+            return self.visit_timed(policy, t);
+        }
         let future = if self.future { self.prepared.future.as_ref() } else { None };
         let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
@@ -186,18 +238,74 @@ impl PolicyVisitor for Simulate<'_> {
             }
         }
         let (stats, cache) = engine.finish();
-        if self.opts.check {
+        Simulated::new(stats, None, &cache, self.opts.check)
+    }
+}
+
+/// What one run produces: its counters, timing (timed mode) and what the policy reports.
+pub(crate) struct Simulated {
+    stats: Stats,
+    timing: Option<TimedStats>,
+    metrics: Vec<(&'static str, f64)>,
+    timeline: Option<Timeline>,
+}
+
+impl Simulated {
+    fn new<P: Policy>(stats: Stats, timing: Option<TimedStats>, cache: &crate::cache::Cache<P>, check: bool) -> Result<Self, SimError> {
+        if check {
             cache.check().map_err(|e| SpecError(format!("invariant broken after the run: {e}")))?;
         }
         let mut metrics = Vec::new();
         cache.policy.metrics(&mut metrics);
-        Ok((stats, metrics, cache.policy.partition_timeline().cloned()))
+        Ok(Simulated { stats, timing, metrics, timeline: cache.policy.partition_timeline().cloned() })
+    }
+}
+
+impl Simulate<'_> {
+    /// Timed mode: the same pipeline driven by events (see [`crate::timed`]).
+    fn visit_timed<P: Policy>(self, policy: P, t: &TimingOptions) -> Result<Simulated, SimError> {
+        let plan = self.prepared.streams.as_ref().expect("timed runs prepare a stream plan");
+        if self.future && plan.starts.len() > 1 {
+            return Err(SpecError(format!(
+                "policy opt needs the order of accesses in advance, but the trace has {} streams (pids) whose \
+                 order timed mode decides; add --single-stream (Python: single_stream=True)",
+                plan.starts.len()
+            ))
+            .into());
+        }
+        let future = if self.future { self.prepared.future.as_ref() } else { None };
+        let storage = Storage::new(&self.prepared.devices, &t.device, &t.scheduler, self.opts.seed, self.opts.engine.block_size)?;
+        let streams = Streams::new(plan, t.think);
+        let starts = plan.starts.iter().map(|&(_, start)| if t.think == crate::timed::Think::Trace { start } else { 0 }).collect();
+        let mut engine = TimedEngine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future, storage, streams, starts);
+        if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
+            let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
+            engine = engine.with_prefetching(p, future);
+        }
+        let cfg = self.opts.engine;
+        match self.source {
+            Source::File { path, format } => {
+                let mut reader = TraceReader::open(path, Some(*format))?;
+                engine.run(|| loop {
+                    match reader.next_request()? {
+                        Some(r) if !included(&r, &cfg) => continue,
+                        other => return Ok::<_, SimError>(other),
+                    }
+                })?;
+            }
+            Source::Memory(v) => {
+                let mut it = v.iter().filter(|r| included(r, &cfg)).copied();
+                engine.run(|| Ok::<_, SimError>(it.next()))?;
+            }
+        }
+        let (stats, timing, cache) = engine.finish();
+        Simulated::new(stats, Some(timing), &cache, self.opts.check)
     }
 }
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
     let policy = build(&cfg.policy, &build_env(blocks, opts))?;
-    let (stats, metrics, timeline) = policy.visit(Simulate {
+    let s = policy.visit(Simulate {
         source,
         prepared,
         capacity: blocks as usize,
@@ -205,7 +313,15 @@ fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, o
         prefetch: &cfg.prefetch,
         opts,
     })?;
-    Ok(RunResult { policy: cfg.policy.clone(), prefetch: cfg.prefetch.clone(), cache_blocks: blocks, stats, metrics, timeline })
+    Ok(RunResult {
+        policy: cfg.policy.clone(),
+        prefetch: cfg.prefetch.clone(),
+        cache_blocks: blocks,
+        stats: s.stats,
+        timing: s.timing,
+        metrics: s.metrics,
+        timeline: s.timeline,
+    })
 }
 
 /// Decodes the whole trace into memory (several runs share it).

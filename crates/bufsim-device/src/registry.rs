@@ -163,7 +163,7 @@ pub fn build_device(spec: &str, seed: u64) -> Result<Box<dyn DeviceModel>, SpecE
 pub fn build_scheduler(spec: &str) -> Result<Box<dyn Scheduler>, SpecError> {
     let s = Spec::parse(spec)?;
     let model = lookup_scheduler(&s.name)
-        .ok_or_else(|| unknown("scheduler", &s.name, SCHEDULERS, "schedulers"))?;
+        .ok_or_else(|| unknown("scheduler", &s.name, SCHEDULERS, "devices"))?;
     let p = Params::new("scheduler", model, &s.args)?;
     Ok(match model.name {
         "noop" => Box::new(Noop::default()),

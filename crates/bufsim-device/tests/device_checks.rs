@@ -4,7 +4,7 @@
 
 use bufsim_config::Rng;
 use bufsim_device::disk::Disk;
-use bufsim_device::{build_device, build_disk, build_scheduler, DeviceModel, IoRequest};
+use bufsim_device::{build_device, build_disk, build_scheduler, DeviceModel, IoRequest, DEVICES};
 
 const BLOCK: u32 = 4096;
 
@@ -48,15 +48,43 @@ fn mean_random_read_ns(d: &mut dyn DeviceModel, n: u64, seed: u64) -> f64 {
     sum as f64 / n as f64
 }
 
+/// Every registered preset (a new one is checked without touching this file), and variants.
+fn disk_specs() -> Vec<String> {
+    let presets: Vec<String> = DEVICES.iter().filter(|m| m.preset_of.is_some()).map(|m| m.name.to_string()).collect();
+    assert!(presets.len() >= 3, "st39102lw, ultrastar-18zx and ibm-9lzx are registered");
+    presets.into_iter().chain(["ibm-9lzx(age=5)".to_string(), "disk(rotation=random)".to_string()]).collect()
+}
+
 #[test]
 fn random_reads_average_seek_plus_half_a_turn_plus_transfer() {
-    for spec in ["st39102lw", "ultrastar-18zx", "ibm-9lzx", "ibm-9lzx(age=5)", "disk(rotation=random)"] {
+    for spec in disk_specs() {
+        let spec = spec.as_str();
         let mut d = build_disk(spec, 42).unwrap();
         let want = expected_random_read_ns(&d);
         let got = mean_random_read_ns(&mut d, 10_000, 7);
         let err = got / want - 1.0;
         eprintln!("{spec}: mean {:.3} ms, expected {:.3} ms ({:+.2}%)", got / 1e6, want / 1e6, err * 100.0);
         assert!(err.abs() < 0.05, "{spec}: mean {got} ns vs {want} ns");
+    }
+}
+
+#[test]
+fn every_seek_curve_passes_through_its_three_points() {
+    for spec in disk_specs() {
+        let d = build_disk(&spec, 1).unwrap();
+        let (f, curve) = (d.figures(), d.seek_curve());
+        let c = f.cylinders;
+        assert!((curve.time_ns(1) - f.seek_single_ns).abs() < 1e-3, "{spec}: single-cylinder seek");
+        assert!((curve.time_ns(c - 1) - f.seek_full_ns).abs() < 1e-3, "{spec}: full stroke");
+        // The mean over all pairs of distinct cylinders: distance d occurs C - d times.
+        let (mut sum, mut pairs) = (0.0, 0.0);
+        for dist in 1..c {
+            let w = (c - dist) as f64;
+            sum += w * curve.time_ns(dist);
+            pairs += w;
+        }
+        let mean = sum / pairs;
+        assert!((mean / f.seek_avg_ns - 1.0).abs() < 1e-6, "{spec}: mean seek {mean} vs {}", f.seek_avg_ns);
     }
 }
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
 use bufsim_core::spec::Size;
+use bufsim_core::timed::{Think, TimedStats, TimingOptions};
 use bufsim_core::trace::{Format, TraceErrorKind};
 use bufsim_core::breakdown::breakdown_trace;
 use bufsim_core::hierarchy::{filter_file, ClientBy, FirstLevelConfig, Forward, LevelSpec};
@@ -46,7 +47,35 @@ fn parse_format(format: &str) -> PyResult<Option<Format>> {
     })
 }
 
-fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool) -> PyResult<RunOptions> {
+/// Timed-mode arguments as Python passes them (`timing=False` leaves the rest unused).
+struct TimingArgs<'a> {
+    timing: bool,
+    device: &'a str,
+    scheduler: &'a str,
+    think: &'a str,
+    single_stream: bool,
+    file_gap: &'a str,
+}
+
+/// Count mode, for calls that take no timing arguments.
+const COUNT_MODE: TimingArgs<'static> =
+    TimingArgs { timing: false, device: "st39102lw", scheduler: "noop", think: "trace", single_stream: false, file_gap: "0blocks" };
+
+fn timing_options(t: &TimingArgs, block_size: u64) -> PyResult<(Option<TimingOptions>, u64)> {
+    let gap = match Size::parse(t.file_gap).map_err(|e| SpecError::new_err(format!("file gap: {e}")))? {
+        Size::Bytes(b) => b.div_ceil(block_size.max(1)),
+        Size::Blocks(n) => n,
+    };
+    if !t.timing {
+        return Ok((None, gap));
+    }
+    let think = Think::parse(t.think).map_err(SpecError::new_err)?;
+    let opts = TimingOptions { device: t.device.to_string(), scheduler: t.scheduler.to_string(), think, single_stream: t.single_stream };
+    Ok((Some(opts), gap))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool, t: &TimingArgs) -> PyResult<RunOptions> {
     let cluster_bytes = match Size::parse(cluster).map_err(|e| SpecError::new_err(format!("cluster size: {e}")))? {
         Size::Bytes(b) => b,
         Size::Blocks(n) => n.saturating_mul(block_size),
@@ -54,12 +83,15 @@ fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, s
     if cluster_bytes < block_size {
         return Err(SpecError::new_err(format!("cluster size `{cluster}` is smaller than one block")));
     }
+    let (timing, file_gap_blocks) = timing_options(t, block_size)?;
     Ok(RunOptions {
         engine: EngineConfig { block_size, reads_only, cluster_bytes },
         seed,
         format: parse_format(format)?,
         jobs,
         check,
+        timing,
+        file_gap_blocks,
         first_level: None,
     })
 }
@@ -124,14 +156,61 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
                 metrics.set_item(*k, *v)?;
             }
             d.set_item("policy_metrics", metrics)?;
+            if let Some(t) = &r.timing {
+                set_timing(py, &d, t)?;
+            }
             Ok(d)
         })
         .collect()
 }
 
+const MS: f64 = 1e6;
+const S: f64 = 1e9;
+
+/// The timed-mode fields of a result dict (names as in docs/timing.md).
+fn set_timing(py: Python<'_>, d: &Bound<'_, PyDict>, t: &TimedStats) -> PyResult<()> {
+    d.set_item("exec_time_s", t.exec_time_ns as f64 / S)?;
+    d.set_item("io_time_s", t.io_time_ns as f64 / S)?;
+    d.set_item("stall_time_s", t.stall_time_ns as f64 / S)?;
+    d.set_item("think_time_s", t.think_time_ns as f64 / S)?;
+    d.set_item("end_time_s", t.end_time_ns as f64 / S)?;
+    d.set_item("streams", t.streams)?;
+    d.set_item("inflight_misses", t.inflight_misses)?;
+    d.set_item("sync_blocks", t.sync.blocks)?;
+    d.set_item("sync_time_ms", t.sync.mean_time_ns() / MS)?;
+    d.set_item("async_blocks", t.async_.blocks)?;
+    d.set_item("async_time_ms", t.async_.mean_time_ns() / MS)?;
+    d.set_item("write_requests", t.write.requests)?;
+    d.set_item("write_blocks", t.write.blocks)?;
+    d.set_item("write_time_ms", t.write.mean_time_ns() / MS)?;
+    for (name, sum) in [("service", &t.service), ("response", &t.response)] {
+        d.set_item(format!("{name}_mean_ms"), sum.mean_ns / MS)?;
+        d.set_item(format!("{name}_p50_ms"), sum.p50_ns / MS)?;
+        d.set_item(format!("{name}_p90_ms"), sum.p90_ns / MS)?;
+        d.set_item(format!("{name}_p99_ms"), sum.p99_ns / MS)?;
+    }
+    let devices = t
+        .devices
+        .iter()
+        .map(|x| {
+            let e = PyDict::new(py);
+            e.set_item("device", x.device)?;
+            e.set_item("model", &x.model)?;
+            e.set_item("requests", x.requests)?;
+            e.set_item("busy_s", x.busy_ns as f64 / S)?;
+            e.set_item("utilization", x.utilization)?;
+            e.set_item("queue_wait_ms", x.queue_wait_mean_ns / MS)?;
+            e.set_item("max_queue", x.max_queue)?;
+            Ok(e)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    d.set_item("devices", devices)?;
+    Ok(())
+}
+
 /// Runs every (policy, read-ahead, cache) combination over the trace; one dict per run, in order.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, first_level=None))]
+#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -146,9 +225,16 @@ fn run<'py>(
     seed: u64,
     jobs: usize,
     check: bool,
+    timing: bool,
+    device: &str,
+    scheduler: &str,
+    think: &str,
+    single_stream: bool,
+    file_gap: &str,
     first_level: Option<FirstLevelArg>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let mut opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check)?;
+    let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
+    let mut opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check, &t)?;
     opts.first_level = self::first_level(first_level)?;
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
@@ -185,7 +271,7 @@ impl Trace {
         self.inner.requests.len()
     }
 
-    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, first_level=None))]
+    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -199,9 +285,16 @@ impl Trace {
         seed: u64,
         jobs: usize,
         check: bool,
+        timing: bool,
+        device: &str,
+        scheduler: &str,
+        think: &str,
+        single_stream: bool,
+        file_gap: &str,
         first_level: Option<FirstLevelArg>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let mut opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check)?;
+        let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
+        let mut opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check, &t)?;
         opts.first_level = self::first_level(first_level)?;
         let configs = cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
@@ -270,7 +363,7 @@ fn breakdown<'py>(
     seed: u64,
     first_level: Option<FirstLevelArg>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let mut opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false)?;
+    let mut opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, &COUNT_MODE)?;
     opts.first_level = self::first_level(first_level)?;
     let configs = cross(&policies, &["none".to_string()], &caches);
     let p = path.to_string();
@@ -325,6 +418,30 @@ fn prefetchers(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
+/// The device registry: device models and presets, then I/O schedulers; each with kind
+/// (`device`, `preset` or `scheduler`), name, aliases, source, summary, the spec a preset
+/// stands for, and parameters `(name, default, doc)`.
+#[pyfunction]
+fn devices(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let models = bufsim_core::device::DEVICES.iter().map(|m| (if m.preset_of.is_some() { "preset" } else { "device" }, m));
+    let scheds = bufsim_core::device::SCHEDULERS.iter().map(|m| ("scheduler", m));
+    models
+        .chain(scheds)
+        .map(|(kind, m)| {
+            let d = PyDict::new(py);
+            d.set_item("kind", kind)?;
+            d.set_item("name", m.name)?;
+            d.set_item("aliases", m.aliases.to_vec())?;
+            d.set_item("source", m.source)?;
+            d.set_item("summary", m.summary)?;
+            d.set_item("preset_of", m.preset_of)?;
+            let params: Vec<(&str, &str, &str)> = m.params.iter().map(|x| (x.name, x.default, x.doc)).collect();
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// Parses a size (`64MiB`, `2000blocks`) into whole blocks of `block_size` bytes.
 #[pyfunction]
 #[pyo3(signature = (text, block_size=4096))]
@@ -360,7 +477,7 @@ fn partition_timeline(
     reads_only: bool,
     seed: u64,
 ) -> PyResult<Vec<(u64, String, u64, u32)>> {
-    let opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false)?;
+    let opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, &COUNT_MODE)?;
     let configs = vec![RunConfig::new(policy, cache)];
     let p = path.to_string();
     let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
@@ -568,6 +685,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trace>()?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(filter_trace, m)?)?;

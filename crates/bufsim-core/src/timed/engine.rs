@@ -1,0 +1,605 @@
+//! The timed engine: the count-mode pipeline (layout, cache, read-ahead, clustering) driven by
+//! discrete events, with the in-flight state of every block visible to the cache and the
+//! read-ahead algorithms.
+//!
+//! One application request is handled at one instant, as AccuSim issues "all blocks within an
+//! I/O request at the same time as the original I/O request" (prefetching paper §5.1): each
+//! block is looked up, misses and read-ahead are queued in the clusterer, and the end of the
+//! request issues the disk requests. The stream then waits for every I/O that holds one of its
+//! blocks (synchronous misses, and in-flight blocks it touched) and thinks before its next
+//! request; asynchronous read-ahead runs on meanwhile (§5.2, Fig. 4).
+
+use bufsim_trace::Request;
+use rustc_hash::FxHashMap;
+
+use super::events::{Event, EventQueue};
+use super::histogram::LatencyHistogram;
+use super::storage::{CacheIo, Storage};
+use super::streams::Streams;
+use super::{DeviceStats, Summary, TimedStats};
+use crate::cache::{Cache, Demand};
+use crate::cluster::{Clusterer, DiskRequest};
+use crate::engine::{EngineConfig, Future, Prefetching, Stats};
+use crate::layout::{block_key, Layout};
+use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal, NEVER};
+use crate::prefetch::{BlockEvent, Plan};
+
+/// A frame whose block has no I/O in flight.
+const SETTLED: u32 = u32::MAX;
+/// A frame whose read is queued in the clusterer's open run (issued at the end of the
+/// current request).
+const QUEUED: u32 = u32::MAX - 1;
+const NO_WAITER: u32 = u32::MAX;
+
+/// Tells the engine which frames the cache gave up and which it filled, through the
+/// policy contract (`remove`, `insert`), without touching the cache or the policy.
+pub struct Watch<P> {
+    pub inner: P,
+    removed: Vec<Frame>,
+    last_inserted: Frame,
+}
+
+impl<P> Watch<P> {
+    pub fn new(inner: P) -> Self {
+        Watch { inner, removed: Vec::new(), last_inserted: 0 }
+    }
+}
+
+impl<P: Policy> Policy for Watch<P> {
+    #[inline]
+    fn prepare_insert(&mut self, a: &Access, origin: Origin) {
+        self.inner.prepare_insert(a, origin)
+    }
+    #[inline]
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        self.last_inserted = frame;
+        self.inner.insert(frame, a, origin)
+    }
+    #[inline]
+    fn hit(&mut self, frame: Frame, a: &Access) {
+        self.inner.hit(frame, a)
+    }
+    #[inline]
+    fn first_demand(&mut self, frame: Frame, a: &Access) {
+        self.inner.first_demand(frame, a)
+    }
+    #[inline]
+    fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
+        self.inner.victim(pins, incoming)
+    }
+    #[inline]
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        self.removed.push(frame);
+        self.inner.remove(frame, key, why)
+    }
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.inner.check(resident)
+    }
+}
+
+/// What the engine keeps per cache frame besides the cache's own state (one cache line
+/// holds several frames' worth).
+#[derive(Clone, Copy)]
+struct FrameState {
+    /// I/O slot of the read in flight for the block, [`QUEUED`] or [`SETTLED`].
+    io: u32,
+    /// Written since it was read (write-back on eviction).
+    dirty: bool,
+    device: u16,
+    block: u64,
+}
+
+/// One cache-level I/O in flight.
+struct Io {
+    what: CacheIo,
+    issued_ns: u64,
+    /// The application request that issued it.
+    request: u64,
+    /// Device requests not yet completed.
+    parts: u32,
+    /// Head of the list of streams waiting for it.
+    waiters: u32,
+    /// Last application request registered as a waiter (one registration per request).
+    last_waiter: u64,
+}
+
+struct Waiter {
+    stream: u32,
+    next: u32,
+}
+
+/// Per-stream progress.
+#[derive(Clone, Copy, Default)]
+struct StreamState {
+    current: Option<Request>,
+    /// I/Os the current request still waits for.
+    pending: u32,
+    issued_ns: u64,
+}
+
+pub struct TimedEngine<'a, P: Policy> {
+    pub cache: Cache<Watch<P>>,
+    cfg: EngineConfig,
+    layout: &'a Layout,
+    future: Option<&'a [u64]>,
+    next_occurrence: Option<FxHashMap<u64, u64>>,
+    prefetching: Option<Prefetching<'a>>,
+    reads: Clusterer,
+    writes: Clusterer,
+    /// Frames in the read clusterer's open run, and whether the current request waits for it.
+    open_frames: Vec<Frame>,
+    open_awaited: bool,
+    frames: Vec<FrameState>,
+    in_flight_frames: u32,
+    ios: Vec<Io>,
+    free_ios: Vec<u32>,
+    waiters: Vec<Waiter>,
+    free_waiters: u32,
+    storage: Storage,
+    events: EventQueue,
+    streams: Streams,
+    state: Vec<StreamState>,
+    starts: Vec<u64>,
+    group: Vec<Frame>,
+    pub stats: Stats,
+    t: TimedStats,
+    response: LatencyHistogram,
+    /// Logical time: demand block accesses so far.
+    time: u64,
+    now: u64,
+    /// Application requests issued so far; the current one's number.
+    request: u64,
+    stream: u32,
+}
+
+impl<'a, P: Policy> TimedEngine<'a, P> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        policy: P,
+        capacity: usize,
+        cfg: EngineConfig,
+        layout: &'a Layout,
+        future: Option<&'a Future>,
+        storage: Storage,
+        streams: Streams,
+        starts: Vec<u64>,
+    ) -> Self {
+        let cluster_blocks = (cfg.cluster_bytes / cfg.block_size.max(1)).max(1);
+        let n = streams.len();
+        TimedEngine {
+            cache: Cache::new(Watch::new(policy), capacity),
+            cfg,
+            layout,
+            future: future.map(|f| f.next_use.as_slice()),
+            next_occurrence: None,
+            prefetching: None,
+            reads: Clusterer::new(cluster_blocks),
+            writes: Clusterer::new(cluster_blocks),
+            open_frames: Vec::new(),
+            open_awaited: false,
+            frames: vec![FrameState { io: SETTLED, dirty: false, device: 0, block: 0 }; capacity],
+            in_flight_frames: 0,
+            ios: Vec::new(),
+            free_ios: Vec::new(),
+            waiters: Vec::new(),
+            free_waiters: NO_WAITER,
+            storage,
+            events: EventQueue::default(),
+            streams,
+            state: vec![StreamState::default(); n],
+            starts,
+            group: Vec::new(),
+            stats: Stats::default(),
+            t: TimedStats::default(),
+            response: LatencyHistogram::default(),
+            time: 0,
+            now: 0,
+            request: 0,
+            stream: 0,
+        }
+    }
+
+    /// Turns read-ahead on (see [`crate::engine::Engine::with_prefetching`]).
+    pub fn with_prefetching(mut self, p: Prefetching<'a>, future: Option<&'a Future>) -> Self {
+        if let Some(f) = future {
+            self.next_occurrence = Some(f.first_use.clone());
+        }
+        self.prefetching = Some(p);
+        self
+    }
+
+    /// Runs the whole trace: every stream to its end, then every I/O still in flight.
+    pub fn run<E>(&mut self, mut source: impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+        for s in 0..self.state.len() {
+            let start = self.starts[s];
+            self.schedule_next(s, start, &mut source)?;
+        }
+        while let Some((now, ev)) = self.events.pop() {
+            debug_assert!(now >= self.now, "time went backwards");
+            self.now = now;
+            match ev {
+                Event::Wake { stream } => {
+                    let s = stream as usize;
+                    self.issue_request(s);
+                    if self.state[s].pending == 0 {
+                        // Nothing to wait for: done at the instant it was issued.
+                        self.schedule_next(s, now, &mut source)?;
+                    }
+                }
+                Event::Done { device, io } => self.io_done(device, io, &mut source)?,
+            }
+        }
+        assert!(self.streams.drained(), "timed run ended with requests left in a stream");
+        debug_assert!(self.storage.idle() && self.in_flight_frames == 0);
+        Ok(())
+    }
+
+    /// Takes stream `s`'s next request and schedules it after its think time, from `after`;
+    /// or records that the stream is done.
+    fn schedule_next<E>(&mut self, s: usize, after: u64, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+        let (cache, layout, block_size) = (&self.cache, self.layout, self.cfg.block_size);
+        // Start loading the index slot of each request's first block as it is read, a few
+        // requests before it is issued.
+        let mut hint = |r: &Request| {
+            let (first, n) = r.block_range(block_size);
+            if n > 0 {
+                let (device, block) = layout.place(r.file, first);
+                cache.prefetch(block_key(device, block));
+            }
+        };
+        match self.streams.next(s, source, &mut hint)? {
+            Some((r, think)) => {
+                self.t.think_time_ns = self.t.think_time_ns.saturating_add(think);
+                self.state[s].current = Some(r);
+                self.events.push(after.saturating_add(think), Event::Wake { stream: s as u32 });
+            }
+            None => {
+                self.state[s].current = None;
+                self.t.exec_time_ns = self.t.exec_time_ns.max(after);
+            }
+        }
+        Ok(())
+    }
+
+    /// Stream `s` issues its current request now.
+    fn issue_request(&mut self, s: usize) {
+        let r = self.state[s].current.take().expect("a woken stream has a request");
+        self.request += 1;
+        self.stream = s as u32;
+        self.state[s].issued_ns = self.now;
+        self.stats.requests += 1;
+        let write = r.op.is_write();
+        let (first, n) = r.block_range(self.cfg.block_size);
+        for b in first..first + n {
+            let (device, block) = self.layout.place(r.file, b);
+            let key = block_key(device, block);
+            let next_use = match self.future {
+                Some(f) => f[self.time as usize],
+                None => NEVER,
+            };
+            if let Some(occ) = &mut self.next_occurrence {
+                occ.insert(key, next_use);
+            }
+            // Only look for an in-flight copy when some block is in flight at all.
+            let before = if self.in_flight_frames > 0 { self.cache.frame_of(key) } else { None };
+            let in_flight = before.map(|f| self.frames[f as usize].io).filter(|&io| io != SETTLED);
+            let a = Access { key, device, block, time: self.time, ctx: r.ctx, pid: r.pid, write, next_use, cost: 1.0 };
+            let outcome = self.cache.demand(&a);
+            let resident = matches!(outcome, Demand::Hit | Demand::PrefetchHit);
+            let mut hit = resident;
+            if let Some(io) = in_flight {
+                // The data is on its way: wait for the rest. If an earlier request started
+                // that I/O, the access found the block not ready and counts as a miss (§5.1:
+                // "access to a prefetched block is counted as a hit if the prefetching is
+                // completed and as a miss otherwise"); I/O this request started itself, at
+                // this instant, is its own fetch.
+                if io != QUEUED && self.ios[io as usize].request != self.request {
+                    hit = false;
+                    self.t.inflight_misses += 1;
+                }
+                self.await_io(io);
+            }
+            self.stats.accesses += 1;
+            self.stats.hits += hit as u64;
+            self.stats.misses += !hit as u64;
+            self.stats.write_accesses += write as u64;
+            self.stats.write_misses += (write && !hit) as u64;
+            self.stats.prefetch_hits += (outcome == Demand::PrefetchHit && hit) as u64;
+            match outcome {
+                Demand::Miss => {
+                    let f = self.cache.policy.last_inserted;
+                    self.placed(f, device, block);
+                    if write {
+                        // Whole-block overwrite: nothing to read; written back on eviction.
+                        self.frames[f as usize].dirty = true;
+                    } else {
+                        self.read_block(device, block, true, Some(f), true);
+                    }
+                }
+                Demand::MissBypassed => {
+                    // Every frame is pinned: the block goes straight to or from the device.
+                    if write {
+                        self.write_block(device, block);
+                    } else {
+                        self.read_block(device, block, true, None, true);
+                    }
+                }
+                Demand::Hit | Demand::PrefetchHit => {
+                    if write {
+                        let f = before.or_else(|| self.cache.frame_of(key)).expect("a hit is resident");
+                        self.frames[f as usize].dirty = true;
+                    }
+                }
+            }
+            if !write && self.prefetching.is_some() {
+                self.read_ahead(&r, b, first, n, !resident, in_flight.is_some(), &a);
+            }
+            self.time += 1;
+        }
+        // The end of the request unplugs the queues.
+        if let Some(c) = self.reads.flush() {
+            self.issue_read(c);
+        }
+        if let Some(c) = self.writes.flush() {
+            self.issue_write(c);
+        }
+    }
+
+    /// The block in `frame` just arrived (demand or read-ahead) at `device`, `block`: write
+    /// back the dirty blocks the insertion evicted, then note the new block.
+    #[inline]
+    fn placed(&mut self, frame: Frame, device: u16, block: u64) {
+        while let Some(v) = self.cache.policy.removed.pop() {
+            let v = v as usize;
+            debug_assert_eq!(self.frames[v].io, SETTLED, "evicted a block in flight");
+            if self.frames[v].dirty {
+                self.frames[v].dirty = false;
+                self.write_block(self.frames[v].device, self.frames[v].block);
+            }
+        }
+        self.frames[frame as usize] = FrameState { io: SETTLED, dirty: false, device, block };
+    }
+
+    /// The current request waits for `io` (or for the clusterer's open run).
+    #[inline]
+    fn await_io(&mut self, io: u32) {
+        if io == QUEUED {
+            self.open_awaited = true;
+            return;
+        }
+        let rec = &mut self.ios[io as usize];
+        if rec.last_waiter == self.request {
+            return;
+        }
+        rec.last_waiter = self.request;
+        let node = Waiter { stream: self.stream, next: rec.waiters };
+        let at = if self.free_waiters != NO_WAITER {
+            let at = self.free_waiters;
+            self.free_waiters = self.waiters[at as usize].next;
+            self.waiters[at as usize] = node;
+            at
+        } else {
+            self.waiters.push(node);
+            (self.waiters.len() - 1) as u32
+        };
+        self.ios[io as usize].waiters = at;
+        self.state[self.stream as usize].pending += 1;
+    }
+
+    /// Queues a block read in the clusterer; `frame` (if cached) is in flight from now on.
+    #[inline]
+    fn read_block(&mut self, device: u16, block: u64, sync: bool, frame: Option<Frame>, awaited: bool) {
+        if let Some(c) = self.reads.add(device, block, sync) {
+            self.issue_read(c);
+        }
+        if let Some(f) = frame {
+            self.frames[f as usize].io = QUEUED;
+            self.in_flight_frames += 1;
+            self.cache.pin(f);
+            self.open_frames.push(f);
+        }
+        self.open_awaited |= awaited;
+    }
+
+    #[inline]
+    fn write_block(&mut self, device: u16, block: u64) {
+        if let Some(c) = self.writes.add(device, block, false) {
+            self.issue_write(c);
+        }
+    }
+
+    fn new_io(&mut self, what: CacheIo) -> u32 {
+        let io = Io { what, issued_ns: self.now, request: self.request, parts: 0, waiters: NO_WAITER, last_waiter: 0 };
+        match self.free_ios.pop() {
+            Some(slot) => {
+                self.ios[slot as usize] = io;
+                slot
+            }
+            None => {
+                self.ios.push(io);
+                (self.ios.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Issues the clusterer's closed run: its frames learn their I/O, the current request
+    /// waits for it if it holds one of its blocks.
+    fn issue_read(&mut self, c: DiskRequest) {
+        let what = CacheIo { device: c.device, start: c.start, blocks: c.blocks, write: false, sync: c.sync };
+        let slot = self.new_io(what);
+        for &f in &self.open_frames {
+            self.frames[f as usize].io = slot;
+        }
+        self.open_frames.clear();
+        if std::mem::take(&mut self.open_awaited) {
+            self.await_io(slot);
+        }
+        self.stats.disk_requests += 1;
+        self.stats.blocks_read += c.blocks;
+        self.stats.request_sizes.add(c.blocks);
+        let class = if c.sync {
+            self.stats.sync_requests += 1;
+            &mut self.t.sync
+        } else {
+            self.stats.async_requests += 1;
+            &mut self.t.async_
+        };
+        class.requests += 1;
+        class.blocks += c.blocks;
+        self.ios[slot as usize].parts = self.storage.submit(&what, slot, self.now, &mut self.events);
+    }
+
+    fn issue_write(&mut self, c: DiskRequest) {
+        let what = CacheIo { device: c.device, start: c.start, blocks: c.blocks, write: true, sync: false };
+        let slot = self.new_io(what);
+        self.t.write.requests += 1;
+        self.t.write.blocks += c.blocks;
+        self.ios[slot as usize].parts = self.storage.submit(&what, slot, self.now, &mut self.events);
+    }
+
+    /// A device finished part of I/O `slot`. When the whole I/O is done its blocks settle and
+    /// the streams waiting only for it go on.
+    fn io_done<E>(&mut self, device: u16, slot: u32, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+        self.storage.complete(device, self.now, &mut self.events);
+        let io = &mut self.ios[slot as usize];
+        io.parts -= 1;
+        if io.parts > 0 {
+            return Ok(());
+        }
+        let what = io.what;
+        let took = self.now - io.issued_ns;
+        self.response.record(took);
+        let class = if what.write {
+            &mut self.t.write
+        } else if what.sync {
+            &mut self.t.sync
+        } else {
+            &mut self.t.async_
+        };
+        class.time_ns += took;
+        if !what.write && self.in_flight_frames > 0 {
+            for b in what.start..what.start + what.blocks {
+                let key = block_key(what.device, b);
+                if let Some(f) = self.cache.frame_of(key) {
+                    if self.frames[f as usize].io == slot {
+                        self.frames[f as usize].io = SETTLED;
+                        self.in_flight_frames -= 1;
+                        self.cache.unpin(f);
+                    }
+                }
+            }
+        }
+        let mut w = self.ios[slot as usize].waiters;
+        self.free_ios.push(slot);
+        while w != NO_WAITER {
+            let Waiter { stream, next } = self.waiters[w as usize];
+            self.waiters[w as usize].next = self.free_waiters;
+            self.free_waiters = w;
+            w = next;
+            let s = stream as usize;
+            self.state[s].pending -= 1;
+            if self.state[s].pending == 0 {
+                self.t.stall_time_ns += self.now - self.state[s].issued_ns;
+                self.schedule_next(s, self.now, source)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Asks the read-ahead algorithm about one demand read and carries out its plan.
+    #[allow(clippy::too_many_arguments)]
+    fn read_ahead(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, in_flight: bool, a: &Access) {
+        let frame = self.cache.frame_of(a.key);
+        let p = self.prefetching.as_mut().expect("read_ahead without prefetching");
+        let ev = BlockEvent {
+            file: r.file,
+            block: b,
+            file_blocks: p.file_blocks.get(r.file as usize).copied().unwrap_or(0),
+            miss,
+            in_flight,
+            by_prefetch: !miss && frame.is_some_and(|f| self.cache.by_prefetch(f)),
+            request_first: first,
+            request_blocks: n,
+        };
+        if let Some(plan) = p.readahead.on_access(&ev) {
+            self.carry_out(plan, r, frame, miss, a);
+        }
+    }
+
+    /// Reads the blocks of `plan` that are not cached, as count mode does
+    /// ([`crate::engine::Engine`]), except that every block read stays pinned until its I/O
+    /// completes, which keeps blocks fetched together from evicting each other (§4).
+    fn carry_out(&mut self, plan: Plan, r: &Request, demanded: Option<Frame>, miss: bool, a: &Access) {
+        let sync = plan.sync && miss;
+        let pin_group = !plan.stop_before_group_eviction;
+        self.group.clear();
+        // The demanded block must survive its own read-ahead; if its I/O is in flight it is
+        // pinned already.
+        let held = demanded.filter(|&f| self.frames[f as usize].io == SETTLED);
+        if let Some(f) = held {
+            self.cache.pin(f);
+        }
+        for fb in plan.start..plan.start + plan.len {
+            let (device, block) = self.layout.place(r.file, fb);
+            let key = block_key(device, block);
+            if self.cache.contains(key) {
+                if plan.stop_at_cached {
+                    break;
+                }
+                continue;
+            }
+            let next_use = self.next_occurrence.as_ref().and_then(|m| m.get(&key).copied()).unwrap_or(NEVER);
+            let pa = Access { key, device, block, write: false, next_use, ..*a };
+            let inserted = if pin_group {
+                self.cache.insert(&pa, Origin::Prefetch)
+            } else {
+                // Table 1's rule: choosing a block of the group as the victim ends the plan,
+                // so the group's in-flight pins are lifted while the victim is chosen.
+                for &g in &self.group {
+                    self.cache.unpin(g);
+                }
+                let got = self.cache.insert_unless_evicting(&pa, &self.group);
+                for &g in &self.group {
+                    self.cache.pin(g);
+                }
+                got
+            };
+            let Some(f) = inserted else { break };
+            self.placed(f, device, block);
+            self.group.push(f);
+            self.stats.prefetched += 1;
+            self.read_block(device, block, sync, Some(f), false);
+        }
+        if let Some(f) = held {
+            self.cache.unpin(f);
+        }
+    }
+
+    /// Counters, timing and the cache (for invariant checks).
+    pub fn finish(mut self) -> (Stats, TimedStats, Cache<Watch<P>>) {
+        let mut s = self.stats;
+        s.evictions = self.cache.evictions;
+        s.prefetched_unused = self.cache.evicted_unused;
+        let t = &mut self.t;
+        t.end_time_ns = self.now.max(t.exec_time_ns);
+        t.io_time_ns = self.storage.busy_ns();
+        t.streams = self.state.len() as u32;
+        t.service = Summary::of(&self.storage.service);
+        t.response = Summary::of(&self.response);
+        let end = t.end_time_ns;
+        t.devices = self
+            .storage
+            .devices()
+            .map(|(d, q)| DeviceStats {
+                device: d,
+                model: q.describe(),
+                requests: q.requests,
+                busy_ns: q.busy_ns,
+                utilization: if end == 0 { 0.0 } else { q.busy_ns as f64 / end as f64 },
+                queue_wait_mean_ns: if q.requests == 0 { 0.0 } else { q.queue_wait_ns as f64 / q.requests as f64 },
+                max_queue: q.max_queue as u64,
+            })
+            .collect();
+        (s, self.t, self.cache)
+    }
+}

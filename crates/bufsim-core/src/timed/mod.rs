@@ -1,0 +1,153 @@
+//! Timed mode: the cache, read-ahead and clustering of count mode driven by discrete events,
+//! with devices and I/O schedulers from bufsim-device, giving execution time.
+//!
+//! Follows the prefetching paper's AccuSim (§5.1-5.2, Fig. 4): each stream alternates think
+//! time (from the trace, or fixed) and I/O; a demand miss is synchronous, read-ahead issued
+//! asynchronously overlaps with think time, and a demand access to a block whose I/O is still
+//! in flight waits for the rest and counts as a miss. Deviations: streams (pids) run
+//! concurrently unless `single_stream` merges them as the paper did; writes are write-back.
+//!
+//! - [`events`]: the event queue, ordered by (time in ns, sequence number).
+//! - [`streams`]: streams, think time, reading the trace once for all of them.
+//! - [`storage`]: devices indexed by device id, one scheduler queue each, and the mapping from
+//!   cache blocks to device requests.
+//! - [`engine`]: the engine itself.
+//! - [`histogram`]: fixed-bucket latency histograms for percentiles.
+
+pub mod engine;
+pub mod events;
+pub mod histogram;
+pub mod storage;
+pub mod streams;
+
+pub use engine::TimedEngine;
+pub use histogram::LatencyHistogram;
+pub use storage::Storage;
+pub use streams::{StreamPlan, StreamPlanner, Streams, Think};
+
+use crate::spec::SpecError;
+
+/// The settings of timed mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimingOptions {
+    /// Device spec for every device id, such as `disk(preset=st39102lw)` or `avg`.
+    pub device: String,
+    /// I/O scheduler spec for every device queue: `noop`, `sstf`, `cscan`, `deadline(...)`.
+    pub scheduler: String,
+    pub think: Think,
+    /// Merge all pids into one stream (the prefetching paper's AccuSim, §5.1).
+    pub single_stream: bool,
+}
+
+/// Device of timed mode when none is given: the disk AccuSim and DULO simulate.
+pub const DEFAULT_DEVICE: &str = "st39102lw";
+/// Scheduler when none is given: first come, first served, as AccuSim's DiskSim driver ran.
+pub const DEFAULT_SCHEDULER: &str = "noop";
+
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions {
+            device: DEFAULT_DEVICE.to_string(),
+            scheduler: DEFAULT_SCHEDULER.to_string(),
+            think: Think::Trace,
+            single_stream: false,
+        }
+    }
+}
+
+impl TimingOptions {
+    /// Checks the device and scheduler specs by building them once.
+    pub fn validate(&self, seed: u64) -> Result<(), SpecError> {
+        bufsim_device::build_device(&self.device, seed)?;
+        bufsim_device::build_scheduler(&self.scheduler)?;
+        Ok(())
+    }
+}
+
+/// Disk requests of one kind (synchronous reads, asynchronous reads, write-backs): how many,
+/// how many blocks, and the sum of their times from issue to completion (the columns of the
+/// prefetching paper's Table 6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoClass {
+    pub requests: u64,
+    pub blocks: u64,
+    pub time_ns: u64,
+}
+
+impl IoClass {
+    /// Mean time from issue to completion, ns.
+    pub fn mean_time_ns(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.time_ns as f64 / self.requests as f64
+        }
+    }
+}
+
+/// Mean and percentiles of a latency histogram, in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Summary {
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub max_ns: u64,
+}
+
+impl Summary {
+    pub fn of(h: &LatencyHistogram) -> Summary {
+        Summary {
+            count: h.count(),
+            mean_ns: h.mean_ns(),
+            p50_ns: h.quantile_ns(0.50),
+            p90_ns: h.quantile_ns(0.90),
+            p99_ns: h.quantile_ns(0.99),
+            max_ns: h.max_ns(),
+        }
+    }
+}
+
+/// What one device did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceStats {
+    pub device: u16,
+    /// The model's one-line description.
+    pub model: String,
+    pub requests: u64,
+    /// Time with at least one request in service.
+    pub busy_ns: u64,
+    /// `busy_ns` over the simulated time (`end_time_ns`).
+    pub utilization: f64,
+    /// Mean time a request waited in the scheduler queue before the device started it.
+    pub queue_wait_mean_ns: f64,
+    pub max_queue: u64,
+}
+
+/// Timing of one run. Times are integer nanoseconds of simulated time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TimedStats {
+    /// When the last stream finished its last request (the application's execution time).
+    pub exec_time_ns: u64,
+    /// When the last event happened: read-ahead and write-back may outlive the streams.
+    pub end_time_ns: u64,
+    /// Device busy time, summed over devices.
+    pub io_time_ns: u64,
+    /// Time streams spent waiting for I/O, summed over streams.
+    pub stall_time_ns: u64,
+    /// Think time, summed over streams.
+    pub think_time_ns: u64,
+    pub streams: u32,
+    /// Demand accesses that found their block still in flight from an earlier request
+    /// (counted as misses).
+    pub inflight_misses: u64,
+    pub sync: IoClass,
+    pub async_: IoClass,
+    pub write: IoClass,
+    /// Device service time per device request (start to completion).
+    pub service: Summary,
+    /// Response time per cache-level I/O (issue to completion: queueing plus service).
+    pub response: Summary,
+    pub devices: Vec<DeviceStats>,
+}
