@@ -12,6 +12,7 @@ pub mod error;
 pub mod heap;
 pub mod layout;
 pub mod list;
+pub mod nonresident;
 pub mod policy;
 pub mod prefetch;
 pub mod run;

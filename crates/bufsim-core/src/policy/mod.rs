@@ -19,6 +19,15 @@ mod mru;
 mod opt;
 mod random;
 
+// Issue 3, part A: LRU-K, 2Q, LIRS, LRFU, FBR.
+mod fbr;
+mod heap_victim;
+mod lirs;
+mod lrfu;
+mod lru_k;
+mod shares;
+mod two_q;
+
 pub use clock::Clock;
 pub use fifo::Fifo;
 pub use lfu::Lfu;
@@ -26,6 +35,11 @@ pub use lru::Lru;
 pub use mru::Mru;
 pub use opt::Opt;
 pub use random::Random;
+pub use fbr::Fbr;
+pub use lirs::Lirs;
+pub use lrfu::Lrfu;
+pub use lru_k::LruK;
+pub use two_q::TwoQ;
 pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 
 /// A cache frame: `0..capacity`. Policies index their per-block state by frame.

@@ -229,12 +229,52 @@ policies! {
     Random => super::Random,
     Lfu => super::Lfu,
     Opt => super::Opt,
+    // Issue 3, part A.
+    LruK => super::LruK,
+    TwoQ => super::TwoQ,
+    Lirs => super::Lirs,
+    Lrfu => super::Lrfu,
+    Fbr => super::Fbr,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
 /// Each entry has `preset_of` set to the spec it stands for and no parameters of its own
 /// (arguments given to a preset override the preset's).
-pub const PRESETS: &[PolicyInfo] = &[];
+pub const PRESETS: &[PolicyInfo] = &[
+    // Issue 3, part A: AccuSim's settings (prefetching paper Table 2 and its public sources).
+    PolicyInfo {
+        name: "lirs-accusim",
+        aliases: &[],
+        paper: "prefetching paper §5.1 and Table 2: AccuSim's LIRS (10% HIR, at least 32 blocks, stack 2x the cache)",
+        summary: "LIRS as the prefetching paper ran it",
+        params: &[],
+        preset_of: Some("lirs(hir=10%,hir-min=32,stack=2x)"),
+    },
+    PolicyInfo {
+        name: "2q-accusim",
+        aliases: &[],
+        paper: "prefetching paper Table 2: AccuSim's 2Q (A1in 25%, ghost cache = cache size)",
+        summary: "2Q with Kout equal to the cache, as the prefetching paper ran it",
+        params: &[],
+        preset_of: Some("2q(kin=25%,kout=100%)"),
+    },
+    PolicyInfo {
+        name: "lru2-accusim",
+        aliases: &[],
+        paper: "prefetching paper Table 2: AccuSim's LRU-2 (CRP 20 references, history = cache size)",
+        summary: "LRU-2 with a 20-reference CRP and history for as many blocks as the cache holds",
+        params: &[],
+        preset_of: Some("lru-k(k=2,crp=20,history=100%)"),
+    },
+    PolicyInfo {
+        name: "lrfu-accusim",
+        aliases: &[],
+        paper: "AccuSim's source sets lambda = 0.5 (the prefetching paper's Table 2 says 0.001)",
+        summary: "LRFU with lambda 0.5, as AccuSim's code runs it",
+        params: &[],
+        preset_of: Some("lrfu(lambda=0.5)"),
+    },
+];
 
 /// Every name `bufsim policies` lists: the policies, then the presets.
 pub fn all() -> impl Iterator<Item = &'static PolicyInfo> {
