@@ -31,8 +31,11 @@ fn golden() -> Vec<(String, u64, u64, u64)> {
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         for l in text.lines().skip(1) {
-            let f: Vec<&str> = l.split(',').collect();
-            rows.push((f[0].to_string(), f[3].parse().unwrap(), f[4].parse().unwrap(), f[5].parse().unwrap()));
+            // The policy spec may hold commas (quoted by the csv writer); the other fields do not.
+            let mut f: Vec<&str> = l.rsplitn(6, ',').collect();
+            f.reverse();
+            let policy = f[0].trim_matches('"').to_string();
+            rows.push((policy, f[3].parse().unwrap(), f[4].parse().unwrap(), f[5].parse().unwrap()));
         }
     }
     rows

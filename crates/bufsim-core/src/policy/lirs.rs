@@ -1,5 +1,5 @@
 //! LIRS: Jiang and Zhang, "LIRS: An Efficient Low Inter-reference Recency Set Replacement Policy to Improve Buffer Cache Performance", SIGMETRICS 2002, §3.3-3.4 (stack S, list Q, the three cases of a reference, stack pruning), with the prefetch rules of the prefetching paper §4.
-//! Deviations: the stack bound (`stack`) drops the HIR entry nearest the bottom of S when S grows past it, as the authors' lirs.c does; Lhirs rounds down with a floor of `hir-min` blocks, also as lirs.c.
+//! Deviations: the stack bound (`stack`) drops the HIR entry nearest the bottom of S when S grows past it, as the authors' lirs.c does; Lhirs rounds down with a floor of `hir-min` blocks, also as lirs.c; `variant=libcachesim` reproduces libCacheSim's LIRS instead (see below).
 //!
 //! Blocks are LIR (low inter-reference recency, always resident, at most Llirs = cache - Lhirs
 //! of them) or HIR (resident in the Lhirs frames listed by Q, or non-resident: remembered only
@@ -16,6 +16,13 @@
 //!       the end of Q, with pruning; otherwise X is a resident HIR at the top of S and the end
 //!       of Q. Until Llirs blocks are LIR, every new block is LIR.
 //!
+//! `variant=libcachesim` follows libCacheSim's LIRS.c where it departs from the paper: a hit on
+//! a resident HIR block that is not in S (hit_RD_HIRinQ) demotes the bottom LIR block to the end
+//! of Q when the LIR set is full (libCacheSim then evicts Q's front at once; here it is the next
+//! victim) and never makes that block LIR; the stack bound drops the oldest non-resident entry
+//! and never a resident one (limitStack). With `hir-min=1,stack=2x` it gives libCacheSim's miss
+//! counts (tests/golden/libcachesim_cloudphysics_issue3a.csv).
+//!
 //! Prefetching (prefetching paper §4): a prefetched block is not put on S (that would distort
 //! the recency history) but into Q as a resident HIR; an entry it already had in S stays where
 //! it is. Its first demand access then acts as a reference: with an entry in S it becomes LIR,
@@ -31,6 +38,8 @@ use crate::spec::SpecError;
 
 pub struct Lirs {
     capacity: usize,
+    /// libCacheSim's rules instead of the paper's where they differ.
+    libcachesim: bool,
     /// Llirs: frames for LIR blocks.
     llirs: usize,
     /// Most entries S may hold (at least the cache size).
@@ -53,11 +62,12 @@ pub struct Lirs {
 }
 
 impl Lirs {
-    pub fn new(capacity: usize, lhirs: usize, stack_limit: usize) -> Self {
+    pub fn new(capacity: usize, lhirs: usize, stack_limit: usize, libcachesim: bool) -> Self {
         // At least one frame for HIR blocks; with two or more frames at least one for LIR.
         let lhirs = if capacity >= 2 { lhirs.clamp(1, capacity - 1) } else { capacity };
         Lirs {
             capacity,
+            libcachesim,
             llirs: capacity - lhirs,
             stack_limit: stack_limit.max(capacity),
             s_links: Links::with_nodes(capacity),
@@ -193,7 +203,14 @@ impl Lirs {
     /// bottom leaves S.
     fn bound_stack(&mut self) {
         while self.stack.len() > self.stack_limit {
-            let Some(n) = self.hir_in_s.back() else { break };
+            let mut n = self.hir_in_s.back();
+            if self.libcachesim {
+                // limitStack: only non-resident entries, the oldest first.
+                while let Some(r) = n.filter(|&r| (r as usize) < self.capacity) {
+                    n = self.hir_links.prev(r);
+                }
+            }
+            let Some(n) = n else { break };
             self.drop_from_s(n);
         }
     }
@@ -275,6 +292,13 @@ impl Policy for Lirs {
             }
         } else if self.in_s[f] && self.llirs > 0 {
             self.promote(frame);
+        } else if self.libcachesim {
+            // LIRS.c hit_RD_HIRinQ: the block stays HIR; a full LIR set gives up its bottom.
+            let full = self.lir_count == self.llirs;
+            self.hir_to_top(frame, true);
+            if full {
+                self.demote_bottom_lir();
+            }
         } else if self.lir_count < self.llirs {
             // §3.4: while the LIR set is not full every referenced block becomes LIR (after an
             // LIR block was given up because all of Q was pinned).
@@ -352,7 +376,7 @@ impl Policy for Lirs {
         if lir + self.q.len() != resident {
             return Err(format!("LIRS: {lir} LIR + {} in Q, cache {resident}", self.q.len()));
         }
-        if self.stack.len() > self.stack_limit {
+        if self.stack.len() > self.stack_limit && (!self.libcachesim || self.nonresident.len() > 0) {
             return Err(format!("LIRS: S holds {} entries, bound {}", self.stack.len(), self.stack_limit));
         }
         if self.hir_in_s.len() + lir != self.stack.len() {
@@ -380,7 +404,7 @@ impl Policy for Lirs {
                 return Err(format!("LIRS: LIR frame {f} in Q"));
             }
         }
-        if lir > 0 && !self.stack.back().is_some_and(|b| self.is_lir_node(b)) {
+        if lir > 0 && !self.libcachesim && !self.stack.back().is_some_and(|b| self.is_lir_node(b)) {
             return Err("LIRS: the bottom of S is not LIR".into());
         }
         Ok(())
@@ -397,12 +421,14 @@ impl PolicyDef for Lirs {
             ParamInfo { name: "hir", default: "1%", doc: "Lhirs: frames for resident HIR blocks (share of the cache, rounded down, or a size)" },
             ParamInfo { name: "hir-min", default: "2", doc: "smallest Lhirs in blocks (lirs.c's LOWEST_HG_NUM)" },
             ParamInfo { name: "stack", default: "2500x", doc: "most entries of S (share of the cache or a size, at least the cache); past it the HIR entry nearest the bottom leaves S (lirs.c's MAX_S_LEN)" },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (libCacheSim's LIRS.c rules; with hir-min=1,stack=2x its miss counts)" },
         ],
         preset_of: None,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let lhirs = blocks_floor(args, "lirs", "hir", env)?.max(args.u64("hir-min")? as usize);
         let stack = blocks_floor(args, "lirs", "stack", env)?;
-        Ok(Lirs::new(env.capacity, lhirs, stack))
+        let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
+        Ok(Lirs::new(env.capacity, lhirs, stack, libcachesim))
     }
 }
