@@ -343,6 +343,14 @@ fn lrfu_prefetch_rule() {
     s.run(&[2]);
     assert_eq!(s.dump(), "2:1.0000 1:1.2071");
     assert_eq!(s.pattern, "MHH");
+    // With read-ahead lambda = 1 is not quite LRU: 2 is prefetched in the time step of 1's hit,
+    // and 1's CRF (1 + 2^-1) outranks 2's fresh F(0), where LRU ranks the later arrival first.
+    let mut s = Sim::new("lrfu(lambda=1)", 2);
+    s.run(&[1, 1]).prefetch(2).run(&[3]);
+    assert_eq!(s.resident(), vec![1, 3]);
+    let mut l = Sim::new("lru", 2);
+    l.run(&[1, 1]).prefetch(2).run(&[3]);
+    assert_eq!(l.resident(), vec![2, 3]);
 }
 
 #[test]

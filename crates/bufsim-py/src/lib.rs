@@ -7,7 +7,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use bufsim_core::engine::EngineConfig;
-use bufsim_core::policy::POLICIES;
 use std::sync::Arc;
 
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
@@ -180,11 +179,11 @@ impl Trace {
     }
 }
 
-/// The policy registry: name, aliases, paper, summary, parameters with defaults.
+/// The policy registry: name, aliases, paper, summary, parameters with defaults; then the
+/// presets (such as `2q-accusim`), with `preset_of` set.
 #[pyfunction]
 fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    POLICIES
-        .iter()
+    bufsim_core::policy::registry::all()
         .map(|p| {
             let d = PyDict::new(py);
             d.set_item("name", p.name)?;
