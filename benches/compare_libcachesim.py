@@ -37,7 +37,6 @@ PEERS = {
     "lru-k(crp=0,history=0)": ("LRUK", {}),
     "2q": ("TwoQ", {}),
     "lirs(hir-min=1,stack=2x,variant=libcachesim)": ("LIRS", {}),
-    "lrfu(lambda=0)": ("LFU", {}),
 }
 
 

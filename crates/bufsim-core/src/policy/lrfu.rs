@@ -62,7 +62,7 @@ impl Lrfu {
     /// CRF now of frame `f` (tests and dumps).
     pub fn crf_at(&self, f: Frame, t: u64) -> f64 {
         let f = f as usize;
-        self.crf[f] * (0.5f64).powf(self.lambda * (t - self.last[f]) as f64)
+        self.crf[f] * (-self.lambda * (t - self.last[f]) as f64).exp2()
     }
 
     /// Test-only view: resident blocks in victim order as `key:CRF` at demand time `t`.
@@ -86,7 +86,7 @@ impl Policy for Lrfu {
     fn hit(&mut self, frame: Frame, a: &Access) {
         let f = frame as usize;
         // §3 Property 1: CRF = F(0) + F(t - t_last) * CRF_last.
-        let decay = (0.5f64).powf(self.lambda * (a.time - self.last[f]) as f64);
+        let decay = (-self.lambda * (a.time - self.last[f]) as f64).exp2();
         self.crf[f] = 1.0 + decay * self.crf[f];
         self.last[f] = a.time;
         self.place(frame);
