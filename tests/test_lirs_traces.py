@@ -1,6 +1,7 @@
 """LIRS on the block traces of the LIRS paper (Jiang and Zhang, SIGMETRICS 2002). The paper
-plots hit ratios rather than tabulating them, so these tests check its qualitative findings. On glimpse (gli), a loop over ~2,500 blocks, LRU gets almost no hits until the cache
-holds the loop while LIRS stays close to OPT; on the mixed multi3 and on postgres (ps) LIRS
+plots hit ratios rather than tabulating them, so these tests check its qualitative findings.
+On glimpse (gli), a loop over ~2,500 blocks, LRU gets almost no hits until the cache holds the
+loop while LIRS stays close to OPT; on the mixed multi3 and on postgres (ps) LIRS
 beats LRU at every size; on cpp, where LRU is already near OPT, LIRS is not worse."""
 
 from __future__ import annotations
