@@ -376,7 +376,7 @@ impl Policy for Lirs {
         if lir + self.q.len() != resident {
             return Err(format!("LIRS: {lir} LIR + {} in Q, cache {resident}", self.q.len()));
         }
-        if self.stack.len() > self.stack_limit && (!self.libcachesim || self.nonresident.len() > 0) {
+        if self.stack.len() > self.stack_limit && (!self.libcachesim || !self.nonresident.is_empty()) {
             return Err(format!("LIRS: S holds {} entries, bound {}", self.stack.len(), self.stack_limit));
         }
         if self.hir_in_s.len() + lir != self.stack.len() {

@@ -192,7 +192,7 @@ impl LruK {
         let id = self.retained.add(key);
         while self.retained_links.len() < self.retained.ids() {
             self.retained_links.push_node();
-            self.retained_hist.extend(std::iter::repeat(0).take(self.k));
+            self.retained_hist.extend(std::iter::repeat_n(0, self.k));
         }
         let (i, j) = (id as usize * self.k, f as usize * self.k);
         self.retained_hist[i..i + self.k].copy_from_slice(&self.hist[j..j + self.k]);
