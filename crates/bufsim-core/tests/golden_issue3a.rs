@@ -105,7 +105,7 @@ fn lru2_retained_history_gives_a_refetched_block_its_penultimate_reference() {
 
 #[test]
 fn lru2_correlated_references_count_once() {
-    // CRP = 2 demand accesses (§2.1.1).
+    // CRP = 2 demand accesses (§2).
     let mut s = Sim::new("lru-k(k=2,crp=2,history=0)", 3);
     s.run(&[1, 1, 2, 2, 3]);
     // The second references of 1 and 2 fall inside the CRP: no new HIST entry.
@@ -235,7 +235,7 @@ fn lirs_paper_state() -> Sim {
 #[test]
 fn lirs_paper_example_at_time_10() {
     // Recencies now: E 0, A 1, D 2, B 3, C 4; Rmax (B) = 3.
-    // A reference to D (recency 2 < Rmax): D becomes LIR, B becomes HIR (§3.4 case 3).
+    // A reference to D (recency 2 < Rmax): D becomes LIR, B becomes HIR (§3, case 3).
     let mut s = lirs_paper_state();
     s.run(&[4]);
     assert_eq!(s.dump(), "S=[4L 5n 1L] Q=[2]");

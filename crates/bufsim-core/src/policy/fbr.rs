@@ -1,4 +1,4 @@
-//! FBR: Robinson and Devarakonda, "Data Cache Management Using Frequency-Based Replacement", SIGMETRICS 1990, §2-3 (new/middle/old sections of the LRU stack, counts not incremented in the new section, victim from the old section, aging by halving when the mean count exceeds A_max), as the MQ paper §2.1/§5.1 uses it (with an optional history of evicted blocks' counts); prefetch rules of the prefetching paper §4.
+//! FBR: Robinson and Devarakonda, "Data Cache Management Using Frequency-Based Replacement", SIGMETRICS 1990, §2 (new/middle/old sections of the LRU stack, counts not incremented in the new section, victim from the old section, aging by halving when the mean count exceeds A_max), as the MQ paper §2.1/§5.1 uses it (with an optional history of evicted blocks' counts); prefetch rules of the prefetching paper §4.
 //! Deviations: none in the rules; the paper leaves A_max and C_max to tuning, the defaults here (100, 100) are ours; counts of C_max and above tie (the paper's count chains stop at C_max).
 //!
 //! All resident blocks form one LRU stack cut into a new section (the most recent `new` share
@@ -155,7 +155,7 @@ impl Fbr {
         }
     }
 
-    /// Aging (§3): when the mean count exceeds A_max, every count C becomes ceil(C/2).
+    /// Aging (§2): when the mean count exceeds A_max, every count C becomes ceil(C/2).
     fn maybe_age(&mut self) {
         if self.resident == 0 || (self.total as f64) <= self.amax * self.resident as f64 {
             return;
@@ -343,7 +343,7 @@ impl PolicyDef for Fbr {
     const INFO: PolicyInfo = PolicyInfo {
         name: "fbr",
         aliases: &[],
-        paper: "Robinson, Devarakonda, Data cache management using frequency-based replacement, SIGMETRICS 1990 §2-3, as in the MQ paper §2.1; prefetching paper §4",
+        paper: "Robinson, Devarakonda, Data cache management using frequency-based replacement, SIGMETRICS 1990 §2, as in the MQ paper §2.1; prefetching paper §4",
         summary: "LRU stack in new/middle/old sections; evicts the least-counted old block; hits in the new section do not count; counts halve when their mean passes A_max",
         params: &[
             ParamInfo { name: "new", default: "25%", doc: "new section: most recent share of the cache where references are not counted (rounded down)" },

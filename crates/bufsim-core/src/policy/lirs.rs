@@ -1,12 +1,12 @@
-//! LIRS: Jiang and Zhang, "LIRS: An Efficient Low Inter-reference Recency Set Replacement Policy to Improve Buffer Cache Performance", SIGMETRICS 2002, §3.3-3.4 (stack S, list Q, the three cases of a reference, stack pruning), with the prefetch rules of the prefetching paper §4.
+//! LIRS: Jiang and Zhang, "LIRS: An Efficient Low Inter-reference Recency Set Replacement Policy to Improve Buffer Cache Performance", SIGMETRICS 2002, §3 (stack S, list Q, stack pruning, the three cases of a reference), with the prefetch rules of the prefetching paper §4.
 //! Deviations: the stack bound (`stack`) drops the HIR entry nearest the bottom of S when S grows past it, as the authors' lirs.c does; Lhirs rounds down with a floor of `hir-min` blocks, also as lirs.c; `variant=libcachesim` reproduces libCacheSim's LIRS instead (see below).
 //!
 //! Blocks are LIR (low inter-reference recency, always resident, at most Llirs = cache - Lhirs
 //! of them) or HIR (resident in the Lhirs frames listed by Q, or non-resident: remembered only
 //! as an entry of S). S is an LRU stack of recently seen blocks whose bottom is always LIR.
-//! §3.3: "stack pruning" removes the HIR entries at the bottom of S after the bottom LIR block
+//! §3: "stack pruning" removes the HIR entries at the bottom of S after the bottom LIR block
 //! leaves it. The victim is the front of Q.
-//! §3.4, on a reference to X:
+//! §3, on a reference to X:
 //!   (1) X is LIR: move it to the top of S; prune if it was at the bottom.
 //!   (2) X is a resident HIR: move it to the top of S. If it was in S it becomes LIR, leaves Q,
 //!       and the bottom LIR of S moves to the end of Q as HIR, then S is pruned. If it was not
@@ -137,7 +137,7 @@ impl Lirs {
         self.hir_links.remove(&mut self.hir_in_s, old);
     }
 
-    /// §3.3 stack pruning: HIR entries at the bottom of S go until an LIR block is there.
+    /// §3 stack pruning: HIR entries at the bottom of S go until an LIR block is there.
     fn prune(&mut self) {
         while let Some(b) = self.stack.back() {
             if self.is_lir_node(b) {
@@ -160,7 +160,7 @@ impl Lirs {
         self.prune();
     }
 
-    /// Frame `f`, a resident HIR in S, becomes LIR at the top of S (§3.4 case 2).
+    /// Frame `f`, a resident HIR in S, becomes LIR at the top of S (§3, case 2).
     fn promote(&mut self, f: Frame) {
         self.q_links.remove(&mut self.q, f);
         self.hir_links.remove(&mut self.hir_in_s, f);
@@ -300,7 +300,7 @@ impl Policy for Lirs {
                 self.demote_bottom_lir();
             }
         } else if self.lir_count < self.llirs {
-            // §3.4: while the LIR set is not full every referenced block becomes LIR (after an
+            // §3: while the LIR set is not full every referenced block becomes LIR (after an
             // LIR block was given up because all of Q was pinned).
             self.q_links.remove(&mut self.q, frame);
             self.enter_as_lir(frame);
@@ -415,7 +415,7 @@ impl PolicyDef for Lirs {
     const INFO: PolicyInfo = PolicyInfo {
         name: "lirs",
         aliases: &[],
-        paper: "Jiang, Zhang, LIRS: an efficient low inter-reference recency set replacement policy, SIGMETRICS 2002 §3.3-3.4; prefetching paper §4",
+        paper: "Jiang, Zhang, LIRS: an efficient low inter-reference recency set replacement policy, SIGMETRICS 2002 §3; prefetching paper §4",
         summary: "keeps blocks with low inter-reference recency (LIR); evicts resident HIR blocks from Q, remembering them in the stack S",
         params: &[
             ParamInfo { name: "hir", default: "1%", doc: "Lhirs: frames for resident HIR blocks (share of the cache, rounded down, or a size)" },

@@ -1,8 +1,8 @@
-//! LRFU: Lee, Choi, Kim, Noh, Min, Cho, Kim, "LRFU: A Spectrum of Policies that Subsumes the Least Recently Used and Least Frequently Used Policies", IEEE TC 50(12) 2001, §3 (CRF with F(x) = (1/2)^(lambda x), its incremental update) and §4 (heap implementation), with the prefetch rule of the prefetching paper §4.
+//! LRFU: Lee, Choi, Kim, Noh, Min, Cho, Kim, "LRFU: A Spectrum of Policies that Subsumes the Least Recently Used and Least Frequently Used Policies", IEEE TC 50(12) 2001, §3 (CRF with F(x) = (1/2)^(lambda x) and its incremental update) and §4 (implementation with a heap), with the prefetch rule of the prefetching paper §4.
 //! Deviations: the heap is keyed by log2 CRF + lambda * (time of last reference), which orders blocks exactly as CRF at the current time does, so no key changes as time passes (instead of the paper's heap plus list for lambda above 1/2^d); no CRF is kept for evicted blocks, as in the paper.
 //!
 //! CRF_t(b) = sum over b's references at times t_i of F(t - t_i). On a reference at time t,
-//! CRF(b) = F(0) + F(t - t_last) * CRF_last(b) (§3, Property 1); the victim is the block with
+//! CRF(b) = F(0) + F(t - t_last) * CRF_last(b) (§3); the victim is the block with
 //! the smallest CRF now. Because CRF_t(b) = CRF_last(b) * 2^(-lambda (t - t_last)), comparing
 //! two blocks at any time t compares log2 CRF_last + lambda * t_last: a key fixed between the
 //! block's references. lambda = 1 orders by the last reference alone (LRU: CRF_last < 2 while
@@ -85,7 +85,7 @@ impl Policy for Lrfu {
 
     fn hit(&mut self, frame: Frame, a: &Access) {
         let f = frame as usize;
-        // §3 Property 1: CRF = F(0) + F(t - t_last) * CRF_last.
+        // §3: CRF = F(0) + F(t - t_last) * CRF_last.
         let decay = (-self.lambda * (a.time - self.last[f]) as f64).exp2();
         self.crf[f] = 1.0 + decay * self.crf[f];
         self.last[f] = a.time;

@@ -1,4 +1,4 @@
-//! LRU-K: O'Neil, O'Neil and Weikum, "The LRU-K Page Replacement Algorithm for Database Disk Buffering", SIGMOD 1993, §2.1-2.1.2 and its pseudocode (HIST, LAST, Correlated Reference Period, retained information), with the LRU-2 prefetch rules of the prefetching paper §4.
+//! LRU-K: O'Neil, O'Neil and Weikum, "The LRU-K Page Replacement Algorithm for Database Disk Buffering", SIGMOD 1993, §2 and its pseudocode (HIST, LAST, Correlated Reference Period, retained information), with the LRU-2 prefetch rules of the prefetching paper §4.
 //! Deviations: retained information is bounded by a number of entries (`history`, as AccuSim and the MQ paper do) rather than a time period; victims come from a heap, not a scan; crp=0 means every block is eligible.
 //!
 //! Each resident block p keeps HIST(p,1..K), the times of its last K uncorrelated references
@@ -6,7 +6,7 @@
 //! eligible block with the oldest HIST(p,K) (the largest backward K-distance); blocks with
 //! fewer than K references have an infinite distance and go first, the least recently
 //! referenced of them first (the paper's subsidiary LRU rule). A block is eligible once its
-//! last reference lies more than `crp` demand accesses in the past (§2.1.1); while none is, the
+//! last reference lies more than `crp` demand accesses in the past (§2); while none is, the
 //! block with the oldest LAST goes. Times are demand block accesses (`Access::time`).
 //!
 //! Prefetching (prefetching paper §4): a prefetched block enters with no access history (HIST
@@ -274,7 +274,7 @@ impl Policy for LruK {
 
     fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
         let t = incoming.time + 1;
-        // §2.1.1: blocks whose CRP has passed become eligible for replacement.
+        // §2: blocks whose CRP has passed become eligible for replacement.
         while let Some(b) = self.correlated.back() {
             if t.saturating_sub(self.last[b as usize]) <= self.crp {
                 break;
@@ -341,7 +341,7 @@ impl PolicyDef for LruK {
     const INFO: PolicyInfo = PolicyInfo {
         name: "lru-k",
         aliases: &["lruk"],
-        paper: "O'Neil, O'Neil, Weikum, The LRU-K page replacement algorithm, SIGMOD 1993 §2.1; prefetching paper §4 (LRU-2)",
+        paper: "O'Neil, O'Neil, Weikum, The LRU-K page replacement algorithm, SIGMOD 1993 §2; prefetching paper §4 (LRU-2)",
         summary: "evicts the eligible block whose K-th most recent reference is oldest; blocks with fewer than K references first",
         params: &[
             ParamInfo { name: "k", default: "2", doc: "references remembered per block, 1-8 (k=1 is LRU)" },
