@@ -29,12 +29,73 @@
 //! without one it enters S as HIR (or LIR while fewer than Llirs blocks are LIR: a first
 //! access). Evicted unused, it leaves no entry in S.
 
-use super::lru::back_unpinned;
 use super::shares::blocks_floor;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
 use crate::spec::SpecError;
+
+/// The links of S, of the HIR order and of Q for every entry, side by side: entry e uses nodes
+/// 3e (S), 3e + 1 (HIR order) and 3e + 2 (Q) of one arena, so an operation on a block touches
+/// one cache line instead of one per list.
+struct Arena {
+    links: Links,
+}
+
+/// The three lanes of [`Arena`].
+const S: u32 = 0;
+const H: u32 = 1;
+const QL: u32 = 2;
+
+#[inline]
+fn entry(node: Option<u32>) -> Option<u32> {
+    node.map(|n| n / 3)
+}
+
+impl Arena {
+    fn with_entries(n: usize) -> Self {
+        Arena { links: Links::with_nodes(3 * n) }
+    }
+    #[inline]
+    fn entries(&self) -> usize {
+        self.links.len() / 3
+    }
+    fn push_entry(&mut self) {
+        for _ in 0..3 {
+            self.links.push_node();
+        }
+    }
+    #[inline]
+    fn push_front(&mut self, lane: u32, list: &mut List, e: u32) {
+        self.links.push_front(list, 3 * e + lane);
+    }
+    #[inline]
+    fn move_to_front(&mut self, lane: u32, list: &mut List, e: u32) {
+        self.links.move_to_front(list, 3 * e + lane);
+    }
+    #[inline]
+    fn remove(&mut self, lane: u32, list: &mut List, e: u32) {
+        self.links.remove(list, 3 * e + lane);
+    }
+    #[inline]
+    fn insert_before(&mut self, lane: u32, list: &mut List, at: u32, e: u32) {
+        self.links.insert_before(list, 3 * at + lane, 3 * e + lane);
+    }
+    #[inline]
+    fn prev(&self, lane: u32, e: u32) -> Option<u32> {
+        entry(self.links.prev(3 * e + lane))
+    }
+    fn iter<'a>(&'a self, list: &List) -> impl Iterator<Item = u32> + 'a {
+        self.links.iter(list).map(|n| n / 3)
+    }
+    fn check(&self, lane: u32, list: &List) -> Result<(), String> {
+        self.links.check(list)?;
+        match self.links.iter(list).find(|n| n % 3 != lane) {
+            Some(n) => Err(format!("LIRS: node {n} in the wrong list")),
+            None => Ok(()),
+        }
+    }
+}
 
 pub struct Lirs {
     capacity: usize,
@@ -46,14 +107,12 @@ pub struct Lirs {
     stack_limit: usize,
     /// Stack S, top (most recent) at the front. Node ids: frame f is node f, non-resident
     /// entry g is node capacity + g.
-    s_links: Links,
+    links: Arena,
     stack: List,
     /// The HIR entries of S (resident or not) in S's order: the one nearest the bottom is
     /// the back, so the stack bound drops it in O(1).
-    hir_links: Links,
     hir_in_s: List,
     /// Q: resident HIR blocks, end (newest) at the front; the victim is the back.
-    q_links: Links,
     q: List,
     lir: Vec<bool>,
     in_s: Vec<bool>,
@@ -70,11 +129,9 @@ impl Lirs {
             libcachesim,
             llirs: capacity - lhirs,
             stack_limit: stack_limit.max(capacity),
-            s_links: Links::with_nodes(capacity),
+            links: Arena::with_entries(capacity),
             stack: List::new(),
-            hir_links: Links::with_nodes(capacity),
             hir_in_s: List::new(),
-            q_links: Links::with_nodes(capacity),
             q: List::new(),
             lir: vec![false; capacity],
             in_s: vec![false; capacity],
@@ -96,26 +153,26 @@ impl Lirs {
     /// Puts node `n` on top of S (it must not be in S).
     #[inline]
     fn push_top(&mut self, n: u32) {
-        self.s_links.push_front(&mut self.stack, n);
+        self.links.push_front(S, &mut self.stack, n);
         if !self.is_lir_node(n) {
-            self.hir_links.push_front(&mut self.hir_in_s, n);
+            self.links.push_front(H, &mut self.hir_in_s, n);
         }
     }
 
     /// Moves node `n`, in S, to the top.
     #[inline]
     fn move_top(&mut self, n: u32) {
-        self.s_links.move_to_front(&mut self.stack, n);
+        self.links.move_to_front(S, &mut self.stack, n);
         if !self.is_lir_node(n) {
-            self.hir_links.move_to_front(&mut self.hir_in_s, n);
+            self.links.move_to_front(H, &mut self.hir_in_s, n);
         }
     }
 
     #[inline]
     fn unlink_s(&mut self, n: u32) {
-        self.s_links.remove(&mut self.stack, n);
+        self.links.remove(S, &mut self.stack, n);
         if !self.is_lir_node(n) {
-            self.hir_links.remove(&mut self.hir_in_s, n);
+            self.links.remove(H, &mut self.hir_in_s, n);
         }
     }
 
@@ -131,15 +188,15 @@ impl Lirs {
 
     /// Puts `new` where `old` is in S (and in the HIR order), and takes `old` out. Both HIR.
     fn replace_in_s(&mut self, old: u32, new: u32) {
-        self.s_links.insert_before(&mut self.stack, old, new);
-        self.s_links.remove(&mut self.stack, old);
-        self.hir_links.insert_before(&mut self.hir_in_s, old, new);
-        self.hir_links.remove(&mut self.hir_in_s, old);
+        self.links.insert_before(S, &mut self.stack, old, new);
+        self.links.remove(S, &mut self.stack, old);
+        self.links.insert_before(H, &mut self.hir_in_s, old, new);
+        self.links.remove(H, &mut self.hir_in_s, old);
     }
 
     /// §3 stack pruning: HIR entries at the bottom of S go until an LIR block is there.
     fn prune(&mut self) {
-        while let Some(b) = self.stack.back() {
+        while let Some(b) = entry(self.stack.back()) {
             if self.is_lir_node(b) {
                 break;
             }
@@ -150,23 +207,23 @@ impl Lirs {
     /// The LIR block at the bottom of S becomes HIR at the end of Q; then S is pruned.
     fn demote_bottom_lir(&mut self) {
         self.prune();
-        let Some(b) = self.stack.back() else { return };
+        let Some(b) = entry(self.stack.back()) else { return };
         debug_assert!(self.is_lir_node(b));
-        self.s_links.remove(&mut self.stack, b);
+        self.links.remove(S, &mut self.stack, b);
         self.lir[b as usize] = false;
         self.in_s[b as usize] = false;
         self.lir_count -= 1;
-        self.q_links.push_front(&mut self.q, b);
+        self.links.push_front(QL, &mut self.q, b);
         self.prune();
     }
 
     /// Frame `f`, a resident HIR in S, becomes LIR at the top of S (§3, case 2).
     fn promote(&mut self, f: Frame) {
-        self.q_links.remove(&mut self.q, f);
-        self.hir_links.remove(&mut self.hir_in_s, f);
+        self.links.remove(QL, &mut self.q, f);
+        self.links.remove(H, &mut self.hir_in_s, f);
         self.lir[f as usize] = true;
         self.lir_count += 1;
-        self.s_links.move_to_front(&mut self.stack, f);
+        self.links.move_to_front(S, &mut self.stack, f);
         if self.lir_count > self.llirs {
             self.demote_bottom_lir();
         }
@@ -193,9 +250,9 @@ impl Lirs {
             self.push_top(f);
         }
         if in_q {
-            self.q_links.move_to_front(&mut self.q, f);
+            self.links.move_to_front(QL, &mut self.q, f);
         } else {
-            self.q_links.push_front(&mut self.q, f);
+            self.links.push_front(QL, &mut self.q, f);
         }
     }
 
@@ -203,11 +260,11 @@ impl Lirs {
     /// bottom leaves S.
     fn bound_stack(&mut self) {
         while self.stack.len() > self.stack_limit {
-            let mut n = self.hir_in_s.back();
+            let mut n = entry(self.hir_in_s.back());
             if self.libcachesim {
                 // limitStack: only non-resident entries, the oldest first.
                 while let Some(r) = n.filter(|&r| (r as usize) < self.capacity) {
-                    n = self.hir_links.prev(r);
+                    n = self.links.prev(H, r);
                 }
             }
             let Some(n) = n else { break };
@@ -217,9 +274,8 @@ impl Lirs {
 
     fn ensure_ghost_nodes(&mut self) {
         let need = self.capacity + self.nonresident.ids();
-        while self.s_links.len() < need {
-            self.s_links.push_node();
-            self.hir_links.push_node();
+        while self.links.entries() < need {
+            self.links.push_entry();
         }
     }
 
@@ -228,7 +284,7 @@ impl Lirs {
     #[doc(hidden)]
     pub fn dump(&self, key_of: impl Fn(Frame) -> u64) -> String {
         let s: Vec<String> = self
-            .s_links
+            .links
             .iter(&self.stack)
             .map(|n| {
                 if (n as usize) < self.capacity {
@@ -238,7 +294,7 @@ impl Lirs {
                 }
             })
             .collect();
-        let q: Vec<String> = self.q_links.iter(&self.q).map(|f| key_of(f).to_string()).collect();
+        let q: Vec<String> = self.links.iter(&self.q).map(|f| key_of(f).to_string()).collect();
         format!("S=[{}] Q=[{}]", s.join(" "), q.join(" "))
     }
 }
@@ -275,7 +331,7 @@ impl Policy for Lirs {
                     self.nonresident.remove(g);
                     self.in_s[f] = true;
                 }
-                self.q_links.push_front(&mut self.q, frame);
+                self.links.push_front(QL, &mut self.q, frame);
             }
         }
         self.bound_stack();
@@ -285,8 +341,8 @@ impl Policy for Lirs {
         let f = frame as usize;
         if self.lir[f] {
             // Case 1.
-            let was_bottom = self.stack.back() == Some(frame);
-            self.s_links.move_to_front(&mut self.stack, frame);
+            let was_bottom = entry(self.stack.back()) == Some(frame);
+            self.links.move_to_front(S, &mut self.stack, frame);
             if was_bottom {
                 self.prune();
             }
@@ -302,7 +358,7 @@ impl Policy for Lirs {
         } else if self.lir_count < self.llirs {
             // §3: while the LIR set is not full every referenced block becomes LIR (after an
             // LIR block was given up because all of Q was pinned).
-            self.q_links.remove(&mut self.q, frame);
+            self.links.remove(QL, &mut self.q, frame);
             self.enter_as_lir(frame);
         } else {
             self.hir_to_top(frame, true);
@@ -316,7 +372,7 @@ impl Policy for Lirs {
             self.promote(frame);
         } else if self.lir_count < self.llirs {
             // A first access while LIR frames are free: LIR, as in case 3.
-            self.q_links.remove(&mut self.q, frame);
+            self.links.remove(QL, &mut self.q, frame);
             self.enter_as_lir(frame);
         } else {
             self.hir_to_top(frame, true);
@@ -325,16 +381,20 @@ impl Policy for Lirs {
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        if let Some(f) = back_unpinned(&self.q_links, &self.q, pins) {
-            return Some(f);
+        let mut cur = entry(self.q.back());
+        while let Some(f) = cur {
+            if !pins.pinned(f) {
+                return Some(f);
+            }
+            cur = self.links.prev(QL, f);
         }
         // Every resident HIR is pinned (a read-ahead group): the LIR block nearest the bottom.
-        let mut cur = self.stack.back();
+        let mut cur = entry(self.stack.back());
         while let Some(n) = cur {
             if self.is_lir_node(n) && !pins.pinned(n) {
                 return Some(n);
             }
-            cur = self.s_links.prev(n);
+            cur = self.links.prev(S, n);
         }
         None
     }
@@ -343,12 +403,12 @@ impl Policy for Lirs {
         let f = frame as usize;
         if self.lir[f] {
             // Only when every resident HIR was pinned.
-            self.s_links.remove(&mut self.stack, frame);
+            self.links.remove(S, &mut self.stack, frame);
             self.lir[f] = false;
             self.lir_count -= 1;
             self.prune();
         } else {
-            self.q_links.remove(&mut self.q, frame);
+            self.links.remove(QL, &mut self.q, frame);
             if self.in_s[f] {
                 if why == Removal::Evicted {
                     // Case 3: the evicted HIR block stays in S as a non-resident entry.
@@ -365,9 +425,9 @@ impl Policy for Lirs {
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {
-        self.s_links.check(&self.stack)?;
-        self.hir_links.check(&self.hir_in_s)?;
-        self.q_links.check(&self.q)?;
+        self.links.check(S, &self.stack)?;
+        self.links.check(H, &self.hir_in_s)?;
+        self.links.check(QL, &self.q)?;
         self.nonresident.check()?;
         let lir = self.lir.iter().filter(|&&x| x).count();
         if lir != self.lir_count || lir > self.llirs {
@@ -383,8 +443,8 @@ impl Policy for Lirs {
             return Err(format!("LIRS: {} HIR + {lir} LIR entries but S holds {}", self.hir_in_s.len(), self.stack.len()));
         }
         let mut ghosts = 0;
-        let mut hir_order = self.hir_links.iter(&self.hir_in_s);
-        for n in self.s_links.iter(&self.stack) {
+        let mut hir_order = self.links.iter(&self.hir_in_s);
+        for n in self.links.iter(&self.stack) {
             if (n as usize) < self.capacity {
                 if !self.in_s[n as usize] {
                     return Err(format!("LIRS: frame {n} in S not marked"));
@@ -399,12 +459,12 @@ impl Policy for Lirs {
         if ghosts != self.nonresident.len() {
             return Err(format!("LIRS: {ghosts} non-resident entries in S, {} indexed", self.nonresident.len()));
         }
-        for f in self.q_links.iter(&self.q) {
+        for f in self.links.iter(&self.q) {
             if self.lir[f as usize] {
                 return Err(format!("LIRS: LIR frame {f} in Q"));
             }
         }
-        if lir > 0 && !self.libcachesim && !self.stack.back().is_some_and(|b| self.is_lir_node(b)) {
+        if lir > 0 && !self.libcachesim && !entry(self.stack.back()).is_some_and(|b| self.is_lir_node(b)) {
             return Err("LIRS: the bottom of S is not LIR".into());
         }
         Ok(())
