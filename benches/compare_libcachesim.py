@@ -38,6 +38,11 @@ PEERS = {
     "clock-pro": ("ClockPro", {}),
     # libCacheSim's MQ: 8 queues, Qout 4x, lifetime 10,000 requests; the same as bufsim's spec.
     "mq(lifetime=10000)": ("MQ", {"n_queue": 8, "lifetime": 10000, "qout_size_ratio": 4.0}),
+    # Issue 3, part A: each configured as the libCacheSim class it is compared with, so both
+    # simulators do the same work and give the same miss counts (tests/golden/*issue3a.csv).
+    "lru-k(crp=0,history=0)": ("LRUK", {}),
+    "2q": ("TwoQ", {}),
+    "lirs(hir-min=1,stack=2x,variant=libcachesim)": ("LIRS", {}),
 }
 
 
@@ -111,8 +116,10 @@ def main() -> int:
     zipf_trace(trace, args.requests, args.distinct, args.alpha, seed=1)
     print(f"trace: {trace.name}  ({args.requests:,} requests, {args.distinct:,} distinct, "
           f"alpha {args.alpha}); cache {args.cache:,} blocks; best of {args.repeat}")
-    print(f"{'policy':18} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8} {'bufsim B/blk':>13} {'lcs B/blk':>10}")
-    for policy in args.policy or list(PEERS):
+    policies = args.policy or list(PEERS)
+    w = max(8, *(len(p) for p in policies))
+    print(f"{'policy':{w}} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8} {'bufsim B/blk':>13} {'lcs B/blk':>10}")
+    for policy in policies:
         row = []
         for make in (bufsim_cmd, lcs_cmd):
             best = min(measure(make(trace, policy, args.cache)) for _ in range(args.repeat))
@@ -120,7 +127,7 @@ def main() -> int:
             _, big = measure(make(trace, policy, args.cache))
             row.append((best[0], (big - small) * 1024 / args.cache))
         (bt, bm), (lt, lm) = row
-        print(f"{policy:18} {bt:9.3f} {lt:8.3f} {lt / bt:7.2f}x {bm:13.1f} {lm:10.1f}")
+        print(f"{policy:{w}} {bt:9.3f} {lt:8.3f} {lt / bt:7.2f}x {bm:13.1f} {lm:10.1f}")
     return 0
 
 

@@ -6,7 +6,9 @@ The CloudPhysics trace is expanded exactly as bufsim's engine does (request byte
 oracleGeneral file with object size 1, and fed to libCacheSim's Python binding.
 
     python3 scripts/libcachesim_oracle.py --policy lru --policy fifo --cache 1024 --cache 4096
-    python3 scripts/libcachesim_oracle.py --write-golden tests/golden/libcachesim_cloudphysics.csv
+    python3 scripts/libcachesim_oracle.py --group foundation --write-golden tests/golden/libcachesim_cloudphysics.csv
+    python3 scripts/libcachesim_oracle.py --group issue3a --write-golden tests/golden/libcachesim_cloudphysics_issue3a.csv
+    python3 scripts/libcachesim_oracle.py --group issue3b --write-golden tests/golden/libcachesim_cloudphysics_arc_mq.csv
     python3 scripts/libcachesim_oracle.py --write-differences tests/golden/libcachesim_differences_cloudphysics.csv
 
 Golden file columns: policy,lcs_class,lcs_params,cache_blocks,accesses,misses
@@ -37,6 +39,22 @@ POLICIES = {
     "arc": ("ARC", {}),
     # libCacheSim's MQ: 8 queues, Qout 4x the cache, a fixed lifetime of 10,000 requests.
     "mq(lifetime=10000)": ("MQ", {"n_queue": 8, "lifetime": 10000, "qout_size_ratio": 4.0}),
+    # Issue 3, part A (written to tests/golden/libcachesim_cloudphysics_issue3a.csv). LRU-K
+    # without CRP or retained history is libCacheSim's LRU_K; K=1 is LRU. LIRS's libcachesim
+    # variant follows LIRS.c (1% HIR with a floor of 1 block, stack bound 2x the cache). LRFU
+    # with lambda = 0 is LFU.
+    "lru-k(crp=0,history=0)": ("LRUK", {}),
+    "lru-k(k=1)": ("LRUK", {"k": 1}),
+    "2q": ("TwoQ", {}),
+    "lirs(hir-min=1,stack=2x,variant=libcachesim)": ("LIRS", {}),
+    "lrfu(lambda=0)": ("LFU", {}),
+}
+
+# Which golden file each policy's rows go to with --write-golden --group.
+GROUPS = {
+    "foundation": ["lru", "fifo", "clock"],
+    "issue3a": ["lru-k(crp=0,history=0)", "lru-k(k=1)", "2q", "lirs(hir-min=1,stack=2x,variant=libcachesim)", "lrfu(lambda=0)"],
+    "issue3b": ["arc", "mq(lifetime=10000)"],
 }
 
 
@@ -113,7 +131,8 @@ def lcs_misses(oracle_path: str, n: int, cls: str, params: dict, cache_blocks: i
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
-    ap.add_argument("--policy", action="append", help="bufsim name from POLICIES (default: all)")
+    ap.add_argument("--policy", action="append", help="bufsim spec from POLICIES (default: all)")
+    ap.add_argument("--group", choices=sorted(GROUPS), help="the policies of one golden file")
     ap.add_argument("--cache", action="append", type=int, help="cache size in blocks (default: 1024..262144)")
     ap.add_argument("--write-golden", type=Path, help="write a golden CSV instead of printing")
     ap.add_argument("--write-differences", type=Path,
@@ -121,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.write_differences:
         return write_differences(args.trace, args.write_differences, args.cache or SIZES)
-    names = args.policy or list(POLICIES)
+    names = args.policy or (GROUPS[args.group] if args.group else list(POLICIES))
     sizes = args.cache or SIZES
     blocks = expand_cloudphysics(args.trace)
     rows = []

@@ -18,6 +18,7 @@ pub mod heap;
 pub mod hierarchy;
 pub mod layout;
 pub mod list;
+pub mod nonresident;
 pub mod policy;
 pub mod prefetch;
 pub mod run;

@@ -34,8 +34,21 @@ fn trace() -> impl Strategy<Value = Vec<u64>> {
     (2u64..60).prop_flat_map(|n| prop::collection::vec((0..n, 0..n).prop_map(|(a, b)| a.min(b)), 1..400))
 }
 
+/// Settings that stress bounds the defaults leave slack: tight ghost lists (2Q's A1out, LRU-K's
+/// retained history, FBR's remembered counts) and LIRS's stack at its smallest (the cache).
+const EXTRA_SPECS: &[&str] = &[
+    "2q(kin=50%,kout=25%)",
+    "2q(kin=0,kout=1)",
+    "lirs(stack=1x,hir=25%)",
+    "lirs(hir-min=1,stack=150%,variant=libcachesim)",
+    "lru-k(k=3,crp=2,history=50%)",
+    "lrfu(lambda=0)",
+    "lrfu(lambda=1)",
+    "fbr(new=10%,old=50%,amax=2,cmax=3,history=100%)",
+];
+
 fn all_specs() -> Vec<&'static str> {
-    registry::all().map(|p| p.name).collect()
+    registry::all().map(|p| p.name).chain(EXTRA_SPECS.iter().copied()).collect()
 }
 
 proptest! {
@@ -147,8 +160,9 @@ mod with_prefetching {
         fn every_policy_works_with_every_prefetcher(reqs in requests(), cap in 2u64..40) {
             let opts = RunOptions { check: true, jobs: 1, ..RunOptions::default() };
             for prefetch in ["linux", "linux-ondemand", "bsd", "simple(min=3,max=8)"] {
-                let configs: Vec<RunConfig> = bufsim_core::policy::registry::all()
-                    .map(|p| RunConfig::new(p.name, &format!("{cap}blocks")).with_prefetch(prefetch))
+                let configs: Vec<RunConfig> = super::all_specs()
+                    .into_iter()
+                    .map(|p| RunConfig::new(p, &format!("{cap}blocks")).with_prefetch(prefetch))
                     .collect();
                 let results = run_requests(&reqs, AddressKind::File, &configs, &opts)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;

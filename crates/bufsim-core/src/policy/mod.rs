@@ -31,6 +31,15 @@ mod random;
 mod steps;
 
 pub use arc::{Arc, ArcDump};
+// Issue 3, part A: LRU-K, 2Q, LIRS, LRFU, FBR.
+mod fbr;
+mod heap_victim;
+mod lirs;
+mod lrfu;
+mod lru_k;
+mod shares;
+mod two_q;
+
 pub use clock::Clock;
 pub use dulo::Dulo;
 pub use clock_pro::ClockPro;
@@ -45,6 +54,11 @@ pub use mru::Mru;
 pub use opt::Opt;
 pub use random::Random;
 pub use amp::{Amp, Dear, Pcc};
+pub use fbr::Fbr;
+pub use lirs::Lirs;
+pub use lrfu::Lrfu;
+pub use lru_k::LruK;
+pub use two_q::TwoQ;
 pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 
 /// A cache frame: `0..capacity`. Policies index their per-block state by frame.

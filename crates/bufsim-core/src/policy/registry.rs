@@ -252,6 +252,12 @@ policies! {
     Car => super::Car,
     Linux2List => super::Linux2List,
     Gds => super::Gds,
+    // Issue 3, part A.
+    LruK => super::LruK,
+    TwoQ => super::TwoQ,
+    Lirs => super::Lirs,
+    Lrfu => super::Lrfu,
+    Fbr => super::Fbr,
     Dulo => super::Dulo,
     Amp => super::Amp,
     Pcc => super::Pcc,
@@ -269,6 +275,39 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "MQ as AccuSim ran it: 4 queues, lifetime = history = cache size",
         params: &[],
         preset_of: Some("mq(queues=4,history=1x,lifetime=1x)"),
+    },
+    // Issue 3, part A: AccuSim's settings (prefetching paper Table 2 and its public sources).
+    PolicyInfo {
+        name: "lirs-accusim",
+        aliases: &[],
+        paper: "prefetching paper §5.1 and Table 2: AccuSim's LIRS (10% HIR, at least 32 blocks, stack 2x the cache)",
+        summary: "LIRS as the prefetching paper ran it",
+        params: &[],
+        preset_of: Some("lirs(hir=10%,hir-min=32,stack=2x)"),
+    },
+    PolicyInfo {
+        name: "2q-accusim",
+        aliases: &[],
+        paper: "prefetching paper Table 2: AccuSim's 2Q (A1in 25%, ghost cache = cache size)",
+        summary: "2Q with Kout equal to the cache, as the prefetching paper ran it",
+        params: &[],
+        preset_of: Some("2q(kin=25%,kout=100%)"),
+    },
+    PolicyInfo {
+        name: "lru2-accusim",
+        aliases: &[],
+        paper: "prefetching paper Table 2: AccuSim's LRU-2 (CRP 20 references, history = cache size)",
+        summary: "LRU-2 with a 20-reference CRP and history for as many blocks as the cache holds",
+        params: &[],
+        preset_of: Some("lru-k(k=2,crp=20,history=100%)"),
+    },
+    PolicyInfo {
+        name: "lrfu-accusim",
+        aliases: &[],
+        paper: "AccuSim's source sets lambda = 0.5 (the prefetching paper's Table 2 says 0.001)",
+        summary: "LRFU with lambda 0.5, as AccuSim's code runs it",
+        params: &[],
+        preset_of: Some("lrfu(lambda=0.5)"),
     },
 ];
 
