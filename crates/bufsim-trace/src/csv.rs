@@ -4,6 +4,10 @@
 //! `time_us,dur_us,pid,ctx` optional, other columns are ignored. `op` is `R`/`W` or
 //! `read`/`write`; `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
 //! microseconds and may carry a fraction. Lines starting with `#` and blank lines are skipped.
+//!
+//! A header naming `device` in place of `file` makes a block trace (format `block-csv`): the
+//! column holds a device number (0 to 65535) and offsets are byte addresses on that device, as a
+//! storage server sees them (second-level streams written by `bufsim filter` use it).
 
 use rustc_hash::FxHashMap;
 
@@ -16,7 +20,9 @@ const REQUIRED: [&str; 4] = ["op", "file", "offset", "size"];
 #[derive(Default)]
 struct Columns {
     op: usize,
+    /// The `file` column, or the `device` column of a block trace.
     file: usize,
+    device_addressed: bool,
     offset: usize,
     size: usize,
     time_us: Option<usize>,
@@ -49,8 +55,8 @@ impl CsvReader {
         }
         let mut fields = Vec::new();
         split_commas(&mut lines.buf, &mut fields).map_err(|m| lines.error(m))?;
-        let mut found: [Option<usize>; 8] = [None; 8];
-        const ALL: [&str; 8] = ["op", "file", "offset", "size", "time_us", "dur_us", "pid", "ctx"];
+        let mut found: [Option<usize>; 9] = [None; 9];
+        const ALL: [&str; 9] = ["op", "file", "offset", "size", "time_us", "dur_us", "pid", "ctx", "device"];
         for (i, &(a, b)) in fields.iter().enumerate() {
             let name = String::from_utf8_lossy(trim(&lines.buf[a..b])).to_ascii_lowercase();
             if let Some(k) = ALL.iter().position(|&n| n == name) {
@@ -60,6 +66,15 @@ impl CsvReader {
                 found[k] = Some(i);
             }
         }
+        let device_addressed = found[8].is_some();
+        if device_addressed && found[1].is_some() {
+            return Err(lines.error_quoting(
+                "header names both `file` and `device`; a trace addresses either files (file) or devices (device)",
+            ));
+        }
+        if device_addressed {
+            found[1] = found[8];
+        }
         let missing: Vec<&str> = REQUIRED
             .iter()
             .enumerate()
@@ -68,13 +83,14 @@ impl CsvReader {
             .collect();
         if !missing.is_empty() {
             return Err(lines.error_quoting(&format!(
-                "header lacks required column(s) {}; the header must name op,file,offset,size (time_us,dur_us,pid,ctx optional)",
+                "header lacks required column(s) {}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx optional)",
                 missing.join(",")
             )));
         }
         let cols = Columns {
             op: found[0].unwrap(),
             file: found[1].unwrap(),
+            device_addressed,
             offset: found[2].unwrap(),
             size: found[3].unwrap(),
             time_us: found[4],
@@ -95,6 +111,21 @@ impl CsvReader {
 
     pub fn file_names(&self) -> &[String] {
         &self.file_names
+    }
+
+    /// The optional columns the header names.
+    pub fn columns(&self) -> crate::bst::Columns {
+        crate::bst::Columns {
+            time: self.cols.time_us.is_some(),
+            dur: self.cols.dur_us.is_some(),
+            pid: self.cols.pid.is_some(),
+            ctx: self.cols.ctx.is_some(),
+        }
+    }
+
+    /// Whether the header named `device` (a block trace) rather than `file`.
+    pub fn device_addressed(&self) -> bool {
+        self.cols.device_addressed
     }
 
     fn intern(&mut self, name: &[u8]) -> u32 {
@@ -193,12 +224,20 @@ impl CsvReader {
             parse_u64_or_hex,
             "ctx must be a non-negative integer (decimal or 0x hex)",
         )?;
-        let (a, b) = self.fields[self.cols.file];
-        let name = trim(&self.lines.buf[a..b]).to_vec();
-        if name.is_empty() {
-            return Err(self.lines.error_quoting("file is empty"));
-        }
-        let file = self.intern(&name);
+        let file = if self.cols.device_addressed {
+            parse_u64(field(self.cols.file))
+                .and_then(|d| u16::try_from(d).ok())
+                .ok_or_else(|| self.lines.error_quoting("device must be a device number from 0 to 65535"))?
+                as u32
+        } else {
+            let (a, b) = self.fields[self.cols.file];
+            // The line is lent out while its file name is interned (no copy per request).
+            let buf = std::mem::take(&mut self.lines.buf);
+            let name = trim(&buf[a..b]);
+            let id = if name.is_empty() { None } else { Some(self.intern(name)) };
+            self.lines.buf = buf;
+            id.ok_or_else(|| self.lines.error_quoting("file is empty"))?
+        };
         Ok(Some(Request {
             time_ns,
             dur_ns,
