@@ -57,7 +57,12 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
     };
     let text = String::from_utf8_lossy(head);
     let sample: Vec<&str> =
-        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).take(SAMPLE_LINES).collect();
+        // (blkparse may open with a note per input file.)
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("Input file "))
+            .take(SAMPLE_LINES)
+            .collect();
     let first = *sample.first()?;
     let lower = first.to_ascii_lowercase();
     if lower == cloudphysics::HEADER {
