@@ -331,9 +331,27 @@ fn decode_names(bytes: &[u8], count: u32, at: u64, path: &str) -> Result<Vec<Str
     Ok(names)
 }
 
+/// The bytes of a whole `.bst`: a memory map of the file, or a copy in memory.
+enum Backing {
+    Map(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Backing {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
 /// The fast path: the file is mapped into memory and records are decoded in place.
 pub struct MappedBstReader {
-    map: memmap2::Mmap,
+    map: Backing,
     path: String,
     header: Header,
     layout: Layout,
@@ -347,6 +365,15 @@ impl MappedBstReader {
         // SAFETY: the map is read-only; a trace changed by another process while it is read
         // yields wrong requests (each one checked as usual) but never touches our memory.
         let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| TraceError::io(path, &e))?;
+        Self::new(Backing::Map(map), path)
+    }
+
+    /// Reads a whole `.bst` held in memory.
+    pub fn from_bytes(bytes: Vec<u8>, path: &str) -> Result<Self, TraceError> {
+        Self::new(Backing::Owned(bytes), path)
+    }
+
+    fn new(map: Backing, path: &str) -> Result<Self, TraceError> {
         let header = Header::decode(&map, path)?;
         let layout = Layout::of(header.columns);
         let end = HEADER_LEN as u64 + header.records * layout.len as u64;

@@ -16,6 +16,8 @@ mod devices;
 mod error;
 mod fiu;
 mod format;
+#[doc(hidden)]
+pub mod fuzz;
 mod input;
 mod lcs;
 mod lines;

@@ -136,6 +136,17 @@ impl TraceReader {
         Self::from_input_with(input, path, format, opts)
     }
 
+    /// Reads a whole trace held in memory (decompressing it if it is gzip or zstd); a `bst`
+    /// is decoded in place, as from a memory map.
+    pub fn from_bytes(bytes: Vec<u8>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        if matches!(format, Format::Bst(_)) && Compression::sniff(&bytes) == Compression::None {
+            let r = MappedBstReader::from_bytes(bytes, name)?;
+            let format = Format::Bst(r.header().kind);
+            return Ok(TraceReader { inner: Inner::MappedBst(r), format, skip_bad: opts.skip_bad, skipped: SkipReport::default() });
+        }
+        Self::from_read(Box::new(std::io::Cursor::new(bytes)), name, format, opts)
+    }
+
     /// Reads `format` from any buffered, already decompressed input; `name` is used in errors.
     pub fn from_input(input: Box<dyn BufRead + Send>, name: &str, format: Format) -> Result<TraceReader, TraceError> {
         Self::from_input_with(input, name, format, &ReadOptions::default())
@@ -230,6 +241,11 @@ impl TraceReader {
             Inner::MappedBst(r) => r.names(),
             _ => &[],
         }
+    }
+
+    /// Whether malformed records are passed over (`ReadOptions::skip_bad`).
+    pub fn skips_bad(&self) -> bool {
+        self.skip_bad
     }
 
     /// The malformed records passed over so far (always empty without `skip_bad`).
