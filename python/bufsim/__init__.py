@@ -11,13 +11,16 @@ specific exceptions carrying the same one-line messages the command line prints.
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
 from bufsim.api import Result, policies, prefetchers, simulate, sweep
+from bufsim.formats import SkippedRecordsWarning, convert
 
 __all__ = [
     "BufsimError",
     "Result",
+    "SkippedRecordsWarning",
     "SpecError",
     "TraceFormatError",
     "__version__",
+    "convert",
     "policies",
     "prefetchers",
     "simulate",

@@ -40,6 +40,10 @@ class Result:
     prefetched: int
     prefetch_hits: int
     prefetched_unused: int
+    skipped_records: int = 0
+    """Malformed trace records passed over (``skip_bad=True``); 0 otherwise."""
+    skipped: str = ""
+    """Where the first skipped records are, one line ("" when none were skipped)."""
 
     @property
     def miss_ratio(self) -> float:
@@ -91,6 +95,7 @@ def _run(
     seed: int,
     jobs: int,
     check: bool,
+    skip_bad: bool = False,
 ) -> list[Result]:
     if isinstance(policies, str):
         policies = [policies]
@@ -116,8 +121,14 @@ def _run(
         seed=seed,
         jobs=jobs,
         check=check,
+        skip_bad=skip_bad,
     )
-    return [Result(**row) for row in rows]
+    results = [Result(**row) for row in rows]
+    if results:
+        from bufsim.formats import warn_skipped
+
+        warn_skipped(trace, results[0].skipped)
+    return results
 
 
 def simulate(
@@ -132,6 +143,7 @@ def simulate(
     cluster: SizeLike = "64KiB",
     seed: int = 42,
     check: bool = False,
+    skip_bad: bool = False,
 ) -> Result:
     """Simulates one policy at one cache size over ``trace`` and returns its counters.
 
@@ -139,11 +151,13 @@ def simulate(
     ``cache`` a size (an int is blocks), ``prefetch`` a read-ahead spec (``"none"``,
     ``"linux"``, ``"linux-ondemand"``, ``"bsd"``, ``"simple(min=3,max=8)"``; see
     :func:`prefetchers`), ``cluster`` the largest disk request. Raises ``FileNotFoundError``, ``TraceFormatError``
-    (malformed or undetectable trace) or ``SpecError`` (bad policy, size or option).
+    (malformed or undetectable trace) or ``SpecError`` (bad policy, size or option). With
+    ``skip_bad`` malformed records are counted and passed over instead (``Result.skipped_records``,
+    and a ``bufsim.formats.SkippedRecordsWarning`` naming where they are).
     """
     return _run(
         trace, [policy], [cache], prefetches=[prefetch], format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check, skip_bad=skip_bad,
     )[0]
 
 
@@ -160,6 +174,7 @@ def sweep(
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
+    skip_bad: bool = False,
 ) -> "pandas.DataFrame":
     """Runs every policy x read-ahead setting x cache size (the trace is decoded once; runs
     use all cores unless ``jobs`` says otherwise) and returns one DataFrame row per run, in
@@ -168,7 +183,7 @@ def sweep(
 
     results = _run(
         trace, policies, caches, prefetches=prefetches, format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check,
+        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, skip_bad=skip_bad,
     )
     return pd.DataFrame([r.to_dict() for r in results])
 

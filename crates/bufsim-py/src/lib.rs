@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
 use bufsim_core::spec::Size;
-use bufsim_core::trace::{Format, TraceErrorKind};
+use bufsim_core::trace::{Format, ReadOptions, TraceErrorKind};
 use bufsim_core::SimError;
 
 create_exception!(_core, BufsimError, PyValueError, "Base class of bufsim's errors.");
@@ -35,15 +35,11 @@ fn parse_format(format: &str) -> PyResult<Option<Format>> {
     if format == "auto" {
         return Ok(None);
     }
-    Format::from_name(format).map(Some).ok_or_else(|| {
-        SpecError::new_err(format!(
-            "unknown trace format `{format}`; use auto or one of {}",
-            Format::NAMES.join(", ")
-        ))
-    })
+    Format::parse(format).map(Some).map_err(SpecError::new_err)
 }
 
-fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool) -> PyResult<RunOptions> {
+#[allow(clippy::too_many_arguments)]
+fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool, skip_bad: bool) -> PyResult<RunOptions> {
     let cluster_bytes = match Size::parse(cluster).map_err(|e| SpecError::new_err(format!("cluster size: {e}")))? {
         Size::Bytes(b) => b,
         Size::Blocks(n) => n.saturating_mul(block_size),
@@ -57,6 +53,7 @@ fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, s
         format: parse_format(format)?,
         jobs,
         check,
+        skip_bad,
     })
 }
 
@@ -98,6 +95,8 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
             d.set_item("prefetched", s.prefetched)?;
             d.set_item("prefetch_hits", s.prefetch_hits)?;
             d.set_item("prefetched_unused", s.prefetched_unused)?;
+            d.set_item("skipped_records", r.skipped.count)?;
+            d.set_item("skipped", if r.skipped.is_empty() { String::new() } else { r.skipped.summary() })?;
             Ok(d)
         })
         .collect()
@@ -105,7 +104,7 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
 
 /// Runs every (policy, read-ahead, cache) combination over the trace; one dict per run, in order.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false))]
+#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, skip_bad=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -120,8 +119,9 @@ fn run<'py>(
     seed: u64,
     jobs: usize,
     check: bool,
+    skip_bad: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check)?;
+    let opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check, skip_bad)?;
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
     let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
@@ -140,11 +140,12 @@ struct Trace {
 #[pymethods]
 impl Trace {
     #[new]
-    #[pyo3(signature = (path, *, format="auto"))]
-    fn new(py: Python<'_>, path: &str, format: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, format="auto", skip_bad=false))]
+    fn new(py: Python<'_>, path: &str, format: &str, skip_bad: bool) -> PyResult<Self> {
         let fmt = parse_format(format)?;
         let p = path.to_string();
-        let loaded = py.allow_threads(|| LoadedTrace::load(&p, fmt)).map_err(|e| to_py(SimError::Trace(e)))?;
+        let read = ReadOptions { skip_bad };
+        let loaded = py.allow_threads(|| LoadedTrace::load_with(&p, fmt, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
         Ok(Trace { inner: Arc::new(loaded), path: path.to_string() })
     }
 
@@ -172,7 +173,7 @@ impl Trace {
         jobs: usize,
         check: bool,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check)?;
+        let opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check, false)?;
         let configs = cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
         let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
@@ -232,6 +233,26 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
         .map_err(|e| to_py(SimError::Trace(e)))
 }
 
+/// Converts a trace into bufsim's binary format (`.bst`); returns what was read and written.
+#[pyfunction]
+#[pyo3(signature = (path, out, *, format="auto", skip_bad=false))]
+fn convert<'py>(py: Python<'py>, path: &str, out: &str, format: &str, skip_bad: bool) -> PyResult<Bound<'py, PyDict>> {
+    let fmt = parse_format(format)?;
+    let (p, o) = (path.to_string(), out.to_string());
+    let read = ReadOptions { skip_bad };
+    let s = py
+        .allow_threads(|| bufsim_core::trace::convert(&p, fmt, &o, &read))
+        .map_err(|e| to_py(SimError::Trace(e)))?;
+    let d = PyDict::new(py);
+    d.set_item("format", s.format.name())?;
+    d.set_item("requests", s.requests)?;
+    d.set_item("names", s.names)?;
+    d.set_item("bytes", s.bytes)?;
+    d.set_item("skipped_records", s.skipped.count)?;
+    d.set_item("skipped", if s.skipped.is_empty() { String::new() } else { s.skipped.summary() })?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -240,6 +261,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
