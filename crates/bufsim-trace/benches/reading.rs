@@ -1,13 +1,50 @@
 //! Reading speed of the trace readers: requests per second from memory (the page cache), so the
 //! numbers are the parsers', not the disk's. docs/performance.md keeps the latest table.
-//! Run: cargo bench -p bufsim-trace --bench reading
+//! Run: cargo bench -p bufsim-trace --bench reading -- cpu/   (the reading thread's CPU time)
+//!      cargo bench -p bufsim-trace --bench reading -- wall/  (wall-clock time, on an idle machine)
 
 use std::hint::black_box;
 use std::io::{BufRead, Cursor, Write};
 use std::time::Duration;
 
 use bufsim_trace::{convert, encode_oracle_record, BlkEvent, Format, ReadOptions, TraceReader};
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+/// CPU time of the calling thread (user and system, so page faults of a memory map count).
+struct ThreadCpu;
+
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = Duration;
+    type Value = Duration;
+
+    fn start(&self) -> Duration {
+        thread_cpu()
+    }
+    fn end(&self, start: Duration) -> Duration {
+        thread_cpu() - start
+    }
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        WallTime.formatter()
+    }
+}
 
 const LINES: u64 = 1_000_000;
 const RECORDS: u64 = 10_000_000;
@@ -54,9 +91,9 @@ fn read_all(r: &mut TraceReader) -> u64 {
     n
 }
 
-fn text_readers(c: &mut Criterion) {
-    let mut g = c.benchmark_group("text");
-    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(1));
+fn text_readers<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
+    let mut g = c.benchmark_group(format!("{clock}/text"));
+    g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     g.throughput(Throughput::Elements(LINES));
     for format in [
         Format::Csv,
@@ -79,7 +116,7 @@ fn text_readers(c: &mut Criterion) {
     g.finish();
 }
 
-fn binary_readers(c: &mut Criterion) {
+fn binary_readers<M: Measurement>(c: &mut Criterion<M>, clock: &str) {
     let dir = std::env::temp_dir().join(format!("bufsim-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let oracle = dir.join("trace.oracleGeneral");
@@ -93,8 +130,8 @@ fn binary_readers(c: &mut Criterion) {
     let bst = dir.join("trace.bst").to_string_lossy().into_owned();
     convert(&oracle, Some(Format::Oracle), &bst, &ReadOptions::default()).unwrap();
 
-    let mut g = c.benchmark_group("binary");
-    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(1));
+    let mut g = c.benchmark_group(format!("{clock}/binary"));
+    g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     g.throughput(Throughput::Elements(RECORDS));
     g.bench_function("bst (mmap)", |b| {
         b.iter(|| {
@@ -112,5 +149,20 @@ fn binary_readers(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-criterion_group!(benches, text_readers, binary_readers);
-criterion_main!(benches);
+fn cpu(c: &mut Criterion<ThreadCpu>) {
+    text_readers(c, "cpu");
+    binary_readers(c, "cpu");
+}
+
+fn wall(c: &mut Criterion) {
+    text_readers(c, "wall");
+    binary_readers(c, "wall");
+}
+
+criterion_group! {
+    name = cpu_time;
+    config = Criterion::default().with_measurement(ThreadCpu);
+    targets = cpu
+}
+criterion_group!(wall_time, wall);
+criterion_main!(cpu_time, wall_time);
