@@ -64,7 +64,7 @@ fn text(format: Format) -> Vec<u8> {
     for i in 0..LINES {
         let x = mix(i);
         let sector = x % (1 << 32);
-        let w = x % 5 == 0;
+        let w = x.is_multiple_of(5);
         match format {
             Format::Csv => writeln!(out, "{},/data/f{},{},4096,{}.{:03},{}", if w { 'W' } else { 'R' }, x % 1000, sector * 512, i, i % 1000, x % 64),
             Format::CloudPhysics => writeln!(out, "1,{},{},4096,{}", 5_000_000 + i, if w { "2a" } else { "28" }, sector),

@@ -183,32 +183,43 @@ impl Header {
         Ok(header)
     }
 
-    /// Checks a decoded record against the header (`at` is its byte offset).
-    fn check(&self, r: &Request, path: &str, at: u64) -> Result<(), TraceError> {
-        let bad = |m: String| Err(TraceError::malformed(path, Location::Byte(at), m));
-        let max = match (self.kind, self.names) {
+    /// How many file or device ids records may use.
+    fn ids(&self) -> u32 {
+        match (self.kind, self.names) {
             (AddressKind::File, n) => n,
             (AddressKind::Device, 0) => 1 << 16,
             (AddressKind::Device, n) => n.min(1 << 16),
+        }
+    }
+
+    /// Whether a decoded record fits the header; `max` is [`Header::ids`].
+    #[inline(always)]
+    fn valid(&self, r: &Request, max: u32) -> bool {
+        r.file < max && (self.in_blocks || r.offset.checked_add(r.size).is_some())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bad_record(r: &Request, max: u32, path: &str, at: u64) -> TraceError {
+        let m = if r.file >= max {
+            format!("file or device id {} is out of range (the trace names {max})", r.file)
+        } else {
+            "offset + size is past the largest byte address (2^64)".to_string()
         };
-        if r.file >= max {
-            return bad(format!("file or device id {} is out of range (the trace names {max})", r.file));
-        }
-        if !self.in_blocks && r.offset.checked_add(r.size).is_none() {
-            return bad("offset + size is past the largest byte address (2^64)".into());
-        }
-        Ok(())
+        TraceError::malformed(path, Location::Byte(at), m)
     }
 }
 
 #[inline]
 fn decode_record(rec: &[u8], l: &Layout, in_blocks: bool) -> Request {
+    // The fixed part as an array: its fields need no bounds checks.
+    let base: &[u8; 16] = rec[..16].try_into().unwrap();
+    let file_op = u32::from_le_bytes([base[12], base[13], base[14], base[15]]);
     let u32_at = |i: usize| u32::from_le_bytes(rec[i..i + 4].try_into().unwrap());
     let u64_at = |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().unwrap());
-    let file_op = u32_at(12);
     Request {
-        offset: u64_at(0),
-        size: u32_at(8) as u64,
+        offset: u64::from_le_bytes([base[0], base[1], base[2], base[3], base[4], base[5], base[6], base[7]]),
+        size: u32::from_le_bytes([base[8], base[9], base[10], base[11]]) as u64,
         file: file_op & MAX_FILE,
         op: if file_op & WRITE_BIT != 0 { Op::Write } else { Op::Read },
         time_ns: l.time.map_or(0, u64_at),
@@ -356,15 +367,28 @@ pub struct MappedBstReader {
     header: Header,
     layout: Layout,
     names: Vec<String>,
+    ids: u32,
     pos: usize,
     end: usize,
+    /// Pages up to here are mapped in ahead of the reader (see [`WINDOW`]).
+    populated: usize,
+    /// Mapped pages before this offset were handed back.
+    released: usize,
 }
+
+/// The map is worked through in windows of this many bytes: the next window's pages are mapped
+/// in one call ahead of the reader (cheaper than a page fault every few pages), and windows
+/// already read are handed back, so the resident memory of a long read stays bounded (the data
+/// stays in the page cache).
+const WINDOW: usize = 16 << 20;
 
 impl MappedBstReader {
     pub fn open(file: &File, path: &str) -> Result<Self, TraceError> {
         // SAFETY: the map is read-only; a trace changed by another process while it is read
         // yields wrong requests (each one checked as usual) but never touches our memory.
         let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| TraceError::io(path, &e))?;
+        // Read-ahead hint only: failing to give it changes nothing but speed.
+        let _ = map.advise(memmap2::Advice::Sequential);
         Self::new(Backing::Map(map), path)
     }
 
@@ -387,7 +411,10 @@ impl MappedBstReader {
         }
         let end = end as usize;
         let names = decode_names(&map[end..], header.names, end as u64, path)?;
-        Ok(MappedBstReader { map, path: path.to_string(), header, layout, names, pos: HEADER_LEN, end })
+        let ids = header.ids();
+        let mut r = MappedBstReader { map, path: path.to_string(), header, layout, names, ids, pos: HEADER_LEN, end, populated: 0, released: 0 };
+        r.next_window();
+        Ok(r)
     }
 
     pub fn header(&self) -> &Header {
@@ -405,9 +432,35 @@ impl MappedBstReader {
         }
         let at = self.pos;
         self.pos += self.layout.len;
+        if self.pos > self.populated {
+            self.next_window();
+        }
         let r = decode_record(&self.map[at..self.pos], &self.layout, self.header.in_blocks);
-        self.header.check(&r, &self.path, at as u64)?;
+        if !self.header.valid(&r, self.ids) {
+            return Err(Header::bad_record(&r, self.ids, &self.path, at as u64));
+        }
         Ok(Some(r))
+    }
+
+    /// Maps in the window after `populated` and hands back windows the reader has left.
+    /// Both are hints: when the kernel refuses one, pages are faulted in and kept as usual.
+    #[cold]
+    fn next_window(&mut self) {
+        let Backing::Map(m) = &self.map else {
+            self.populated = usize::MAX;
+            return;
+        };
+        let len = WINDOW.min(m.len().saturating_sub(self.populated));
+        if len > 0 {
+            let _ = m.advise_range(memmap2::Advice::PopulateRead, self.populated, len);
+        }
+        self.populated += WINDOW;
+        while self.released + 2 * WINDOW <= self.pos {
+            // SAFETY: the map is a read-only view of a file, so dropping its pages only makes a
+            // later access read them from the file again; nothing before `pos` is read again.
+            let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, self.released, WINDOW) };
+            self.released += WINDOW;
+        }
     }
 }
 
@@ -466,6 +519,19 @@ impl BstReader {
             return Ok(None);
         }
         let at = self.offset();
+        let len = self.layout.len;
+        // Decode straight from the input's buffer when a whole record is there.
+        if let Ok(avail) = self.inner.fill_buf() {
+            if avail.len() >= len {
+                let r = decode_record(&avail[..len], &self.layout, self.header.in_blocks);
+                self.inner.consume(len);
+                self.read += 1;
+                if !self.header.valid(&r, self.header.ids()) {
+                    return Err(Header::bad_record(&r, self.header.ids(), &self.path, at));
+                }
+                return Ok(Some(r));
+            }
+        }
         let got = read_full(&mut *self.inner, &mut self.buf, &self.path)?;
         if got < self.buf.len() {
             let promised = self.header.records;
@@ -479,7 +545,9 @@ impl BstReader {
         }
         self.read += 1;
         let r = decode_record(&self.buf, &self.layout, self.header.in_blocks);
-        self.header.check(&r, &self.path, at)?;
+        if !self.header.valid(&r, self.header.ids()) {
+            return Err(Header::bad_record(&r, self.header.ids(), &self.path, at));
+        }
         Ok(Some(r))
     }
 

@@ -48,7 +48,7 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
         .iter()
         .all(|&c| c == b'\n' || c == b'\r' || c == b'\t' || (0x20..0x7f).contains(&c) || c >= 0x80);
     if !is_text {
-        return len.map_or(true, |l| l % ORACLE_RECORD as u64 == 0).then_some(Format::Oracle);
+        return (!matches!(len, Some(l) if l % ORACLE_RECORD as u64 != 0)).then_some(Format::Oracle);
     }
     // A head cut off by the 64 KiB limit ends inside a line: drop that line.
     let head = match (len, memchr::memrchr(b'\n', head)) {

@@ -34,9 +34,9 @@ impl Read for SynthCsv {
                 let i = self.next;
                 self.next += 1;
                 self.line.clear();
-                let op = if i % 7 == 0 { 'W' } else { 'R' };
+                let op = if i.is_multiple_of(7) { 'W' } else { 'R' };
                 use std::io::Write;
-                write!(self.line, "{op},/data/file{},{},4096,{}\n", i % 100, (i * 2_654_435_761) % (1 << 30) * 4096, i).unwrap();
+                writeln!(self.line, "{op},/data/file{},{},4096,{}", i % 100, (i * 2_654_435_761) % (1 << 30) * 4096, i).unwrap();
                 self.pos = 0;
             }
             let k = (self.line.len() - self.pos).min(out.len() - n);
@@ -86,7 +86,7 @@ impl Read for SynthBst {
                 self.next += 1;
                 self.rec[0..8].copy_from_slice(&((i * 2_654_435_761) % (1 << 40) * 512).to_le_bytes());
                 self.rec[8..12].copy_from_slice(&4096u32.to_le_bytes());
-                self.rec[12..16].copy_from_slice(&(((i % 3 == 0) as u32) << 31).to_le_bytes());
+                self.rec[12..16].copy_from_slice(&((i.is_multiple_of(3) as u32) << 31).to_le_bytes());
                 self.rec[16..24].copy_from_slice(&(i * 1000).to_le_bytes());
                 self.pos = 0;
             }
