@@ -144,7 +144,9 @@ impl TraceReader {
             let format = Format::Bst(r.header().kind);
             return Ok(TraceReader { inner: Inner::MappedBst(r), format, skip_bad: opts.skip_bad, skipped: SkipReport::default() });
         }
-        Self::from_read(Box::new(std::io::Cursor::new(bytes)), name, format, opts)
+        // Bytes in memory need no read buffer (a decompressor gets its own).
+        let (input, _) = decompressed(Box::new(std::io::Cursor::new(bytes)), name)?;
+        Self::from_input_with(input, name, format, opts)
     }
 
     /// Reads `format` from any buffered, already decompressed input; `name` is used in errors.
