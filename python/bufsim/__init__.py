@@ -14,12 +14,14 @@ from bufsim.api import Result, devices, policies, prefetchers, simulate, sweep
 from bufsim.hierarchy import FirstLevel, filter_trace
 from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
 from bufsim.analysis import Analysis, analyze, distance_breakdown, mrc
+from bufsim.formats import SkippedRecordsWarning, convert
 
 __all__ = [
     "__version__",
     "Analysis",
     "analyze",
     "BufsimError",
+    "convert",
     "detect",
     "devices",
     "distance_breakdown",
@@ -34,6 +36,7 @@ __all__ = [
     "prefetchers",
     "Result",
     "simulate",
+    "SkippedRecordsWarning",
     "SpecError",
     "sweep",
     "TraceFormatError",

@@ -93,6 +93,10 @@ class Result:
             acc += size * self.request_sizes[size]
             out.append((size, acc / total))
         return out
+    skipped_records: int = 0
+    """Malformed trace records passed over (``skip_bad=True``); 0 otherwise."""
+    skipped: str = ""
+    """Where the first skipped records are, one line ("" when none were skipped)."""
 
     @property
     def miss_ratio(self) -> float:
@@ -155,6 +159,7 @@ def _run(
     single_stream: bool = False,
     file_gap: SizeLike = 0,
     first_level: Any = None,
+    skip_bad: bool = False,
 ) -> list[Result]:
     if isinstance(policies, str):
         policies = [policies]
@@ -183,9 +188,15 @@ def _run(
         check=check,
         file_gap=gap_text(file_gap),
         first_level=_first_level(first_level),
+        skip_bad=skip_bad,
         **t,
     )
-    return [Result(**{**row, "request_sizes": dict(row["request_sizes"])}, **timing_echo(t)) for row in rows]
+    results = [Result(**{**row, "request_sizes": dict(row["request_sizes"])}, **timing_echo(t)) for row in rows]
+    if results:
+        from bufsim.formats import warn_skipped
+
+        warn_skipped(trace, results[0].skipped)
+    return results
 
 
 def _first_level(first_level: Any) -> tuple | None:
@@ -269,6 +280,7 @@ def simulate(
     single_stream: bool = False,
     file_gap: SizeLike = 0,
     first_level: Any = None,
+    skip_bad: bool = False,
 ) -> Result:
     """Simulates one policy at one cache size over ``trace`` and returns its counters.
 
@@ -284,13 +296,16 @@ def simulate(
     the trace's times), a time such as ``"0.1ms"`` or a number of seconds, and
     ``single_stream`` merges all pids into one stream. Giving any of them turns timing on.
     Raises ``FileNotFoundError``, ``TraceFormatError`` (malformed or undetectable trace) or
-    ``SpecError`` (bad policy, size or option).
+    ``SpecError`` (bad policy, size or option). With ``skip_bad`` malformed records are counted
+    and passed over instead (``Result.skipped_records``, and a
+    ``bufsim.formats.SkippedRecordsWarning`` naming where they are).
     """
     return _run(
         trace, [policy], [cache], prefetches=[prefetch], format=format, block_size=block_size,
         reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check, timing=timing,
         device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
         first_level=first_level,
+        skip_bad=skip_bad,
     )[0]
 
 
@@ -314,6 +329,7 @@ def sweep(
     single_stream: bool = False,
     file_gap: SizeLike = 0,
     first_level: Any = None,
+    skip_bad: bool = False,
 ) -> "pandas.DataFrame":
     """Runs every policy x read-ahead setting x cache size (the trace is decoded once; runs
     use all cores unless ``jobs`` says otherwise) and returns one DataFrame row per run, in
@@ -325,6 +341,7 @@ def sweep(
         reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, timing=timing,
         device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
         first_level=first_level,
+        skip_bad=skip_bad,
     )
     return pd.DataFrame([r.to_dict() for r in results])
 

@@ -39,7 +39,8 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], right
 
 def add_trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="auto", metavar="F",
-                   help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)} (default: auto)")
+                   help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)}; "
+                   "blkparse(event=C) or (event=D) takes completions or dispatches instead of queue events (default: auto)")
     p.add_argument("--block-size", default="4KiB", metavar="SIZE",
                    help="cache block size (default: 4KiB)")
     p.add_argument("--reads-only", action="store_true",
@@ -110,14 +111,20 @@ def timing_kwargs(args: argparse.Namespace) -> dict:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import warnings
+
     from bufsim.api import TIMING_FIELDS, _run
 
-    results = _run(
-        args.trace, args.policy or ["lru"], args.cache or ["64MiB"],
-        prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
-        reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, jobs=args.jobs,
-        check=args.check, first_level=first_level_of(args), **timing_kwargs(args),
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # skipped records are reported below, once
+        results = _run(
+            args.trace, args.policy or ["lru"], args.cache or ["64MiB"],
+            prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
+            reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, jobs=args.jobs,
+            check=args.check, first_level=first_level_of(args), skip_bad=args.skip_bad, **timing_kwargs(args),
+        )
+    if results and results[0].skipped:
+        print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
     if args.json:
         for r in results:
             d = r.to_dict()
@@ -264,6 +271,24 @@ def cmd_devices(args: argparse.Namespace) -> int:
             for name, default, doc in d["params"]:
                 print(f"      {name}={default}  {doc}")
         print()
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    import warnings
+
+    from bufsim.formats import convert
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reported below, once
+        c = convert(args.trace, args.out, format=args.format, skip_bad=args.skip_bad)
+    if c.skipped:
+        print(f"bufsim: warning: {args.trace}: {c.skipped}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(c.to_dict()))
+    else:
+        names = f", {c.names} names" if c.names else ""
+        print(f"{c.requests} requests ({c.format}{names}) written to {args.out} ({human_bytes(c.bytes)})")
     return 0
 
 
@@ -507,6 +532,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
     run.add_argument("--check", action="store_true", help="verify cache and policy invariants after each run")
     add_first_level_options(run)
+    run.add_argument("--skip-bad", action="store_true",
+                     help="count and pass over malformed trace records (reported on stderr) instead of stopping at the first")
     run.set_defaults(func=cmd_run)
 
     flt = sub.add_parser("filter", help="write the second-level stream a trace makes through first-level caches",
@@ -519,6 +546,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_first_level_options(flt, required=True)
     flt.add_argument("--json", action="store_true", help="print one JSON object per client")
     flt.set_defaults(func=cmd_filter)
+
+
+    cv = sub.add_parser("convert", help="convert a trace into bufsim's binary format (.bst), the fastest to read",
+                        description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
+                        "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped. "
+                        "The output appears only if the whole trace was read.")
+    cv.add_argument("trace", help="trace file (formats: see --format)")
+    cv.add_argument("--out", "-o", required=True, metavar="OUT.bst", help="where to write the binary trace")
+    cv.add_argument("--format", default="auto", metavar="F",
+                    help=f"input format: auto (detect from content) or one of {', '.join(_core.FORMATS)}; "
+                    "blkparse(event=C) or (event=D) takes completions or dispatches (default: auto)")
+    cv.add_argument("--skip-bad", action="store_true",
+                    help="count and leave out malformed records (reported on stderr) instead of stopping")
+    cv.add_argument("--json", action="store_true", help="print what was written as one JSON object")
+    cv.set_defaults(func=cmd_convert)
 
     pol = sub.add_parser("policies", help="list replacement policies with parameters, defaults and papers")
     pol.add_argument("--json", action="store_true", help="one JSON object per policy")

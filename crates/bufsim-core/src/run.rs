@@ -7,7 +7,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use bufsim_trace::{AddressKind, Format, Request, TraceError, TraceReader};
+use std::cell::RefCell;
+
+use bufsim_trace::{AddressKind, Format, ReadOptions, Request, SkipReport, TraceError, TraceReader};
 
 use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, FutureBuilder, Prefetching, Stats};
 use crate::hierarchy::{second_level, FirstLevelConfig};
@@ -37,6 +39,9 @@ pub struct RunOptions {
     /// Simulate the second level of a hierarchy: the trace goes through these first-level
     /// caches first and the runs see their misses (MQ paper; `hierarchy.rs`).
     pub first_level: Option<FirstLevelConfig>,
+    /// Count and pass over malformed trace records instead of stopping (`--skip-bad`); each
+    /// result carries the report.
+    pub skip_bad: bool,
 }
 
 impl Default for RunOptions {
@@ -50,6 +55,7 @@ impl Default for RunOptions {
             timing: None,
             file_gap_blocks: 0,
             first_level: None,
+            skip_bad: false,
         }
     }
 }
@@ -87,11 +93,13 @@ pub struct RunResult {
     pub metrics: Vec<(&'static str, f64)>,
     /// Partition sizes over time, for partitioned policies (AMP, PCC*, DEAR).
     pub timeline: Option<Timeline>,
+    /// Malformed records passed over (`skip_bad`); empty otherwise.
+    pub skipped: SkipReport,
 }
 
 /// Where the requests come from: the file again, or the copy decoded into memory.
 pub(crate) enum Source<'a> {
-    File { path: &'a str, format: Format },
+    File { path: &'a str, format: Format, read: ReadOptions },
     Memory(&'a [Request]),
 }
 
@@ -144,8 +152,8 @@ pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, Si
 
 fn for_each_request(source: &Source, mut f: impl FnMut(&Request)) -> Result<(), TraceError> {
     match source {
-        Source::File { path, format } => {
-            let mut reader = TraceReader::open(path, Some(*format))?;
+        Source::File { path, format, read } => {
+            let mut reader = TraceReader::open_with(path, Some(*format), read)?;
             while let Some(r) = reader.next_request()? {
                 f(&r);
             }
@@ -207,6 +215,8 @@ pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, nee
 
 struct Simulate<'a> {
     source: &'a Source<'a>,
+    /// Where a run that reads the file leaves its reader's skip report.
+    skipped: &'a RefCell<SkipReport>,
     prepared: &'a Prepared,
     capacity: usize,
     future: bool,
@@ -228,9 +238,10 @@ impl PolicyVisitor for Simulate<'_> {
             engine = engine.with_prefetching(p, future);
         }
         match self.source {
-            Source::File { path, format } => {
-                let mut reader = TraceReader::open(path, Some(*format))?;
+            Source::File { path, format, read } => {
+                let mut reader = TraceReader::open_with(path, Some(*format), read)?;
                 engine.run(|| reader.next_request())?;
+                *self.skipped.borrow_mut() = reader.skipped().clone();
             }
             Source::Memory(v) => {
                 let mut it = v.iter().copied();
@@ -284,14 +295,15 @@ impl Simulate<'_> {
         }
         let cfg = self.opts.engine;
         match self.source {
-            Source::File { path, format } => {
-                let mut reader = TraceReader::open(path, Some(*format))?;
+            Source::File { path, format, read } => {
+                let mut reader = TraceReader::open_with(path, Some(*format), read)?;
                 engine.run(|| loop {
                     match reader.next_request()? {
                         Some(r) if !included(&r, &cfg) => continue,
                         other => return Ok::<_, SimError>(other),
                     }
                 })?;
+                *self.skipped.borrow_mut() = reader.skipped().clone();
             }
             Source::Memory(v) => {
                 let mut it = v.iter().filter(|r| included(r, &cfg)).copied();
@@ -305,8 +317,10 @@ impl Simulate<'_> {
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
     let policy = build(&cfg.policy, &build_env(blocks, opts))?;
+    let skipped = RefCell::new(SkipReport::default());
     let s = policy.visit(Simulate {
         source,
+        skipped: &skipped,
         prepared,
         capacity: blocks as usize,
         future: needs_future(&cfg.policy),
@@ -321,45 +335,60 @@ fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, o
         timing: s.timing,
         metrics: s.metrics,
         timeline: s.timeline,
+        skipped: skipped.into_inner(),
     })
 }
 
 /// Decodes the whole trace into memory (several runs share it).
 pub fn decode(path: &str, format: Format) -> Result<Vec<Request>, TraceError> {
-    let reader = TraceReader::open(path, Some(format))?;
-    reader.collect()
+    Ok(decode_with(path, format, &ReadOptions::default())?.0)
+}
+
+/// [`decode`], passing over malformed records if `read` says so (and reporting them).
+pub fn decode_with(path: &str, format: Format, read: &ReadOptions) -> Result<(Vec<Request>, SkipReport), TraceError> {
+    let mut reader = TraceReader::open_with(path, Some(format), read)?;
+    let mut requests = Vec::new();
+    while let Some(r) = reader.next_request()? {
+        requests.push(r);
+    }
+    Ok((requests, reader.skipped().clone()))
 }
 
 /// Resolves the format (detecting it if not given).
 pub fn resolve_format(path: &str, format: Option<Format>) -> Result<Format, TraceError> {
-    match format {
-        Some(f) => {
-            // Opening reports a missing file before anything else.
-            std::fs::metadata(path).map_err(|e| TraceError::io(path, &e))?;
-            Ok(f)
-        }
-        None => bufsim_trace::detect(path),
-    }
+    // A missing file is reported before anything else; a bst's header tells its address kind.
+    bufsim_trace::resolve(path, format)
 }
 
 /// Runs every configuration over the trace at `path`; results come back in the order given.
 pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
     let blocks = validate(configs, opts)?;
     let format = resolve_format(path, opts.format)?;
+    let read = ReadOptions { skip_bad: opts.skip_bad };
     if opts.first_level.is_some() {
-        return run_requests(&decode(path, format)?, format.address_kind(), configs, opts);
+        let (requests, skipped) = decode_with(path, format, &read)?;
+        return with_skipped(run_requests(&requests, format.address_kind(), configs, opts), &skipped);
     }
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
     let need_sizes = configs.iter().any(prefetches);
     if configs.len() == 1 {
-        let source = Source::File { path, format };
+        let source = Source::File { path, format, read };
         let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
         return Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?]);
     }
-    let requests = decode(path, format)?;
+    let (requests, skipped) = decode_with(path, format, &read)?;
     let source = Source::Memory(&requests);
     let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
-    run_parallel(&source, &prepared, configs, &blocks, opts)
+    with_skipped(run_parallel(&source, &prepared, configs, &blocks, opts), &skipped)
+}
+
+/// Gives every result the report of the one read their trace came from.
+fn with_skipped(results: Result<Vec<RunResult>, SimError>, skipped: &SkipReport) -> Result<Vec<RunResult>, SimError> {
+    let mut results = results?;
+    for r in &mut results {
+        r.skipped = skipped.clone();
+    }
+    Ok(results)
 }
 
 /// A trace decoded into memory once, for many runs (sweeps, bindings).
@@ -367,22 +396,28 @@ pub struct LoadedTrace {
     pub requests: Vec<Request>,
     pub format: Format,
     pub file_names: Vec<String>,
+    /// Malformed records passed over while loading (`skip_bad`).
+    pub skipped: SkipReport,
 }
 
 impl LoadedTrace {
     pub fn load(path: &str, format: Option<Format>) -> Result<LoadedTrace, TraceError> {
+        Self::load_with(path, format, &ReadOptions::default())
+    }
+
+    pub fn load_with(path: &str, format: Option<Format>, read: &ReadOptions) -> Result<LoadedTrace, TraceError> {
         let format = resolve_format(path, format)?;
-        let mut reader = TraceReader::open(path, Some(format))?;
+        let mut reader = TraceReader::open_with(path, Some(format), read)?;
         let mut requests = Vec::new();
         while let Some(r) = reader.next_request()? {
             requests.push(r);
         }
         let file_names = reader.file_names().to_vec();
-        Ok(LoadedTrace { requests, format, file_names })
+        Ok(LoadedTrace { requests, format, file_names, skipped: reader.skipped().clone() })
     }
 
     pub fn run(&self, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
-        run_requests(&self.requests, self.format.address_kind(), configs, opts)
+        with_skipped(run_requests(&self.requests, self.format.address_kind(), configs, opts), &self.skipped)
     }
 }
 

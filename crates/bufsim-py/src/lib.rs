@@ -13,7 +13,7 @@ use std::sync::Arc;
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
 use bufsim_core::spec::Size;
 use bufsim_core::timed::{Think, TimedStats, TimingOptions};
-use bufsim_core::trace::{Format, TraceErrorKind};
+use bufsim_core::trace::{Format, ReadOptions, TraceErrorKind};
 use bufsim_core::breakdown::breakdown_trace;
 use bufsim_core::hierarchy::{filter_file, ClientBy, FirstLevelConfig, Forward, LevelSpec};
 use bufsim_core::trace::BlockCsvWriter;
@@ -39,12 +39,7 @@ fn parse_format(format: &str) -> PyResult<Option<Format>> {
     if format == "auto" {
         return Ok(None);
     }
-    Format::from_name(format).map(Some).ok_or_else(|| {
-        SpecError::new_err(format!(
-            "unknown trace format `{format}`; use auto or one of {}",
-            Format::NAMES.join(", ")
-        ))
-    })
+    Format::parse(format).map(Some).map_err(SpecError::new_err)
 }
 
 /// Timed-mode arguments as Python passes them (`timing=False` leaves the rest unused).
@@ -75,7 +70,7 @@ fn timing_options(t: &TimingArgs, block_size: u64) -> PyResult<(Option<TimingOpt
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool, t: &TimingArgs) -> PyResult<RunOptions> {
+fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool, skip_bad: bool, t: &TimingArgs) -> PyResult<RunOptions> {
     let cluster_bytes = match Size::parse(cluster).map_err(|e| SpecError::new_err(format!("cluster size: {e}")))? {
         Size::Bytes(b) => b,
         Size::Blocks(n) => n.saturating_mul(block_size),
@@ -93,6 +88,7 @@ fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, s
         timing,
         file_gap_blocks,
         first_level: None,
+        skip_bad,
     })
 }
 
@@ -159,6 +155,8 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
             if let Some(t) = &r.timing {
                 set_timing(py, &d, t)?;
             }
+            d.set_item("skipped_records", r.skipped.count)?;
+            d.set_item("skipped", if r.skipped.is_empty() { String::new() } else { r.skipped.summary() })?;
             Ok(d)
         })
         .collect()
@@ -210,7 +208,7 @@ fn set_timing(py: Python<'_>, d: &Bound<'_, PyDict>, t: &TimedStats) -> PyResult
 
 /// Runs every (policy, read-ahead, cache) combination over the trace; one dict per run, in order.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None))]
+#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None, skip_bad=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -232,9 +230,10 @@ fn run<'py>(
     single_stream: bool,
     file_gap: &str,
     first_level: Option<FirstLevelArg>,
+    skip_bad: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
-    let mut opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check, &t)?;
+    let mut opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check, skip_bad, &t)?;
     opts.first_level = self::first_level(first_level)?;
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
@@ -254,11 +253,12 @@ struct Trace {
 #[pymethods]
 impl Trace {
     #[new]
-    #[pyo3(signature = (path, *, format="auto"))]
-    fn new(py: Python<'_>, path: &str, format: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, format="auto", skip_bad=false))]
+    fn new(py: Python<'_>, path: &str, format: &str, skip_bad: bool) -> PyResult<Self> {
         let fmt = parse_format(format)?;
         let p = path.to_string();
-        let loaded = py.allow_threads(|| LoadedTrace::load(&p, fmt)).map_err(|e| to_py(SimError::Trace(e)))?;
+        let read = ReadOptions { skip_bad };
+        let loaded = py.allow_threads(|| LoadedTrace::load_with(&p, fmt, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
         Ok(Trace { inner: Arc::new(loaded), path: path.to_string() })
     }
 
@@ -294,7 +294,7 @@ impl Trace {
         first_level: Option<FirstLevelArg>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
-        let mut opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check, &t)?;
+        let mut opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check, false, &t)?;
         opts.first_level = self::first_level(first_level)?;
         let configs = cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
@@ -363,7 +363,7 @@ fn breakdown<'py>(
     seed: u64,
     first_level: Option<FirstLevelArg>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let mut opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, &COUNT_MODE)?;
+    let mut opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, false, &COUNT_MODE)?;
     opts.first_level = self::first_level(first_level)?;
     let configs = cross(&policies, &["none".to_string()], &caches);
     let p = path.to_string();
@@ -477,7 +477,7 @@ fn partition_timeline(
     reads_only: bool,
     seed: u64,
 ) -> PyResult<Vec<(u64, String, u64, u32)>> {
-    let opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, &COUNT_MODE)?;
+    let opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, false, &COUNT_MODE)?;
     let configs = vec![RunConfig::new(policy, cache)];
     let p = path.to_string();
     let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
@@ -679,6 +679,26 @@ fn mrc(
     Ok(r.to_json())
 }
 
+/// Converts a trace into bufsim's binary format (`.bst`); returns what was read and written.
+#[pyfunction]
+#[pyo3(signature = (path, out, *, format="auto", skip_bad=false))]
+fn convert<'py>(py: Python<'py>, path: &str, out: &str, format: &str, skip_bad: bool) -> PyResult<Bound<'py, PyDict>> {
+    let fmt = parse_format(format)?;
+    let (p, o) = (path.to_string(), out.to_string());
+    let read = ReadOptions { skip_bad };
+    let s = py
+        .allow_threads(|| bufsim_core::trace::convert(&p, fmt, &o, &read))
+        .map_err(|e| to_py(SimError::Trace(e)))?;
+    let d = PyDict::new(py);
+    d.set_item("format", s.format.name())?;
+    d.set_item("requests", s.requests)?;
+    d.set_item("names", s.names)?;
+    d.set_item("bytes", s.bytes)?;
+    d.set_item("skipped_records", s.skipped.count)?;
+    d.set_item("skipped", if s.skipped.is_empty() { String::new() } else { s.skipped.summary() })?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -698,6 +718,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;

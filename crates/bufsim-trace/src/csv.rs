@@ -113,6 +113,16 @@ impl CsvReader {
         &self.file_names
     }
 
+    /// The optional columns the header names.
+    pub fn columns(&self) -> crate::bst::Columns {
+        crate::bst::Columns {
+            time: self.cols.time_us.is_some(),
+            dur: self.cols.dur_us.is_some(),
+            pid: self.cols.pid.is_some(),
+            ctx: self.cols.ctx.is_some(),
+        }
+    }
+
     /// Whether the header named `device` (a block trace) rather than `file`.
     pub fn device_addressed(&self) -> bool {
         self.cols.device_addressed
@@ -221,11 +231,12 @@ impl CsvReader {
                 as u32
         } else {
             let (a, b) = self.fields[self.cols.file];
-            let name = trim(&self.lines.buf[a..b]).to_vec();
-            if name.is_empty() {
-                return Err(self.lines.error_quoting("file is empty"));
-            }
-            self.intern(&name)
+            // The line is lent out while its file name is interned (no copy per request).
+            let buf = std::mem::take(&mut self.lines.buf);
+            let name = trim(&buf[a..b]);
+            let id = if name.is_empty() { None } else { Some(self.intern(name)) };
+            self.lines.buf = buf;
+            id.ok_or_else(|| self.lines.error_quoting("file is empty"))?
         };
         Ok(Some(Request {
             time_ns,

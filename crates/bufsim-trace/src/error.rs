@@ -50,6 +50,11 @@ impl TraceError {
                 TraceErrorKind::Io,
                 "permission denied; check the file's permissions".to_string(),
             ),
+            // What decompressors report for a corrupt or cut-off gzip or zstd stream.
+            std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof => (
+                TraceErrorKind::Malformed,
+                format!("cannot decompress: {err}; the file is corrupt or cut short"),
+            ),
             _ => (TraceErrorKind::Io, format!("cannot read: {err}")),
         };
         TraceError {

@@ -2,232 +2,52 @@
 //!
 //! Every reader streams (constant memory in the trace length), yields [`Request`]s and reports
 //! malformed input as a [`TraceError`] naming the file, the line (or byte offset) and what to do.
+//! Formats are told apart by content ([`detect`]); gzip and zstd files are decompressed as they
+//! are read. docs/trace-formats.md describes every format.
 
+mod arc;
+mod blkparse;
+pub mod bst;
 mod cloudphysics;
+mod convert;
 mod csv;
+mod detect;
+mod devices;
 mod error;
+mod fiu;
+mod format;
+#[doc(hidden)]
+pub mod fuzz;
+mod input;
+mod lcs;
 mod lines;
+mod lirs;
+pub mod msr;
 mod oracle;
+mod reader;
 mod request;
+mod spc;
 mod writer;
 pub mod synth;
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
-
-pub use cloudphysics::CloudPhysicsReader;
-pub use csv::CsvReader;
+pub use blkparse::BlkEvent;
+pub use bst::{BstWriter, Columns};
+pub use convert::{convert, ConvertSummary};
+pub use detect::{detect, detect_bytes};
+pub use devices::MAX_DEVICES;
 pub use error::{Location, TraceError, TraceErrorKind};
+pub use format::Format;
+pub use input::Compression;
+pub use lcs::object_block;
 pub use oracle::{encode_record as encode_oracle_record, OracleReader, RECORD as ORACLE_RECORD};
+pub use reader::{resolve, ReadOptions, SkipReport, TraceReader};
 pub use request::{AddressKind, Op, Request};
 pub use writer::BlockCsvWriter;
-
-use lines::LineReader;
-
-const READ_BUFFER: usize = 1 << 20;
-
-/// The trace formats bufsim reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// bufsim's interchange CSV (file traces).
-    Csv,
-    /// The interchange CSV with a `device` column in place of `file` (block traces).
-    BlockCsv,
-    /// CloudPhysics VSCSI CSV (one block device).
-    CloudPhysics,
-    /// libCacheSim oracleGeneral binary (one access per record to a whole block).
-    Oracle,
-}
-
-impl Format {
-    pub const NAMES: [&'static str; 4] = ["csv", "block-csv", "cloudphysics", "oracle"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Csv => "csv",
-            Format::BlockCsv => "block-csv",
-            Format::CloudPhysics => "cloudphysics",
-            Format::Oracle => "oracle",
-        }
-    }
-
-    /// Parses a format name; `auto` is handled by the caller ([`detect`]).
-    pub fn from_name(name: &str) -> Option<Format> {
-        match name.to_ascii_lowercase().as_str() {
-            "csv" => Some(Format::Csv),
-            "block-csv" | "blockcsv" => Some(Format::BlockCsv),
-            "cloudphysics" | "vscsi" => Some(Format::CloudPhysics),
-            "oracle" | "oraclegeneral" => Some(Format::Oracle),
-            _ => None,
-        }
-    }
-
-    pub fn address_kind(self) -> AddressKind {
-        match self {
-            Format::Csv => AddressKind::File,
-            Format::BlockCsv | Format::CloudPhysics | Format::Oracle => AddressKind::Device,
-        }
-    }
-}
-
-fn open_file(path: &str) -> Result<File, TraceError> {
-    let f = File::open(path).map_err(|e| TraceError::io(path, &e))?;
-    let meta = f.metadata().map_err(|e| TraceError::io(path, &e))?;
-    if meta.is_dir() {
-        return Err(TraceError::unknown_format(path, "is a directory; give a trace file"));
-    }
-    Ok(f)
-}
-
-/// Tells the format of a trace from its content.
-pub fn detect(path: &str) -> Result<Format, TraceError> {
-    let mut f = open_file(path)?;
-    let len = f.metadata().map_err(|e| TraceError::io(path, &e))?.len();
-    let mut head = vec![0u8; 4096];
-    let mut got = 0;
-    while got < head.len() {
-        match f.read(&mut head[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(TraceError::io(path, &e)),
-        }
-    }
-    head.truncate(got);
-    detect_bytes(&head, len).ok_or_else(|| {
-        TraceError::unknown_format(
-            path,
-            format!(
-                "cannot tell the trace format from its content; pass --format with one of {}",
-                Format::NAMES.join(", ")
-            ),
-        )
-    })
-}
-
-fn detect_bytes(head: &[u8], len: u64) -> Option<Format> {
-    if head.is_empty() {
-        return None;
-    }
-    let is_text = head
-        .iter()
-        .all(|&c| c == b'\n' || c == b'\r' || c == b'\t' || (0x20..0x7f).contains(&c) || c >= 0x80);
-    if !is_text {
-        return (len % ORACLE_RECORD as u64 == 0).then_some(Format::Oracle);
-    }
-    let text = String::from_utf8_lossy(head);
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))?
-        .to_ascii_lowercase();
-    if first == cloudphysics::HEADER {
-        return Some(Format::CloudPhysics);
-    }
-    let cols: Vec<&str> = first.split(',').map(str::trim).collect();
-    if ["op", "file", "offset", "size"].iter().all(|c| cols.contains(c)) {
-        return Some(Format::Csv);
-    }
-    if ["op", "device", "offset", "size"].iter().all(|c| cols.contains(c)) {
-        return Some(Format::BlockCsv);
-    }
-    // Headerless CloudPhysics: five numeric fields with a hex SCSI opcode in the third.
-    if cols.len() == 5
-        && cols.iter().all(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()))
-        && matches!(cols[2], "28" | "2a" | "08" | "0a" | "88" | "8a" | "a8" | "aa")
-    {
-        return Some(Format::CloudPhysics);
-    }
-    None
-}
-
-/// A streaming reader of any supported format.
-pub enum TraceReader {
-    Csv(CsvReader),
-    CloudPhysics(CloudPhysicsReader),
-    Oracle(OracleReader),
-}
-
-impl TraceReader {
-    /// Opens `path` in `format` (`None` detects it from the content).
-    pub fn open(path: &str, format: Option<Format>) -> Result<TraceReader, TraceError> {
-        let format = match format {
-            Some(f) => f,
-            None => detect(path)?,
-        };
-        let file = open_file(path)?;
-        let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(READ_BUFFER, file));
-        Self::from_input(input, path, format)
-    }
-
-    /// Reads `format` from any buffered input; `name` is used in error messages.
-    pub fn from_input(
-        input: Box<dyn BufRead + Send>,
-        name: &str,
-        format: Format,
-    ) -> Result<TraceReader, TraceError> {
-        Ok(match format {
-            Format::Csv | Format::BlockCsv => {
-                let r = CsvReader::new(LineReader::new(input, name))?;
-                if r.device_addressed() != (format == Format::BlockCsv) {
-                    let (has, want) = if r.device_addressed() { ("device", "block-csv") } else { ("file", "csv") };
-                    return Err(TraceError::unknown_format(
-                        name,
-                        format!("the header names `{has}` columns: read it with --format {want} (or auto)"),
-                    ));
-                }
-                TraceReader::Csv(r)
-            }
-            Format::CloudPhysics => {
-                TraceReader::CloudPhysics(CloudPhysicsReader::new(LineReader::new(input, name)))
-            }
-            Format::Oracle => TraceReader::Oracle(OracleReader::new(input, name)),
-        })
-    }
-
-    pub fn format(&self) -> Format {
-        match self {
-            TraceReader::Csv(r) if r.device_addressed() => Format::BlockCsv,
-            TraceReader::Csv(_) => Format::Csv,
-            TraceReader::CloudPhysics(_) => Format::CloudPhysics,
-            TraceReader::Oracle(_) => Format::Oracle,
-        }
-    }
-
-    pub fn address_kind(&self) -> AddressKind {
-        self.format().address_kind()
-    }
-
-    /// Names of the files seen so far (file traces), indexed by `Request::file`.
-    pub fn file_names(&self) -> &[String] {
-        match self {
-            TraceReader::Csv(r) => r.file_names(),
-            _ => &[],
-        }
-    }
-
-    #[inline]
-    pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
-        match self {
-            TraceReader::Csv(r) => r.next_request(),
-            TraceReader::CloudPhysics(r) => r.next_request(),
-            TraceReader::Oracle(r) => r.next_request(),
-        }
-    }
-}
-
-impl Iterator for TraceReader {
-    type Item = Result<Request, TraceError>;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_request().transpose()
-    }
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::BufRead;
 
     fn read_all(text: &str, format: Format) -> Result<Vec<Request>, TraceError> {
         let input: Box<dyn BufRead + Send> = Box::new(std::io::Cursor::new(text.as_bytes().to_vec()));
@@ -322,12 +142,12 @@ mod tests {
 
     #[test]
     fn detects_formats_by_content() {
-        assert_eq!(detect_bytes(b"version,time,op,size,lbn\n1,2,28,512,3\n", 100), Some(Format::CloudPhysics));
-        assert_eq!(detect_bytes(b"1,2,2a,512,3\n", 100), Some(Format::CloudPhysics));
-        assert_eq!(detect_bytes(b"op,file,offset,size\nR,a,0,1\n", 100), Some(Format::Csv));
-        assert_eq!(detect_bytes(b"op,device,offset,size,pid\nR,2,0,1,4\n", 100), Some(Format::BlockCsv));
-        assert_eq!(detect_bytes(&encode_oracle_record(1, 2, 3, 4), 48), Some(Format::Oracle));
-        assert_eq!(detect_bytes(&encode_oracle_record(1, 2, 3, 4), 50), None);
-        assert_eq!(detect_bytes(b"hello world\n", 12), None);
+        assert_eq!(detect_bytes(b"version,time,op,size,lbn\n1,2,28,512,3\n", Some(100)), Some(Format::CloudPhysics));
+        assert_eq!(detect_bytes(b"1,2,2a,512,3\n", Some(100)), Some(Format::CloudPhysics));
+        assert_eq!(detect_bytes(b"op,file,offset,size\nR,a,0,1\n", Some(100)), Some(Format::Csv));
+        assert_eq!(detect_bytes(b"op,device,offset,size,pid\nR,2,0,1,4\n", Some(100)), Some(Format::BlockCsv));
+        assert_eq!(detect_bytes(&encode_oracle_record(1, 2, 3, 4), Some(48)), Some(Format::Oracle));
+        assert_eq!(detect_bytes(&encode_oracle_record(1, 2, 3, 4), Some(50)), None);
+        assert_eq!(detect_bytes(b"hello world\n", Some(12)), None);
     }
 }

@@ -5,6 +5,10 @@ use std::io::BufRead;
 
 use crate::error::{excerpt, Location, TraceError};
 
+/// The longest line a text reader keeps. Longer lines are consumed and reported, never
+/// buffered, so arbitrary input (a binary file read as text) cannot exhaust memory.
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
 pub(crate) struct LineReader {
     inner: Box<dyn BufRead + Send>,
     pub(crate) path: String,
@@ -24,17 +28,47 @@ impl LineReader {
 
     /// Reads the next line into `self.buf` without its line terminator.
     /// Returns false at end of input. Blank lines are returned (as empty) so callers decide.
+    /// A line longer than [`MAX_LINE`] is consumed whole and reported as malformed.
     pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
-        let n = self
-            .inner
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| TraceError::io(&self.path, &e))?;
-        if n == 0 {
+        let mut seen = false;
+        let mut too_long = false;
+        loop {
+            let avail = match self.inner.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(TraceError::io(&self.path, &e)),
+            };
+            if avail.is_empty() {
+                break;
+            }
+            seen = true;
+            let (take, done) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (i, true),
+                None => (avail.len(), false),
+            };
+            if !too_long && self.buf.len() + take <= MAX_LINE {
+                self.buf.extend_from_slice(&avail[..take]);
+            } else {
+                too_long = true;
+            }
+            self.inner.consume(if done { take + 1 } else { take });
+            if done {
+                break;
+            }
+        }
+        if !seen {
             return Ok(false);
         }
         self.line_no += 1;
-        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+        if too_long {
+            self.buf.clear();
+            return Err(self.error(format!(
+                "line longer than {} MiB; is this a text trace of the format given?",
+                MAX_LINE >> 20
+            )));
+        }
+        if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
         Ok(true)
@@ -47,6 +81,19 @@ impl LineReader {
     /// An error that quotes the current line.
     pub(crate) fn error_quoting(&self, message: &str) -> TraceError {
         self.error(format!("{message} in `{}`", excerpt(&self.buf)))
+    }
+
+    /// The next line that is neither blank nor a `#` comment; false at end of input.
+    pub(crate) fn advance_content(&mut self) -> Result<bool, TraceError> {
+        loop {
+            if !self.advance()? {
+                return Ok(false);
+            }
+            let t = trim(&self.buf);
+            if !t.is_empty() && t[0] != b'#' {
+                return Ok(true);
+            }
+        }
     }
 }
 
@@ -164,28 +211,49 @@ pub(crate) fn parse_u64_or_hex(s: &[u8]) -> Option<u64> {
 /// Parses a non-negative number of microseconds, possibly with a fraction (`12.345`), into
 /// nanoseconds. Digits past the nanosecond are truncated.
 pub(crate) fn parse_us_as_ns(s: &[u8]) -> Option<u64> {
-    let (int, frac) = match s.iter().position(|&c| c == b'.') {
+    parse_fixed(s, 3)
+}
+
+/// Splits `line` on runs of spaces and tabs into `fields` (byte ranges of `line`).
+pub(crate) fn split_ws(line: &[u8], fields: &mut Vec<(usize, usize)>) {
+    fields.clear();
+    let mut i = 0;
+    let len = line.len();
+    loop {
+        while i < len && (line[i] == b' ' || line[i] == b'\t') {
+            i += 1;
+        }
+        if i >= len {
+            return;
+        }
+        let start = i;
+        while i < len && line[i] != b' ' && line[i] != b'\t' {
+            i += 1;
+        }
+        fields.push((start, i));
+    }
+}
+
+/// Parses a non-negative decimal number such as `12.345` into an integer count of
+/// `10^-digits` units (`digits` = 9 turns seconds into nanoseconds). Digits past the unit are
+/// truncated; signs, exponents and blanks are rejected.
+pub(crate) fn parse_fixed(s: &[u8], digits: u32) -> Option<u64> {
+    let (int, frac) = match memchr::memchr(b'.', s) {
         Some(p) => (&s[..p], &s[p + 1..]),
         None => (s, &s[s.len()..]),
     };
-    let whole = if int.is_empty() && !frac.is_empty() {
-        0
-    } else {
-        parse_u64(int)?
-    };
-    let mut ns: u64 = 0;
-    for i in 0..3 {
-        let d = match frac.get(i) {
-            Some(&c) if c.is_ascii_digit() => (c - b'0') as u64,
-            Some(_) => return None,
-            None => 0,
-        };
-        ns = ns * 10 + d;
-    }
-    if frac.iter().skip(3).any(|c| !c.is_ascii_digit()) {
+    if int.is_empty() && frac.is_empty() {
         return None;
     }
-    whole.checked_mul(1000)?.checked_add(ns)
+    let whole = if int.is_empty() { 0 } else { parse_u64(int)? };
+    if !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut part: u64 = 0;
+    for i in 0..digits as usize {
+        part = part * 10 + frac.get(i).map_or(0, |&c| (c - b'0') as u64);
+    }
+    whole.checked_mul(10u64.pow(digits))?.checked_add(part)
 }
 
 #[cfg(test)]
@@ -231,5 +299,31 @@ mod tests {
         assert_eq!(parse_us_as_ns(b".25"), Some(250));
         assert_eq!(parse_us_as_ns(b"1.2.3"), None);
         assert_eq!(parse_us_as_ns(b"-1"), None);
+        assert_eq!(parse_us_as_ns(b"."), None);
+        assert_eq!(parse_fixed(b"0.000001056", 9), Some(1056));
+        assert_eq!(parse_fixed(b"12.5", 9), Some(12_500_000_000));
+        assert_eq!(parse_fixed(b"18446744073.709551615", 9), Some(u64::MAX));
+        assert_eq!(parse_fixed(b"18446744074", 9), None);
+    }
+
+    #[test]
+    fn splits_on_runs_of_blanks() {
+        let line = b"  8,0    3 \t 1  ";
+        let mut f = Vec::new();
+        split_ws(line, &mut f);
+        let got: Vec<&[u8]> = f.iter().map(|&(a, b)| &line[a..b]).collect();
+        assert_eq!(got, vec![&b"8,0"[..], b"3", b"1"]);
+    }
+
+    #[test]
+    fn overlong_lines_are_consumed_and_reported() {
+        let mut text = vec![b'x'; MAX_LINE + 10];
+        text.extend_from_slice(b"\nok\n");
+        let mut r = LineReader::new(Box::new(std::io::Cursor::new(text)), "t");
+        let err = r.advance().unwrap_err().to_string();
+        assert!(err.starts_with("t:1: line longer than 1 MiB"), "{err}");
+        assert!(r.advance().unwrap());
+        assert_eq!((r.line_no, &r.buf[..]), (2, &b"ok"[..]));
+        assert!(!r.advance().unwrap());
     }
 }

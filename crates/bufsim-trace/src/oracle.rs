@@ -62,9 +62,13 @@ impl OracleReader {
                 return Ok(None);
             }
             if got < RECORD {
+                // The partial record is consumed, so a reader that skips bad records ends here.
+                self.pos = self.end;
+                let at = self.offset;
+                self.offset += got as u64;
                 return Err(TraceError::malformed(
                     &self.path,
-                    Location::Byte(self.offset),
+                    Location::Byte(at),
                     format!(
                         "truncated record: {got} of {RECORD} bytes; an oracleGeneral file is a whole number of 24-byte records"
                     ),

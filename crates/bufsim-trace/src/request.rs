@@ -14,7 +14,7 @@ impl Op {
 }
 
 /// How a trace names the data it touches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AddressKind {
     /// `file` is a device number and addresses are device addresses (block traces).
     /// The layout is the identity.

@@ -1,0 +1,304 @@
+//! [`TraceReader`]: one streaming reader over every format, with `--skip-bad`.
+
+use std::io::{BufRead, BufReader};
+
+use crate::arc::ArcReader;
+use crate::blkparse::BlkparseReader;
+use crate::bst::{BstReader, Columns, Header, MappedBstReader};
+use crate::cloudphysics::CloudPhysicsReader;
+use crate::csv::CsvReader;
+use crate::error::{Location, TraceError, TraceErrorKind};
+use crate::fiu::FiuReader;
+use crate::format::Format;
+use crate::input::{decompressed, open_file, open_input, Compression, READ_BUFFER};
+use crate::lcs::{LcsCsvReader, LcsTxtReader};
+use crate::lines::LineReader;
+use crate::lirs::LirsReader;
+use crate::msr::MsrReader;
+use crate::oracle::OracleReader;
+use crate::request::{AddressKind, Request};
+use crate::spc::SpcReader;
+
+/// How to read a trace, besides its format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Count and pass over malformed records instead of stopping at the first one.
+    pub skip_bad: bool,
+}
+
+/// The malformed records a `skip_bad` reader passed over: how many, and the first few
+/// (constant memory however many there are).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkipReport {
+    pub count: u64,
+    pub first: Vec<TraceError>,
+}
+
+impl SkipReport {
+    /// How many errors are kept to show where the bad records are.
+    pub const KEEP: usize = 5;
+
+    fn add(&mut self, e: TraceError) {
+        self.count += 1;
+        if self.first.len() < Self::KEEP {
+            self.first.push(e);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// One line: `skipped 12 malformed records; first: t.csv:3: ...; t.csv:9: ...`.
+    pub fn summary(&self) -> String {
+        let first: Vec<String> = self.first.iter().map(ToString::to_string).collect();
+        let s = if self.count == 1 { "" } else { "s" };
+        format!("skipped {} malformed record{s}; first: {}", self.count, first.join("; "))
+    }
+}
+
+enum Inner {
+    Csv(CsvReader),
+    CloudPhysics(CloudPhysicsReader),
+    Oracle(OracleReader),
+    Msr(MsrReader),
+    Blkparse(BlkparseReader),
+    Spc(SpcReader),
+    Fiu(FiuReader),
+    LcsCsv(LcsCsvReader),
+    LcsTxt(LcsTxtReader),
+    Lirs(LirsReader),
+    Arc(ArcReader),
+    Bst(BstReader),
+    MappedBst(MappedBstReader),
+}
+
+/// A streaming reader of any supported format: constant memory in the trace's length (plus
+/// the names of the files or devices it has seen).
+pub struct TraceReader {
+    inner: Inner,
+    format: Format,
+    skip_bad: bool,
+    skipped: SkipReport,
+}
+
+/// The format to read `path` with: `format` if given (a `bst` file's address kind is read
+/// from its header), otherwise detected from the content.
+pub fn resolve(path: &str, format: Option<Format>) -> Result<Format, TraceError> {
+    match format {
+        None => crate::detect(path),
+        Some(Format::Bst(_)) => {
+            let (mut input, _) = open_input(path)?;
+            let mut head = [0u8; crate::bst::HEADER_LEN];
+            let got = read_up_to(&mut *input, &mut head).map_err(|e| TraceError::io(path, &e))?;
+            Ok(Format::Bst(Header::decode(&head[..got], path)?.kind))
+        }
+        Some(f) => {
+            // Reports a missing file before anything else.
+            open_file(path)?;
+            Ok(f)
+        }
+    }
+}
+
+fn read_up_to(r: &mut dyn BufRead, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+impl TraceReader {
+    /// Opens `path` in `format` (`None` detects it from the content); gzip and zstd files are
+    /// decompressed as they are read.
+    pub fn open(path: &str, format: Option<Format>) -> Result<TraceReader, TraceError> {
+        Self::open_with(path, format, &ReadOptions::default())
+    }
+
+    pub fn open_with(path: &str, format: Option<Format>, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        let format = match format {
+            Some(f) => f,
+            None => crate::detect(path)?,
+        };
+        let (input, compression) = open_input(path)?;
+        if matches!(format, Format::Bst(_)) && compression == Compression::None {
+            drop(input);
+            let mapped = MappedBstReader::open(&open_file(path)?, path)?;
+            let format = Format::Bst(mapped.header().kind);
+            return Ok(TraceReader { inner: Inner::MappedBst(mapped), format, skip_bad: opts.skip_bad, skipped: SkipReport::default() });
+        }
+        Self::from_input_with(input, path, format, opts)
+    }
+
+    /// Reads a whole trace held in memory (decompressing it if it is gzip or zstd); a `bst`
+    /// is decoded in place, as from a memory map.
+    pub fn from_bytes(bytes: Vec<u8>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        if matches!(format, Format::Bst(_)) && Compression::sniff(&bytes) == Compression::None {
+            let r = MappedBstReader::from_bytes(bytes, name)?;
+            let format = Format::Bst(r.header().kind);
+            return Ok(TraceReader { inner: Inner::MappedBst(r), format, skip_bad: opts.skip_bad, skipped: SkipReport::default() });
+        }
+        // Bytes in memory need no read buffer (a decompressor gets its own).
+        let (input, _) = decompressed(Box::new(std::io::Cursor::new(bytes)), name)?;
+        Self::from_input_with(input, name, format, opts)
+    }
+
+    /// Reads `format` from any buffered, already decompressed input; `name` is used in errors.
+    pub fn from_input(input: Box<dyn BufRead + Send>, name: &str, format: Format) -> Result<TraceReader, TraceError> {
+        Self::from_input_with(input, name, format, &ReadOptions::default())
+    }
+
+    /// Reads `format` from any input, decompressing it if its first bytes are gzip or zstd.
+    pub fn from_read(input: Box<dyn std::io::Read + Send>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        let (input, _) = decompressed(Box::new(BufReader::with_capacity(READ_BUFFER, input)), name)?;
+        Self::from_input_with(input, name, format, opts)
+    }
+
+    pub fn from_input_with(input: Box<dyn BufRead + Send>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        let inner = match format {
+            Format::Oracle => Inner::Oracle(OracleReader::new(input, name)),
+            Format::Bst(_) => Inner::Bst(BstReader::new(input, name)?),
+            _ => {
+                let lines = LineReader::new(input, name);
+                match format {
+                    Format::Csv | Format::BlockCsv => {
+                        let r = CsvReader::new(lines)?;
+                        if r.device_addressed() != (format == Format::BlockCsv) {
+                            let (has, want) = if r.device_addressed() { ("device", "block-csv") } else { ("file", "csv") };
+                            return Err(TraceError::unknown_format(
+                                name,
+                                format!("the header names `{has}` columns: read it with --format {want} (or auto)"),
+                            ));
+                        }
+                        Inner::Csv(r)
+                    }
+                    Format::CloudPhysics => Inner::CloudPhysics(CloudPhysicsReader::new(lines)),
+                    Format::Msr => Inner::Msr(MsrReader::new(lines)),
+                    Format::Blkparse(event) => Inner::Blkparse(BlkparseReader::new(lines, event)),
+                    Format::Spc => Inner::Spc(SpcReader::new(lines)),
+                    Format::Fiu => Inner::Fiu(FiuReader::new(lines)),
+                    Format::LcsCsv => Inner::LcsCsv(LcsCsvReader::new(lines)?),
+                    Format::LcsTxt => Inner::LcsTxt(LcsTxtReader::new(lines)),
+                    Format::Lirs => Inner::Lirs(LirsReader::new(lines)),
+                    Format::Arc => Inner::Arc(ArcReader::new(lines)),
+                    Format::Oracle | Format::Bst(_) => unreachable!("binary formats are matched above"),
+                }
+            }
+        };
+        let format = match &inner {
+            Inner::Bst(r) => Format::Bst(r.header().kind),
+            _ => format,
+        };
+        Ok(TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default() })
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    pub fn address_kind(&self) -> AddressKind {
+        self.format.address_kind()
+    }
+
+    /// Whether requests name whole blocks (`Request::in_blocks`).
+    pub fn in_blocks(&self) -> bool {
+        match &self.inner {
+            Inner::Bst(r) => r.header().in_blocks,
+            Inner::MappedBst(r) => r.header().in_blocks,
+            _ => self.format.in_blocks(),
+        }
+    }
+
+    /// The optional columns this trace carries; the others read as 0.
+    pub fn columns(&self) -> Columns {
+        let c = |time, dur, pid, ctx| Columns { time, dur, pid, ctx };
+        match &self.inner {
+            Inner::Csv(r) => r.columns(),
+            Inner::CloudPhysics(_) | Inner::Oracle(_) | Inner::Spc(_) => c(true, false, false, false),
+            Inner::Msr(_) => c(true, true, false, false),
+            Inner::Blkparse(_) | Inner::Fiu(_) => c(true, false, true, false),
+            Inner::LcsCsv(r) => c(r.has_time(), false, false, false),
+            Inner::LcsTxt(_) | Inner::Lirs(_) | Inner::Arc(_) => Columns::NONE,
+            Inner::Bst(r) => r.header().columns,
+            Inner::MappedBst(r) => r.header().columns,
+        }
+    }
+
+    /// Names of the files (file traces) or devices (block traces that name several) seen so
+    /// far, indexed by `Request::file`. A compressed `bst` stream has them only at its end.
+    pub fn file_names(&self) -> &[String] {
+        match &self.inner {
+            Inner::Csv(r) if !r.device_addressed() => r.file_names(),
+            Inner::Msr(r) => r.device_names(),
+            Inner::Blkparse(r) => r.device_names(),
+            Inner::Spc(r) => r.device_names(),
+            Inner::Fiu(r) => r.device_names(),
+            Inner::Bst(r) => r.names(),
+            Inner::MappedBst(r) => r.names(),
+            _ => &[],
+        }
+    }
+
+    /// Whether malformed records are passed over (`ReadOptions::skip_bad`).
+    pub fn skips_bad(&self) -> bool {
+        self.skip_bad
+    }
+
+    /// The malformed records passed over so far (always empty without `skip_bad`).
+    pub fn skipped(&self) -> &SkipReport {
+        &self.skipped
+    }
+
+    #[inline]
+    fn next_raw(&mut self) -> Result<Option<Request>, TraceError> {
+        match &mut self.inner {
+            Inner::Csv(r) => r.next_request(),
+            Inner::CloudPhysics(r) => r.next_request(),
+            Inner::Oracle(r) => r.next_request(),
+            Inner::Msr(r) => r.next_request(),
+            Inner::Blkparse(r) => r.next_request(),
+            Inner::Spc(r) => r.next_request(),
+            Inner::Fiu(r) => r.next_request(),
+            Inner::LcsCsv(r) => r.next_request(),
+            Inner::LcsTxt(r) => r.next_request(),
+            Inner::Lirs(r) => r.next_request(),
+            Inner::Arc(r) => r.next_request(),
+            Inner::Bst(r) => r.next_request(),
+            Inner::MappedBst(r) => r.next_request(),
+        }
+    }
+
+    /// The next request; `Ok(None)` at the end of the trace. With `skip_bad`, a malformed record
+    /// (one the reader has consumed, reported at its line or byte) is counted and passed over;
+    /// input that cannot be read at all still stops the reader.
+    #[inline]
+    pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        loop {
+            match self.next_raw() {
+                Err(e)
+                    if self.skip_bad
+                        && e.kind == TraceErrorKind::Malformed
+                        && matches!(e.location, Location::Line(_) | Location::Byte(_)) =>
+                {
+                    self.skipped.add(e)
+                }
+                r => return r,
+            }
+        }
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<Request, TraceError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_request().transpose()
+    }
+}
