@@ -1,5 +1,5 @@
 //! DULO properties (FAST 2005 §3.4): with every sequence of size 1 (no two blocks adjacent on
-//! the disk) DULO degenerates to its base, CLOCK, miss for miss; on any trace sequences stay
+//! the disk) DULO degenerates to its base, CLOCK (or, §4.2.2, Linux's two lists), miss for miss; on any trace sequences stay
 //! within max_seq and join only disk-adjacent blocks, and the sections add up to the cache.
 
 use bufsim_core::cache::{Cache, Demand};
@@ -42,9 +42,24 @@ proptest! {
     }
 
     #[test]
+    fn on_the_linux_two_lists_with_only_random_blocks_dulo_misses_exactly_as_linux_2list(
+        blocks in trace(), cap in 2usize..40, bank in 1usize..8, ratio in 1u32..3,
+    ) {
+        // §4.2.2's variant keeps Linux's lists; with one-block sequences the inactive list stays
+        // in arrival order, so it must be linux-2list miss for miss.
+        let spread: Vec<u64> = blocks.iter().map(|b| b * 2).collect();
+        let inactive = (cap as u32 / (1 + ratio)).max(1) as usize;
+        let bank = bank.min(inactive);
+        let spec = format!("dulo(base=linux2q,active-ratio={ratio},bank={bank}blocks,evict={}blocks,buffer=0blocks)", inactive - bank);
+        let base = format!("linux-2list(active-ratio={ratio})");
+        prop_assert_eq!(misses(&spec, cap, &spread, true), misses(&base, cap, &spread, false), "{}", spec);
+    }
+
+    #[test]
     fn sequences_stay_short_adjacent_and_ordered(blocks in trace(), cap in 2usize..40, max_seq in 1u64..6) {
         // check() after every access verifies: sizes <= max_seq, members adjacent on the disk,
         // H non-decreasing from the bottom and never below L, sections adding up to the cache.
         misses(&format!("dulo(max_seq={max_seq})"), cap, &blocks, true);
+        misses(&format!("dulo(base=linux2q,max_seq={max_seq})"), cap, &blocks, true);
     }
 }

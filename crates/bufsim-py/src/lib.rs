@@ -509,8 +509,7 @@ fn generate(py: Python<'_>, spec: &str, path: &str, seed: u64) -> PyResult<usize
 /// The synthetic trace generators: name, paper, summary, parameters `(name, default, doc)`.
 #[pyfunction]
 fn generators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    bufsim_core::trace::synth::GENERATORS
-        .iter()
+    bufsim_core::trace::synth::generators()
         .map(|g| {
             let d = PyDict::new(py);
             d.set_item("name", g.name)?;

@@ -1,4 +1,5 @@
-//! DULO, dual locality caching (Jiang, Ding, Chen, Xiang, Zhang, FAST 2005), §3 and Figure 2.
+//! DULO, dual locality caching (Jiang, Ding, Chen, Xiang, Zhang, FAST 2005), §3 and Figure 2;
+//! `base=linux2q` is the variant of §4.2.2 on the Linux two-list policy.
 //! Deviations (docs/policies/dulo.md): young bits come only from re-references, and the bank is
 //! sequenced when it holds BANK_MAX blocks; both are what make §2.1's Table 1 come out exactly.
 //!
@@ -10,7 +11,15 @@
 //! which stays sorted by H with the smallest at the bottom (§3.4). Hits only mark blocks young,
 //! as CLOCK does; a young block found at the bottom loses the mark and goes back to the top, a
 //! block that is not young is the victim, and L becomes the H of its sequence.
+//!
+//! With `base=linux2q` (§4.2.2) the staging and evicting sections are the inactive list of
+//! Linux's two-list policy (DULO §4.2.1): an active list sits above them, a second access to an
+//! inactive page (the reference bit, as `linux-2list`) promotes it, refill demotes unreferenced
+//! active pages to the top of the staging section, reclaim takes the bottom of the evicting
+//! section, and demoted pages are sequenced apart from newly fetched ones ("marking the demoted
+//! active pages and sequencing each type of page separately").
 
+use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::block_table::BlockTable;
 use crate::list::{Links, List};
@@ -22,6 +31,18 @@ enum Section {
     Buffer,
     Bank,
     Evicting,
+    /// The active list of the linux2q base.
+    Active,
+}
+
+/// The replacement scheme DULO is built on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Base {
+    /// §3: one LRU stack run as CLOCK.
+    Clock,
+    /// §4.2.2: the inactive list of Linux's two lists holds the staging and evicting sections;
+    /// refill keeps |active| <= ratio x |inactive|, as `linux-2list` does.
+    Linux2Q { ratio: f64 },
 }
 
 /// A sequence in the evicting section: its H value, the arrival rank of its most recent block
@@ -34,6 +55,7 @@ struct Seq {
 }
 
 pub struct Dulo {
+    base: Base,
     bank_max: usize,
     buffer_max: usize,
     max_seq: usize,
@@ -46,10 +68,15 @@ pub struct Dulo {
     section: Vec<Section>,
     seq_of: Vec<u32>,
     arrival: Vec<u64>,
-    /// Frame links: the buffer, the bank and each sequence's members.
+    /// Frame links: the buffer, the bank, each sequence's members and the active list.
     links: Links,
     buffer: List,
     bank: List,
+    /// linux2q: the active list (front = head) and, per frame, the reference bit and whether
+    /// the page came down from the active list (sequenced apart from new pages).
+    active: List,
+    referenced: Vec<bool>,
+    demoted: Vec<bool>,
 
     seqs: Vec<Seq>,
     free_seqs: Vec<u32>,
@@ -77,6 +104,7 @@ pub struct Dulo {
 impl Dulo {
     pub fn new(capacity: usize, bank: usize, buffer: usize, max_seq: usize, table_limit: usize) -> Self {
         Dulo {
+            base: Base::Clock,
             bank_max: bank.max(1),
             buffer_max: buffer,
             max_seq: max_seq.max(1),
@@ -93,6 +121,9 @@ impl Dulo {
             links: Links::with_nodes(capacity),
             buffer: List::new(),
             bank: List::new(),
+            active: List::new(),
+            referenced: vec![false; capacity],
+            demoted: vec![false; capacity],
             seqs: Vec::new(),
             free_seqs: Vec::new(),
             seq_links: Links::default(),
@@ -108,6 +139,46 @@ impl Dulo {
             refills: 0,
             sequences: 0,
             reclaims: 0,
+        }
+    }
+
+    /// The same scheme on another base (§4.2.2 for [`Base::Linux2Q`]).
+    pub fn with_base(mut self, base: Base) -> Self {
+        self.base = base;
+        self
+    }
+
+    fn inactive_len(&self) -> usize {
+        self.buffer.len() + self.bank.len() + self.evicting_blocks
+    }
+
+    /// Takes a frame out of the inactive list's sections (staging or evicting) without
+    /// evicting it: the page is promoted, or removed.
+    fn leave_inactive(&mut self, f: Frame) {
+        match self.section[f as usize] {
+            Section::Buffer => self.links.remove(&mut self.buffer, f),
+            Section::Bank => self.links.remove(&mut self.bank, f),
+            Section::Evicting => self.leave_sequence(f),
+            Section::Active | Section::Out => unreachable!("frame {f} is not in the inactive list"),
+        }
+    }
+
+    /// linux2q refill_inactive (as `linux-2list`): while the active list is too long, its tail
+    /// goes down to the top of the staging section unless referenced (second chance).
+    fn refill_inactive(&mut self, ratio: f64) {
+        let mut budget = 2 * self.active.len() + 1;
+        while budget > 0 && self.active.len() as f64 > ratio * self.inactive_len() as f64 {
+            budget -= 1;
+            let Some(t) = self.active.back() else { break };
+            let i = t as usize;
+            if self.referenced[i] {
+                self.referenced[i] = false;
+                self.links.move_to_front(&mut self.active, t);
+            } else {
+                self.links.remove(&mut self.active, t);
+                self.demoted[i] = true;
+                self.enter_top(t);
+            }
         }
     }
 
@@ -189,12 +260,16 @@ impl Dulo {
             let mut entries = std::mem::take(&mut self.entries);
             entries.clear();
             self.tables[dev as usize].for_each_current(now, |b, prev| entries.push((b, prev)));
-            let mut open: Option<(u32, u64, u32, usize)> = None; // (seq, last block, its previous time, size)
+            // (sequence, its last block, that block's previous time, size, that block's frame)
+            let mut open: Option<(u32, u64, u32, usize, Frame)> = None;
             for &(b, prev) in &entries {
                 let f = frames[i];
                 debug_assert_eq!((self.device[f as usize], self.block[f as usize]), (dev, b), "table and bank disagree");
                 i += 1;
-                let joins = open.is_some_and(|(_, last, last_prev, size)| joins(last, last_prev, size, b, prev, self.max_seq));
+                let joins = open.is_some_and(|(_, last, last_prev, size, last_f)| {
+                    // §4.2.2: demoted active pages are sequenced apart from newly fetched ones.
+                    self.demoted[last_f as usize] == self.demoted[f as usize] && joins(last, last_prev, size, b, prev, self.max_seq)
+                });
                 let s = match (joins, open) {
                     (true, Some((s, ..))) => s,
                     _ => {
@@ -204,7 +279,7 @@ impl Dulo {
                     }
                 };
                 let size = if joins { open.map_or(0, |o| o.3) } else { 0 } + 1;
-                open = Some((s, b, prev, size));
+                open = Some((s, b, prev, size, f));
                 let seq = &mut self.seqs[s as usize];
                 seq.recency = seq.recency.max(self.arrival[f as usize]);
                 // Ascending disk order pushed at the front leaves the lowest block at the back.
@@ -329,23 +404,48 @@ fn joins(last: u64, last_prev: u32, size: usize, next: u64, next_prev: u32, max_
 }
 
 impl Policy for Dulo {
-    fn insert(&mut self, frame: Frame, a: &Access, _origin: Origin) {
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let f = frame as usize;
         self.device[f] = a.device;
         self.block[f] = a.block;
         // Not young: a first access, whether demanded or read ahead, earns no second chance
         // (prefetching paper §4; see the file header).
         self.young[f] = false;
+        self.demoted[f] = false;
+        // linux2q: a demand fault is followed by mark_page_accessed, read-ahead is not.
+        self.referenced[f] = matches!(self.base, Base::Linux2Q { .. }) && origin == Origin::Demand;
         self.enter_top(frame);
     }
 
     fn hit(&mut self, frame: Frame, _a: &Access) {
-        self.young[frame as usize] = true;
+        let f = frame as usize;
+        match self.base {
+            Base::Clock => self.young[f] = true,
+            Base::Linux2Q { .. } => {
+                if self.section[f] != Section::Active && self.referenced[f] {
+                    // A second access while inactive: activate (DULO §4.2.1).
+                    self.leave_inactive(frame);
+                    self.links.push_front(&mut self.active, frame);
+                    self.section[f] = Section::Active;
+                    self.referenced[f] = false;
+                } else {
+                    self.referenced[f] = true;
+                }
+            }
+        }
     }
 
-    fn first_demand(&mut self, _frame: Frame, _a: &Access) {}
+    fn first_demand(&mut self, frame: Frame, _a: &Access) {
+        if let Base::Linux2Q { .. } = self.base {
+            // The first demand of a read-ahead page is its first access: the bit, no promotion.
+            self.referenced[frame as usize] = true;
+        }
+    }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        if let Base::Linux2Q { ratio } = self.base {
+            self.refill_inactive(ratio);
+        }
         // Every round either returns, makes a young block old, or sequences blocks into the
         // evicting section; all of these are bounded by the blocks resident.
         let resident = self.buffer.len() + self.bank.len() + self.evicting_blocks;
@@ -374,7 +474,10 @@ impl Policy for Dulo {
             }
             // Nothing to take below: sequence the bank (or the buffer's bottom) and look again.
             if self.bank.is_empty() {
-                let Some(b) = self.links.pop_back(&mut self.buffer) else { return None };
+                let Some(b) = self.links.pop_back(&mut self.buffer) else {
+                    // linux2q with the whole inactive list pinned: reclaim from the active tail.
+                    return back_unpinned(&self.links, &self.active, pins);
+                };
                 self.section[b as usize] = Section::Bank;
                 self.arrival[b as usize] = self.arrivals;
                 self.arrivals += 1;
@@ -398,6 +501,7 @@ impl Policy for Dulo {
                 }
                 self.leave_sequence(frame);
             }
+            Section::Active => self.links.remove(&mut self.active, frame),
             Section::Out => debug_assert!(false, "removing a frame DULO does not hold"),
         }
         if why == Removal::UnusedPrefetch {
@@ -407,6 +511,7 @@ impl Policy for Dulo {
         }
         self.section[f] = Section::Out;
         self.young[f] = false;
+        self.referenced[f] = false;
     }
 
     fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
@@ -422,7 +527,8 @@ impl Policy for Dulo {
         self.links.check(&self.buffer)?;
         self.links.check(&self.bank)?;
         self.seq_links.check(&self.evicting)?;
-        let held = self.buffer.len() + self.bank.len() + self.evicting_blocks;
+        self.links.check(&self.active)?;
+        let held = self.inactive_len() + self.active.len();
         if held != resident {
             return Err(format!("DULO holds {held} blocks, the cache {resident}"));
         }
@@ -470,12 +576,31 @@ impl PolicyDef for Dulo {
             ParamInfo { name: "buffer", default: "auto", doc: "correlation buffer size; auto = cache - evict - bank" },
             ParamInfo { name: "max-seq", default: "128", doc: "longest sequence in blocks (§3.3 rule 4)" },
             ParamInfo { name: "table", default: "auto", doc: "block table memory before reclamation (§3.2); auto = 64 bytes per cache block, at least 1MiB; 0 = no limit" },
+            ParamInfo { name: "base", default: "clock", doc: "clock: one CLOCK-run LRU stack (§3); linux2q: inside the inactive list of Linux's two lists (§4.2.2)" },
+            ParamInfo { name: "active-ratio", default: "1", doc: "linux2q: refill keeps |active| <= ratio x |inactive|, as linux-2list" },
         ],
         preset_of: None,
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let c = env.capacity as u64;
+        let base = match args.choice("base", &["clock", "linux2q"])? {
+            "clock" => Base::Clock,
+            _ => {
+                let ratio = args.f64("active-ratio")?;
+                if ratio <= 0.0 {
+                    return Err(SpecError(format!("policy `dulo`: active-ratio={ratio} must be above 0")));
+                }
+                Base::Linux2Q { ratio }
+            }
+        };
+        if base == Base::Clock && args.is_given("active-ratio") {
+            return Err(SpecError("policy `dulo`: active-ratio applies to base=linux2q only".into()));
+        }
+        // The sections share the inactive list with linux2q: about 1/(1 + ratio) of the cache.
+        let c = match base {
+            Base::Clock => env.capacity as u64,
+            Base::Linux2Q { ratio } => ((env.capacity as f64 / (1.0 + ratio)) as u64).max(1),
+        };
         let (mut bank, mut evict) = (args.blocks("bank", env)?, args.blocks("evict", env)?);
         if bank + evict > c {
             if args.is_given("bank") || args.is_given("evict") {
@@ -510,7 +635,7 @@ impl PolicyDef for Dulo {
                 .map_err(|e| SpecError(format!("policy `dulo`: parameter table: {e}")))?
                 .to_blocks(1)
         };
-        Ok(Dulo::new(env.capacity, bank as usize, buffer as usize, max_seq as usize, table as usize))
+        Ok(Dulo::new(env.capacity, bank as usize, buffer as usize, max_seq as usize, table as usize).with_base(base))
     }
 }
 
@@ -595,6 +720,28 @@ mod tests {
         assert!(!c.contains(8));
         assert_eq!(c.policy.tables[0].times(8), (0, 0));
         assert!(c.policy.tables[0].times(50).0 > 0);
+    }
+
+    #[test]
+    fn on_linux_two_lists_demoted_pages_are_sequenced_apart_from_new_ones() {
+        // Driven through the policy contract so that only the §4.2.2 rule can keep two blocks
+        // apart: both enter one bank with equal previous times (rules 1-3 would join them).
+        let mut p = Dulo::new(8, 2, 0, 128, 0).with_base(Base::Linux2Q { ratio: 1.0 });
+        p.insert(0, &access(11), Origin::Demand);
+        p.insert(1, &access(12), Origin::Demand); // bank full: [11 12] sequenced at time 1
+        assert_eq!(p.evicting_section(), vec![(0.5, vec![11, 12])]);
+        p.hit(0, &access(11)); // second access (the fault set the bit): 11 goes active
+        assert_eq!(p.active.len(), 1);
+        p.remove(1, 12, Removal::Evicted);
+        p.insert(1, &access(12), Origin::Demand); // 12 read again: into the bank
+        p.refill_inactive(0.5); // 1 active > 0.5 x 1 inactive: 11 is demoted into the bank
+        assert!(p.demoted[0]);
+        // The bank was sequenced at time 2: both blocks have previous time 1, adjacent, yet apart.
+        assert_eq!(p.tables[0].times(11), (2, 1));
+        assert_eq!(p.tables[0].times(12), (2, 1));
+        let seqs: Vec<Vec<u64>> = p.evicting_section().into_iter().map(|(_, b)| b).collect();
+        assert_eq!(seqs, vec![vec![12], vec![11]], "equal H: the older arrival (12) lower");
+        p.check(2).unwrap();
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! reader and tool can use them. The same spec and seed give the same trace.
 
 pub mod amp;
+pub mod dulo;
 
 use std::io::{self, Write};
 
@@ -30,8 +31,15 @@ pub struct GeneratorInfo {
     pub params: &'static [(&'static str, &'static str, &'static str)],
 }
 
+/// A family of generators: their list and the function that builds any of them.
+type Family = (&'static [GeneratorInfo], fn(&GeneratorInfo, &GenArgs, u64) -> Result<Synthetic, SpecError>);
+
+const FAMILIES: &[Family] = &[(amp::GENERATORS, amp::generate), (dulo::GENERATORS, dulo::generate)];
+
 /// Every generator, in the order `bufsim generate --list` shows them.
-pub const GENERATORS: &[GeneratorInfo] = amp::GENERATORS;
+pub fn generators() -> impl Iterator<Item = &'static GeneratorInfo> {
+    FAMILIES.iter().flat_map(|f| f.0.iter())
+}
 
 impl Synthetic {
     /// A trace of one-block reads: `(file, block, ctx)` per access.
@@ -99,10 +107,14 @@ impl GenArgs<'_> {
 /// Generates the trace `spec` names (`amp-a`, `amp-mix(loop1=2000,loop1-share=0.4)`) from `seed`.
 pub fn generate(spec: &str, seed: u64) -> Result<Synthetic, SpecError> {
     let parsed = Spec::parse(spec)?;
-    let info = GENERATORS.iter().find(|g| g.name == parsed.name).ok_or_else(|| {
-        let names: Vec<&str> = GENERATORS.iter().map(|g| g.name).collect();
-        SpecError(format!("unknown generator `{}`; known generators: {}", parsed.name, names.join(", ")))
-    })?;
+    let (info, build) = FAMILIES
+        .iter()
+        .flat_map(|(list, build)| list.iter().map(move |g| (g, build)))
+        .find(|(g, _)| g.name == parsed.name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = generators().map(|g| g.name).collect();
+            SpecError(format!("unknown generator `{}`; known generators: {}", parsed.name, names.join(", ")))
+        })?;
     for (k, _) in &parsed.args {
         if !info.params.iter().any(|p| p.0 == k) {
             let known: Vec<&str> = info.params.iter().map(|p| p.0).collect();
@@ -113,7 +125,7 @@ pub fn generate(spec: &str, seed: u64) -> Result<Synthetic, SpecError> {
             )));
         }
     }
-    amp::generate(info, &GenArgs { info, given: &parsed.args }, seed)
+    build(info, &GenArgs { info, given: &parsed.args }, seed)
 }
 
 #[cfg(test)]
@@ -132,7 +144,7 @@ mod tests {
 
     #[test]
     fn every_generator_is_seeded_and_writes_csv() {
-        for g in GENERATORS {
+        for g in generators() {
             let a = generate(g.name, 7).unwrap();
             assert_eq!(a, generate(g.name, 7).unwrap(), "{}", g.name);
             assert!(!a.requests.is_empty());
