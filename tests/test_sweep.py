@@ -15,11 +15,9 @@ import pytest
 
 import bufsim
 from bufsim.sweeps import SweepSpec, cache_range, run_sweep
-from conftest import bufsim_cli
+from conftest import SWEEP_CACHES, SWEEP_POLICIES, SWEEP_PREFETCHES, bufsim_cli, sweep_args
 
-POLICIES = ["lru", "fifo", "clock", "lfu"]
-CACHES = ["1024blocks:131072blocks:x2"]  # 8 sizes
-PREFETCHES = ["none", "linux"]
+POLICIES, CACHES, PREFETCHES = SWEEP_POLICIES, SWEEP_CACHES, SWEEP_PREFETCHES
 STATS = ["policy", "prefetch", "cache_blocks", "accesses", "hits", "misses", "disk_requests",
          "blocks_read", "prefetched", "prefetched_unused", "key", "trace_hash"]
 
@@ -32,17 +30,6 @@ def test_cache_ranges():
     for bad in ["1:2", "8blocks:4blocks:x2", "4blocks:8blocks:x1", "4blocks:8blocks:?3", "4blocks:8blocks:+0"]:
         with pytest.raises(bufsim.SpecError):
             cache_range(bad)
-
-
-def sweep_args(trace, out):
-    args = ["sweep", trace, "--out", out, "--jobs", "2"]
-    for p in POLICIES:
-        args += ["--policy", p]
-    for c in CACHES:
-        args += ["--cache", c]
-    for f in PREFETCHES:
-        args += ["--prefetch", f]
-    return [str(a) for a in args]
 
 
 def rows(db):
@@ -79,11 +66,8 @@ def start_and_kill(args, sig, after_progress_lines=1):
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory, cloudphysics):
-    db = tmp_path_factory.mktemp("full") / "full.duckdb"
-    p = bufsim_cli(*sweep_args(cloudphysics, db), "--quiet")
-    assert p.returncode == 0, p.stderr
-    return rows(db)
+def uninterrupted(sweep_db):
+    return rows(sweep_db)
 
 
 def test_killed_twice_then_resumed_equals_an_uninterrupted_sweep(tmp_path, cloudphysics, uninterrupted):

@@ -148,7 +148,7 @@ def simulate(
 
 
 def sweep(
-    trace: PathLike,
+    trace: PathLike | Sequence[PathLike],
     policies: Sequence[str],
     caches: Sequence[SizeLike],
     *,
@@ -160,17 +160,51 @@ def sweep(
     seed: int = 42,
     jobs: int = 0,
     check: bool = False,
+    out: PathLike | None = None,
+    resume: bool = False,
+    scheduler: str | None = None,
+    progress: bool = False,
 ) -> "pandas.DataFrame":
-    """Runs every policy x read-ahead setting x cache size (the trace is decoded once; runs
-    use all cores unless ``jobs`` says otherwise) and returns one DataFrame row per run, in
-    that order."""
+    """Runs every trace x policy x read-ahead setting x cache size and returns one DataFrame
+    row per run, in that order. Each trace is decoded once; runs use all cores unless ``jobs``
+    says otherwise. ``caches`` may hold ranges such as ``"1024blocks:131072blocks:x2"``.
+
+    With ``out`` (a DuckDB file, as ``bufsim sweep --out``) every finished run is also
+    committed to its ``runs`` table the moment it ends, so an interrupted sweep loses nothing;
+    ``resume=True`` skips runs already there, ``scheduler="tcp://host:8786"`` runs on a Dask
+    cluster, ``progress=True`` shows progress on stderr. The rows then carry the table's extra
+    columns (``key``, ``trace``, ``trace_hash``, ``bufsim_version``, ``seconds``, ...). Without
+    ``out`` the sweep stays in memory (and several traces get a ``trace`` column)."""
     import pandas as pd
 
-    results = _run(
-        trace, policies, caches, prefetches=prefetches, format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check,
-    )
-    return pd.DataFrame([r.to_dict() for r in results])
+    from bufsim.sweeps import SweepSpec, cache_range, run_sweep
+
+    traces = [os.fspath(trace)] if isinstance(trace, (str, os.PathLike)) else [os.fspath(t) for t in trace]
+    if isinstance(policies, str):
+        policies = [policies]
+    if isinstance(prefetches, str):
+        prefetches = [prefetches]
+    if out is not None:
+        if check:
+            raise SpecError("check=True runs the invariant checks in memory only; leave out `out` to use it")
+        spec = SweepSpec(traces=traces, policies=list(policies), caches=list(caches), prefetches=list(prefetches),
+                         format=format, block_size=block_size, reads_only=reads_only, cluster=cluster, seed=seed)
+        return run_sweep(spec, os.fspath(out), resume=resume, jobs=jobs, scheduler=scheduler, progress=progress)
+    if resume or scheduler:
+        raise SpecError("resume and scheduler need a results database: pass out='results.duckdb'")
+    bs = block_size_bytes(block_size)
+    sizes = [s for c in caches for s in cache_range(size_text(c, "cache size"), bs)]
+    frames = []
+    for t in traces:
+        results = _run(
+            t, policies, sizes, prefetches=prefetches, format=format, block_size=block_size,
+            reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check,
+        )
+        df = pd.DataFrame([r.to_dict() for r in results])
+        if len(traces) > 1:
+            df.insert(0, "trace", t)
+        frames.append(df)
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def policies() -> list[dict[str, Any]]:
