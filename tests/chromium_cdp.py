@@ -45,7 +45,9 @@ class Chromium:
              "--disable-background-networking", "--hide-scrollbars", "--mute-audio",
              f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=child_fds, pass_fds=(hi_cmd_r, hi_out_w), close_fds=True)
+            # dup2 leaves 3 and 4 inheritable; close_fds would close them again after
+            # preexec_fn, and Python's own descriptors are close-on-exec anyway.
+            preexec_fn=child_fds, close_fds=False)
         os.close(hi_cmd_r)
         os.close(hi_out_w)
         self.w, self.r = cmd_w, out_r

@@ -70,7 +70,7 @@ def region_counts(png: bytes, rect: dict, colours: dict[str, str], tol: int = 24
     return out
 
 
-RECTS = """Array.from(document.querySelectorAll('figure.plot svg')).map(s => {
+RECTS = """Array.from(document.querySelectorAll('figure.plot .canvas > svg')).map(s => {
   const r = s.getBoundingClientRect();
   return {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height};
 })"""
@@ -110,7 +110,7 @@ def test_report_in_headless_chromium(page, tmp_path):
 
         # Hover: a pointer over a point shows its tooltip.
         tip = b.eval("""(() => {
-            const f = document.querySelectorAll('figure.plot')[1], svg = f.querySelector('svg');
+            const f = document.querySelectorAll('figure.plot')[1], svg = f.querySelector('.canvas > svg');
             const c = svg.querySelector('g.series circle, g.series rect, g.series polygon');
             const r = c.getBoundingClientRect();
             svg.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + r.width / 2,

@@ -119,11 +119,13 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
             tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
             if table not in tables:
                 raise SpecError(f"{path}: no `{table}` table; is this a bufsim results database?")
-            return con.execute(f'SELECT * FROM "{table}" ORDER BY key').df()
+            return con.execute(f'SELECT * FROM "{table}"').df().pipe(_runs_order)
         finally:
             con.close()
     if suffix == ".parquet":
-        return pd.read_parquet(path)
+        import duckdb  # reads Parquet without pyarrow
+
+        return duckdb.connect().execute("SELECT * FROM read_parquet(?)", [path]).df().pipe(_runs_order)
     if suffix == ".csv":
         return pd.read_csv(path)
     if suffix in (".json", ".jsonl"):
@@ -132,6 +134,18 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         lines = suffix == ".jsonl" or not text.lstrip().startswith("[")
         return pd.read_json(path, lines=lines)
     raise SpecError(f"{path}: unknown file type `{suffix}`; give .duckdb, .parquet, .csv or .json")
+
+
+def _runs_order(df: "pandas.DataFrame") -> "pandas.DataFrame":
+    """A database has no grid order; sort its rows by trace, policy, read-ahead (off first)
+    and cache size so figures and tables come out the same every time."""
+    cols = [c for c in ("trace", "policy", "prefetch", "cache_blocks", "key") if c in df.columns]
+    keyed = df.assign(_prefetching=df["prefetch"] != "none") if "prefetch" in df.columns else df
+    if "prefetch" in cols:
+        cols.insert(cols.index("prefetch"), "_prefetching")
+    if not cols:
+        return df
+    return keyed.sort_values(cols, kind="stable").drop(columns=["_prefetching"], errors="ignore").reset_index(drop=True)
 
 
 def select(df: "pandas.DataFrame", *, traces: Sequence[str] = (), policies: Sequence[str] = (),

@@ -153,7 +153,8 @@ def _summary(df: "pandas.DataFrame", source: str) -> tuple[list[tuple[str, str]]
     if "seconds" in df.columns and df["seconds"].notna().any():
         rows.append(("simulation time", f"{df['seconds'].sum():.1f} s over all runs"))
     if "finished_at" in df.columns and df["finished_at"].notna().any():
-        rows.append(("finished", f"{df['finished_at'].min()} to {df['finished_at'].max()}"))
+        first, last = (df["finished_at"].min(), df["finished_at"].max())
+        rows.append(("finished", f"{first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S}"))
     traces = []
     if "trace" in df.columns:
         for t, g in df.groupby("trace", sort=True):
