@@ -38,3 +38,13 @@ bench: build
 
 clean:
 	rm -rf $(VENV) target
+
+# Issue 12: the report's browser test renders it in Debian's headless Chromium; the sweep
+# scaling benchmark (run it on an idle machine).
+.PHONY: chromium bench-sweep
+test-python: chromium
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+bench-sweep: build
+	$(PY) benches/sweep_scaling.py
