@@ -150,10 +150,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
                       caches=caches)
     kw = {"stacked": not args.lines} if args.kind == "partitions" else {}
     result = plots.KINDS[args.kind](df, args.out, **kw)
-    for note in result.notes:
-        print(f"bufsim: note: {note}", file=sys.stderr)
     if result.out is None:
         raise SpecError(f"{args.source}: nothing to plot for `{args.kind}` ({'; '.join(result.notes)})")
+    for note in result.notes:
+        print(f"bufsim: note: {note}", file=sys.stderr)
     print(f"wrote {result.out}")
     return 0
 

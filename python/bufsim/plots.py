@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 FORMATS = (".png", ".pdf", ".svg")
 
 # One colour per policy family, the same in every figure and in the HTML report (Okabe-Ito
-# first: distinguishable with the common colour-vision deficiencies), then tab10's remainder.
+# first, with its yellow darkened for lines on white: distinguishable with the common colour-
+# vision deficiencies), then tab10 colours.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-           "#F0E442", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF", "#9467BD", "#1F77B4",
+           "#B8860B", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF", "#9467BD", "#1F77B4",
            "#2CA02C", "#D62728"]
 POLICY_COLOURS = {
     "lru": 0, "fifo": 1, "clock": 2, "lfu": 3, "opt": 6, "mru": 4, "random": 9, "arc": 5,
@@ -459,7 +460,7 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
         ax.set_xlabel("sequence size (blocks per disk request)")
         ax.set_ylabel("requested blocks in sequences\nof at most this size (%)")
         ax.set_ylim(0, 100.5)
-        ax.legend(loc="lower right", frameon=False)
+        ax.legend(loc="upper left", frameon=False)
         return Plot(_save(fig, out), [], 1)
 
 
