@@ -115,7 +115,8 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         try:
             con = duckdb.connect(path, read_only=True)
         except duckdb.Error as e:
-            raise SpecError(f"{path}: cannot open the results database ({str(e).splitlines()[0]})") from None
+            raise SpecError(f"{path}: cannot open the results database (is a sweep still writing to it?): "
+                            f"{str(e).splitlines()[0]}") from None
         try:
             tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
             if table not in tables:

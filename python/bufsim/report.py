@@ -184,10 +184,12 @@ def _table(df: "pandas.DataFrame", table_id: str) -> str:
                 key = _num(v) if not isinstance(v, (bool, str)) else None
                 if c == "trace":
                     text = os.path.basename(str(v))
+                elif v is None or (isinstance(v, float) and math.isnan(v)):
+                    text = ""  # a column another mode fills (e.g. a time in count mode)
                 elif isinstance(v, float):
                     text = f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}"
                 else:
-                    text = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+                    text = str(v)
             attr = f' data-value="{key!r}"' if key is not None else ""
             cls = ' class="num"' if key is not None else ""
             out.append(f"<td{cls}{attr}>{_esc(text)}</td>")
