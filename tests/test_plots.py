@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from bufsim import plots
-from conftest import SWEEP_POLICIES, bufsim_cli
+from conftest import SWEEP_POLICIES
 
 
 @pytest.fixture(scope="module")
@@ -118,23 +118,32 @@ def test_filters(runs):
     assert plots.select(runs, traces=["other.csv"]).empty
 
 
-def test_cli(sweep_db, tmp_path):
+def cli(capsys, *args) -> tuple[int, str, str]:
+    """`bufsim ARGS` in this process (the subprocess path is covered by the report test)."""
+    from bufsim.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli(sweep_db, tmp_path, capsys):
     out = tmp_path / "fig.svg"
-    p = bufsim_cli("plot", "prefetch", sweep_db, "-o", out, "--policy", "lru", "--policy", "clock")
-    assert p.returncode == 0, p.stderr
-    assert out.exists() and "note: execution time" in p.stderr
-    p = bufsim_cli("plot", "hit-ratio", sweep_db, "-o", tmp_path / "c.png", "--cache", "4MiB", "--cache", "8MiB")
-    assert p.returncode == 0, p.stderr
-    p = bufsim_cli("plot", "seq-cdf", sweep_db, "-o", tmp_path / "s.png")
-    assert p.returncode == 2 and "nothing to plot" in p.stderr and "seq_size_hist" in p.stderr
-    p = bufsim_cli("plot", "hit-ratio", sweep_db, "-o", tmp_path / "x.jpeg")
-    assert p.returncode == 2 and "end the name with .png, .pdf or .svg" in p.stderr
-    p = bufsim_cli("plot", "hit-ratio", tmp_path / "missing.duckdb", "-o", out)
-    assert p.returncode == 2 and "no such file" in p.stderr
+    code, _, err = cli(capsys, "plot", "prefetch", sweep_db, "-o", out, "--policy", "lru", "--policy", "clock")
+    assert code == 0, err
+    assert out.exists() and "note: execution time" in err
+    code, _, err = cli(capsys, "plot", "hit-ratio", sweep_db, "-o", tmp_path / "c.png", "--cache", "4MiB", "--cache", "8MiB")
+    assert code == 0, err
+    code, _, err = cli(capsys, "plot", "seq-cdf", sweep_db, "-o", tmp_path / "s.png")
+    assert code == 2 and "nothing to plot" in err and "seq_size_hist" in err
+    code, _, err = cli(capsys, "plot", "hit-ratio", sweep_db, "-o", tmp_path / "x.jpeg")
+    assert code == 2 and "end the name with .png, .pdf or .svg" in err
+    code, _, err = cli(capsys, "plot", "hit-ratio", tmp_path / "missing.duckdb", "-o", out)
+    assert code == 2 and "no such file" in err
     csv = tmp_path / "td.csv"
     csv.write_text("distance,count\n1,5\n3,7\n64,2\n")
-    assert bufsim_cli("plot", "tdist", csv, "-o", tmp_path / "td.png").returncode == 0
+    assert cli(capsys, "plot", "tdist", csv, "-o", tmp_path / "td.png")[0] == 0
     pq = tmp_path / "runs.parquet"
-    assert bufsim_cli("results", "export", sweep_db, "--parquet", pq).returncode == 0
-    p = bufsim_cli("plot", "mrc", pq, "-o", tmp_path / "mrc.pdf", "--prefetch", "none")
-    assert p.returncode == 0, p.stderr
+    assert cli(capsys, "results", "export", sweep_db, "--parquet", pq)[0] == 0
+    code, _, err = cli(capsys, "plot", "mrc", pq, "-o", tmp_path / "mrc.pdf", "--prefetch", "none")
+    assert code == 0, err
