@@ -192,3 +192,14 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
         bar.step()
     lines = log.getvalue().splitlines()
     assert "\r" not in log.getvalue() and lines[-1] == "sweep: 3/3 runs done, ETA 0s"
+
+
+def test_rerun_without_resume_replaces_rows_and_duplicates_run_once(tmp_path, cloudphysics):
+    db = str(tmp_path / "twice.duckdb")
+    spec = SweepSpec([str(cloudphysics)], ["lru", "lru"], [1024])
+    df = run_sweep(spec, db, progress=False)
+    assert len(df) == 2 and df["key"].nunique() == 1
+    first = duckdb.connect(db, read_only=True).execute("SELECT count(*), max(finished_at) FROM runs").fetchone()
+    run_sweep(spec, db, progress=False)  # no resume: the run is redone and its row replaced
+    second = duckdb.connect(db, read_only=True).execute("SELECT count(*), max(finished_at) FROM runs").fetchone()
+    assert first[0] == second[0] == 1 and second[1] > first[1]
