@@ -317,10 +317,10 @@ def _validate(r: RunSpec) -> None:
 
 
 def longest_first(runs: list[RunSpec]) -> list[RunSpec]:
-    """The order to start runs in: largest caches first (a run's cost grows with its cache:
-    more memory touched, deeper heaps), so the last runs to start are short and no core idles
-    long at the end waiting for one big run (issue 12's scaling benchmark lost 0.3 s of 2.2 to
-    that tail in grid order). Results are stored and returned in grid order regardless."""
+    """The order to start runs in: largest caches first. A run's cost grows with its cache
+    (more memory touched, deeper heaps), so the last runs to start are the short ones and no
+    core idles long at the end while one big run finishes. Results are stored and returned in
+    grid order regardless."""
     return sorted(runs, key=lambda r: -r.cache_blocks)
 
 
