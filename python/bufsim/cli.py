@@ -149,7 +149,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     df = plots.select(df, traces=args.trace or [], policies=args.policy or [], prefetches=args.prefetch or [],
                       caches=caches)
     kw = {"stacked": not args.lines} if args.kind == "partitions" else {}
-    result = plots.KINDS[args.kind](df, args.out, **kw)
+    result = plots.KINDS[args.kind](df, args.out, title=args.title, **kw)
     if result.out is None:
         raise SpecError(f"{args.source}: nothing to plot for `{args.kind}` ({'; '.join(result.notes)})")
     for note in result.notes:
@@ -276,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     plt.add_argument("--prefetch", action="append", metavar="SPEC", help="only this read-ahead setting; repeatable")
     plt.add_argument("--cache", "-c", action="append", metavar="SIZE", help="only this cache size; repeatable")
     plt.add_argument("--lines", action="store_true", help="partitions: lines instead of stacked areas")
+    plt.add_argument("--title", metavar="TEXT", help="a title above the figure (default: none)")
     plt.set_defaults(func=cmd_plot)
 
     rpt = sub.add_parser("report", help="write a self-contained HTML report of a results database",

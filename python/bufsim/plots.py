@@ -12,7 +12,6 @@ files. docs/plots.md describes every shape.
 from __future__ import annotations
 
 import json
-import math
 import os
 import zlib
 from dataclasses import dataclass, field
@@ -359,22 +358,22 @@ def metric_grid(df: "pandas.DataFrame", out: str | os.PathLike, metrics: Sequenc
         return Plot(_save(fig, out), notes, len(panels) * len(present))
 
 
-def hit_ratio(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
+def hit_ratio(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
     """Hit ratio (%) against cache size (log x), one line per policy and read-ahead setting,
     one panel per trace. Shape: the ``runs`` table, or any frame with ``cache_blocks``,
     ``hit_ratio`` (a fraction) and optionally ``policy``, ``prefetch``, ``trace``,
     ``block_size``."""
-    return metric_grid(df, out, [HIT_RATIO], **kw)
+    return metric_grid(df, out, [HIT_RATIO], title=title)
 
 
-def prefetch_panels(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
+def prefetch_panels(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
     """The three panels of the prefetching paper's figures (§5): hit ratio, disk requests and
     execution time against cache size, one line per policy, read-ahead off solid and on dashed.
     Execution time needs ``exec_time_s`` (timed mode); without it the panel is left out."""
-    return metric_grid(df, out, [HIT_RATIO, DISK_REQUESTS, EXEC_TIME], **kw)
+    return metric_grid(df, out, [HIT_RATIO, DISK_REQUESTS, EXEC_TIME], title=title)
 
 
-def mrc(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
+def mrc(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
     """Miss ratio curves: miss ratio against cache size (log x). Shape: ``cache_blocks`` and
     ``miss_ratio`` (a fraction; derived from ``hit_ratio`` when only that is there), with
     optional series columns ``policy`` (or ``method``, e.g. ``mattson``/``shards``) and
@@ -387,7 +386,7 @@ def mrc(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
             if alt in df.columns:
                 df["policy"] = df[alt].astype(str)
                 break
-    return metric_grid(df, out, [MISS_RATIO], **kw)
+    return metric_grid(df, out, [MISS_RATIO], title=title)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,7 +417,7 @@ def sequence_sizes(df: "pandas.DataFrame") -> "pandas.DataFrame":
                         lambda h: [{"size_blocks": int(k), "requests": int(v)} for k, v in h.items()])
 
 
-def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
+def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
     """DULO §5 (Figures 3 and 4): for each run, the percentage of requested blocks that sit in
     disk requests (sequences) of at most x blocks, against x (log x).
 
@@ -462,6 +461,8 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
         ax.set_ylabel("requested blocks in sequences\nof at most this size (%)")
         ax.set_ylim(0, 100.5)
         ax.legend(loc="upper left", frameon=False)
+        if title:
+            fig.suptitle(title)
         return Plot(_save(fig, out), [], 1)
 
 
@@ -499,7 +500,7 @@ def partition_sizes(df: "pandas.DataFrame") -> "pandas.DataFrame":
 
 
 def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacked: bool = True,
-                       max_runs: int = 8, **kw) -> Plot:
+                       max_runs: int = 8, title: str | None = None) -> Plot:
     """Partition sizes over time (AMP §4.3 Figure 13, stacked areas; storage-aware caching's
     per-device partitions, ``stacked=False`` for lines), one panel per run.
 
@@ -548,10 +549,12 @@ def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacke
             ident.pop("key", None)
             ax.set_title(", ".join(_cdf_label(k, v, g) for k, v in ident.items()), loc="left")
             ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        if title:
+            fig.suptitle(title)
         return Plot(_save(fig, out), notes, len(runs))
 
 
-def temporal_distance(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> Plot:
+def temporal_distance(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
     """Temporal distance histograms (MQ §2, Figures 2 and 3): how many correlated accesses
     (re-references of a block) lie at each temporal distance, distances grouped into power-of-
     two bins (a distance is counted in the smallest power of two at or above it, as MQ does).
@@ -583,6 +586,8 @@ def temporal_distance(df: "pandas.DataFrame", out: str | os.PathLike, **kw) -> P
         ax.set_ylim(bottom=0)
         if series is not None:
             ax.legend(frameon=False)
+        if title:
+            fig.suptitle(title)
         return Plot(_save(fig, out), [], 1)
 
 
