@@ -50,3 +50,13 @@ workloads: build strace
 	@command -v sqlite3 >/dev/null || (apt-get update -qq && apt-get install -y -qq sqlite3)
 	$(PY) -m pip install --quiet "tpchgen-cli>=4"
 	$(PY) scripts/collect_workloads.py
+
+# Issue 12: the report's browser test renders it in Debian's headless Chromium; the sweep
+# scaling benchmark (run it on an idle machine).
+.PHONY: chromium bench-sweep
+test-python: chromium
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+bench-sweep: build
+	$(PY) benches/sweep_scaling.py

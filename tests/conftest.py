@@ -34,3 +34,30 @@ def block_trace(path: Path, blocks: list[int], block_size: int = 4096) -> Path:
 def bufsim_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "bufsim", *map(str, args)],
                           capture_output=True, text=True, check=check)
+
+
+# The sweep of issue 12's checks (4 policies x 8 sizes x 2 read-ahead settings on the real
+# trace), run once per session: the kill/resume and Dask tests compare against it, and the plot
+# and report tests draw it.
+SWEEP_POLICIES = ["lru", "fifo", "clock", "lfu"]
+SWEEP_CACHES = ["1024blocks:131072blocks:x2"]  # 8 sizes
+SWEEP_PREFETCHES = ["none", "linux"]
+
+
+def sweep_args(trace, out) -> list[str]:
+    args = ["sweep", trace, "--out", out, "--jobs", "2"]
+    for p in SWEEP_POLICIES:
+        args += ["--policy", p]
+    for c in SWEEP_CACHES:
+        args += ["--cache", c]
+    for f in SWEEP_PREFETCHES:
+        args += ["--prefetch", f]
+    return [str(a) for a in args]
+
+
+@pytest.fixture(scope="session")
+def sweep_db(tmp_path_factory, cloudphysics) -> Path:
+    db = tmp_path_factory.mktemp("sweep") / "full.duckdb"
+    p = bufsim_cli(*sweep_args(cloudphysics, db), "--quiet")
+    assert p.returncode == 0, p.stderr
+    return db

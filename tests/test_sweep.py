@@ -3,6 +3,7 @@ Parquet export and experiment files."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -14,12 +15,10 @@ import pandas as pd
 import pytest
 
 import bufsim
-from bufsim.sweeps import SweepSpec, cache_range, run_sweep
-from conftest import bufsim_cli
+from bufsim.sweeps import Progress, SweepSpec, cache_range, run_sweep
+from conftest import SWEEP_CACHES, SWEEP_POLICIES, SWEEP_PREFETCHES, bufsim_cli, sweep_args
 
-POLICIES = ["lru", "fifo", "clock", "lfu"]
-CACHES = ["1024blocks:131072blocks:x2"]  # 8 sizes
-PREFETCHES = ["none", "linux"]
+POLICIES, CACHES, PREFETCHES = SWEEP_POLICIES, SWEEP_CACHES, SWEEP_PREFETCHES
 STATS = ["policy", "prefetch", "cache_blocks", "accesses", "hits", "misses", "disk_requests",
          "blocks_read", "prefetched", "prefetched_unused", "key", "trace_hash"]
 
@@ -32,17 +31,6 @@ def test_cache_ranges():
     for bad in ["1:2", "8blocks:4blocks:x2", "4blocks:8blocks:x1", "4blocks:8blocks:?3", "4blocks:8blocks:+0"]:
         with pytest.raises(bufsim.SpecError):
             cache_range(bad)
-
-
-def sweep_args(trace, out):
-    args = ["sweep", trace, "--out", out, "--jobs", "2"]
-    for p in POLICIES:
-        args += ["--policy", p]
-    for c in CACHES:
-        args += ["--cache", c]
-    for f in PREFETCHES:
-        args += ["--prefetch", f]
-    return [str(a) for a in args]
 
 
 def rows(db):
@@ -79,11 +67,8 @@ def start_and_kill(args, sig, after_progress_lines=1):
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory, cloudphysics):
-    db = tmp_path_factory.mktemp("full") / "full.duckdb"
-    p = bufsim_cli(*sweep_args(cloudphysics, db), "--quiet")
-    assert p.returncode == 0, p.stderr
-    return rows(db)
+def uninterrupted(sweep_db):
+    return rows(sweep_db)
 
 
 def test_killed_twice_then_resumed_equals_an_uninterrupted_sweep(tmp_path, cloudphysics, uninterrupted):
@@ -119,7 +104,7 @@ def test_dask_cluster_gives_identical_results(tmp_path, cloudphysics, uninterrup
     from dask.distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster:
+                      dashboard_address=":0") as cluster:
         spec = SweepSpec([str(cloudphysics)], POLICIES, CACHES, PREFETCHES)
         run_sweep(spec, str(tmp_path / "d.duckdb"), scheduler=cluster.scheduler_address, progress=False)
     got = rows(tmp_path / "d.duckdb")
@@ -170,3 +155,51 @@ def test_bad_sweeps_fail_before_running(tmp_path, cloudphysics):
     assert not db.exists() or count(db) == 0
     p = bufsim_cli("sweep", tmp_path / "missing.csv", "-o", db)
     assert p.returncode == 2 and "no such file" in p.stderr
+
+
+def test_sweep_into_a_database_from_python(tmp_path, cloudphysics):
+    db = tmp_path / "py.duckdb"
+    df = bufsim.sweep(cloudphysics, ["lru", "clock"], ["1024blocks:2048blocks:x2"], out=db)
+    mem = bufsim.sweep(cloudphysics, ["lru", "clock"], ["1024blocks:2048blocks:x2"])
+    cols = list(mem.columns)
+    pd.testing.assert_frame_equal(df[cols].reset_index(drop=True), mem, check_dtype=False)
+    again = bufsim.sweep(cloudphysics, ["lru", "clock"], ["1024blocks:2048blocks:x2"], out=db, resume=True)
+    assert list(again["finished_at"]) == list(df["finished_at"])
+    with pytest.raises(bufsim.SpecError, match="need a results database"):
+        bufsim.sweep(cloudphysics, ["lru"], [1024], resume=True)
+
+
+class FakeStream(io.StringIO):
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
+    tty = FakeStream(True)
+    bar = Progress(3, stream=tty)
+    for _ in range(3):
+        bar.step()
+    out = tty.getvalue()
+    assert out.count("\r[") == 3 and "3/3 runs, ETA" in out and out.endswith("\n")
+    assert "[" + "#" * 10 + "." * 20 + "] 1/3 runs" in out and "[" + "#" * 30 + "] 3/3 runs" in out
+    log = FakeStream(False)
+    bar = Progress(3, stream=log)
+    for _ in range(3):
+        bar.step()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and lines[-1] == "sweep: 3/3 runs done, ETA 0s"
+
+
+def test_rerun_without_resume_replaces_rows_and_duplicates_run_once(tmp_path, cloudphysics):
+    db = str(tmp_path / "twice.duckdb")
+    spec = SweepSpec([str(cloudphysics)], ["lru", "lru"], [1024])
+    df = run_sweep(spec, db, progress=False)
+    assert len(df) == 2 and df["key"].nunique() == 1
+    first = duckdb.connect(db, read_only=True).execute("SELECT count(*), max(finished_at) FROM runs").fetchone()
+    run_sweep(spec, db, progress=False)  # no resume: the run is redone and its row replaced
+    second = duckdb.connect(db, read_only=True).execute("SELECT count(*), max(finished_at) FROM runs").fetchone()
+    assert first[0] == second[0] == 1 and second[1] > first[1]

@@ -50,6 +50,9 @@ class Result:
     request_sizes: dict[int, int] = field(default_factory=dict)
     # What the policy reports about itself, e.g. DULO's block table memory.
     policy_metrics: dict[str, float] = field(default_factory=dict)
+    # Partitioned policies (AMP, PCC, DEAR): {"unit": "accesses", "samples": [[time, partition,
+    # blocks], ...]}, the shape `bufsim plot partitions` reads; None for the others.
+    partition_timeline: Optional[dict] = None
     # Timed mode: the settings...
     device: Optional[str] = None
     scheduler: Optional[str] = None
@@ -310,7 +313,7 @@ def simulate(
 
 
 def sweep(
-    trace: PathLike,
+    trace: PathLike | Sequence[PathLike],
     policies: Sequence[str],
     caches: Sequence[SizeLike],
     *,
@@ -330,20 +333,65 @@ def sweep(
     file_gap: SizeLike = 0,
     first_level: Any = None,
     skip_bad: bool = False,
+    out: PathLike | None = None,
+    resume: bool = False,
+    dask: str | None = None,
+    progress: bool = False,
 ) -> "pandas.DataFrame":
-    """Runs every policy x read-ahead setting x cache size (the trace is decoded once; runs
-    use all cores unless ``jobs`` says otherwise) and returns one DataFrame row per run, in
-    that order. Timing options as for :func:`simulate`."""
+    """Runs every trace x policy x read-ahead setting x cache size and returns one DataFrame
+    row per run, in that order. Each trace is decoded once; runs use all cores unless ``jobs``
+    says otherwise. ``caches`` may hold ranges such as ``"1024blocks:131072blocks:x2"``. Timing,
+    hierarchy (``first_level``) and ``skip_bad`` options as for :func:`simulate`.
+
+    With ``out`` (a DuckDB file, as ``bufsim sweep --out``) every finished run is also
+    committed to its ``runs`` table the moment it ends, so an interrupted sweep loses nothing;
+    ``resume=True`` skips runs already there, ``dask="tcp://host:8786"`` runs on a Dask
+    cluster, ``progress=True`` shows progress on stderr. The rows then carry the table's extra
+    columns (``key``, ``trace``, ``trace_hash``, ``bufsim_version``, ``seconds``, ...). Without
+    ``out`` the sweep stays in memory (and several traces get a ``trace`` column)."""
     import pandas as pd
 
-    results = _run(
-        trace, policies, caches, prefetches=prefetches, format=format, block_size=block_size,
-        reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, timing=timing,
-        device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
-        first_level=first_level,
-        skip_bad=skip_bad,
-    )
-    return pd.DataFrame([r.to_dict() for r in results])
+    from bufsim.sweeps import SweepSpec, cache_range, result_of_row, run_sweep
+
+    traces = [os.fspath(trace)] if isinstance(trace, (str, os.PathLike)) else [os.fspath(t) for t in trace]
+    if isinstance(policies, str):
+        policies = [policies]
+    if isinstance(prefetches, str):
+        prefetches = [prefetches]
+    if out is not None:
+        if check or skip_bad:
+            raise SpecError("check=True and skip_bad=True work in memory only; leave out `out` to use them")
+        t = timing_args(timing, device, scheduler, think, single_stream)
+        spec = SweepSpec(traces=traces, policies=list(policies), caches=list(caches), prefetches=list(prefetches),
+                         format=format, block_size=block_size, reads_only=reads_only, cluster=cluster, seed=seed,
+                         timing=t["timing"], devices=[t["device"]] if t["timing"] else None,
+                         io_schedulers=[t["scheduler"]] if t["timing"] else None,
+                         think=t.get("think", "trace"), single_stream=bool(t.get("single_stream", False)),
+                         file_gap=gap_text(file_gap), first_level=first_level)
+        rows = run_sweep(spec, os.fspath(out), resume=resume, jobs=jobs, scheduler=dask, progress=progress)
+        # Each row read back as a Result, so its columns equal an in-memory sweep's (JSON decoded,
+        # count-mode timing fields None), followed by the table's own columns (key, trace, ...).
+        records = rows.to_dict("records")
+        df = pd.DataFrame([result_of_row(r).to_dict() for r in records])
+        extra = [c for c in rows.columns if c not in df.columns]
+        return pd.concat([df, rows[extra].reset_index(drop=True)], axis=1)
+    if resume or dask:
+        raise SpecError("resume and dask need a results database: pass out='results.duckdb'")
+    bs = block_size_bytes(block_size)
+    sizes = [s for c in caches for s in cache_range(size_text(c, "cache size"), bs)]
+    frames = []
+    for t in traces:
+        results = _run(
+            t, policies, sizes, prefetches=prefetches, format=format, block_size=block_size,
+            reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, timing=timing,
+            device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
+            first_level=first_level, skip_bad=skip_bad,
+        )
+        df = pd.DataFrame([r.to_dict() for r in results])
+        if len(traces) > 1:
+            df.insert(0, "trace", t)
+        frames.append(df)
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def policies() -> list[dict[str, Any]]:

@@ -90,9 +90,34 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
         Some(top)
     }
 
-    /// Nodes in heap order (not sorted), for scans that must skip pinned nodes.
+    /// Nodes in heap order (not sorted).
     pub fn nodes(&self) -> &[u32] {
         &self.heap
+    }
+
+    /// The node with the smallest key among those `skip` does not reject, ties going to the
+    /// earlier heap position: the node a scan of `nodes()` with `min_by_key` would find, but
+    /// visiting only the skipped nodes at the top of the heap and their children. A node's
+    /// key is never below its parent's, so the answer has only skipped ancestors; with k pinned
+    /// frames (a read-ahead group) this costs O(k), not O(n).
+    pub fn min_unskipped(&self, skip: impl Fn(u32) -> bool) -> Option<u32> {
+        let mut best = None;
+        self.frontier(0, &skip, &mut best);
+        best.map(|p| self.heap[p])
+    }
+
+    fn frontier(&self, p: usize, skip: &impl Fn(u32) -> bool, best: &mut Option<usize>) {
+        let Some(&n) = self.heap.get(p) else { return };
+        if !skip(n) {
+            let better = best.is_none_or(|b| (self.key[n as usize], p) < (self.key[self.heap[b] as usize], b));
+            if better {
+                *best = Some(p);
+            }
+            return;
+        }
+        // Recursion depth is at most the heap's height (log2 n); nothing is allocated.
+        self.frontier(2 * p + 1, skip, best);
+        self.frontier(2 * p + 2, skip, best);
     }
 
     /// Changes every key with `f` and restores the heap order in O(n) (aging).
@@ -180,6 +205,20 @@ mod tests {
             out.push(n);
         }
         assert_eq!(out, vec![7, 5, 2, 4, 1, 6, 3]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn min_unskipped_equals_a_full_scan(keys in proptest::collection::vec(0u64..6, 1..80),
+                                            skipped in proptest::collection::vec(proptest::bool::weighted(0.4), 80)) {
+            let mut h: IndexedHeap<u64> = IndexedHeap::with_nodes(keys.len());
+            for (n, &k) in keys.iter().enumerate() {
+                h.set(n as u32, k);
+            }
+            let skip = |n: u32| skipped[n as usize];
+            let scan = h.nodes().iter().copied().filter(|&n| !skip(n)).min_by_key(|&n| h.key(n));
+            proptest::prop_assert_eq!(h.min_unskipped(skip), scan);
+        }
     }
 
     #[test]

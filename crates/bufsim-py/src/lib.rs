@@ -152,6 +152,14 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
                 metrics.set_item(*k, *v)?;
             }
             d.set_item("policy_metrics", metrics)?;
+            if let Some(t) = &r.timeline {
+                // The shape `bufsim plot partitions` and the report read (docs/plots.md).
+                let samples: Vec<(u64, &str, u32)> = t.rows().map(|(time, name, _, size)| (time, name, size)).collect();
+                let tl = PyDict::new(py);
+                tl.set_item("unit", "accesses")?;
+                tl.set_item("samples", samples)?;
+                d.set_item("partition_timeline", tl)?;
+            }
             if let Some(t) = &r.timing {
                 set_timing(py, &d, t)?;
             }

@@ -73,13 +73,9 @@ impl Policy for Lfu {
         let v = if !pins.pinned(top) {
             top
         } else {
-            // Rare (only while read-ahead pins a group): scan for the smallest unpinned key.
-            *self
-                .order
-                .nodes()
-                .iter()
-                .filter(|&&f| !pins.pinned(f))
-                .min_by_key(|&&f| self.order.key(f))?
+            // While read-ahead pins a group (whose count-0 blocks sit at the top): the smallest
+            // unpinned key, found below the pinned nodes only.
+            self.order.min_unskipped(|f| pins.pinned(f))?
         };
         if self.aging == Aging::Dynamic {
             self.inflation = self.order.key(v).0;

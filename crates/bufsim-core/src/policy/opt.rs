@@ -39,12 +39,7 @@ impl Policy for Opt {
         if !pins.pinned(top) {
             return Some(top);
         }
-        self.order
-            .nodes()
-            .iter()
-            .copied()
-            .filter(|&f| !pins.pinned(f))
-            .min_by_key(|&f| self.order.key(f))
+        self.order.min_unskipped(|f| pins.pinned(f))
     }
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {

@@ -1,0 +1,253 @@
+"""The HTML report of a results database: one self-contained file (no network, no third-party
+code) with a summary of the sweep, interactive plots and sortable tables.
+
+The plots are drawn in the browser by the small script in ``report.js`` (hand-written for
+bufsim: SVG, hover tooltips, legend entries that toggle their series); the data travels in the
+page as JSON. Plots whose columns are absent (execution time without timed mode, sequence sizes
+without a DULO run) are listed as notes instead. docs/report.md describes the page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Sequence
+
+from bufsim import plots
+from bufsim._core import SpecError
+
+if TYPE_CHECKING:
+    import pandas
+
+# Metrics plotted against cache size when their column is present, in this order:
+# (column, axis label, scale, hint when absent).
+METRICS = [
+    ("hit_ratio", "hit ratio (%)", 100.0, ""),
+    ("disk_requests", "disk requests", 1.0, ""),
+    ("exec_time_s", "execution time (s)", 1.0, "run the sweep in timed mode (--timing)"),
+    ("io_time_s", "I/O time (s)", 1.0, "run the sweep in timed mode (--timing)"),
+    ("stall_time_s", "stall time (s)", 1.0, "run the sweep in timed mode (--timing)"),
+]
+# Columns of the runs table shown first in the table, when present; the other scalar columns
+# follow in table order.
+TABLE_FIRST = ["trace", "policy", "prefetch", "cache_blocks", "cache", "accesses", "hits", "misses",
+               "hit_ratio", "disk_requests", "sync_requests", "async_requests", "blocks_read",
+               "prefetched", "prefetched_unused", "exec_time_s", "io_time_s", "stall_time_s"]
+TABLE_HIDDEN = {"key", "config", "trace_hash", "bufsim_version", "request_sizes", "partition_timeline"}
+MAX_CDF_SERIES = 24
+
+
+def _esc(v: Any) -> str:
+    return html.escape(str(v), quote=True)
+
+
+def _num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _cache_label(blocks: int, block_size: int | None) -> str:
+    if not block_size:
+        return f"{blocks} blocks"
+    b = blocks * block_size
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale:
+            return f"{b / scale:g} {unit}"
+    return f"{b} B"
+
+
+def _plot_data(df: "pandas.DataFrame") -> tuple[list[dict], list[str]]:
+    """The interactive plots: each metric against cache size per trace, then sequence-size
+    CDFs when the runs carry them."""
+    figs: list[dict] = []
+    notes: list[str] = []
+    if df.empty or "cache_blocks" not in df.columns:
+        return figs, ["no runs with a cache size to plot"]
+    cols = plots.series_columns(df)
+    styles = plots._prefetch_style(df["prefetch"].astype(str)) if "prefetch" in df.columns else {}
+    dashes = {"-": "", "--": "6 4", ":": "2 3", "-.": "7 3 2 3"}
+    shapes = {"o": "circle", "s": "square", "^": "triangle", "D": "diamond", "v": "triangle-down"}
+    for column, label, scale, hint in METRICS:
+        if column not in df.columns or df[column].isna().all():
+            if hint or column == "hit_ratio":
+                notes.append(f"{label}: no `{column}` column in these results" + (f"; {hint}" if hint else ""))
+            continue
+        for trace, tdf in plots._trace_panels(df):
+            x_all, xlabel = plots._cache_axis(tdf)
+            series = []
+            for ident, g in plots._series(tdf, cols):
+                g = g[g[column].notna()].sort_values("cache_blocks")
+                if g.empty:
+                    continue
+                x, _ = plots._cache_axis(g)
+                bs = g["block_size"] if "block_size" in g.columns else [None] * len(g)
+                points = [[float(xv), float(yv) * scale, _cache_label(int(cb), b and int(b))]
+                          for xv, yv, cb, b in zip(x, g[column], g["cache_blocks"], bs)]
+                style = plots._line_style(ident, styles)
+                series.append({"name": plots._label(ident), "colour": style["color"],
+                               "dash": dashes.get(style["linestyle"], ""),
+                               "marker": shapes.get(style["marker"], "circle"),
+                               "hollow": style["markerfacecolor"] == "white", "points": points})
+            figs.append({"id": f"{column}-{len(figs)}", "title": f"{label} vs cache size" + (f": {trace}" if trace else ""),
+                         "xlabel": xlabel, "ylabel": label, "xlog": True, "ymin0": column == "hit_ratio",
+                         "series": series})
+    if "request_sizes" in df.columns and df["request_sizes"].notna().any():
+        long = plots.sequence_sizes(df)
+        for trace, tdf in plots._trace_panels(long):
+            runs = list(tdf.groupby(["policy", "prefetch", "cache_blocks"], sort=True)) if not tdf.empty else []
+            if len(runs) > MAX_CDF_SERIES:
+                notes.append(f"sequence-size CDF{': ' + trace if trace else ''}: {len(runs)} runs, showing the "
+                             f"first {MAX_CDF_SERIES}; `bufsim plot seq-cdf --policy --cache` draws any of them")
+                runs = runs[:MAX_CDF_SERIES]
+            series = []
+            for (policy, prefetch, cb), g in runs:
+                h = g.groupby("size_blocks")["requests"].sum().sort_index()
+                blocks = h.index.to_numpy() * h.to_numpy()
+                total = blocks.sum()
+                if not total:
+                    continue
+                cdf = (blocks.cumsum() / total * 100.0).tolist()
+                xs = h.index.tolist()
+                pts, prev = [], 0.0
+                for xv, yv in zip(xs, cdf):  # a step curve: up at each size
+                    pts.append([float(xv), prev, ""])
+                    pts.append([float(xv), yv, f"{int(xv)} blocks"])
+                    prev = yv
+                bs = int(g["block_size"].iloc[0]) if "block_size" in g.columns else None
+                name = f"{policy}{'' if prefetch == 'none' else ' + ' + prefetch}, {_cache_label(int(cb), bs)}"
+                series.append({"name": name, "colour": plots.policy_colour(str(policy)), "dash": "",
+                               "marker": "none", "hollow": False, "points": pts})
+            figs.append({"id": f"seqcdf-{len(figs)}", "title": "sequence-size CDF" + (f": {trace}" if trace else ""),
+                         "xlabel": "sequence size (blocks per disk request)",
+                         "ylabel": "requested blocks in sequences ≤ x (%)", "xlog": True, "ymin0": True,
+                         "series": series})
+    return figs, notes
+
+
+def _summary(df: "pandas.DataFrame", source: str) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    def values(col: str) -> str:
+        if col not in df.columns:
+            return "(not recorded)"
+        vals = [v for v in dict.fromkeys(df[col].dropna().tolist())]
+        return ", ".join(str(v) for v in vals) if vals else "(none)"
+
+    rows = [("source", os.path.basename(source)), ("runs", str(len(df)))]
+    rows.append(("bufsim version", values("bufsim_version")))
+    rows.append(("traces", str(df["trace"].nunique()) if "trace" in df.columns else "(not recorded)"))
+    rows.append(("policies", values("policy")))
+    rows.append(("read-ahead", values("prefetch")))
+    if "cache_blocks" in df.columns and len(df):
+        bs = int(df["block_size"].iloc[0]) if "block_size" in df.columns and df["block_size"].nunique() == 1 else None
+        sizes = sorted(df["cache_blocks"].unique())
+        rows.append(("cache sizes", f"{len(sizes)}: {_cache_label(int(sizes[0]), bs)} to {_cache_label(int(sizes[-1]), bs)}"))
+    for col, label in (("block_size", "block size (bytes)"), ("seed", "seeds"), ("reads_only", "reads only"),
+                       ("cluster", "largest disk request")):
+        if col in df.columns:
+            rows.append((label, values(col)))
+    if "seconds" in df.columns and df["seconds"].notna().any():
+        rows.append(("simulation time", f"{df['seconds'].sum():.1f} s over all runs"))
+    if "finished_at" in df.columns and df["finished_at"].notna().any():
+        first, last = (df["finished_at"].min(), df["finished_at"].max())
+        rows.append(("finished", f"{first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S}"))
+    traces = []
+    if "trace" in df.columns:
+        for t, g in df.groupby("trace", sort=True):
+            traces.append([str(t), str(g["trace_hash"].iloc[0]) if "trace_hash" in g.columns else "",
+                           str(g["format"].iloc[0]) if "format" in g.columns else "",
+                           str(int(g["requests"].iloc[0])) if "requests" in g.columns else "", str(len(g))])
+    return rows, traces
+
+
+def _table(df: "pandas.DataFrame", table_id: str) -> str:
+    cols = [c for c in TABLE_FIRST if c in df.columns or c == "cache"]
+    cols += [c for c in df.columns if c not in cols and c not in TABLE_HIDDEN]
+    if "cache_blocks" not in df.columns:
+        cols.remove("cache")
+    out = [f'<table class="sortable" id="{table_id}"><thead><tr>']
+    for c in cols:
+        out.append(f'<th scope="col" data-col="{_esc(c)}" aria-sort="none" title="click to sort">{_esc(c)}</th>')
+    out.append("</tr></thead><tbody>")
+    for _, r in df.iterrows():
+        out.append("<tr>")
+        for c in cols:
+            if c == "cache":
+                bs = int(r["block_size"]) if "block_size" in df.columns else None
+                text, key = _cache_label(int(r["cache_blocks"]), bs), int(r["cache_blocks"]) * (bs or 1)
+            else:
+                v = r[c]
+                key = _num(v) if not isinstance(v, (bool, str)) else None
+                if c == "trace":
+                    text = os.path.basename(str(v))
+                elif v is None or (isinstance(v, float) and math.isnan(v)):
+                    text = ""  # a column another mode fills (e.g. a time in count mode)
+                elif isinstance(v, float):
+                    text = f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}"
+                else:
+                    text = str(v)
+            attr = f' data-value="{key!r}"' if key is not None else ""
+            cls = ' class="num"' if key is not None else ""
+            out.append(f"<td{cls}{attr}>{_esc(text)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _kv_table(rows: Sequence[tuple[str, str]]) -> str:
+    return ('<table class="kv">' + "".join(f"<tr><th scope=\"row\">{_esc(k)}</th><td>{_esc(v)}</td></tr>"
+                                         for k, v in rows) + "</table>")
+
+
+def render(df: "pandas.DataFrame", source: str = "results") -> str:
+    """The report page of the runs in ``df`` (the runs table, or any frame of that shape)."""
+    figs, notes = _plot_data(df)
+    summary, traces = _summary(df, source)
+    trace_table = ""
+    if traces:
+        import pandas as pd
+
+        trace_table = _table(pd.DataFrame(traces, columns=["path", "sha256", "format", "requests", "runs"]),
+                             "traces-table")
+    plot_html = "".join(
+        f'<figure class="plot" id="plot-{_esc(f["id"])}" data-plot="{i}"><figcaption>{_esc(f["title"])}</figcaption>'
+        f'<div class="canvas"></div><ul class="legend"></ul></figure>' for i, f in enumerate(figs))
+    notes_html = ("<ul class=\"notes\">" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else ""
+    data = json.dumps({"plots": figs}, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    script = resources.files("bufsim").joinpath("report.js").read_text()
+    style = resources.files("bufsim").joinpath("report.css").read_text()
+    title = f"bufsim report: {len(df)} runs"
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        # No network: the page loads nothing, and says so to the browser.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{_esc(title)}</title><style>{style}</style></head><body>"
+        f"<header><h1>{_esc(title)}</h1><p>Generated by bufsim from <code>{_esc(os.path.basename(source))}</code>. "
+        "Hover over a plot for values; click a legend entry to hide or show its series; click a column "
+        "header to sort.</p></header>"
+        f"<section id=\"summary\"><h2>Sweep</h2>{_kv_table(summary)}"
+        + (f"<h3>Traces</h3>{trace_table}" if trace_table else "")
+        + f"</section><section id=\"plots\"><h2>Plots</h2>{plot_html}{notes_html}</section>"
+        f"<section id=\"runs\"><h2>Runs</h2>{_table(df, 'runs-table')}</section>"
+        f"<script type=\"application/json\" id=\"bufsim-data\">{data}</script>"
+        f"<script>{script}</script></body></html>\n"
+    )
+
+
+def write(source: str | os.PathLike, out: str | os.PathLike, *, traces: Sequence[str] = (),
+          policies: Sequence[str] = (), prefetches: Sequence[str] = ()) -> int:
+    """Writes the report of a results database (or Parquet file) to ``out``; returns the
+    number of runs in it."""
+    df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
+    if df.empty:
+        raise SpecError(f"{os.fspath(source)}: no runs to report (empty, or the filters match nothing)")
+    page = render(df, os.fspath(source))
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(page)
+    return len(df)

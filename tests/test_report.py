@@ -1,0 +1,147 @@
+"""The HTML report of the session's sweep: self-contained, and in headless Chromium its plots are
+drawn (pixels of every policy's colour inside each plot), the legend toggles series, hovering
+shows a tooltip, and clicking a column header sorts the table (read back from the DOM)."""
+
+from __future__ import annotations
+
+import io
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from bufsim import plots, report
+from chromium_cdp import Chromium, chromium_path
+from conftest import SWEEP_POLICIES, bufsim_cli
+
+
+@pytest.fixture(scope="module")
+def page(sweep_db, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    p = bufsim_cli("report", sweep_db, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "64 runs" in p.stdout
+    return out
+
+
+class Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_report_is_self_contained(page, sweep_db):
+    text = page.read_text()
+    tags = Tags()
+    tags.feed(text)
+    for tag, attrs in tags.tags:
+        assert tag not in ("link", "iframe", "img", "object", "embed"), tag
+        for name in ("src", "href", "action"):
+            assert name not in attrs, (tag, attrs)
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", text), "the report must load nothing"
+    # The summary names the trace's content hash, the version and the seed.
+    runs = plots.load(sweep_db)
+    assert runs["trace_hash"].iloc[0] in text
+    assert runs["bufsim_version"].iloc[0] in text
+    assert "<th scope=\"row\">seeds</th><td>42</td>" in text
+    assert text.count("<tr>") >= 64
+
+
+def test_notes_name_missing_columns(sweep_db):
+    df = plots.load(sweep_db)
+    html = report.render(df, "x.duckdb")
+    assert "execution time (s): no `exec_time_s` column" in html
+    assert "execution time (s): no" not in report.render(df.assign(exec_time_s=1.0), "x.duckdb")
+
+
+def region_counts(png: bytes, rect: dict, colours: dict[str, str], tol: int = 24) -> dict[str, int]:
+    img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    x0, y0 = int(rect["x"]), int(rect["y"])
+    crop = img[y0:y0 + int(rect["height"]), x0:x0 + int(rect["width"])]
+    out = {}
+    for name, c in colours.items():
+        rgb = np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)])
+        out[name] = int((np.abs(crop - rgb).max(axis=2) <= tol).sum())
+    return out
+
+
+RECTS = """Array.from(document.querySelectorAll('figure.plot .canvas > svg')).map(s => {
+  const r = s.getBoundingClientRect();
+  return {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height};
+})"""
+
+
+def test_report_in_headless_chromium(page, tmp_path):
+    if chromium_path() is None:
+        pytest.fail("chromium is missing: `make test-python` installs Debian's chromium package")
+    colours = {p: plots.policy_colour(p) for p in SWEEP_POLICIES}
+    with Chromium(width=1400, height=1000) as b:
+        b.open(page.as_uri())
+        assert b.eval("document.body.dataset.bufsimStatus") == "ok", b.errors()
+        assert b.errors() == []
+        # Two plots (hit ratio, disk requests) of 8 series (4 policies x 2 read-ahead) of 8 points,
+        # then the sequence-size CDF (every run records its disk request sizes), at most 24 runs.
+        assert b.eval("document.querySelectorAll('figure.plot').length") == 3
+        series = b.eval("Array.from(document.querySelectorAll('figure.plot')).map("
+                        "f => f.querySelectorAll('g.series').length)")
+        assert series[:2] == [8, 8] and 0 < series[2] <= 24, series
+        assert "sequence" in b.eval("document.querySelectorAll('figure.plot')[2].textContent").lower()
+        assert int(b.eval("document.body.dataset.bufsimPoints")) > 2 * 64
+        # Every policy's colour is painted inside every metric plot.
+        rects = b.eval(RECTS)[:2]
+        shot = b.screenshot()
+        (tmp_path / "report.png").write_bytes(shot)
+        for rect in rects:
+            counts = region_counts(shot, rect, colours)
+            assert all(n > 150 for n in counts.values()), counts
+        before = region_counts(shot, rects[0], colours)
+
+        # Legend: clicking both LRU entries of the first plot hides LRU's lines there only.
+        b.eval("Array.from(document.querySelectorAll('figure.plot')[0].querySelectorAll('.legend li'))"
+               ".filter(li => li.textContent.split(' ')[0] === 'lru').forEach(li => li.click())")
+        shot2 = b.screenshot()
+        after = region_counts(shot2, rects[0], colours)
+        assert after["lru"] < before["lru"] / 20, (before, after)
+        assert after["fifo"] > before["fifo"] * 0.8
+        assert region_counts(shot2, rects[1], colours)["lru"] > 150
+        assert b.eval("document.querySelectorAll('figure.plot')[0].querySelectorAll('.legend li.off').length") == 2
+
+        # Hover: a pointer over a point shows its tooltip.
+        tip = b.eval("""(() => {
+            const f = document.querySelectorAll('figure.plot')[1], svg = f.querySelector('.canvas > svg');
+            const c = svg.querySelector('g.series circle, g.series rect, g.series polygon');
+            const r = c.getBoundingClientRect();
+            svg.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + r.width / 2,
+                              clientY: r.top + r.height / 2, bubbles: true}));
+            const t = f.querySelector('.tip');
+            return [getComputedStyle(t).display, t.textContent];
+        })()""")
+        assert tip[0] == "block" and "disk requests" in tip[1], tip
+
+        # Sorting: click the `misses` header twice, then read the table back from the DOM.
+        col = b.eval("Array.from(document.querySelectorAll('#runs-table th')).findIndex(t => t.textContent === 'misses')")
+        b.eval(f"document.querySelectorAll('#runs-table th')[{col}].click()")
+        dom_up = b.eval("document.documentElement.outerHTML")
+        b.eval(f"document.querySelectorAll('#runs-table th')[{col}].click()")
+        dom_down = b.eval("document.documentElement.outerHTML")
+        assert b.errors() == []
+    up, down = column_values(dom_up, col), column_values(dom_down, col)
+    assert len(up) == 64 and up == sorted(up) and up != column_values(page.read_text(), col)
+    assert down == sorted(up, reverse=True)
+    assert 'aria-sort="descending"' in dom_down
+
+
+def column_values(html: str, col: int) -> list[float]:
+    """The `col`-th cell of every row of the runs table, as numbers, in document order."""
+    table = html[html.index('id="runs-table"'):]
+    table = table[:table.index("</table>")]
+    out = []
+    for row in re.findall(r"<tr>(.*?)</tr>", table[table.index("<tbody>"):], re.S):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        out.append(float(cells[col].replace(",", "")))
+    return out

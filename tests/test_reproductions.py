@@ -1,0 +1,62 @@
+"""docs/reproductions.md covers every `bufsim reproduce` name, and the numbers tables of the
+sections marked `<!-- checked: bufsim reproduce NAME -->` equal the command's output."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bufsim.reproduce import REPRODUCTIONS
+from conftest import ROOT
+
+DOC = ROOT / "docs" / "reproductions.md"
+
+
+def sections() -> dict[str, str]:
+    text = DOC.read_text()
+    parts = re.split(r"^## `bufsim reproduce ([\w.-]+)`\s*$", text, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def test_every_reproduction_has_a_section():
+    missing = sorted(set(REPRODUCTIONS) - set(sections()))
+    assert not missing, f"docs/reproductions.md needs a section `## \\`bufsim reproduce NAME\\`` for {missing}"
+    unknown = sorted(set(sections()) - set(REPRODUCTIONS))
+    assert not unknown, f"docs/reproductions.md has sections for unregistered names {unknown}"
+
+
+def test_every_reproduction_is_in_the_overview_table():
+    overview = DOC.read_text().split("\n## ", 1)[0]
+    for name in REPRODUCTIONS:
+        assert f"`{name}`" in overview, name
+
+
+def markdown_table(section: str, headers: list[str]) -> list[list[str]]:
+    """The rows of the first table in `section` whose header is exactly `headers`."""
+    lines = section.splitlines()
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells == headers:
+            rows = []
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                rows.append([c.strip() for c in row.strip().strip("|").split("|")])
+            return rows
+    raise AssertionError(f"no table with header {headers}")
+
+
+CHECKED = [name for name, body in sections().items() if f"<!-- checked: bufsim reproduce {name} -->" in body]
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_checked_tables_equal_the_command(name):
+    rows = REPRODUCTIONS[name]()
+    headers = list(rows[0])
+    table = markdown_table(sections()[name], headers)
+    assert table == [[str(r[h]) for h in headers] for r in rows]
+
+
+def test_prefetch_table1_is_checked():
+    assert "prefetch-table1" in CHECKED
