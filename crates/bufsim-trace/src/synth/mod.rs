@@ -1,8 +1,10 @@
-//! Synthetic traces from a generator spec and a seed (`amp-c`, `amp-mix(loop1=1500)`): the
-//! papers' constructed workloads, as requests, or written as bufsim's interchange CSV so every
-//! reader and tool can use them. The same spec and seed give the same trace.
+//! Synthetic traces from a generator spec and a seed (`amp-c`, `amp-mix(loop1=1500)`,
+//! `sa-trace1`): the papers' constructed workloads, as requests, or written as bufsim's
+//! interchange CSV so every reader and tool can use them. The same spec and seed give the same
+//! trace.
 
 pub mod amp;
+pub mod storage;
 
 use std::io::{self, Write};
 
@@ -30,8 +32,13 @@ pub struct GeneratorInfo {
     pub params: &'static [(&'static str, &'static str, &'static str)],
 }
 
+/// The generator families: AMP's streams, then storage-aware caching's traces.
+const FAMILIES: &[&[GeneratorInfo]] = &[amp::GENERATORS, storage::GENERATORS];
+
 /// Every generator, in the order `bufsim generate --list` shows them.
-pub const GENERATORS: &[GeneratorInfo] = amp::GENERATORS;
+pub fn generators() -> impl Iterator<Item = &'static GeneratorInfo> {
+    FAMILIES.iter().flat_map(|f| f.iter())
+}
 
 impl Synthetic {
     /// A trace of one-block reads: `(file, block, ctx)` per access.
@@ -71,7 +78,7 @@ pub(crate) struct GenArgs<'a> {
 }
 
 impl GenArgs<'_> {
-    fn text(&self, name: &str) -> &str {
+    pub(crate) fn text(&self, name: &str) -> &str {
         self.given
             .iter()
             .find(|(k, _)| k == name)
@@ -80,7 +87,7 @@ impl GenArgs<'_> {
             .unwrap_or_else(|| panic!("generator {} reads undeclared parameter {name}", self.info.name))
     }
 
-    fn bad(&self, name: &str, want: &str) -> SpecError {
+    pub(crate) fn bad(&self, name: &str, want: &str) -> SpecError {
         SpecError(format!("generator `{}`: parameter {name}=`{}` must be {want}", self.info.name, self.text(name)))
     }
 
@@ -99,8 +106,8 @@ impl GenArgs<'_> {
 /// Generates the trace `spec` names (`amp-a`, `amp-mix(loop1=2000,loop1-share=0.4)`) from `seed`.
 pub fn generate(spec: &str, seed: u64) -> Result<Synthetic, SpecError> {
     let parsed = Spec::parse(spec)?;
-    let info = GENERATORS.iter().find(|g| g.name == parsed.name).ok_or_else(|| {
-        let names: Vec<&str> = GENERATORS.iter().map(|g| g.name).collect();
+    let info = generators().find(|g| g.name == parsed.name).ok_or_else(|| {
+        let names: Vec<&str> = generators().map(|g| g.name).collect();
         SpecError(format!("unknown generator `{}`; known generators: {}", parsed.name, names.join(", ")))
     })?;
     for (k, _) in &parsed.args {
@@ -113,7 +120,12 @@ pub fn generate(spec: &str, seed: u64) -> Result<Synthetic, SpecError> {
             )));
         }
     }
-    amp::generate(info, &GenArgs { info, given: &parsed.args }, seed)
+    let args = GenArgs { info, given: &parsed.args };
+    if storage::GENERATORS.iter().any(|g| g.name == info.name) {
+        storage::generate(info, &args, seed)
+    } else {
+        amp::generate(info, &args, seed)
+    }
 }
 
 #[cfg(test)]
@@ -132,7 +144,7 @@ mod tests {
 
     #[test]
     fn every_generator_is_seeded_and_writes_csv() {
-        for g in GENERATORS {
+        for g in generators() {
             let a = generate(g.name, 7).unwrap();
             assert_eq!(a, generate(g.name, 7).unwrap(), "{}", g.name);
             assert!(!a.requests.is_empty());
