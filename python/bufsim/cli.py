@@ -307,7 +307,7 @@ def cmd_prefetchers(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bufsim import reproduce
 
-    return reproduce.main(args.paper, json_out=args.json)
+    return reproduce.main(args.paper, json_out=args.json, quick=args.quick)
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
@@ -649,6 +649,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "numbers beside the published ones.")
     rep.add_argument("paper", choices=sorted(REPRODUCTIONS), help="what to reproduce")
     rep.add_argument("--json", action="store_true", help="print one JSON object per row")
+    rep.add_argument("--quick", action="store_true",
+                     help="a reduced version that finishes in a few minutes (storage-aware: a quarter of each trace, every other age)")
     rep.set_defaults(func=cmd_reproduce)
     add_amp_commands(sub)
     return ap
