@@ -506,6 +506,28 @@ mod tests {
     }
 
     #[test]
+    fn inverse_lottery_tickets_go_against_target_sizes() {
+        // Storage-aware caching §2.2: targets 600 / 300 / 100 hold tickets in proportion to
+        // 1/600 : 1/300 : 1/100 = 1 : 2 : 6, so victims come 1/9, 2/9 and 6/9 from them.
+        let mut m = PartitionMap::new(30, 3);
+        for f in 0..30 {
+            m.assign(f, (f % 3) as usize);
+        }
+        for (p, t) in [600, 300, 100].into_iter().enumerate() {
+            m.set_target(p, Some(t));
+        }
+        let mut rng = Rng::new(11);
+        let mut n = [0u32; 3];
+        for _ in 0..20_000 {
+            n[m.draw(&mut rng, Steal::InverseTarget, |_| true).unwrap()] += 1;
+        }
+        assert!((2_000..2_450).contains(&n[0]) && (4_100..4_800).contains(&n[1]) && (12_900..13_800).contains(&n[2]), "{n:?}");
+        // A target of 0 holds the most tickets; an empty partition none.
+        m.set_target(0, Some(0));
+        assert!((0..100).filter(|_| m.draw(&mut rng, Steal::InverseTarget, |_| true) == Some(0)).count() > 95);
+    }
+
+    #[test]
     fn timeline_memory_stays_bounded() {
         let mut t = Timeline::new(vec!["a".into(), "b".into()], 10, 8);
         let mut time = 0;

@@ -183,3 +183,51 @@ impl PolicyDef for Landlord {
         Ok(Landlord::new(env.capacity, source, window, request))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::block_key;
+    use crate::policy::partition::TimelineClock;
+    use crate::policy::steps::Steps;
+    use crate::policy::storage::DeviceInfo;
+
+    fn on(device: u16, block: u64) -> Access {
+        Access { key: block_key(device, block), device, block, ..Access::default() }
+    }
+
+    fn view(costs_ms: &[f64]) -> StorageView {
+        let devices = costs_ms
+            .iter()
+            .enumerate()
+            .map(|(d, &ms)| DeviceInfo { device: d as u16, expected: ExpectedService { positioning_ns: ms * 1e6, ns_per_block: 0.0, ns_per_byte: 0.0 } })
+            .collect();
+        StorageView { devices, block_size: 4096, clock: TimelineClock::Nanoseconds }
+    }
+
+    #[test]
+    fn blocks_of_a_costly_device_outlive_cheap_ones_and_costs_follow_measured_waits() {
+        let mut s = Steps::new(Landlord::new(2, CostSource::Wait, 2, 4096), 2);
+        s.cache.policy.storage(&view(&[3.0, 1.0]));
+        assert_eq!((s.policy().cost_of(0), s.policy().cost_of(1)), (3.0, 1.0));
+        // A (dev0, H 3), B (dev1, H 1); C (dev1): B goes (L = 1), H_C = 2; D (dev1): C goes
+        // (L = 2), H_D = 3; E (dev1): A (H 3, touched first) goes. The costly A outlived B and C.
+        for (d, b, want) in [(0, 1, 'M'), (1, 2, 'M'), (1, 3, 'M'), (1, 4, 'M')] {
+            assert_eq!(s.demand_access(on(d, b)), want);
+        }
+        assert!(s.cache.contains(block_key(0, 1)) && s.cache.contains(block_key(1, 4)));
+        assert_eq!(s.policy().gds().inflation(), 2.0);
+        // Measured: a window of 2 reads, device 1 waited 8 ms on average: it now costs 8.
+        s.cache.policy.device_done(1, 6_000_000, 0);
+        s.cache.policy.device_done(1, 10_000_000, 0);
+        assert_eq!((s.policy().cost_of(0), s.policy().cost_of(1)), (3.0, 8.0));
+        // Model costs never move.
+        let mut m = Landlord::new(2, CostSource::Model, 2, 4096);
+        m.storage(&view(&[3.0, 1.0]));
+        m.device_done(1, 6_000_000, 0);
+        m.device_done(1, 10_000_000, 0);
+        assert_eq!(m.cost_of(1), 1.0);
+        // An unlisted device costs the mean of the listed ones.
+        assert_eq!(m.cost_of(9), 2.0);
+    }
+}

@@ -352,3 +352,130 @@ macro_rules! split_policy {
     };
 }
 pub(crate) use split_policy;
+
+#[cfg(test)]
+mod tests {
+    use super::super::{DeviceInfo, EagerLru, LazyClock, LazyLru, RepartitionConfig, StaticSplit, StorageView};
+    use crate::layout::block_key;
+    use crate::policy::partition::TimelineClock;
+    use crate::policy::steps::Steps;
+    use crate::policy::{Access, Policy};
+    use bufsim_device::ExpectedService;
+
+    fn on(device: u16, block: u64) -> Access {
+        Access { key: block_key(device, block), device, block, ..Access::default() }
+    }
+
+    fn view(costs_ms: &[f64]) -> StorageView {
+        let devices = costs_ms
+            .iter()
+            .enumerate()
+            .map(|(d, &ms)| DeviceInfo { device: d as u16, expected: ExpectedService { positioning_ns: ms * 1e6, ns_per_block: 0.0, ns_per_byte: 0.0 } })
+            .collect();
+        StorageView { devices, block_size: 4096, clock: TimelineClock::Nanoseconds }
+    }
+
+    fn cfg() -> RepartitionConfig {
+        RepartitionConfig { window: 4, threshold: 1.5, base: 1, tolerance: 0.01 }
+    }
+
+    fn go<P: Policy>(s: &mut Steps<P>, device: u16, block: u64) -> char {
+        s.demand_access(on(device, block))
+    }
+
+    #[test]
+    fn eager_evicts_from_the_new_blocks_partition_until_targets_move() {
+        let mut s = Steps::new(EagerLru::new(4, cfg()), 4);
+        s.cache.policy.storage(&view(&[1.0, 1.0]));
+        assert_eq!(s.policy().split().targets(), &[2, 2]);
+        // dev0: [1 0], dev1: [11 10]
+        for (d, b) in [(0, 0), (0, 1), (1, 10), (1, 11)] {
+            assert_eq!(go(&mut s, d, b), 'M');
+        }
+        // dev0's 2 at its target: dev0's own LRU block (0) goes. dev0: [2 1]
+        assert_eq!(go(&mut s, 0, 2), 'M');
+        assert!(!s.cache.contains(block_key(0, 0)) && s.cache.contains(block_key(1, 10)));
+        // An epoch (4 reads) in which device 0 waited 9 ms a read, device 1 1 ms: relative waits
+        // 1.8 and 0.2, so device 0 warms and takes I = 1 block: targets 3 and 1.
+        for _ in 0..2 {
+            s.cache.policy.device_done(0, 9_000_000, 100);
+            s.cache.policy.device_done(1, 1_000_000, 100);
+        }
+        assert_eq!(s.policy().split().targets(), &[3, 1]);
+        // dev0 below target: its next miss takes dev1's LRU block (10). dev0: [3 2 1], dev1: [11]
+        assert_eq!(go(&mut s, 0, 3), 'M');
+        assert!(!s.cache.contains(block_key(1, 10)) && s.cache.contains(block_key(0, 1)));
+        // Now at target: its own LRU (1) goes.
+        assert_eq!(go(&mut s, 0, 4), 'M');
+        assert!(!s.cache.contains(block_key(0, 1)) && s.cache.contains(block_key(1, 11)));
+        assert_eq!(s.policy().split().parts().map().sizes(), &[3, 1]);
+        let t = s.policy().split().timeline();
+        assert_eq!((t.samples(), t.tag(0, 0), t.size(0, 0), t.value(0, 0)), (1, 3, 2, Some(18.0)));
+    }
+
+    #[test]
+    fn static_targets_follow_costs_and_equal_tickets_spread_the_victims() {
+        // 3 devices of expected cost 6:3:1 ms: static targets 600 / 300 / 100 (the lottery's
+        // inverse proportions are checked in partition.rs).
+        let mut p = StaticSplit::new(1000, 4096, 1000);
+        p.storage(&view(&[6.0, 3.0, 1.0]));
+        assert_eq!(p.split().targets(), &[600, 300, 100]);
+        let mut lazy = LazyLru::new(1000, cfg(), 3);
+        lazy.storage(&view(&[1.0, 1.0, 1.0]));
+        let mut s = Steps::new(lazy, 1000);
+        for b in 0..1000u64 {
+            go(&mut s, (b % 3) as u16, b);
+        }
+        // Equal targets: victims spread evenly, whatever the sizes.
+        let mut taken = [0u32; 3];
+        for b in 1000..4000u64 {
+            let before: Vec<usize> = s.policy().split().parts().map().sizes().to_vec();
+            go(&mut s, 0, b);
+            let after = s.policy().split().parts().map().sizes();
+            for d in 1..3 {
+                if after[d] < before[d] {
+                    taken[d] += 1;
+                }
+            }
+            if after[0] == before[0] {
+                taken[0] += 1;
+            }
+        }
+        // Partitions 1 and 2 shrink until empty; before that each lost about a third of the victims.
+        assert_eq!(s.policy().split().parts().map().sizes(), &[1000, 0, 0]);
+        assert!(taken[1] >= 333 && taken[2] >= 333, "{taken:?}");
+        s.cache.check().unwrap();
+    }
+
+    #[test]
+    fn lazy_clock_sweeps_only_the_victims_partition() {
+        let mut s = Steps::new(LazyClock::new(4, cfg(), 9), 4);
+        s.cache.policy.storage(&view(&[1.0, 1.0]));
+        for (d, b) in [(0, 0), (0, 1), (1, 10), (1, 11)] {
+            go(&mut s, d, b);
+        }
+        // Every block referenced.
+        for (d, b) in [(0, 0), (0, 1), (1, 10), (1, 11)] {
+            assert_eq!(go(&mut s, d, b), 'H');
+        }
+        go(&mut s, 0, 2);
+        let split = s.policy().split();
+        let bits = |p: usize| split.parts().part(p).ring_from_hand().iter().filter(|f| f.1).count();
+        // The drawn partition's hand cleared its bits and took a block; the other kept its bits.
+        let drawn = if split.parts().map().len(0) == 2 && s.cache.contains(block_key(1, 10)) && s.cache.contains(block_key(1, 11)) { 0 } else { 1 };
+        assert_eq!(bits(1 - drawn), 2, "the other partition's use bits stay set");
+        assert_eq!(bits(drawn), 0);
+    }
+
+    #[test]
+    fn devices_the_view_did_not_list_get_a_partition_on_first_sight() {
+        let mut s = Steps::new(EagerLru::new(6, cfg()), 6);
+        for (d, b) in [(0, 0), (3, 1), (3, 2), (5, 3)] {
+            go(&mut s, d, b);
+        }
+        let split = s.policy().split();
+        assert_eq!(split.devices(), &[0, 3, 5]);
+        assert_eq!(split.targets(), &[2, 2, 2]);
+        assert_eq!(split.parts().map().sizes(), &[1, 2, 1]);
+    }
+}
