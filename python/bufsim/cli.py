@@ -210,6 +210,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             spec.timing = True
         if args.file_gap != "0blocks":
             spec.file_gap = args.file_gap
+        storage = {k: v for k, v in storage_kwargs(args).items() if v is not None}
+        if storage:
+            spec.storage = {**(spec.storage or {}), **storage}
     else:
         if not args.trace:
             raise SpecError("give at least one TRACE (or --config FILE)")
@@ -218,7 +221,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                          prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
                          reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, timing=timing,
                          devices=args.device or None, io_schedulers=args.io_scheduler or None,
-                         think=args.think or "trace", single_stream=args.single_stream, file_gap=args.file_gap)
+                         think=args.think or "trace", single_stream=args.single_stream, file_gap=args.file_gap,
+                         storage={k: v for k, v in storage_kwargs(args).items() if v is not None} or None)
     df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,
                    progress=not args.quiet)
     if args.json:
@@ -593,6 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
     add_trace_options(sw)
     add_timing_options(sw, sweep=True)
+    add_storage_options(sw)
     sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
     sw.add_argument("--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)")
     sw.add_argument("--resume", action="store_true", help="skip runs already in the database")

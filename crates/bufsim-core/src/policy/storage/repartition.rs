@@ -404,4 +404,48 @@ mod tests {
         apportion(1000, |_| 1.0, |_| 5, &mut out);
         assert_eq!(out, [5, 5, 5]);
     }
+
+    proptest::proptest! {
+        /// Whatever the waits: targets keep their sum, only consumers (above T, warming or
+        /// warm) grow, only below-average partitions shrink, and nothing moves without a consumer.
+        #[test]
+        fn targets_keep_their_sum_and_move_only_from_suppliers_to_consumers(
+            start in proptest::collection::vec(0usize..500, 2..12),
+            epochs in proptest::collection::vec(proptest::collection::vec(0u32..1000, 12), 1..20),
+            base in 1usize..200,
+            threshold in 1.0f64..6.0,
+        ) {
+            let n = start.len();
+            let total: usize = start.iter().sum();
+            let mut r = Repartitioner::new(RepartitionConfig { window: n as u64, threshold, base, tolerance: 0.01 }, n);
+            let mut t = start.clone();
+            for waits in &epochs {
+                let before = t.clone();
+                let mut ended = false;
+                for p in 0..n {
+                    ended = r.record(p, waits[p] as f64);
+                }
+                proptest::prop_assert!(ended);
+                let moved = r.repartition(&mut t);
+                proptest::prop_assert_eq!(t.iter().sum::<usize>(), total);
+                let e = r.last();
+                let gained: i64 = e.moved.iter().filter(|m| **m > 0).sum();
+                proptest::prop_assert_eq!(gained as usize, moved);
+                for p in 0..n {
+                    let d = t[p] as i64 - before[p] as i64;
+                    proptest::prop_assert_eq!(d, e.moved[p]);
+                    if d > 0 {
+                        proptest::prop_assert!(e.relative[p] > threshold);
+                        proptest::prop_assert!(matches!(e.states[p], WaitState::Warming | WaitState::Warm));
+                    }
+                    if d < 0 {
+                        proptest::prop_assert!(e.relative[p] < 1.0);
+                    }
+                }
+                if !e.states.iter().any(|s| matches!(s, WaitState::Warming | WaitState::Warm)) {
+                    proptest::prop_assert_eq!(moved, 0);
+                }
+            }
+        }
+    }
 }
