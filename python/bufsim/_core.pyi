@@ -30,6 +30,7 @@ def run(
     file_gap: str = "0blocks",
     first_level: tuple | None = None,
     skip_bad: bool = False,
+    storage: tuple | None = None,
 ) -> list[dict[str, Any]]: ...
 class Trace:
     path: str
@@ -55,6 +56,7 @@ class Trace:
         single_stream: bool = False,
         file_gap: str = "0blocks",
         first_level: tuple | None = None,
+        storage: tuple | None = None,
     ) -> list[dict[str, Any]]: ...
 
 def policies() -> list[dict[str, Any]]: ...
@@ -77,6 +79,14 @@ def partition_timeline(
     reads_only: bool = False, seed: int = 42,
 ) -> list[tuple[int, str, int, int]]: ...
 def generate(spec: str, path: str, *, seed: int = 1) -> int: ...
+
+# Storage-aware caching (issue 9)
+def run_timeline(
+    path: str, policy: str, cache: str, *, prefetch: str = "none", format: str = "auto", block_size: int = 4096,
+    reads_only: bool = False, cluster: str = "64KiB", seed: int = 42, timing: bool = False,
+    device: str = "st39102lw", scheduler: str = "noop", think: str = "trace", single_stream: bool = False,
+    file_gap: str = "0blocks", storage: tuple | None = None,
+) -> tuple[str, list[tuple[int, str, int, int, float]]]: ...
 def generators() -> list[dict[str, Any]]: ...
 def amp_table1(*, seed: int = 1, length: int = 2000, sampling: float = 1.0) -> list[dict[str, Any]]: ...
 def detect(

@@ -82,6 +82,14 @@ class Result:
     response_p90_ms: Optional[float] = None
     response_p99_ms: Optional[float] = None
     devices: Optional[list] = None
+    # Storage-aware caching (docs/storage-aware.md): requested MB (10^6 bytes) per second of
+    # execution time, and the storage settings of the run.
+    throughput_mb_s: Optional[float] = None
+    array: Optional[str] = None
+    device_for: Optional[str] = None
+    network: Optional[str] = None
+    closed: Optional[int] = None
+    faults: Optional[str] = None
 
     @property
     def timed(self) -> bool:
@@ -163,6 +171,11 @@ def _run(
     file_gap: SizeLike = 0,
     first_level: Any = None,
     skip_bad: bool = False,
+    array: Union[str, int, None] = None,
+    device_for: Any = None,
+    network: Optional[str] = None,
+    closed: Optional[int] = None,
+    faults: Any = None,
 ) -> list[Result]:
     if isinstance(policies, str):
         policies = [policies]
@@ -176,7 +189,10 @@ def _run(
         raise SpecError("no prefetch setting given; use 'none' to turn read-ahead off")
     if seed < 0 or jobs < 0:
         raise SpecError("seed and jobs must be zero or more")
-    t = timing_args(timing, device, scheduler, think, single_stream)
+    storage, timed_storage = storage_args(array, device_for, network, closed, faults)
+    if timed_storage and timing is False:
+        raise SpecError("device_for, network, closed and faults only apply to timed runs; drop timing=False")
+    t = timing_args(True if timed_storage and timing is None else timing, device, scheduler, think, single_stream)
     rows = _core.run(
         os.fspath(trace),
         [str(p) for p in policies],
@@ -192,14 +208,78 @@ def _run(
         file_gap=gap_text(file_gap),
         first_level=_first_level(first_level),
         skip_bad=skip_bad,
+        storage=storage,
         **t,
     )
-    results = [Result(**{**row, "request_sizes": dict(row["request_sizes"])}, **timing_echo(t)) for row in rows]
+    echo = {**timing_echo(t), **storage_echo(storage, t)}
+    results = [Result(**{**row, "request_sizes": dict(row["request_sizes"])}, **echo) for row in rows]
     if results:
         from bufsim.formats import warn_skipped
 
         warn_skipped(trace, results[0].skipped)
     return results
+
+
+def device_for_pairs(device_for: Any) -> list[tuple[int, str]]:
+    """Per-device specs as ``[(device, spec)]`` from a dict ``{3: "ibm-9lzx(age=10)"}``, pairs,
+    or strings ``"3=SPEC"``, ``"0-3=SPEC"`` (a range) or ``"2,5=SPEC"`` (a list)."""
+    if device_for is None:
+        return []
+    items: list = list(device_for.items()) if isinstance(device_for, dict) else (
+        [device_for] if isinstance(device_for, str) else list(device_for))
+    out: list[tuple[int, str]] = []
+    for item in items:
+        if isinstance(item, str):
+            key, sep, spec = item.partition("=")
+            if not sep or not spec.strip():
+                raise SpecError(f"device spec `{item}` must be ID=SPEC, such as 3=ibm-9lzx(age=10) or 0-7=ibm-9lzx")
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            key, spec = item
+        else:
+            raise SpecError(f"device spec {item!r} must be ID=SPEC or a (device, spec) pair")
+        for part in str(key).split(","):
+            lo, dash, hi = part.strip().partition("-")
+            try:
+                ids = range(int(lo), int(hi) + 1) if dash else [int(lo)]
+            except ValueError:
+                raise SpecError(f"device `{part.strip()}` in `{key}={spec}` must be a device id, a range such as 0-7, "
+                                "or ids separated by commas") from None
+            for d in ids:
+                if not 0 <= d < 65535:
+                    raise SpecError(f"device {d} in `{key}={spec}` is not a device id (0 to 65534)")
+                out.append((d, str(spec).strip()))
+    return out
+
+
+def storage_args(array: Union[str, int, None], device_for: Any, network: Optional[str], closed: Optional[int],
+                 faults: Any) -> tuple[Optional[tuple], bool]:
+    """The core's storage tuple ``(array, device_for, network, closed, faults)`` (``None`` when
+    nothing is set) and whether the settings need timed mode (everything but the array)."""
+    pairs = device_for_pairs(device_for)
+    if isinstance(faults, str):
+        faults = [faults]
+    faults = [str(f) for f in (faults or [])]
+    if closed is not None and (isinstance(closed, bool) or not isinstance(closed, int) or closed < 1):
+        raise SpecError(f"closed must be a number of outstanding requests of at least 1, not {closed!r}")
+    if isinstance(array, bool):
+        raise SpecError(f"array must be a spec such as 'raid0(devices=16,unit=8KiB)' or a device count, not {array!r}")
+    array_text = str(array) if array is not None else None
+    if array_text is None and not pairs and network is None and closed is None and not faults:
+        return None, False
+    timed = bool(pairs or network is not None or closed is not None or faults)
+    return (array_text, pairs, str(network or "none"), closed, faults), timed
+
+
+def storage_echo(storage: Optional[tuple], t: dict[str, Any]) -> dict[str, Any]:
+    """The storage settings a result records (strings, so they fit a table)."""
+    if storage is None:
+        return {}
+    array, pairs, network, closed, faults = storage
+    echo: dict[str, Any] = {"array": array}
+    if t["timing"]:
+        echo.update(device_for=";".join(f"{d}={s}" for d, s in pairs) or None, network=network, closed=closed,
+                    faults=";".join(faults) or None)
+    return echo
 
 
 def _first_level(first_level: Any) -> tuple | None:
@@ -284,6 +364,11 @@ def simulate(
     file_gap: SizeLike = 0,
     first_level: Any = None,
     skip_bad: bool = False,
+    array: Union[str, int, None] = None,
+    device_for: Any = None,
+    network: Optional[str] = None,
+    closed: Optional[int] = None,
+    faults: Any = None,
 ) -> Result:
     """Simulates one policy at one cache size over ``trace`` and returns its counters.
 
@@ -298,6 +383,14 @@ def simulate(
     (see :func:`devices`; default ``st39102lw`` and ``noop``), ``think`` is ``"trace"`` (from
     the trace's times), a time such as ``"0.1ms"`` or a number of seconds, and
     ``single_stream`` merges all pids into one stream. Giving any of them turns timing on.
+
+    Storage-aware caching (docs/storage-aware.md): ``array`` stripes the trace over a RAID-0
+    array (``"raid0(devices=16,unit=8KiB)"`` or a device count; count mode too);
+    ``device_for`` gives single devices their own spec (``{0: "ibm-9lzx(age=10)"}`` or
+    ``["0-3=ibm-9lzx(age=2)"]``), ``network`` the network (``"loggp"``), ``closed`` a closed
+    workload with that many outstanding requests, ``faults`` performance faults
+    (``["device=6,at=500s,slowdown=2"]``); these four turn timing on. Timed results then carry
+    ``throughput_mb_s``.
     Raises ``FileNotFoundError``, ``TraceFormatError`` (malformed or undetectable trace) or
     ``SpecError`` (bad policy, size or option). With ``skip_bad`` malformed records are counted
     and passed over instead (``Result.skipped_records``, and a
@@ -307,8 +400,8 @@ def simulate(
         trace, [policy], [cache], prefetches=[prefetch], format=format, block_size=block_size,
         reads_only=reads_only, cluster=cluster, seed=seed, jobs=1, check=check, timing=timing,
         device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
-        first_level=first_level,
-        skip_bad=skip_bad,
+        first_level=first_level, skip_bad=skip_bad, array=array, device_for=device_for, network=network,
+        closed=closed, faults=faults,
     )[0]
 
 
@@ -333,6 +426,11 @@ def sweep(
     file_gap: SizeLike = 0,
     first_level: Any = None,
     skip_bad: bool = False,
+    array: Union[str, int, None] = None,
+    device_for: Any = None,
+    network: Optional[str] = None,
+    closed: Optional[int] = None,
+    faults: Any = None,
     out: PathLike | None = None,
     resume: bool = False,
     dask: str | None = None,
@@ -341,7 +439,8 @@ def sweep(
     """Runs every trace x policy x read-ahead setting x cache size and returns one DataFrame
     row per run, in that order. Each trace is decoded once; runs use all cores unless ``jobs``
     says otherwise. ``caches`` may hold ranges such as ``"1024blocks:131072blocks:x2"``. Timing,
-    hierarchy (``first_level``) and ``skip_bad`` options as for :func:`simulate`.
+    hierarchy (``first_level``), storage (``array``, ``device_for``, ``network``, ``closed``,
+    ``faults``) and ``skip_bad`` options as for :func:`simulate`.
 
     With ``out`` (a DuckDB file, as ``bufsim sweep --out``) every finished run is also
     committed to its ``runs`` table the moment it ends, so an interrupted sweep loses nothing;
@@ -361,13 +460,16 @@ def sweep(
     if out is not None:
         if check or skip_bad:
             raise SpecError("check=True and skip_bad=True work in memory only; leave out `out` to use them")
-        t = timing_args(timing, device, scheduler, think, single_stream)
+        storage = dict(array=array, device_for=device_for, network=network, closed=closed, faults=faults)
+        timed_storage = storage_args(**storage)[1]
+        t = timing_args(True if timed_storage and timing is None else timing, device, scheduler, think, single_stream)
         spec = SweepSpec(traces=traces, policies=list(policies), caches=list(caches), prefetches=list(prefetches),
                          format=format, block_size=block_size, reads_only=reads_only, cluster=cluster, seed=seed,
                          timing=t["timing"], devices=[t["device"]] if t["timing"] else None,
                          io_schedulers=[t["scheduler"]] if t["timing"] else None,
                          think=t.get("think", "trace"), single_stream=bool(t.get("single_stream", False)),
-                         file_gap=gap_text(file_gap), first_level=first_level)
+                         file_gap=gap_text(file_gap), first_level=first_level,
+                         storage={k: v for k, v in storage.items() if v is not None} or None)
         rows = run_sweep(spec, os.fspath(out), resume=resume, jobs=jobs, scheduler=dask, progress=progress)
         # Each row read back as a Result, so its columns equal an in-memory sweep's (JSON decoded,
         # count-mode timing fields None), followed by the table's own columns (key, trace, ...).
@@ -385,7 +487,8 @@ def sweep(
             t, policies, sizes, prefetches=prefetches, format=format, block_size=block_size,
             reads_only=reads_only, cluster=cluster, seed=seed, jobs=jobs, check=check, timing=timing,
             device=device, scheduler=scheduler, think=think, single_stream=single_stream, file_gap=file_gap,
-            first_level=first_level, skip_bad=skip_bad,
+            first_level=first_level, skip_bad=skip_bad, array=array, device_for=device_for, network=network,
+            closed=closed, faults=faults,
         )
         df = pd.DataFrame([r.to_dict() for r in results])
         if len(traces) > 1:

@@ -110,6 +110,34 @@ def timing_kwargs(args: argparse.Namespace) -> dict:
             "think": args.think, "single_stream": args.single_stream, "file_gap": args.file_gap}
 
 
+# --- Storage-aware caching (issue 9): array, per-device specs, network, closed workload, faults ---
+
+def add_storage_options(p: argparse.ArgumentParser) -> None:
+    """Storage-aware caching's storage system (docs/storage-aware.md)."""
+    g = p.add_argument_group("storage-aware caching (docs/storage-aware.md; all but --array imply --timing)")
+    g.add_argument("--array", metavar="SPEC",
+                   help="stripe the trace's logical volume over a RAID-0 array: raid0(devices=16,unit=8KiB) or a "
+                   "device count such as 16 (count mode too)")
+    g.add_argument("--device-for", action="append", default=[], metavar="ID=SPEC",
+                   help="a device model for some devices, e.g. 3=ibm-9lzx(age=10), 0-7=ibm-9lzx(age=2) or 2,5=ssd; "
+                   "repeatable; the others use --device")
+    g.add_argument("--network", metavar="SPEC",
+                   help="network between cache and devices: none, or loggp(latency=1us,overhead=0.4us,gap=76ns,"
+                   "bandwidth=10Gb/s,header=64B) (the paper's §4.4 values are loggp's defaults; default: none)")
+    g.add_argument("--closed", type=int, metavar="N",
+                   help="closed workload: N requests outstanding, the trace's next request issued as soon as one "
+                   "completes (default: the trace's processes with their think times)")
+    g.add_argument("--fault", action="append", default=[], metavar="SPEC",
+                   help="performance fault: device=6,at=500s,slowdown=2 slows device 6 twofold from 500 s of "
+                   "simulated time on; repeatable")
+
+
+def storage_kwargs(args: argparse.Namespace) -> dict:
+    """The storage keyword arguments of bufsim.api."""
+    return {"array": args.array, "device_for": args.device_for or None, "network": args.network,
+            "closed": args.closed, "faults": args.fault or None}
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import warnings
 
@@ -122,6 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
             reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, jobs=args.jobs,
             check=args.check, first_level=first_level_of(args), skip_bad=args.skip_bad, **timing_kwargs(args),
+            **storage_kwargs(args),
         )
     if results and results[0].skipped:
         print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
@@ -147,7 +176,7 @@ def results_table(results) -> str:
     if prefetching:
         headers += ["sync", "async", "blocks read", "prefetched", "unused"]
     if timed:
-        headers += ["exec s", "io s", "stall s", "sync ms", "async ms", "p99 ms", "util"]
+        headers += ["exec s", "MB/s", "io s", "stall s", "sync ms", "async ms", "p99 ms", "util"]
     rows = []
     for r in results:
         row = [r.policy] + ([r.prefetch] if prefetching else []) + ([r.device or ""] if len(devices) > 1 else []) + [
@@ -157,10 +186,11 @@ def results_table(results) -> str:
             row += [r.sync_requests, r.async_requests, r.blocks_read, r.prefetched, r.prefetched_unused]
         if timed:
             if r.exec_time_s is None:
-                row += [""] * 7
+                row += [""] * 8
             else:
                 util = max((d["utilization"] for d in r.devices or []), default=0.0)
-                row += [f"{r.exec_time_s:.3f}", f"{r.io_time_s:.3f}", f"{r.stall_time_s:.3f}",
+                mb_s = f"{r.throughput_mb_s:.2f}" if r.throughput_mb_s is not None else ""
+                row += [f"{r.exec_time_s:.3f}", mb_s, f"{r.io_time_s:.3f}", f"{r.stall_time_s:.3f}",
                         f"{r.sync_time_ms:.2f}", f"{r.async_time_ms:.2f}", f"{r.response_p99_ms:.2f}",
                         f"{util:.2f}"]
         rows.append(row)
@@ -188,6 +218,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             spec.timing = True
         if args.file_gap != "0blocks":
             spec.file_gap = args.file_gap
+        storage = {k: v for k, v in storage_kwargs(args).items() if v is not None}
+        if storage:
+            spec.storage = {**(spec.storage or {}), **storage}
     else:
         if not args.trace:
             raise SpecError("give at least one TRACE (or --config FILE)")
@@ -196,7 +229,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                          prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
                          reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, timing=timing,
                          devices=args.device or None, io_schedulers=args.io_scheduler or None,
-                         think=args.think or "trace", single_stream=args.single_stream, file_gap=args.file_gap)
+                         think=args.think or "trace", single_stream=args.single_stream, file_gap=args.file_gap,
+                         storage={k: v for k, v in storage_kwargs(args).items() if v is not None} or None)
     df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,
                    progress=not args.quiet)
     if args.json:
@@ -331,7 +365,7 @@ def cmd_prefetchers(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bufsim import reproduce
 
-    return reproduce.main(args.paper, json_out=args.json)
+    return reproduce.main(args.paper, json_out=args.json, quick=args.quick)
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
@@ -394,11 +428,27 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_timeline(args: argparse.Namespace) -> int:
     from bufsim.amp import partition_timeline, plot_partition_timeline
 
-    df = partition_timeline(args.trace, args.policy, args.cache, format=args.format,
-                            block_size=args.block_size, reads_only=args.reads_only, seed=args.seed)
-    if args.plot:
-        plot_partition_timeline(df, args.plot, title=f"{args.policy}, cache {args.cache}")
-        print(f"wrote {args.plot}")
+    timing, storage = timing_kwargs(args), storage_kwargs(args)
+    if timing["timing"] or any(v for v in storage.values()):
+        # Storage-aware caching (Figure 8, left): sizes and wait times over simulated time.
+        from bufsim.storage import partition_timeline as timed_timeline, plot_partition_timeline as plot_timed
+
+        timing.pop("single_stream")
+        df = timed_timeline(args.trace, args.policy, args.cache, format=args.format, block_size=args.block_size,
+                            reads_only=args.reads_only, seed=args.seed, **timing, **storage)
+        if args.plot:
+            import re
+
+            faulty = sorted({f"dev{m.group(1)}" for f in storage["faults"] or []
+                             for m in [re.search(r"device=(\d+)", f)] if m})
+            plot_timed(df, args.plot, title=f"{args.policy}, cache {args.cache}", highlight=faulty or None)
+            print(f"wrote {args.plot}")
+    else:
+        df = partition_timeline(args.trace, args.policy, args.cache, format=args.format,
+                                block_size=args.block_size, reads_only=args.reads_only, seed=args.seed)
+        if args.plot:
+            plot_partition_timeline(df, args.plot, title=f"{args.policy}, cache {args.cache}")
+            print(f"wrote {args.plot}")
     if args.csv:
         df.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
@@ -433,13 +483,18 @@ def add_amp_commands(sub) -> None:
     gen.add_argument("--list", action="store_true", help="list the generators")
     gen.set_defaults(func=cmd_generate)
 
-    tl = sub.add_parser("timeline", help="partition sizes over time of amp, pcc or dear (AMP Figure 13)",
+    tl = sub.add_parser("timeline", help="partition sizes over time (AMP Figure 13; storage-aware Figure 8)",
                         description="Run one partitioned policy over TRACE and print its partition sizes over "
-                        "virtual time as CSV (time,partition,ctx,blocks), or plot them as stacked areas.")
+                        "virtual time as CSV (time,partition,ctx,blocks), or plot them as stacked areas. With timing "
+                        "or storage options (storage-aware policies), the rows are time_s,partition,target,blocks,"
+                        "wait_ms over simulated time and the plot draws sizes and per-device wait times.")
     tl.add_argument("trace", help="trace file")
-    tl.add_argument("--policy", "-p", default="amp", metavar="SPEC", help="amp, pcc or dear spec (default: amp)")
+    tl.add_argument("--policy", "-p", default="amp", metavar="SPEC",
+                    help="amp, pcc, dear, static, eager-lru, lazy-lru or lazy-clock spec (default: amp)")
     tl.add_argument("--cache", "-c", default="64MiB", metavar="SIZE", help="cache size (default: 64MiB)")
     add_trace_options(tl)
+    add_timing_options(tl)
+    add_storage_options(tl)
     tl.add_argument("--csv", metavar="FILE", help="write the rows to FILE instead of standard output")
     tl.add_argument("--plot", metavar="PNG", help="draw the timeline as stacked areas into PNG")
     tl.set_defaults(func=cmd_timeline)
@@ -556,6 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "several (default: none). `bufsim prefetchers` lists them")
     add_trace_options(run)
     add_timing_options(run)
+    add_storage_options(run)
     run.add_argument("--jobs", "-j", type=int, default=0, help="worker threads (default: all cores)")
     run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
     run.add_argument("--check", action="store_true", help="verify cache and policy invariants after each run")
@@ -612,6 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
     add_trace_options(sw)
     add_timing_options(sw, sweep=True)
+    add_storage_options(sw)
     sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
     sw.add_argument("--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)")
     sw.add_argument("--resume", action="store_true", help="skip runs already in the database")
@@ -699,6 +756,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "numbers beside the published ones.")
     rep.add_argument("paper", choices=sorted(REPRODUCTIONS), help="what to reproduce")
     rep.add_argument("--json", action="store_true", help="print one JSON object per row")
+    rep.add_argument("--quick", action="store_true",
+                     help="a reduced version that finishes in a few minutes (storage-aware: a quarter of each trace, every other age)")
     rep.set_defaults(func=cmd_reproduce)
     add_amp_commands(sub)
     return ap

@@ -23,7 +23,7 @@ from typing import Any, Iterator, Optional, Sequence
 from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.api import (DEFAULT_DEVICE, DEFAULT_IO_SCHEDULER, TIMING_FIELDS, Result, SizeLike, block_size_bytes,
-                        gap_text, size_text, think_text)
+                        gap_text, size_text, storage_args, storage_echo, think_text)
 
 DEFAULT_DB = "results.duckdb"
 
@@ -43,6 +43,7 @@ TIMING_COLUMNS = [
     ("service_mean_ms", "DOUBLE"), ("service_p50_ms", "DOUBLE"), ("service_p90_ms", "DOUBLE"),
     ("service_p99_ms", "DOUBLE"), ("response_mean_ms", "DOUBLE"), ("response_p50_ms", "DOUBLE"),
     ("response_p90_ms", "DOUBLE"), ("response_p99_ms", "DOUBLE"), ("devices", "JSON"),
+    ("throughput_mb_s", "DOUBLE"),
 ]
 CONFIG_COLUMNS = [
     ("key", "VARCHAR PRIMARY KEY"), ("bufsim_version", "VARCHAR"), ("trace", "VARCHAR"),
@@ -51,6 +52,7 @@ CONFIG_COLUMNS = [
     ("reads_only", "BOOLEAN"), ("cluster", "VARCHAR"), ("seed", "UBIGINT"),
     ("timing", "BOOLEAN"), ("device", "VARCHAR"), ("io_scheduler", "VARCHAR"), ("think", "VARCHAR"),
     ("single_stream", "BOOLEAN"), ("file_gap", "VARCHAR"), ("first_level", "VARCHAR"),
+    ("storage", "VARCHAR"),
 ]
 # Structured results, stored as JSON text (docs/plots.md): request sizes as {"size": requests},
 # policy metrics as {name: value}, partition timelines as {"unit", "samples"} (NULL when none).
@@ -129,6 +131,9 @@ class RunSpec:
     file_gap: str = "0blocks"
     # The first level of a hierarchy (FirstLevel.to_json()), or "" for none.
     first_level: str = ""
+    # Storage-aware settings (docs/storage-aware.md) as JSON [array, device_for, network,
+    # closed, faults], or "" for none.
+    storage: str = ""
 
     @property
     def key(self) -> str:
@@ -143,6 +148,8 @@ class RunSpec:
             del config["file_gap"]
         if not self.first_level:
             del config["first_level"]
+        if not self.storage:
+            del config["storage"]
         config["bufsim_version"] = _core.__version__
         text = json.dumps(config, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -171,20 +178,35 @@ class SweepSpec:
     # The first level of a hierarchy (docs/hierarchy.md): a bufsim.FirstLevel, or in TOML a
     # [first_level] table of its fields; every run then simulates the second level.
     first_level: Any = None
+    # Storage-aware caching (docs/storage-aware.md), the same for every run: a mapping with
+    # keys array, device_for, network, closed, faults (in TOML a [storage] table).
+    storage: Optional[dict] = None
+
+    STORAGE_KEYS = ("array", "device_for", "network", "closed", "faults")
+
+    def storage_settings(self) -> tuple[Optional[tuple], bool]:
+        """The core's storage tuple and whether it needs timed mode."""
+        if not self.storage:
+            return None, False
+        unknown = sorted(set(self.storage) - set(self.STORAGE_KEYS))
+        if unknown:
+            raise SpecError(f"storage: unknown key(s) {', '.join(unknown)}; known: {', '.join(self.STORAGE_KEYS)}")
+        return storage_args(**{k: self.storage.get(k) for k in self.STORAGE_KEYS})
 
     @property
     def timed(self) -> bool:
         """Timing is on if asked for or if any timing setting is given."""
         return bool(self.timing or self.devices or self.io_schedulers or self.single_stream
-                    or self.think != "trace")
+                    or self.think != "trace" or self.storage_settings()[1])
 
     @classmethod
     def from_toml(cls, path: str) -> "SweepSpec":
         """Reads an experiment file: keys ``traces``, ``policies``, ``caches``, ``prefetches``,
         ``format``, ``block_size``, ``reads_only``, ``cluster``, ``seed``, and for timed mode
         ``timing``, ``devices``, ``io_schedulers``, ``think``, ``single_stream``, ``file_gap``,
-        and a ``[first_level]`` table for hierarchies (see docs/sweeps.md, docs/timing.md and
-        docs/hierarchy.md)."""
+        a ``[first_level]`` table for hierarchies and a ``[storage]`` table for storage-aware
+        caching (see docs/sweeps.md, docs/timing.md, docs/hierarchy.md and
+        docs/storage-aware.md)."""
         import tomllib
 
         try:
@@ -225,6 +247,8 @@ class SweepSpec:
         formats = {t: (_core.detect_format(t) if self.format == "auto" else self.format) for t in self.traces}
         gap = gap_text(self.file_gap)
         first = self.first_level.to_json(bs) if self.first_level is not None else ""
+        storage, _ = self.storage_settings()
+        stored = json.dumps(list(storage)) if storage is not None else ""
         if self.timed:
             think = think_text(self.think)
             timings = [dict(timing=True, device=d, io_scheduler=s, think=think, single_stream=self.single_stream)
@@ -234,7 +258,7 @@ class SweepSpec:
         for t, p, f, c, timing in itertools.product(self.traces, self.policies, self.prefetches, sizes, timings):
             yield RunSpec(t, hashes[t], formats[t], p, f, c, bs, self.reads_only,
                           size_text(self.cluster, "cluster size"), self.seed, file_gap=gap, first_level=first,
-                          **timing)
+                          storage=stored, **timing)
 
 
 class ResultsStore:
@@ -347,7 +371,15 @@ def core_kwargs(r: RunSpec) -> dict[str, Any]:
     if r.timing:
         kw.update(timing=True, device=r.device, scheduler=r.io_scheduler, think=r.think,
                   single_stream=r.single_stream)
+    if r.storage:
+        kw["storage"] = _storage_core(r.storage)
     return kw
+
+
+def _storage_core(text: str) -> tuple:
+    """The core's storage tuple from a RunSpec's JSON (pairs back to tuples)."""
+    array, pairs, network, closed, faults = json.loads(text)
+    return (array, [tuple(p) for p in pairs], network, closed, faults)
 
 
 def _first_level_core(text: str) -> tuple | None:
@@ -361,6 +393,8 @@ def result_row(r: RunSpec, res: dict[str, Any]) -> dict[str, Any]:
     if r.timing:
         res = {**res, "device": r.device, "scheduler": r.io_scheduler, "think": r.think,
                "single_stream": r.single_stream}
+    if r.storage:
+        res = {**res, **storage_echo(_storage_core(r.storage), {"timing": r.timing})}
     return res
 
 
@@ -396,6 +430,8 @@ def result_of_row(row: dict[str, Any]) -> Result:
     if not vals.get("timing"):
         for k in TIMING_FIELDS:
             vals[k] = None
+    if isinstance(vals.get("storage"), str) and vals["storage"]:
+        vals.update(storage_echo(_storage_core(vals["storage"]), {"timing": vals.get("timing")}))
     for k in ("streams", "inflight_misses", "sync_blocks", "async_blocks", "write_requests", "write_blocks"):
         if vals.get(k) is not None:
             vals[k] = int(vals[k])
@@ -428,7 +464,7 @@ def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, j
     # Validate every spec before any run: a typo must not surface after an hour.
     checked: set[tuple] = set()
     for r in runs:
-        what = (r.policy, r.prefetch, r.device, r.io_scheduler, r.think, r.file_gap, r.first_level)
+        what = (r.policy, r.prefetch, r.device, r.io_scheduler, r.think, r.file_gap, r.first_level, r.storage)
         if what not in checked:
             checked.add(what)
             _validate(r)

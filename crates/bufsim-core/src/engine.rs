@@ -110,6 +110,10 @@ pub struct Engine<'a, P: Policy> {
     time: u64,
     /// Told the outcome of every demand access (analyses such as the MQ paper's Table 3).
     observer: Option<&'a mut dyn FnMut(&Access, bool)>,
+    /// Expected service time of each device id, for storage-aware policies' wait times in
+    /// count mode (empty: the policy is not told about disk requests).
+    expected: Vec<bufsim_device::ExpectedService>,
+    expected_fallback: bufsim_device::ExpectedService,
 }
 
 impl<'a, P: Policy> Engine<'a, P> {
@@ -127,7 +131,27 @@ impl<'a, P: Policy> Engine<'a, P> {
             stats: Stats::default(),
             time: 0,
             observer: None,
+            expected: Vec::new(),
+            expected_fallback: bufsim_device::ExpectedService::default(),
         }
+    }
+
+    /// Tells the policy about the storage ([`Policy::storage`]) and, since count mode has no
+    /// clock, reports every disk read to it as waited for its device's expected service time
+    /// ([`Policy::device_done`], with logical time as `now`).
+    pub fn with_storage(mut self, view: crate::policy::storage::StorageView) -> Self {
+        self.cache.policy.storage(&view);
+        // Devices the view does not list cost what the first listed one (or timed mode's
+        // default device) costs.
+        self.expected_fallback = view.devices.first().map(|d| d.expected).unwrap_or_else(|| {
+            bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0).map(|d| d.expected_service()).unwrap_or_default()
+        });
+        let len = view.devices.iter().map(|d| d.device as usize + 1).max().unwrap_or(0);
+        self.expected = vec![self.expected_fallback; len.max(1)];
+        for d in &view.devices {
+            self.expected[d.device as usize] = d.expected;
+        }
+        self
     }
 
     /// Calls `f(access, hit)` for every demand block access, in order.
@@ -149,6 +173,11 @@ impl<'a, P: Policy> Engine<'a, P> {
     #[inline]
     fn issue(&mut self, r: Option<DiskRequest>) {
         if let Some(r) = r {
+            if !self.expected.is_empty() {
+                let e = self.expected.get(r.device as usize).unwrap_or(&self.expected_fallback);
+                let wait = e.ns(r.blocks, self.cfg.block_size).round() as u64;
+                self.cache.policy.device_done(r.device, wait, self.time);
+            }
             self.stats.disk_requests += 1;
             self.stats.blocks_read += r.blocks;
             self.stats.request_sizes.add(r.blocks);

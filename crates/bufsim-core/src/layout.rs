@@ -50,6 +50,9 @@ pub enum Layout {
     Identity,
     /// One device; file `i` starts at `base[i]`.
     FirstTouch { base: Vec<u64> },
+    /// The blocks `base` places on device 0, striped over a RAID-0 array (storage-aware
+    /// caching §4.1; [`crate::array`]).
+    Striped { base: Box<Layout>, array: crate::array::Raid0 },
 }
 
 impl Layout {
@@ -84,6 +87,7 @@ impl Layout {
         match self {
             Layout::Identity => (file as u16, block),
             Layout::FirstTouch { base } => (0, base[file as usize] + block),
+            Layout::Striped { base, array } => array.place(base.place(file, block).1),
         }
     }
 }
@@ -100,6 +104,16 @@ mod tests {
         assert_eq!(l.place(2, 0), (0, 8));
         let g = Layout::first_touch(&[3, 5], 10);
         assert_eq!(g.place(1, 0), (0, 13));
+    }
+
+    #[test]
+    fn striping_deals_the_logical_volume_over_the_array() {
+        let array = crate::array::Raid0 { devices: 3, unit_blocks: 2 };
+        let l = Layout::Striped { base: Box::new(Layout::first_touch(&[4, 4], 0)), array };
+        // File 1 starts at logical block 4: unit 2, device 2.
+        assert_eq!(l.place(1, 0), (2, 0));
+        assert_eq!(l.place(1, 2), (0, 2));
+        assert_eq!(l.place(0, 3), (1, 1));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! [`timed`] drives the same pipeline with discrete events, devices and I/O schedulers
 //! (execution time).
 
+pub mod array;
 pub mod block_table;
 pub mod blockmap;
 pub mod breakdown;

@@ -18,6 +18,9 @@ use crate::policy::partition::Timeline;
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
 use crate::timed::{Storage, StreamPlan, StreamPlanner, Streams, TimedEngine, TimedStats, TimingOptions};
+use crate::array::Raid0;
+use crate::policy::partition::TimelineClock;
+use crate::policy::storage::StorageView;
 use crate::SimError;
 
 /// Options shared by every run over a trace.
@@ -42,6 +45,9 @@ pub struct RunOptions {
     /// Count and pass over malformed trace records instead of stopping (`--skip-bad`); each
     /// result carries the report.
     pub skip_bad: bool,
+    /// Stripe the trace's one logical volume over a RAID-0 array (storage-aware caching §4.1;
+    /// [`crate::array`]); `None` keeps the trace's own devices.
+    pub array: Option<Raid0>,
 }
 
 impl Default for RunOptions {
@@ -56,6 +62,7 @@ impl Default for RunOptions {
             file_gap_blocks: 0,
             first_level: None,
             skip_bad: false,
+            array: None,
         }
     }
 }
@@ -169,11 +176,14 @@ fn prefetches(c: &RunConfig) -> bool {
 
 /// The layout (file sizes need a pass over a file trace), the file sizes read-ahead stops at,
 /// and, if OPT is among the runs, the future (another pass, after the layout is known).
-pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, TraceError> {
+pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, SimError> {
     let mut extents = FileExtents::default();
-    let mut planner = opts.timing.as_ref().map(|t| StreamPlanner::new(t.single_stream));
+    let mut planner = opts.timing.as_ref().map(|t| match t.closed {
+        Some(n) => StreamPlanner::closed(n),
+        None => StreamPlanner::new(t.single_stream),
+    });
     let mut files_seen: Vec<bool> = Vec::new();
-    if kind == AddressKind::File || need_sizes || planner.is_some() {
+    if kind == AddressKind::File || need_sizes || planner.is_some() || opts.array.is_some() {
         for_each_request(source, |r| {
             extents.push(r, opts.engine.block_size);
             let f = r.file as usize;
@@ -189,12 +199,26 @@ pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, nee
         })?;
     }
     let blocks = extents.finish();
-    let layout = match kind {
+    let mut layout = match kind {
         AddressKind::Device => Layout::Identity,
         AddressKind::File => Layout::first_touch(&blocks, opts.file_gap_blocks),
     };
     // The devices timed mode must build: wherever the layout puts the files the run reads.
     let mut devices: Vec<u16> = (0..files_seen.len()).filter(|&f| files_seen[f]).map(|f| layout.place(f as u32, 0).0).collect();
+    if let Some(array) = opts.array {
+        // One logical volume: a block trace naming devices other than 0 has several.
+        if kind == AddressKind::Device {
+            if let Some(d) = (1..blocks.len()).find(|&d| blocks[d] > 0) {
+                return Err(SpecError(format!(
+                    "an array stripes one logical volume, but the trace addresses device {d} as well as device 0; \
+                     run it without --array, or give a file trace or a one-device block trace"
+                ))
+                .into());
+            }
+        }
+        layout = Layout::Striped { base: Box::new(layout), array };
+        devices = (0..array.devices).collect();
+    }
     devices.sort_unstable();
     devices.dedup();
     let future = if need_future {
@@ -232,7 +256,8 @@ impl PolicyVisitor for Simulate<'_> {
             return self.visit_timed(policy, t);
         }
         let future = if self.future { self.prepared.future.as_ref() } else { None };
-        let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future);
+        let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future)
+            .with_storage(count_mode_view(&self.prepared.devices, self.opts.engine.block_size)?);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
             let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
             engine = engine.with_prefetching(p, future);
@@ -285,7 +310,7 @@ impl Simulate<'_> {
             .into());
         }
         let future = if self.future { self.prepared.future.as_ref() } else { None };
-        let storage = Storage::new(&self.prepared.devices, &t.device, &t.scheduler, self.opts.seed, self.opts.engine.block_size)?;
+        let storage = Storage::build(&self.prepared.devices, t, self.opts.seed, self.opts.engine.block_size)?;
         let streams = Streams::new(plan, t.think);
         let starts = plan.starts.iter().map(|&(_, start)| if t.think == crate::timed::Think::Trace { start } else { 0 }).collect();
         let mut engine = TimedEngine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future, storage, streams, starts);
@@ -313,6 +338,14 @@ impl Simulate<'_> {
         let (stats, timing, cache) = engine.finish();
         Simulated::new(stats, Some(timing), &cache, self.opts.check)
     }
+}
+
+/// What policies learn of the storage in count mode, which has no device models: the devices
+/// the layout uses (all of an array), each with timed mode's default device's expected service
+/// time. Their wait times are then requests x expected service time.
+fn count_mode_view(devices: &[u16], block_size: u64) -> Result<StorageView, SpecError> {
+    let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
+    Ok(StorageView::uniform(devices.iter().copied(), expected, block_size, TimelineClock::Accesses))
 }
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {

@@ -71,7 +71,7 @@ proptest! {
         // OPT knows the future only of a single stream.
         let single = single || policy == "opt";
         let think = think_us.map_or(Think::Trace, |us| Think::Fixed(us * 1000));
-        let t = TimingOptions { device: device.into(), scheduler: scheduler.into(), think, single_stream: single };
+        let t = TimingOptions { device: device.into(), scheduler: scheduler.into(), think, single_stream: single, ..TimingOptions::default() };
         let r = run(&reqs, policy, cache, prefetch, Some(t));
         let (s, tm) = (&r.stats, r.timing.as_ref().unwrap());
         let what = format!("{policy} {prefetch} {device} {scheduler} cache {cache}");

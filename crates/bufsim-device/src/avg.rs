@@ -91,4 +91,13 @@ impl DeviceModel for AverageDisk {
     fn head_block(&self) -> u64 {
         self.next_block.unwrap_or(0)
     }
+
+    /// Positioning always (as `contiguous=pay` charges it), then the transfer.
+    fn expected_service(&self) -> crate::ExpectedService {
+        let (ns_per_block, ns_per_byte) = match self.transfer {
+            Transfer::PerBlock(ns) => (ns, 0.0),
+            Transfer::Rate(r) => (0.0, 1.0 / r),
+        };
+        crate::ExpectedService { positioning_ns: self.positioning_ns, ns_per_block, ns_per_byte }
+    }
 }

@@ -359,4 +359,23 @@ impl DeviceModel for Disk {
     fn head_block(&self) -> u64 {
         self.next_lbn.unwrap_or(0) * self.fig.sector_bytes as u64 / self.block_size as u64
     }
+
+    /// Average seek plus half a turn, then the fixed bandwidth, or without one the media rate
+    /// averaged over all tracks (each track passes under the head once per turn).
+    fn expected_service(&self) -> crate::ExpectedService {
+        let f = &self.fig;
+        let ns_per_byte = match f.bandwidth {
+            Some(bw) => 1.0 / bw,
+            None => {
+                let tracks: u64 = self
+                    .geo
+                    .zones()
+                    .iter()
+                    .map(|z| (z.last_cyl - z.first_cyl + 1) as u64 * self.geo.surfaces() as u64)
+                    .sum();
+                f.revolution_ns * tracks as f64 / (self.geo.sectors() as f64 * f.sector_bytes as f64)
+            }
+        };
+        crate::ExpectedService { positioning_ns: f.seek_avg_ns + f.revolution_ns / 2.0, ns_per_block: 0.0, ns_per_byte }
+    }
 }

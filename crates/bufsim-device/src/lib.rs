@@ -74,6 +74,37 @@ pub trait DeviceModel: Send {
     fn queue_depth(&self) -> u32 {
         1
     }
+    /// What a request costs on average before any state is known (storage-aware caching §5.2:
+    /// "the expected transfer time from each disk as a function of its seek time, rotation
+    /// delay, and peak bandwidth"): a fixed positioning part and a part per byte. Faults and
+    /// queueing are not in it.
+    fn expected_service(&self) -> ExpectedService;
+}
+
+/// A device's expected service time for a request of `blocks` blocks of `block_size` bytes:
+/// `positioning_ns + blocks * ns_per_block + bytes * ns_per_byte`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExpectedService {
+    /// Mean positioning time of a request (average seek plus average rotational delay for
+    /// disks, access latency for flash).
+    pub positioning_ns: f64,
+    /// Transfer time per block whatever its size (`avg(transfer=0.2ms)`), usually 0.
+    pub ns_per_block: f64,
+    /// Transfer time per byte at the device's peak rate.
+    pub ns_per_byte: f64,
+}
+
+impl ExpectedService {
+    /// Expected service time of a request of `blocks` blocks of `block_size` bytes, in ns.
+    #[inline]
+    pub fn ns(&self, blocks: u64, block_size: u64) -> f64 {
+        self.positioning_ns + blocks as f64 * (self.ns_per_block + block_size as f64 * self.ns_per_byte)
+    }
+
+    /// The same for a request of `bytes` bytes in blocks of `block_size`.
+    pub fn ns_for_bytes(&self, bytes: u64, block_size: u64) -> f64 {
+        self.ns(bytes.div_ceil(block_size.max(1)), block_size)
+    }
 }
 
 /// Orders the requests waiting for one device. One scheduler per device queue.

@@ -97,4 +97,9 @@ impl DeviceModel for Ssd {
     fn queue_depth(&self) -> u32 {
         self.channel_free.len() as u32
     }
+
+    /// Read latency, then the host link.
+    fn expected_service(&self) -> crate::ExpectedService {
+        crate::ExpectedService { positioning_ns: self.read_ns, ns_per_block: 0.0, ns_per_byte: 1.0 / self.bandwidth }
+    }
 }

@@ -61,6 +61,9 @@ fn random_reads_average_seek_plus_half_a_turn_plus_transfer() {
         let spec = spec.as_str();
         let mut d = build_disk(spec, 42).unwrap();
         let want = expected_random_read_ns(&d);
+        // The model's own expectation (storage-aware §5.2's static partitions use it).
+        let model = d.expected_service().ns(1, BLOCK as u64);
+        assert!((model / want - 1.0).abs() < 1e-9, "{spec}: expected_service {model} vs {want}");
         let got = mean_random_read_ns(&mut d, 10_000, 7);
         let err = got / want - 1.0;
         eprintln!("{spec}: mean {:.3} ms, expected {:.3} ms ({:+.2}%)", got / 1e6, want / 1e6, err * 100.0);
@@ -287,4 +290,18 @@ fn bad_specs_name_what_is_wrong() {
             assert!(e.contains(w), "{spec}: `{e}` lacks `{w}`");
         }
     }
+}
+
+#[test]
+fn expected_service_of_avg_and_ssd_is_their_fixed_cost_plus_transfer() {
+    let avg = build_device("avg(transfer=0.5ms)", 1).unwrap().expected_service();
+    assert_eq!(avg.ns(4, 8192), 9.5e6 + 4.0 * 0.5e6);
+    let rate = build_device("avg(transfer=20MB/s)", 1).unwrap().expected_service();
+    assert!((rate.ns(64, 4096) - (9.5e6 + 262_144.0 / 0.02)).abs() < 1e-3);
+    let ssd = build_device("ssd", 1).unwrap().expected_service();
+    assert!((ssd.ns_for_bytes(1 << 20, 4096) - (110e3 + (1u64 << 20) as f64 / 0.5)).abs() < 1e-3);
+    // Table 2, age 10: 15.2 ms seek, 8.59 ms rotation, 0.69 MB/s: a 16 KiB request.
+    let old = build_device("ibm-9lzx(age=10)", 1).unwrap().expected_service();
+    let want = 15.2e6 + 8.59e6 + 16384.0 / 0.000694;
+    assert!((old.ns(4, 4096) / want - 1.0).abs() < 0.01, "{} vs {want}", old.ns(4, 4096));
 }

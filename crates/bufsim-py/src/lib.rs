@@ -65,7 +65,7 @@ fn timing_options(t: &TimingArgs, block_size: u64) -> PyResult<(Option<TimingOpt
         return Ok((None, gap));
     }
     let think = Think::parse(t.think).map_err(SpecError::new_err)?;
-    let opts = TimingOptions { device: t.device.to_string(), scheduler: t.scheduler.to_string(), think, single_stream: t.single_stream };
+    let opts = TimingOptions { device: t.device.to_string(), scheduler: t.scheduler.to_string(), think, single_stream: t.single_stream, ..TimingOptions::default() };
     Ok((Some(opts), gap))
 }
 
@@ -89,6 +89,7 @@ fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, s
         file_gap_blocks,
         first_level: None,
         skip_bad,
+        array: None,
     })
 }
 
@@ -105,6 +106,34 @@ fn first_level(arg: Option<FirstLevelArg>) -> PyResult<Option<FirstLevelConfig>>
         client_by: ClientBy::parse(&client).map_err(spec_err)?,
         forward: Forward::parse(&forward).map_err(spec_err)?,
     }))
+}
+
+/// Storage-aware settings as Python passes them (see `bufsim.api.storage_args`): `(array,
+/// device_for, network, closed, faults)`.
+type StorageArg = (Option<String>, Vec<(u16, String)>, String, Option<u32>, Vec<String>);
+
+/// Applies storage-aware settings to run options: the array stripes in both modes; the rest
+/// needs timed mode (Python turns it on).
+fn apply_storage(opts: &mut RunOptions, arg: Option<StorageArg>) -> PyResult<()> {
+    let Some((array, device_for, network, closed, faults)) = arg else { return Ok(()) };
+    let spec_err = |e: bufsim_core::spec::SpecError| SpecError::new_err(e.to_string());
+    if let Some(a) = array {
+        opts.array = Some(bufsim_core::array::Raid0::parse(&a, opts.engine.block_size).map_err(spec_err)?);
+    }
+    let timed = !device_for.is_empty() || network != "none" || closed.is_some() || !faults.is_empty();
+    match &mut opts.timing {
+        Some(t) => {
+            t.device_for = device_for;
+            t.network = network;
+            t.closed = closed;
+            t.faults = faults.iter().map(|f| bufsim_core::timed::Fault::parse(f)).collect::<Result<_, _>>().map_err(spec_err)?;
+        }
+        None if timed => {
+            return Err(SpecError::new_err("device_for, network, closed and faults only apply to timed runs"));
+        }
+        None => {}
+    }
+    Ok(())
 }
 
 /// The cross product in result order: policy, then read-ahead, then cache size.
@@ -176,6 +205,7 @@ const S: f64 = 1e9;
 /// The timed-mode fields of a result dict (names as in docs/timing.md).
 fn set_timing(py: Python<'_>, d: &Bound<'_, PyDict>, t: &TimedStats) -> PyResult<()> {
     d.set_item("exec_time_s", t.exec_time_ns as f64 / S)?;
+    d.set_item("throughput_mb_s", t.throughput_mb_s())?;
     d.set_item("io_time_s", t.io_time_ns as f64 / S)?;
     d.set_item("stall_time_s", t.stall_time_ns as f64 / S)?;
     d.set_item("think_time_s", t.think_time_ns as f64 / S)?;
@@ -207,6 +237,8 @@ fn set_timing(py: Python<'_>, d: &Bound<'_, PyDict>, t: &TimedStats) -> PyResult
             e.set_item("utilization", x.utilization)?;
             e.set_item("queue_wait_ms", x.queue_wait_mean_ns / MS)?;
             e.set_item("max_queue", x.max_queue)?;
+            e.set_item("reads", x.reads)?;
+            e.set_item("wait_s", x.wait_ns as f64 / S)?;
             Ok(e)
         })
         .collect::<PyResult<Vec<_>>>()?;
@@ -216,7 +248,7 @@ fn set_timing(py: Python<'_>, d: &Bound<'_, PyDict>, t: &TimedStats) -> PyResult
 
 /// Runs every (policy, read-ahead, cache) combination over the trace; one dict per run, in order.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None, skip_bad=false))]
+#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None, skip_bad=false, storage=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -239,10 +271,12 @@ fn run<'py>(
     file_gap: &str,
     first_level: Option<FirstLevelArg>,
     skip_bad: bool,
+    storage: Option<StorageArg>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
     let mut opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check, skip_bad, &t)?;
     opts.first_level = self::first_level(first_level)?;
+    apply_storage(&mut opts, storage)?;
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
     let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
@@ -279,7 +313,7 @@ impl Trace {
         self.inner.requests.len()
     }
 
-    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None))]
+    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None, storage=None))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -300,10 +334,12 @@ impl Trace {
         single_stream: bool,
         file_gap: &str,
         first_level: Option<FirstLevelArg>,
+        storage: Option<StorageArg>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
         let mut opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check, false, &t)?;
         opts.first_level = self::first_level(first_level)?;
+        apply_storage(&mut opts, storage)?;
         let configs = cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
         let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
@@ -496,6 +532,51 @@ fn partition_timeline(
         ))
     })?;
     Ok(t.rows().map(|(time, name, tag, size)| (time, name.to_string(), tag, size)).collect())
+}
+
+/// Runs one policy with every option of `run` and returns its partition timeline: the clock
+/// (`accesses` or `ns`) and rows `(time, partition, tag, blocks, value)` (`value` is NaN when
+/// the policy keeps none; storage-aware policies: tag = target blocks, value = wait ms).
+#[pyfunction]
+#[pyo3(signature = (path, policy, cache, *, prefetch="none", format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", storage=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_timeline(
+    py: Python<'_>,
+    path: &str,
+    policy: &str,
+    cache: &str,
+    prefetch: &str,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    cluster: &str,
+    seed: u64,
+    timing: bool,
+    device: &str,
+    scheduler: &str,
+    think: &str,
+    single_stream: bool,
+    file_gap: &str,
+    storage: Option<StorageArg>,
+) -> PyResult<(&'static str, Vec<(u64, String, u64, u32, f64)>)> {
+    let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
+    let mut opts = run_options(format, block_size, reads_only, cluster, seed, 1, false, false, &t)?;
+    apply_storage(&mut opts, storage)?;
+    let configs = vec![RunConfig::new(policy, cache).with_prefetch(prefetch)];
+    let p = path.to_string();
+    let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
+    let r = results.pop().expect("one configuration, one result");
+    let tl = r.timeline.ok_or_else(|| {
+        SpecError::new_err(format!(
+            "policy `{policy}` records no partition timeline; use a partitioned policy (amp, pcc, dear, static, eager-lru, lazy-lru, lazy-clock)"
+        ))
+    })?;
+    let n = tl.names.len();
+    let rows = (0..tl.samples())
+        .flat_map(|i| (0..n).map(move |p| (i, p)))
+        .map(|(i, p)| (tl.times[i], tl.names[p].clone(), tl.tag(i, p), tl.size(i, p), tl.value(i, p).unwrap_or(f64::NAN)))
+        .collect();
+    Ok((tl.clock.name(), rows))
 }
 
 /// Writes the synthetic trace `spec` (`amp-a`, `amp-mix(loop1=2000)`) from `seed` to `path`
@@ -718,6 +799,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(filter_trace, m)?)?;
     m.add_function(wrap_pyfunction!(breakdown, m)?)?;
     m.add_function(wrap_pyfunction!(partition_timeline, m)?)?;
+    m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
     m.add_function(wrap_pyfunction!(amp_table1, m)?)?;

@@ -87,8 +87,8 @@ impl Policy for Gds {
 impl PolicyDef for Gds {
     const INFO: PolicyInfo = PolicyInfo {
         name: "gds",
-        aliases: &["greedydual-size", "landlord"],
-        paper: "Cao & Irani GreedyDual-Size (1997) / Young's LANDLORD, storage-aware caching paper §2.1 (DULO §3.4 orders sequences with it)",
+        aliases: &["greedydual-size"],
+        paper: "Cao & Irani GreedyDual-Size (1997) / Young's LANDLORD, storage-aware caching paper §2.1 (DULO §3.4 orders sequences with it); `landlord` runs it with device costs",
         summary: "credit H = L + cost/size, evict the least H and set L to it, a hit restores full credit",
         params: &[] as &[ParamInfo],
         preset_of: None,

@@ -12,6 +12,7 @@
 pub mod registry;
 pub mod partition;
 pub mod amp;
+pub mod storage;
 
 mod arc;
 mod clock;
@@ -59,6 +60,7 @@ pub use lirs::Lirs;
 pub use lrfu::Lrfu;
 pub use lru_k::LruK;
 pub use two_q::TwoQ;
+pub use storage::{EagerLru, Landlord, LazyClock, LazyLru, StaticSplit};
 pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 
 /// A cache frame: `0..capacity`. Policies index their per-block state by frame.
@@ -219,4 +221,17 @@ pub trait Policy {
     fn partition_timeline(&self) -> Option<&partition::Timeline> {
         None
     }
+
+    /// The devices under the cache (storage-aware caching, docs/storage-aware.md): both engines
+    /// call this once before the first access, with every device the run places blocks on and
+    /// its expected service time. Policies that partition by device create their partitions
+    /// here; others ignore it.
+    fn storage(&mut self, _view: &storage::StorageView) {}
+
+    /// A read request to `device` completed after the cache waited `wait_ns` for it: in timed
+    /// mode from issue to delivery (network, queueing and service); in count mode, which has no
+    /// clock, the device's expected service time for the request. `now` is simulated ns in
+    /// timed mode and demand accesses so far in count mode ([`storage::StorageView::clock`]).
+    /// Storage-aware caching's repartitioning (§3.1) measures wait times from these calls.
+    fn device_done(&mut self, _device: u16, _wait_ns: u64, _now: u64) {}
 }

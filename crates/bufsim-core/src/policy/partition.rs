@@ -25,7 +25,14 @@ pub enum Steal {
     Uniform,
     /// Each candidate with probability proportional to its size: a random block of the others.
     BySize,
+    /// Each candidate holds tickets in inverse proportion to its target size (its size when
+    /// it has no target): storage-aware caching's inverse lottery (§2.2).
+    InverseTarget,
 }
+
+/// Tickets of a partition whose target is one block, under [`Steal::InverseTarget`]; a target
+/// of `t` blocks holds `INVERSE_TICKETS / t` (integer tickets keep draws exact and seeded).
+pub const INVERSE_TICKETS: u64 = 1 << 40;
 
 impl Steal {
     pub const NAMES: [&'static str; 2] = ["uniform", "size"];
@@ -55,6 +62,14 @@ impl PartitionMap {
 
     pub fn partitions(&self) -> usize {
         self.len.len()
+    }
+
+    /// Adds an empty partition without a target; returns its index.
+    pub fn add_partition(&mut self) -> usize {
+        assert!(self.len.len() < MAX_PARTITIONS, "at most {MAX_PARTITIONS} partitions");
+        self.len.push(0);
+        self.target.push(None);
+        self.len.len() - 1
     }
 
     #[inline]
@@ -115,6 +130,7 @@ impl PartitionMap {
                 match steal {
                     Steal::Uniform => 1,
                     Steal::BySize => self.len[p] as u64,
+                    Steal::InverseTarget => INVERSE_TICKETS / (self.target[p].unwrap_or(self.len[p]).max(1) as u64),
                 }
             }
         };
@@ -168,6 +184,16 @@ impl<P: Policy> Partitioned<P> {
 
     pub fn map(&self) -> &PartitionMap {
         &self.map
+    }
+
+    /// Adds an empty partition ordered by `part` (built for the whole cache); returns its index.
+    pub fn add(&mut self, part: P) -> usize {
+        self.parts.push(part);
+        self.map.add_partition()
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
     }
 
     pub fn map_mut(&mut self) -> &mut PartitionMap {
@@ -228,6 +254,24 @@ impl<P: Policy> Partitioned<P> {
     }
 }
 
+/// What a timeline's times count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineClock {
+    /// Demand block accesses before the sample (virtual time).
+    Accesses,
+    /// Simulated nanoseconds (timed mode).
+    Nanoseconds,
+}
+
+impl TimelineClock {
+    pub fn name(self) -> &'static str {
+        match self {
+            TimelineClock::Accesses => "accesses",
+            TimelineClock::Nanoseconds => "ns",
+        }
+    }
+}
+
 /// Partition sizes over virtual time, sampled every `every` accesses, in bounded memory: when
 /// `max_samples` are held, every other sample is dropped and the interval doubles.
 #[derive(Clone, Debug, PartialEq)]
@@ -241,6 +285,11 @@ pub struct Timeline {
     /// A tag per partition per sample: for AMP the program context an MRU partition serves
     /// (0 when none).
     pub tags: Vec<u64>,
+    /// A measure per partition per sample, for policies that keep one (storage-aware caching:
+    /// the wait time of the partition's device over the last window, in ms); empty otherwise.
+    pub values: Vec<f64>,
+    /// What `times` count.
+    pub clock: TimelineClock,
     every: u64,
     next: u64,
     max_samples: usize,
@@ -249,7 +298,48 @@ pub struct Timeline {
 impl Timeline {
     /// `every` = 0 records nothing.
     pub fn new(names: Vec<String>, every: u64, max_samples: usize) -> Self {
-        Timeline { names, times: Vec::new(), sizes: Vec::new(), tags: Vec::new(), every, next: 0, max_samples: max_samples.max(2) }
+        Timeline {
+            names,
+            times: Vec::new(),
+            sizes: Vec::new(),
+            tags: Vec::new(),
+            values: Vec::new(),
+            clock: TimelineClock::Accesses,
+            every,
+            next: 0,
+            max_samples: max_samples.max(2),
+        }
+    }
+
+    /// Adds a partition after samples were taken: it had 0 blocks, tag 0 (and value 0) in them.
+    pub fn add_name(&mut self, name: String) {
+        let (n, samples) = (self.names.len(), self.times.len());
+        let widen = |v: &mut Vec<u64>| {
+            let mut out = Vec::with_capacity(samples * (n + 1));
+            for i in 0..samples {
+                out.extend_from_slice(&v[i * n..(i + 1) * n]);
+                out.push(0);
+            }
+            *v = out;
+        };
+        let mut sizes: Vec<u64> = self.sizes.iter().map(|&x| x as u64).collect();
+        widen(&mut sizes);
+        self.sizes = sizes.into_iter().map(|x| x as u32).collect();
+        widen(&mut self.tags);
+        if !self.values.is_empty() {
+            let mut bits: Vec<u64> = self.values.iter().map(|v| v.to_bits()).collect();
+            widen(&mut bits);
+            self.values = bits.into_iter().map(f64::from_bits).collect();
+        }
+        self.names.push(name);
+    }
+
+    /// Records one sample with a value per partition as well (see [`Timeline::values`]).
+    pub fn record_values(&mut self, time: u64, sizes: impl Iterator<Item = usize>, tags: impl Iterator<Item = u64>, values: impl Iterator<Item = f64>) {
+        let n = self.names.len();
+        self.values.extend(values.take(n));
+        debug_assert_eq!(self.values.len(), (self.times.len() + 1) * n);
+        self.record(time, sizes, tags);
     }
 
     /// Whether a sample is due at virtual time `time`.
@@ -290,11 +380,17 @@ impl Timeline {
             for p in 0..n {
                 self.sizes[i * n + p] = self.sizes[2 * i * n + p];
                 self.tags[i * n + p] = self.tags[2 * i * n + p];
+                if !self.values.is_empty() {
+                    self.values[i * n + p] = self.values[2 * i * n + p];
+                }
             }
         }
         self.times.truncate(keep);
         self.sizes.truncate(keep * n);
         self.tags.truncate(keep * n);
+        if !self.values.is_empty() {
+            self.values.truncate(keep * n);
+        }
         self.every *= 2;
     }
 
@@ -306,6 +402,11 @@ impl Timeline {
     /// Tag of partition `p` in sample `i`.
     pub fn tag(&self, i: usize, p: usize) -> u64 {
         self.tags[i * self.names.len() + p]
+    }
+
+    /// Value of partition `p` in sample `i`, if the timeline keeps values.
+    pub fn value(&self, i: usize, p: usize) -> Option<f64> {
+        self.values.get(i * self.names.len() + p).copied()
     }
 
     /// Long-format rows `(time, partition name, tag, blocks)`, for data frames.
@@ -402,6 +503,28 @@ mod tests {
         assert_eq!(m.excess(0), 10);
         assert_eq!(m.excess(1), 0);
         m.check(100).unwrap();
+    }
+
+    #[test]
+    fn inverse_lottery_tickets_go_against_target_sizes() {
+        // Storage-aware caching §2.2: targets 600 / 300 / 100 hold tickets in proportion to
+        // 1/600 : 1/300 : 1/100 = 1 : 2 : 6, so victims come 1/9, 2/9 and 6/9 from them.
+        let mut m = PartitionMap::new(30, 3);
+        for f in 0..30 {
+            m.assign(f, (f % 3) as usize);
+        }
+        for (p, t) in [600, 300, 100].into_iter().enumerate() {
+            m.set_target(p, Some(t));
+        }
+        let mut rng = Rng::new(11);
+        let mut n = [0u32; 3];
+        for _ in 0..20_000 {
+            n[m.draw(&mut rng, Steal::InverseTarget, |_| true).unwrap()] += 1;
+        }
+        assert!((2_000..2_450).contains(&n[0]) && (4_100..4_800).contains(&n[1]) && (12_900..13_800).contains(&n[2]), "{n:?}");
+        // A target of 0 holds the most tickets; an empty partition none.
+        m.set_target(0, Some(0));
+        assert!((0..100).filter(|_| m.draw(&mut rng, Steal::InverseTarget, |_| true) == Some(0)).count() > 95);
     }
 
     #[test]

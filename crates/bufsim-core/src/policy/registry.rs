@@ -234,6 +234,13 @@ macro_rules! policies {
             fn partition_timeline(&self) -> Option<&super::partition::Timeline> {
                 match self { $(AnyPolicy::$variant(p) => p.partition_timeline()),* }
             }
+            fn storage(&mut self, view: &super::storage::StorageView) {
+                match self { $(AnyPolicy::$variant(p) => p.storage(view)),* }
+            }
+            #[inline]
+            fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
+                match self { $(AnyPolicy::$variant(p) => p.device_done(device, wait_ns, now)),* }
+            }
         }
     };
 }
@@ -262,6 +269,11 @@ policies! {
     Amp => super::Amp,
     Pcc => super::Pcc,
     Dear => super::Dear,
+    StaticSplit => super::StaticSplit,
+    EagerLru => super::EagerLru,
+    LazyLru => super::LazyLru,
+    LazyClock => super::LazyClock,
+    Landlord => super::Landlord,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).

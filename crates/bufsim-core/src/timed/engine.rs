@@ -75,6 +75,19 @@ impl<P: Policy> Policy for Watch<P> {
     fn check(&self, resident: usize) -> Result<(), String> {
         self.inner.check(resident)
     }
+    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+        self.inner.metrics(out)
+    }
+    fn partition_timeline(&self) -> Option<&crate::policy::partition::Timeline> {
+        self.inner.partition_timeline()
+    }
+    fn storage(&mut self, view: &crate::policy::storage::StorageView) {
+        self.inner.storage(view)
+    }
+    #[inline]
+    fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
+        self.inner.device_done(device, wait_ns, now)
+    }
 }
 
 /// What the engine keeps per cache frame besides the cache's own state (one cache line
@@ -166,8 +179,10 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     ) -> Self {
         let cluster_blocks = (cfg.cluster_bytes / cfg.block_size.max(1)).max(1);
         let n = streams.len();
+        let mut cache = Cache::new(Watch::new(policy), capacity);
+        cache.policy.storage(&storage.view());
         TimedEngine {
-            cache: Cache::new(Watch::new(policy), capacity),
+            cache,
             cfg,
             layout,
             future: future.map(|f| f.next_use.as_slice()),
@@ -226,7 +241,17 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
                         self.schedule_next(s, now, &mut source)?;
                     }
                 }
-                Event::Done { device, io } => self.io_done(device, io, &mut source)?,
+                Event::Done { device, io } => {
+                    let what = self.ios[io as usize].what;
+                    if self.storage.complete(device, &what, io, now, &mut self.events) {
+                        self.io_done(device, io, &mut source)?;
+                    }
+                }
+                Event::Arrive { io, .. } => {
+                    let what = self.ios[io as usize].what;
+                    self.storage.arrive(&what, io, now, &mut self.events);
+                }
+                Event::Delivered { device, io } => self.io_done(device, io, &mut source)?,
             }
         }
         assert!(self.streams.drained(), "timed run ended with requests left in a stream");
@@ -268,6 +293,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         self.stream = s as u32;
         self.state[s].issued_ns = self.now;
         self.stats.requests += 1;
+        self.t.bytes += if r.in_blocks { r.size.saturating_mul(self.cfg.block_size) } else { r.size };
         let write = r.op.is_write();
         let (first, n) = r.block_range(self.cfg.block_size);
         for b in first..first + n {
@@ -460,14 +486,18 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     /// A device finished part of I/O `slot`. When the whole I/O is done its blocks settle and
     /// the streams waiting only for it go on.
     fn io_done<E>(&mut self, device: u16, slot: u32, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
-        self.storage.complete(device, self.now, &mut self.events);
         let io = &mut self.ios[slot as usize];
         io.parts -= 1;
-        if io.parts > 0 {
+        let (what, waited) = (io.what, self.now - io.issued_ns);
+        if !what.write {
+            // Storage-aware caching's wait time (§3.1): how long the cache waited for the read.
+            self.storage.waited(device, waited);
+            self.cache.policy.device_done(device, waited, self.now);
+        }
+        if self.ios[slot as usize].parts > 0 {
             return Ok(());
         }
-        let what = io.what;
-        let took = self.now - io.issued_ns;
+        let took = waited;
         self.response.record(took);
         let class = if what.write {
             &mut self.t.write
@@ -598,6 +628,8 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
                 utilization: if end == 0 { 0.0 } else { q.busy_ns as f64 / end as f64 },
                 queue_wait_mean_ns: if q.requests == 0 { 0.0 } else { q.queue_wait_ns as f64 / q.requests as f64 },
                 max_queue: q.max_queue as u64,
+                reads: q.reads,
+                wait_ns: q.wait_ns,
             })
             .collect();
         (s, self.t, self.cache)

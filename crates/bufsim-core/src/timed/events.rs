@@ -13,6 +13,10 @@ pub enum Event {
     Wake { stream: u32 },
     /// A device finished one request: part of the I/O in slot `io`.
     Done { device: u16, io: u32 },
+    /// The request of the I/O in slot `io` crossed the network and reaches `device`.
+    Arrive { device: u16, io: u32 },
+    /// The reply of `device` for the I/O in slot `io` crossed the network back to the cache.
+    Delivered { device: u16, io: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -10,25 +10,30 @@
 //! - [`events`]: the event queue, ordered by (time in ns, sequence number).
 //! - [`streams`]: streams, think time, reading the trace once for all of them.
 //! - [`storage`]: devices indexed by device id, one scheduler queue each, and the mapping from
-//!   cache blocks to device requests.
+//!   cache blocks to device requests; with [`network`] (LogGP) between cache and devices and
+//!   [`faults`] that slow a device down mid-run (storage-aware caching, docs/storage-aware.md).
 //! - [`engine`]: the engine itself.
 //! - [`histogram`]: fixed-bucket latency histograms for percentiles.
 
 pub mod engine;
 pub mod events;
+pub mod faults;
 pub mod histogram;
+pub mod network;
 pub mod storage;
 pub mod streams;
 
 pub use engine::TimedEngine;
 pub use histogram::LatencyHistogram;
+pub use faults::Fault;
+pub use network::LogGp;
 pub use storage::Storage;
 pub use streams::{StreamPlan, StreamPlanner, Streams, Think};
 
 use crate::spec::SpecError;
 
 /// The settings of timed mode.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TimingOptions {
     /// Device spec for every device id, such as `disk(preset=st39102lw)` or `avg`.
     pub device: String,
@@ -37,6 +42,18 @@ pub struct TimingOptions {
     pub think: Think,
     /// Merge all pids into one stream (the prefetching paper's AccuSim, §5.1).
     pub single_stream: bool,
+    /// Device specs of single devices, overriding `device` (storage-aware caching §4.3: one
+    /// aged disk among new ones). Later entries for the same device win.
+    pub device_for: Vec<(u16, String)>,
+    /// The network between the cache and the devices: `none` or `loggp(...)`
+    /// ([`network`]; storage-aware caching §4.4).
+    pub network: String,
+    /// A closed workload (storage-aware caching §4.1): this many requests outstanding, the
+    /// next request of the trace issued as soon as one completes; `None` runs each pid (or the
+    /// single stream) with its think times.
+    pub closed: Option<u32>,
+    /// Performance faults injected into devices ([`faults`]).
+    pub faults: Vec<Fault>,
 }
 
 /// Device of timed mode when none is given: the disk AccuSim and DULO simulate.
@@ -51,16 +68,38 @@ impl Default for TimingOptions {
             scheduler: DEFAULT_SCHEDULER.to_string(),
             think: Think::Trace,
             single_stream: false,
+            device_for: Vec::new(),
+            network: DEFAULT_NETWORK.to_string(),
+            closed: None,
+            faults: Vec::new(),
         }
     }
 }
 
+/// Network when none is given: none (devices attached directly, as AccuSim's disk).
+pub const DEFAULT_NETWORK: &str = "none";
+
 impl TimingOptions {
-    /// Checks the device and scheduler specs by building them once.
+    /// Checks the device, scheduler and network specs by building them once.
     pub fn validate(&self, seed: u64) -> Result<(), SpecError> {
         bufsim_device::build_device(&self.device, seed)?;
+        for (d, spec) in &self.device_for {
+            bufsim_device::build_device(spec, seed).map_err(|e| SpecError(format!("device {d}: {e}")))?;
+        }
         bufsim_device::build_scheduler(&self.scheduler)?;
+        LogGp::parse(&self.network)?;
+        if self.closed == Some(0) {
+            return Err(SpecError("a closed workload needs at least 1 outstanding request".into()));
+        }
+        if self.closed.is_some() && self.single_stream {
+            return Err(SpecError("a closed workload (--closed) already decides the streams; drop --single-stream".into()));
+        }
         Ok(())
+    }
+
+    /// The device spec of device `d`.
+    pub fn device_spec(&self, d: u16) -> &str {
+        self.device_for.iter().rev().find(|(x, _)| *x == d).map_or(self.device.as_str(), |(_, s)| s.as_str())
     }
 }
 
@@ -112,6 +151,10 @@ impl Summary {
 /// What one device did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceStats {
+    /// Read requests the cache waited for, and the time it waited for them in all (issue to
+    /// delivery: network, queueing, service; storage-aware caching's wait time).
+    pub reads: u64,
+    pub wait_ns: u64,
     pub device: u16,
     /// The model's one-line description.
     pub model: String,
@@ -150,4 +193,17 @@ pub struct TimedStats {
     /// Response time per cache-level I/O (issue to completion: queueing plus service).
     pub response: Summary,
     pub devices: Vec<DeviceStats>,
+    /// Bytes the simulated requests asked for (throughput = bytes / execution time).
+    pub bytes: u64,
+}
+
+impl TimedStats {
+    /// Requested bytes per second of execution time, in MB/s (10^6 bytes).
+    pub fn throughput_mb_s(&self) -> f64 {
+        if self.exec_time_ns == 0 {
+            0.0
+        } else {
+            self.bytes as f64 / self.exec_time_ns as f64 * 1e3
+        }
+    }
 }

@@ -42,6 +42,10 @@ pub struct StreamPlan {
     pub starts: Vec<(u32, u64)>,
     /// All requests form one stream.
     pub single: bool,
+    /// A closed workload (storage-aware caching §4.1): `starts.len()` streams all start at 0
+    /// and share the trace, each taking its next request in trace order as soon as its last
+    /// one completes; think time from the trace counts as 0.
+    pub closed: bool,
 }
 
 /// Builds a [`StreamPlan`] from the requests the run will simulate, in trace order.
@@ -54,10 +58,19 @@ pub struct StreamPlanner {
 
 impl StreamPlanner {
     pub fn new(single: bool) -> Self {
-        StreamPlanner { plan: StreamPlan { starts: Vec::new(), single }, ..Default::default() }
+        StreamPlanner { plan: StreamPlan { starts: Vec::new(), single, closed: false }, ..Default::default() }
+    }
+
+    /// A closed workload of `outstanding` streams (whatever the trace's pids).
+    pub fn closed(outstanding: u32) -> Self {
+        let starts = (0..outstanding).map(|i| (i, 0)).collect();
+        StreamPlanner { plan: StreamPlan { starts, single: false, closed: true }, ..Default::default() }
     }
 
     pub fn request(&mut self, r: &Request) {
+        if self.plan.closed {
+            return;
+        }
         let origin = *self.origin.get_or_insert(r.time_ns);
         if self.plan.single {
             if self.plan.starts.is_empty() {
@@ -84,6 +97,8 @@ pub struct Streams {
     streams: Vec<Stream>,
     by_pid: FxHashMap<u32, u32>,
     single: bool,
+    /// Closed workload: every stream takes from the first stream's queue.
+    closed: bool,
     think: Think,
     exhausted: bool,
     /// Requests read and not yet handed out, over all streams.
@@ -107,7 +122,7 @@ impl Streams {
                 Stream { queue: VecDeque::new(), prev_end: None }
             })
             .collect();
-        Streams { streams, by_pid, single: plan.single, think, exhausted: false, buffered: 0 }
+        Streams { streams, by_pid, single: plan.single, closed: plan.closed, think, exhausted: false, buffered: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -120,7 +135,7 @@ impl Streams {
 
     #[inline]
     fn stream_of(&self, r: &Request) -> usize {
-        if self.single {
+        if self.single || self.closed {
             return 0;
         }
         match self.by_pid.get(&r.pid) {
@@ -161,13 +176,15 @@ impl Streams {
         hint: &mut impl FnMut(&Request),
     ) -> Result<Option<(Request, u64)>, E> {
         while self.buffered < READ_AHEAD && self.read_one(source, hint)? {}
+        let q = if self.closed { 0 } else { s };
         loop {
-            if let Some(r) = self.streams[s].queue.pop_front() {
+            if let Some(r) = self.streams[q].queue.pop_front() {
                 self.buffered -= 1;
                 let st = &mut self.streams[s];
                 let think = match (self.think, st.prev_end) {
                     (_, None) => 0,
                     (Think::Fixed(t), Some(_)) => t,
+                    (Think::Trace, Some(_)) if self.closed => 0,
                     (Think::Trace, Some(end)) => r.time_ns.saturating_sub(end),
                 };
                 st.prev_end = Some(r.time_ns.saturating_add(r.dur_ns));
@@ -231,6 +248,23 @@ mod tests {
         let mut src = || Ok::<_, ()>(it.next());
         let thinks: Vec<u64> = std::iter::from_fn(|| fixed.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
         assert_eq!(thinks, [0, 5, 5]);
+    }
+
+    #[test]
+    fn closed_streams_share_the_trace_in_order_without_think_time() {
+        let trace = [req(1, 100, 30), req(2, 150, 500), req(1, 900, 50), req(3, 1000, 0)];
+        let plan = StreamPlanner::closed(2).finish();
+        assert_eq!(plan.starts, [(0, 0), (1, 0)]);
+        let mut streams = Streams::new(&plan, Think::Trace);
+        let mut it = trace.iter().copied();
+        let mut src = || Ok::<_, ()>(it.next());
+        let mut next = |s| streams.next(s, &mut src, &mut |_| ()).unwrap().map(|(r, t)| (r.time_ns / 1000, t));
+        // Whichever stream asks gets the next request of the trace; no think time.
+        assert_eq!(next(1), Some((100, 0)));
+        assert_eq!(next(1), Some((150, 0)));
+        assert_eq!(next(0), Some((900, 0)));
+        assert_eq!(next(1), Some((1000, 0)));
+        assert_eq!(next(0), None);
     }
 
     #[test]

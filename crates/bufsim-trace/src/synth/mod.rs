@@ -1,9 +1,11 @@
-//! Synthetic traces from a generator spec and a seed (`amp-c`, `amp-mix(loop1=1500)`): the
-//! papers' constructed workloads, as requests, or written as bufsim's interchange CSV so every
-//! reader and tool can use them. The same spec and seed give the same trace.
+//! Synthetic traces from a generator spec and a seed (`amp-c`, `amp-mix(loop1=1500)`,
+//! `sa-trace1`): the papers' constructed workloads, as requests, or written as bufsim's
+//! interchange CSV so every reader and tool can use them. The same spec and seed give the same
+//! trace.
 
 pub mod amp;
 pub mod dulo;
+pub mod storage;
 
 use std::io::{self, Write};
 
@@ -34,7 +36,9 @@ pub struct GeneratorInfo {
 /// A family of generators: their list and the function that builds any of them.
 type Family = (&'static [GeneratorInfo], fn(&GeneratorInfo, &GenArgs, u64) -> Result<Synthetic, SpecError>);
 
-const FAMILIES: &[Family] = &[(amp::GENERATORS, amp::generate), (dulo::GENERATORS, dulo::generate)];
+/// AMP's streams, DULO's mixed workload, then storage-aware caching's traces.
+const FAMILIES: &[Family] =
+    &[(amp::GENERATORS, amp::generate), (dulo::GENERATORS, dulo::generate), (storage::GENERATORS, storage::generate)];
 
 /// Every generator, in the order `bufsim generate --list` shows them.
 pub fn generators() -> impl Iterator<Item = &'static GeneratorInfo> {
@@ -79,7 +83,7 @@ pub(crate) struct GenArgs<'a> {
 }
 
 impl GenArgs<'_> {
-    fn text(&self, name: &str) -> &str {
+    pub(crate) fn text(&self, name: &str) -> &str {
         self.given
             .iter()
             .find(|(k, _)| k == name)
@@ -88,7 +92,7 @@ impl GenArgs<'_> {
             .unwrap_or_else(|| panic!("generator {} reads undeclared parameter {name}", self.info.name))
     }
 
-    fn bad(&self, name: &str, want: &str) -> SpecError {
+    pub(crate) fn bad(&self, name: &str, want: &str) -> SpecError {
         SpecError(format!("generator `{}`: parameter {name}=`{}` must be {want}", self.info.name, self.text(name)))
     }
 

@@ -544,4 +544,15 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
     fn partition_timeline(&self) -> Option<&Timeline> {
         (self.cfg.timeline_every > 0).then_some(&self.timeline)
     }
+
+    // The devices and their waits matter to the default policy only (LANDLORD's costs, the
+    // storage-aware partitions); the MRU partitions order by recency alone.
+    fn storage(&mut self, view: &crate::policy::storage::StorageView) {
+        self.default.storage(view)
+    }
+
+    #[inline]
+    fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
+        self.default.device_done(device, wait_ns, now)
+    }
 }

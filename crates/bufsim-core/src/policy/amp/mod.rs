@@ -81,6 +81,13 @@ impl Policy for DefaultPolicy {
     fn ghost_len(&self) -> usize {
         self.0.ghost_len()
     }
+    fn storage(&mut self, view: &crate::policy::storage::StorageView) {
+        self.0.storage(view)
+    }
+    #[inline]
+    fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
+        self.0.device_done(device, wait_ns, now)
+    }
 }
 
 /// The manager's parameters, shared by `amp`, `pcc` and `dear` (written once, here).

@@ -1,0 +1,58 @@
+//! Static: storage-aware caching §5.2 (Forney et al., FAST '02): one LRU partition per device,
+//! sizes fixed in proportion to each device's expected service time for the mean request size.
+//! Deviation: none; blocks past a partition's size are given up as eager partitioning does.
+//!
+//! "The ratio of partition sizes is statically set and is directly proportional to the ratio of
+//! the expected service time of each disk. Since we use Trace 1, we know the mean request size
+//! is 256 KB. As such, we directly compute the expected transfer time from each disk as a
+//! function of its seek time, rotation delay, and peak bandwidth" (§5.2). The expected service
+//! time comes from each device's model ([`super::StorageView`]); wait times are still measured
+//! per epoch, for the timeline, but never move a block.
+
+use super::split::{split_policy, DeviceSplit, Sizing};
+use super::{RepartitionConfig, WINDOW};
+use crate::policy::{Args, BuildEnv, Lru, ParamInfo, PolicyDef, PolicyInfo};
+use crate::spec::{Size, SpecError};
+
+pub struct StaticSplit {
+    split: DeviceSplit<Lru>,
+}
+
+impl StaticSplit {
+    /// `request_bytes`: the mean request size the expected service times are computed for.
+    pub fn new(capacity: usize, request_bytes: u64, window: u64) -> Self {
+        let cfg = RepartitionConfig { window: window.max(1), threshold: f64::MAX, base: 1, tolerance: 0.0 };
+        StaticSplit { split: DeviceSplit::new(capacity, Lru::new, Sizing::ExpectedService { request_bytes }, cfg, false) }
+    }
+
+    pub fn split(&self) -> &DeviceSplit<Lru> {
+        &self.split
+    }
+}
+
+split_policy!(StaticSplit, |s, pins, a| s.split.eager_victim(pins, a));
+
+impl PolicyDef for StaticSplit {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "static",
+        aliases: &["static-lru"],
+        paper: "storage-aware caching (Forney et al., FAST '02) §5.2, Figure 3",
+        summary: "one LRU partition per device, sized once in proportion to each device's expected service time for the mean request size",
+        params: &[
+            ParamInfo { name: "request", default: "256KiB", doc: "mean request size the expected service times are computed for (§5.2: Trace 1's 256 KB)" },
+            ParamInfo { name: "window", default: WINDOW.default, doc: "device requests per measurement epoch (the timeline's wait times; no repartitioning)" },
+        ],
+        preset_of: None,
+    };
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        let request = match Size::parse(args.text("request")) {
+            Ok(s) => s.to_blocks(env.block_size).max(1) * env.block_size,
+            Err(e) => return Err(SpecError(format!("policy `static`: parameter request: {e}"))),
+        };
+        let window = args.u64("window")?;
+        if window == 0 {
+            return Err(SpecError("policy `static`: parameter window must be at least 1".into()));
+        }
+        Ok(StaticSplit::new(env.capacity, request, window))
+    }
+}

@@ -1,0 +1,195 @@
+//! The synthetic traces of storage-aware caching (Forney et al., FAST '02), Table 1: read-only
+//! requests at random places in a working set striped over a RAID-0 array, the disk of each
+//! request drawn uniformly or from a Gaussian. Where Table 1 leaves a choice open, the choice is
+//! written below and in docs/storage-aware.md.
+//!
+//! | | Trace 1 | Trace 2 | Trace 3 |
+//! |---|---|---|---|
+//! | request sizes | uniform | exponential | exponential |
+//! | disks | uniform | uniform | Gaussian (mean disk 7, sd 3) |
+//! | mean request | 256 KB | 34 KB | 34 KB |
+//! | working set | 400 MB | 425 MB | 425 MB |
+//! | requests | 192,000 | 750,000 | 750,000 |
+//!
+//! Choices the table leaves open:
+//! - KB and MB are powers of 1000, as bufsim reads `KB` and `MB` (and as the paper's MB/s).
+//! - A request starts on its disk: the generator draws the disk, a stripe row of the working
+//!   set uniformly, and a block of that disk's stripe unit uniformly; the request then runs on
+//!   through the following blocks (and so the following disks, if longer than what is left of
+//!   the unit). The trace is one logical volume that `--array` stripes with the same
+//!   `devices` and `unit`.
+//! - Uniform sizes: a whole number of 4 KiB blocks, uniform from 1 to `2 x mean - 1` (mean
+//!   `mean`). Exponential sizes: the whole blocks of an exponential size rounded up, i.e.
+//!   geometric with mean `mean` blocks.
+//! - Gaussian disks: rounded to the nearest disk, drawn again when outside the array.
+//! - "Random locality": every request independent of the others.
+
+use bufsim_config::{Rng, Size, SpecError};
+
+use super::{GenArgs, GeneratorInfo, Synthetic, BLOCK};
+use crate::request::{Op, Request};
+
+const COMMON: [(&str, &str, &str); 4] = [
+    ("devices", "16", "disks of the array the trace is striped over (as --array)"),
+    ("unit", "8KiB", "stripe unit of that array (as --array)"),
+    ("mean-disk", "7", "Gaussian disks: mean disk"),
+    ("disk-sd", "3", "Gaussian disks: standard deviation, in disks"),
+];
+
+macro_rules! table1 {
+    ($name:literal, $paper:literal, $summary:literal, $sizes:literal, $disks:literal, $mean:literal, $ws:literal, $n:literal) => {
+        GeneratorInfo {
+            name: $name,
+            paper: $paper,
+            summary: $summary,
+            params: &[
+                ("requests", $n, "requests in the trace"),
+                ("request-size", $mean, "mean request size"),
+                ("sizes", $sizes, "request size distribution: uniform or exponential"),
+                ("working-set", $ws, "bytes the requests fall in"),
+                ("disks", $disks, "disk of each request: uniform or gaussian"),
+                COMMON[0],
+                COMMON[1],
+                COMMON[2],
+                COMMON[3],
+            ],
+        }
+    };
+}
+
+pub const GENERATORS: &[GeneratorInfo] = &[
+    table1!("sa-trace1", "storage-aware caching (FAST '02) Table 1, Trace 1", "reads of uniform size (mean 256 KB) at random places in 400 MB, disks uniform: 192,000 requests", "uniform", "uniform", "256KB", "400MB", "192000"),
+    table1!("sa-trace2", "storage-aware caching (FAST '02) Table 1, Trace 2", "reads of exponential size (mean 34 KB) at random places in 425 MB, disks uniform: 750,000 requests", "exponential", "uniform", "34KB", "425MB", "750000"),
+    table1!("sa-trace3", "storage-aware caching (FAST '02) Table 1, Trace 3", "as Trace 2 with the disk of each request Gaussian (mean disk 7, sd 3): 750,000 requests", "exponential", "gaussian", "34KB", "425MB", "750000"),
+];
+
+fn bytes(args: &GenArgs, name: &str) -> Result<u64, SpecError> {
+    match Size::parse(args.text(name)) {
+        Ok(Size::Bytes(b)) if b > 0 => Ok(b),
+        Ok(Size::Blocks(n)) if n > 0 => Ok(n * BLOCK),
+        _ => Err(args.bad(name, "a size above zero such as 256KB")),
+    }
+}
+
+/// A standard normal draw (Box-Muller, one of the pair).
+fn normal(rng: &mut Rng) -> f64 {
+    let u = 1.0 - rng.unit();
+    let v = rng.unit();
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Result<Synthetic, SpecError> {
+    let n = args.u64("requests")?;
+    let mean_blocks = bytes(args, "request-size")? as f64 / BLOCK as f64;
+    let uniform_sizes = match args.text("sizes") {
+        "uniform" => true,
+        "exponential" => false,
+        _ => return Err(args.bad("sizes", "uniform or exponential")),
+    };
+    let gaussian = match args.text("disks") {
+        "uniform" => false,
+        "gaussian" => true,
+        _ => return Err(args.bad("disks", "uniform or gaussian")),
+    };
+    let ws_blocks = bytes(args, "working-set")?.div_ceil(BLOCK);
+    let devices = args.u64("devices")?;
+    if !(1..=254).contains(&devices) {
+        return Err(args.bad("devices", "a whole number from 1 to 254"));
+    }
+    let unit = bytes(args, "unit")?;
+    if unit % BLOCK != 0 {
+        return Err(args.bad("unit", "a whole number of 4 KiB blocks"));
+    }
+    let unit = unit / BLOCK;
+    let mean_disk: f64 = args.text("mean-disk").parse().map_err(|_| args.bad("mean-disk", "a number"))?;
+    let sd: f64 = args.text("disk-sd").parse().ok().filter(|v: &f64| *v > 0.0).ok_or_else(|| args.bad("disk-sd", "a number above 0"))?;
+    if gaussian && !(mean_disk > -3.0 * sd && mean_disk < devices as f64 - 1.0 + 3.0 * sd) {
+        return Err(args.bad("mean-disk", "within three standard deviations of the array's disks"));
+    }
+    let rows = ws_blocks.div_ceil(devices * unit).max(1);
+    let span = (2.0 * mean_blocks).round().max(2.0) as u64 - 1;
+    // Geometric with mean m blocks: P(k) = (1 - q) q^(k-1), q = 1 - 1/m.
+    let q = 1.0 - 1.0 / mean_blocks.max(1.0);
+    let mut rng = Rng::new(seed);
+    let mut requests = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let disk = if gaussian {
+            loop {
+                let d = (mean_disk + sd * normal(&mut rng)).round();
+                if d >= 0.0 && d < devices as f64 {
+                    break d as u64;
+                }
+            }
+        } else {
+            rng.below(devices)
+        };
+        let row = rng.below(rows);
+        let start = (row * devices + disk) * unit + rng.below(unit);
+        let blocks = if uniform_sizes {
+            1 + rng.below(span)
+        } else if q <= 0.0 {
+            1
+        } else {
+            1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64
+        };
+        requests.push(Request {
+            time_ns: 0,
+            dur_ns: 0,
+            pid: 0,
+            ctx: 0,
+            op: Op::Read,
+            file: 0,
+            offset: start * BLOCK,
+            size: blocks * BLOCK,
+            in_blocks: false,
+        });
+    }
+    debug_assert!(info.name.starts_with("sa-"));
+    Ok(Synthetic { requests, file_names: vec!["volume".to_string()] })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::generate as generate_spec;
+
+    fn stats(spec: &str) -> (f64, Vec<u64>) {
+        let t = generate_spec(spec, 3).unwrap();
+        let n = t.requests.len() as f64;
+        let mean = t.requests.iter().map(|r| r.size as f64).sum::<f64>() / n;
+        // Disk of each request's first block: 16 disks, 8 KiB units.
+        let mut disks = vec![0u64; 16];
+        for r in &t.requests {
+            disks[((r.offset / 4096 / 2) % 16) as usize] += 1;
+        }
+        (mean, disks)
+    }
+
+    #[test]
+    fn table_1_sizes_and_disk_distributions() {
+        let (mean, disks) = stats("sa-trace1(requests=40000)");
+        // 256 KB = 62.5 blocks: uniform from 1 to 124 blocks.
+        assert!((mean / 256_000.0 - 1.0).abs() < 0.02, "{mean}");
+        assert!(disks.iter().all(|&d| (2200..2800).contains(&d)), "{disks:?}");
+        let (mean, disks) = stats("sa-trace2(requests=40000)");
+        assert!((mean / 34_000.0 - 1.0).abs() < 0.03, "{mean}");
+        assert!(disks.iter().all(|&d| (2200..2800).contains(&d)), "{disks:?}");
+        let (mean, disks) = stats("sa-trace3(requests=40000)");
+        assert!((mean / 34_000.0 - 1.0).abs() < 0.03, "{mean}");
+        // Gaussian around disk 7, sd 3: disk 7 about 13% of requests, disk 0 under 2%.
+        assert!((4700..5900).contains(&disks[7]), "{disks:?}");
+        assert!(disks[0] < 800 && disks[15] < 300, "{disks:?}");
+    }
+
+    #[test]
+    fn requests_stay_in_the_working_set_rows_and_are_seeded() {
+        let t = generate_spec("sa-trace2(requests=5000,working-set=1MB)", 9).unwrap();
+        // 1 MB = 245 blocks: 8 stripe rows of 16 x 2 blocks; starts below 256 blocks.
+        assert!(t.requests.iter().all(|r| r.offset / 4096 < 256));
+        assert_eq!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 9).unwrap());
+        assert_ne!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 10).unwrap());
+        for (spec, word) in [("sa-trace1(sizes=pareto)", "uniform or exponential"), ("sa-trace3(unit=6KB)", "4 KiB blocks"), ("sa-trace1(devices=0)", "1 to 254")] {
+            let e = generate_spec(spec, 1).unwrap_err().to_string();
+            assert!(e.contains(word), "{spec}: {e}");
+        }
+    }
+}

@@ -1,0 +1,173 @@
+"""Storage-aware caching (Forney et al., FAST '02) from Python and the command line: the
+storage options, throughput, timelines, the generators of Table 1, the reproduction and its
+errors. The figure shapes themselves are pinned by crates/bufsim-core/tests/storage_aware.rs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import bufsim
+from bufsim.storage import PAPER_STORAGE, partition_timeline
+from conftest import bufsim_cli
+
+
+@pytest.fixture(scope="module")
+def trace1(tmp_path_factory):
+    return bufsim.generate("sa-trace1(requests=8000)", seed=1, out=tmp_path_factory.mktemp("sa") / "t1.csv")
+
+
+def test_generators_write_table_1_traces(tmp_path):
+    names = {g["name"] for g in bufsim.generators()}
+    assert {"sa-trace1", "sa-trace2", "sa-trace3"} <= names
+    p = bufsim_cli("generate", "sa-trace3(requests=500)", "--seed", "4", "-o", tmp_path / "t3.csv")
+    assert p.returncode == 0, p.stderr
+    lines = (tmp_path / "t3.csv").read_text().splitlines()
+    assert lines[0] == "op,file,offset,size,ctx" and len(lines) == 501
+    assert all(line.startswith("R,volume,") for line in lines[1:])
+    again = bufsim.generate("sa-trace3(requests=500)", seed=4, out=tmp_path / "again.csv")
+    assert again.read_text() == (tmp_path / "t3.csv").read_text()
+
+
+def test_one_old_disk_and_the_storage_aware_policies(trace1):
+    old = {0: "ibm-9lzx(age=10)"}
+    rs = {p: bufsim.simulate(trace1, p, "200MB", device_for=old, **PAPER_STORAGE) for p in ("lru", "eager-lru")}
+    new = bufsim.simulate(trace1, "lru", "200MB", **PAPER_STORAGE)
+    assert rs["lru"].throughput_mb_s < 0.3 * new.throughput_mb_s
+    assert rs["eager-lru"].throughput_mb_s > 1.5 * rs["lru"].throughput_mb_s
+    r = rs["lru"]
+    assert r.timed and r.array == "raid0(devices=16,unit=8KiB)" and r.network == "loggp" and r.closed == 64
+    assert r.device_for == "0=ibm-9lzx(age=10)"
+    assert len(r.devices) == 16 and "aged 10 years" in r.devices[0]["model"]
+    # The old disk is waited for far longer than any other.
+    waits = [d["wait_s"] for d in r.devices]
+    assert waits[0] > 5 * max(waits[1:])
+    # Requested bytes over execution time.
+    mb = 8000 * 256_000 / 1e6  # about: sizes are random with mean 256 KB
+    assert 0.9 < r.throughput_mb_s * r.exec_time_s / mb < 1.1
+
+
+def test_device_for_forms_and_errors(trace1):
+    r = bufsim.simulate(trace1, "lru", "200MB", device_for=["0-1=ibm-9lzx(age=3)", "5,7=ibm-9lzx(age=1)"], **PAPER_STORAGE)
+    aged = [d["device"] for d in r.devices if "aged" in d["model"]]
+    assert aged == [0, 1, 5, 7]
+    with pytest.raises(bufsim.SpecError, match="not among the run's devices 0-15"):
+        bufsim.simulate(trace1, "lru", "200MB", device_for={16: "ssd"}, **PAPER_STORAGE)
+    with pytest.raises(bufsim.SpecError, match="ID=SPEC"):
+        bufsim.simulate(trace1, "lru", "200MB", device_for=["ibm-9lzx"], **PAPER_STORAGE)
+    with pytest.raises(bufsim.SpecError, match="only apply to timed runs"):
+        bufsim.simulate(trace1, "lru", "200MB", closed=4, timing=False)
+
+
+def test_count_mode_stripes_and_repartitions_by_expected_service_time(trace1):
+    lru = bufsim.simulate(trace1, "lru", "200MB", array=16)
+    eager = bufsim.simulate(trace1, "eager-lru", "200MB", array=16)
+    assert not lru.timed and lru.array == "16"
+    assert eager.policy_metrics["partitions"] == 16 and eager.policy_metrics["epochs"] > 10
+    assert abs(eager.misses / lru.misses - 1) < 0.05
+
+
+def test_fault_timeline_in_python_and_on_the_command_line(trace1, tmp_path):
+    df = partition_timeline(trace1, "eager-lru", "200MB", faults=["device=6,at=1s,slowdown=4"], **PAPER_STORAGE)
+    assert list(df.columns) == ["time_s", "partition", "target", "blocks", "wait_ms"]
+    assert sorted(df.partition.unique()) == sorted(f"dev{d}" for d in range(16))
+    assert (df.groupby("time_s").target.sum() == df.iloc[0:16].target.sum()).all()
+    dev6 = df[df.partition == "dev6"]
+    assert dev6.blocks.iloc[-1] > 1.3 * df[df.partition == "dev0"].blocks.iloc[-1]
+    csv, png = tmp_path / "tl.csv", tmp_path / "tl.png"
+    p = bufsim_cli("timeline", trace1, "-p", "eager-lru", "-c", "200MB", "--array", "16", "--device", "ibm-9lzx",
+                   "--network", "loggp", "--closed", "64", "--fault", "device=6,at=1s,slowdown=4",
+                   "--csv", csv, "--plot", png)
+    assert p.returncode == 0, p.stderr
+    assert csv.read_text().splitlines()[0] == "time_s,partition,target,blocks,wait_ms"
+    assert png.stat().st_size > 10_000
+
+
+def test_cli_run_prints_throughput_and_json(trace1):
+    args = ["run", trace1, "-p", "lru", "-p", "lazy-clock", "-c", "200MB", "--array", "raid0(devices=16,unit=8KiB)",
+            "--device", "ibm-9lzx", "--device-for", "3=ibm-9lzx(age=4)", "--network", "loggp", "--closed", "16"]
+    p = bufsim_cli(*args)
+    assert p.returncode == 0, p.stderr
+    assert "MB/s" in p.stdout.splitlines()[0]
+    p = bufsim_cli(*args, "--json")
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [r["policy"] for r in rows] == ["lru", "lazy-clock"]
+    assert all(r["throughput_mb_s"] > 0 and r["closed"] == 16 and r["device_for"] == "3=ibm-9lzx(age=4)" for r in rows)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--array", "raid5"], ["unknown array `raid5`"]),
+    (["--array", "raid0(unit=6KiB)"], ["stripe unit", "4096-byte blocks"]),
+    (["--array", "16", "--closed", "0"], ["outstanding requests of at least 1"]),
+    (["--array", "16", "--network", "infiniband"], ["unknown network `infiniband`", "loggp"]),
+    (["--array", "16", "--fault", "device=6,slowdown=2"], ["no at= time"]),
+    (["--array", "16", "--fault", "device=20,at=1s,slowdown=2"], ["fault on device 20"]),
+    (["--array", "16", "-p", "eager-lru(threshold=0.5)"], ["threshold", "between 1"]),
+    (["--array", "16", "-p", "lazy-lru(window=0)"], ["window"]),
+    (["--array", "16", "-p", "landlord(cost=free)"], ["cost", "wait, model"]),
+    (["--array", "16", "-p", "static(request=big)"], ["request"]),
+])
+def test_bad_storage_options_get_one_line_errors(trace1, args, words):
+    p = bufsim_cli("run", trace1, "-c", "200MB", *args)
+    assert p.returncode == 2, p.stdout
+    err = p.stderr.strip()
+    assert err.startswith("bufsim: error:") and "\n" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+def test_block_traces_of_several_devices_cannot_be_striped(tmp_path):
+    t = tmp_path / "b.csv"
+    t.write_text("op,device,offset,size\nR,0,0,4096\nR,3,0,4096\n")
+    p = bufsim_cli("run", t, "--format", "block-csv", "--array", "16", "-c", "10blocks")
+    assert p.returncode == 2 and "one logical volume" in p.stderr and "device 3" in p.stderr
+
+
+def test_sweep_takes_a_storage_table(trace1, tmp_path):
+    from bufsim.sweeps import SweepSpec, run_sweep
+
+    toml = tmp_path / "exp.toml"
+    toml.write_text(f"""
+traces = ["{trace1}"]
+policies = ["lru", "eager-lru"]
+caches = ["200MB"]
+devices = ["ibm-9lzx"]
+[storage]
+array = "raid0(devices=16,unit=8KiB)"
+network = "loggp"
+closed = 64
+[storage.device_for]
+0 = "ibm-9lzx(age=10)"
+""")
+    spec = SweepSpec.from_toml(str(toml))
+    assert spec.timed
+    df = run_sweep(spec, str(tmp_path / "r.duckdb"), progress=False)
+    assert list(df.policy) == ["lru", "eager-lru"]
+    assert df.throughput_mb_s.iloc[1] > 1.5 * df.throughput_mb_s.iloc[0]
+    from bufsim.sweeps import result_of_row
+
+    r = result_of_row(df.to_dict("records")[0])
+    assert r.device_for == "0=ibm-9lzx(age=10)" and r.closed == 64
+    # The same sweep again is all cached under the same keys.
+    again = run_sweep(spec, str(tmp_path / "r.duckdb"), resume=True, progress=False)
+    assert list(again.key) == list(df.key)
+
+
+def test_reproduction_prints_every_figure(monkeypatch, capsys):
+    from bufsim import reproduce, reproduce_storage
+
+    small = {"trace1": "sa-trace1(requests=1500)", "trace2": "sa-trace2(requests=6000)",
+             "trace3": "sa-trace3(requests=6000)", "ages": [0, 10]}
+    monkeypatch.setattr(reproduce_storage, "_settings", lambda quick: small)
+    assert reproduce.main("storage-aware", quick=True) == 0
+    out = capsys.readouterr().out
+    for title in ("Figure 2", "Figure 5 (left)", "Figure 5 (right)", "Figure 6 (left)", "Figure 6 (right)",
+                  "Figure 8:", "Figure 8 (left)", "paper:", "kept at the oldest age"):
+        assert title in out, title
+    rows = reproduce_storage.storage_aware(quick=True)
+    fig2 = {(r["policy"], r["slow_disk_age"]): r["mb_s"] for r in rows if r["figure"] == "2"}
+    assert fig2[("lru", 10)] < 0.3 * fig2[("lru", 0)]
+    assert any(r["figure"] == "8-timeline" and r["fault"] for r in rows)
+    with pytest.raises(bufsim.SpecError, match="no reduced version"):
+        reproduce.main("amp-table1", quick=True)
