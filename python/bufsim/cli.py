@@ -774,6 +774,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return func(args)
+    except BrokenPipeError:
+        # The reader stopped early (`bufsim ... | head`): not an error. Point stdout at
+        # /dev/null so the interpreter's final flush does not complain again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (BufsimError, OSError) as e:
         print(f"bufsim: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -783,8 +788,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass  # stderr already gone (the parent stopped listening)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
