@@ -74,13 +74,6 @@ def breakdown(
 ) -> list[dict[str, Any]]: ...
 
 # AMP (issue 7)
-def partition_timeline(
-    path: str, policy: str, cache: str, *, format: str = "auto", block_size: int = 4096,
-    reads_only: bool = False, seed: int = 42,
-) -> list[tuple[int, str, int, int]]: ...
-def generate(spec: str, path: str, *, seed: int = 1) -> int: ...
-
-# Storage-aware caching (issue 9)
 def run_timeline(
     path: str, policy: str, cache: str, *, prefetch: str = "none", format: str = "auto", block_size: int = 4096,
     reads_only: bool = False, cluster: str = "64KiB", seed: int = 42, timing: bool = False,

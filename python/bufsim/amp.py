@@ -36,11 +36,13 @@ def partition_timeline(
 
     if seed < 0:
         raise SpecError("seed must be zero or more")
-    rows = _core.partition_timeline(
+    # The one timeline binding (bufsim.storage uses it too); for AMP's partitions the tag is
+    # the program context and there is no per-sample value.
+    _, rows = _core.run_timeline(
         os.fspath(trace), str(policy), size_text(cache, "cache size"), format=format,
         block_size=block_size_bytes(block_size), reads_only=reads_only, seed=seed,
     )
-    return pd.DataFrame(rows, columns=["time", "partition", "ctx", "blocks"])
+    return pd.DataFrame([r[:4] for r in rows], columns=["time", "partition", "ctx", "blocks"])
 
 
 def plot_partition_timeline(df: "pandas.DataFrame", path: Optional[PathLike] = None, *, title: str = "") -> Any:

@@ -506,34 +506,6 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
 
 // --- AMP (issue 7): partition timelines, synthetic streams, Table 1, pattern detection ---
 
-/// Runs one partitioned policy (amp, pcc, dear) and returns its partition sizes over time as
-/// rows `(time, partition, ctx, blocks)`.
-#[pyfunction]
-#[pyo3(signature = (path, policy, cache, *, format="auto", block_size=4096, reads_only=false, seed=42))]
-#[allow(clippy::too_many_arguments)]
-fn partition_timeline(
-    py: Python<'_>,
-    path: &str,
-    policy: &str,
-    cache: &str,
-    format: &str,
-    block_size: u64,
-    reads_only: bool,
-    seed: u64,
-) -> PyResult<Vec<(u64, String, u64, u32)>> {
-    let opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, false, &COUNT_MODE)?;
-    let configs = vec![RunConfig::new(policy, cache)];
-    let p = path.to_string();
-    let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
-    let r = results.pop().expect("one configuration, one result");
-    let t = r.timeline.ok_or_else(|| {
-        SpecError::new_err(format!(
-            "policy `{policy}` records no partition timeline; use amp, pcc or dear (with timeline=N, N > 0)"
-        ))
-    })?;
-    Ok(t.rows().map(|(time, name, tag, size)| (time, name.to_string(), tag, size)).collect())
-}
-
 /// Runs one policy with every option of `run` and returns its partition timeline: the clock
 /// (`accesses` or `ns`) and rows `(time, partition, tag, blocks, value)` (`value` is NaN when
 /// the policy keeps none; storage-aware policies: tag = target blocks, value = wait ms).
@@ -798,7 +770,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(filter_trace, m)?)?;
     m.add_function(wrap_pyfunction!(breakdown, m)?)?;
-    m.add_function(wrap_pyfunction!(partition_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
