@@ -74,5 +74,6 @@ def test_mq_table2_relations():
     multi = [r for r in rows if r["stream"].startswith("multi")]
     assert len(cp) == 6 and len(multi) == 6
     assert all(r["MQ"] > r["LRU"] for r in cp), cp
-    assert all(r["peak"] > 256 for r in multi)  # 1 MiB = 256 blocks
+    assert all(r["peak"] > 256 for r in multi)  # the first level: 1 MiB = 256 blocks
+    assert all(r["peak"] > 4096 for r in cp)  # 16 MiB = 4096 blocks
     assert [r["beyond"] for r in cp] == sorted((r["beyond"] for r in cp), reverse=True)
