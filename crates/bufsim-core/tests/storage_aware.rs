@@ -229,3 +229,29 @@ fn count_mode_falls_back_to_expected_service_times() {
         assert!((misses(x) / misses(&r[0]) - 1.0).abs() < 0.05, "{}: {} misses, LRU {}", x.policy, x.stats.misses, r[0].stats.misses);
     }
 }
+
+/// Bad storage input ends in an error, not an abort or a meaningless result: a closed workload
+/// so large its streams would exhaust memory, and a device (or fault, or network) so slow the
+/// simulated clock runs past 2^64 ns, where event times saturate.
+#[test]
+fn absurd_storage_settings_are_refused_with_a_reason() {
+    let reqs = trace("sa-trace1(requests=200)");
+    let configs = [RunConfig::new("lru", "200MB")];
+    let err = |o: &RunOptions| run_requests(&reqs, AddressKind::File, &configs, o).unwrap_err().to_string();
+    let mut o = paper_storage(&[], vec![]);
+    o.timing.as_mut().unwrap().closed = Some(u32::MAX);
+    assert!(err(&o).contains("at most 1000000 outstanding requests"), "{}", err(&o));
+    for (device_for, faults, network) in [
+        (vec![(3, "ibm-9lzx(age=1000)".to_string())], vec![], "loggp"),
+        (vec![], vec![Fault { device: 6, at_ns: 1_000_000, slowdown: 1e300 }], "loggp"),
+        (vec![], vec![], "loggp(latency=10000000000s)"),
+    ] {
+        let mut o = paper_storage(&device_for, faults);
+        o.timing.as_mut().unwrap().network = network.into();
+        assert!(err(&o).contains("simulated time ran past its limit"), "{network}: {}", err(&o));
+    }
+    // A very old disk that stays within the clock still gives its (long) times: over an hour.
+    let r = run(&reqs, &["lru"], &paper_storage(&[(3, "ibm-9lzx(age=40)".to_string())], vec![]));
+    let t = r[0].timing.as_ref().unwrap().exec_time_ns;
+    assert!(t > 3_600_000_000_000 && t < u64::MAX / 2, "{t} ns");
+}
