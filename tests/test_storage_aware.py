@@ -60,6 +60,15 @@ def test_device_for_forms_and_errors(trace1):
         bufsim.simulate(trace1, "lru", "200MB", closed=4, timing=False)
 
 
+def test_one_device_makes_the_partitioned_policies_their_base_policy(trace1):
+    # Without an array the trace lives on one device: one partition, so LRU's (CLOCK's) misses.
+    misses = {p: bufsim.simulate(trace1, p, "100MB").misses
+              for p in ("lru", "clock", "static", "eager-lru", "lazy-lru", "lazy-clock", "landlord(cost=model)")}
+    assert misses["static"] == misses["eager-lru"] == misses["lazy-lru"] == misses["lru"]
+    assert misses["landlord(cost=model)"] == misses["lru"]
+    assert misses["lazy-clock"] == misses["clock"] != misses["lru"]
+
+
 def test_count_mode_stripes_and_repartitions_by_expected_service_time(trace1):
     lru = bufsim.simulate(trace1, "lru", "200MB", array=16)
     eager = bufsim.simulate(trace1, "eager-lru", "200MB", array=16)

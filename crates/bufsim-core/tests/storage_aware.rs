@@ -103,7 +103,7 @@ fn homogeneous_disks_cost_the_partitioned_policies_little() {
 }
 
 /// Static sizes its partitions in proportion to expected service time (§5.2): with disk 0
-/// two years old its target is 1.5 times the others' (Table 2: 20.0 -> 10.2 MB/s, 5.30 -> 6.54
+/// two years old its target is 1.67 times the others' (Table 2: 20.0 -> 10.2 MB/s, 5.30 -> 6.54
 /// ms seek, 3.00 -> 3.69 ms rotation, for 256 KB requests).
 #[test]
 fn static_partitions_follow_expected_service_times() {
