@@ -60,6 +60,15 @@ def test_device_for_forms_and_errors(trace1):
         bufsim.simulate(trace1, "lru", "200MB", closed=4, timing=False)
 
 
+def test_one_device_makes_the_partitioned_policies_their_base_policy(trace1):
+    # Without an array the trace lives on one device: one partition, so LRU's (CLOCK's) misses.
+    misses = {p: bufsim.simulate(trace1, p, "100MB").misses
+              for p in ("lru", "clock", "static", "eager-lru", "lazy-lru", "lazy-clock", "landlord(cost=model)")}
+    assert misses["static"] == misses["eager-lru"] == misses["lazy-lru"] == misses["lru"]
+    assert misses["landlord(cost=model)"] == misses["lru"]
+    assert misses["lazy-clock"] == misses["clock"] != misses["lru"]
+
+
 def test_count_mode_stripes_and_repartitions_by_expected_service_time(trace1):
     lru = bufsim.simulate(trace1, "lru", "200MB", array=16)
     eager = bufsim.simulate(trace1, "eager-lru", "200MB", array=16)
@@ -107,6 +116,11 @@ def test_cli_run_prints_throughput_and_json(trace1):
     (["--array", "16", "-p", "lazy-lru(window=0)"], ["window"]),
     (["--array", "16", "-p", "landlord(cost=free)"], ["cost", "wait, model"]),
     (["--array", "16", "-p", "static(request=big)"], ["request"]),
+    (["--array", "raid0(devices=0)"], ["devices=`0`", "1 to 254"]),
+    (["--array", "16", "--closed", "99999999999"], ["at most 1000000 outstanding requests"]),
+    (["--array", "16", "--device-for", "3=nosuch"], ["device 3", "unknown device `nosuch`"]),
+    (["--array", "16", "--device-for", "3-1=ssd"], ["device range `3-1`", "empty"]),
+    (["--array", "16", "--device-for", "3=ibm-9lzx(age=1000)"], ["simulated time ran past its limit"]),
 ])
 def test_bad_storage_options_get_one_line_errors(trace1, args, words):
     p = bufsim_cli("run", trace1, "-c", "200MB", *args)
@@ -115,6 +129,16 @@ def test_bad_storage_options_get_one_line_errors(trace1, args, words):
     assert err.startswith("bufsim: error:") and "\n" not in err, err
     for w in words:
         assert w in err, err
+
+
+def test_results_carry_the_timeline_in_simulated_seconds(trace1):
+    r = bufsim.simulate(trace1, "eager-lru", "200MB", **PAPER_STORAGE)
+    tl = r.partition_timeline
+    assert tl["unit"] == "s" and {p for _, p, _ in tl["samples"]} == {f"dev{d}" for d in range(16)}
+    times = [t for t, _, _ in tl["samples"]]
+    assert times == sorted(times) and 0 < times[-1] <= r.exec_time_s
+    count = bufsim.simulate(trace1, "eager-lru", "200MB", array=16).partition_timeline
+    assert count["unit"] == "accesses" and all(isinstance(t, int) for t, _, _ in count["samples"])
 
 
 def test_block_traces_of_several_devices_cannot_be_striped(tmp_path):
@@ -149,6 +173,8 @@ closed = 64
 
     r = result_of_row(df.to_dict("records")[0])
     assert r.device_for == "0=ibm-9lzx(age=10)" and r.closed == 64
+    with pytest.raises(bufsim.SpecError, match="storage must be a table"):
+        SweepSpec(traces=[str(trace1)], policies=["lru"], caches=["200MB"], storage=5).storage_settings()
     # The same sweep again is all cached under the same keys.
     again = run_sweep(spec, str(tmp_path / "r.duckdb"), resume=True, progress=False)
     assert list(again.key) == list(df.key)

@@ -4,6 +4,7 @@ from typing import Any
 
 __version__: str
 FORMATS: list[str]
+MAX_CLOSED: int
 
 class BufsimError(ValueError): ...
 class TraceFormatError(BufsimError): ...

@@ -50,8 +50,10 @@ class Result:
     request_sizes: dict[int, int] = field(default_factory=dict)
     # What the policy reports about itself, e.g. DULO's block table memory.
     policy_metrics: dict[str, float] = field(default_factory=dict)
-    # Partitioned policies (AMP, PCC, DEAR): {"unit": "accesses", "samples": [[time, partition,
-    # blocks], ...]}, the shape `bufsim plot partitions` reads; None for the others.
+    # Partitioned policies (AMP, PCC, DEAR; storage-aware static, eager-lru, lazy-lru, lazy-clock):
+    # {"unit": "accesses", "samples": [[time, partition, blocks], ...]} ("unit": "s" with times in
+    # simulated seconds for storage-aware policies in timed mode), the shape `bufsim plot
+    # partitions` reads; None for the others.
     partition_timeline: Optional[dict] = None
     # Timed mode: the settings...
     device: Optional[str] = None
@@ -244,6 +246,8 @@ def device_for_pairs(device_for: Any) -> list[tuple[int, str]]:
             except ValueError:
                 raise SpecError(f"device `{part.strip()}` in `{key}={spec}` must be a device id, a range such as 0-7, "
                                 "or ids separated by commas") from None
+            if not ids:
+                raise SpecError(f"device range `{part.strip()}` in `{key}={spec}` is empty; write it low-high, such as 0-7")
             for d in ids:
                 if not 0 <= d < 65535:
                     raise SpecError(f"device {d} in `{key}={spec}` is not a device id (0 to 65534)")
@@ -261,6 +265,8 @@ def storage_args(array: Union[str, int, None], device_for: Any, network: Optiona
     faults = [str(f) for f in (faults or [])]
     if closed is not None and (isinstance(closed, bool) or not isinstance(closed, int) or closed < 1):
         raise SpecError(f"closed must be a number of outstanding requests of at least 1, not {closed!r}")
+    if closed is not None and closed > _core.MAX_CLOSED:
+        raise SpecError(f"a closed workload takes at most {_core.MAX_CLOSED} outstanding requests, not {closed}")
     if isinstance(array, bool):
         raise SpecError(f"array must be a spec such as 'raid0(devices=16,unit=8KiB)' or a device count, not {array!r}")
     array_text = str(array) if array is not None else None

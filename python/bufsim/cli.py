@@ -125,11 +125,12 @@ def add_storage_options(p: argparse.ArgumentParser) -> None:
                    help="network between cache and devices: none, or loggp(latency=1us,overhead=0.4us,gap=76ns,"
                    "bandwidth=10Gb/s,header=64B) (the paper's §4.4 values are loggp's defaults; default: none)")
     g.add_argument("--closed", type=int, metavar="N",
-                   help="closed workload: N requests outstanding, the trace's next request issued as soon as one "
-                   "completes (default: the trace's processes with their think times)")
+                   help=f"closed workload: N requests outstanding (1 to {_core.MAX_CLOSED}), the trace's next request issued as "
+                   "soon as one completes, the trace's think times taken as 0 (default: the trace's processes with "
+                   "their think times)")
     g.add_argument("--fault", action="append", default=[], metavar="SPEC",
-                   help="performance fault: device=6,at=500s,slowdown=2 slows device 6 twofold from 500 s of "
-                   "simulated time on; repeatable")
+                   help="performance fault: device=6,at=500s,slowdown=2 slows every request device 6 starts from "
+                   "500 s of simulated time on twofold; repeatable (on one device the latest in force wins)")
 
 
 def storage_kwargs(args: argparse.Namespace) -> dict:
@@ -487,7 +488,9 @@ def add_amp_commands(sub) -> None:
                         description="Run one partitioned policy over TRACE and print its partition sizes over "
                         "virtual time as CSV (time,partition,ctx,blocks), or plot them as stacked areas. With timing "
                         "or storage options (storage-aware policies), the rows are time_s,partition,target,blocks,"
-                        "wait_ms over simulated time and the plot draws sizes and per-device wait times.")
+                        "wait_ms over simulated time (time in demand accesses with --array alone, which runs count "
+                        "mode), one sample per repartitioning epoch, and the plot draws sizes and per-device wait "
+                        "times.")
     tl.add_argument("trace", help="trace file")
     tl.add_argument("--policy", "-p", default="amp", metavar="SPEC",
                     help="amp, pcc, dear, static, eager-lru, lazy-lru or lazy-clock spec (default: amp)")
@@ -496,7 +499,8 @@ def add_amp_commands(sub) -> None:
     add_timing_options(tl)
     add_storage_options(tl)
     tl.add_argument("--csv", metavar="FILE", help="write the rows to FILE instead of standard output")
-    tl.add_argument("--plot", metavar="PNG", help="draw the timeline as stacked areas into PNG")
+    tl.add_argument("--plot", metavar="PNG", help="draw the timeline into PNG: stacked areas (AMP), or partition "
+                    "sizes above per-device wait times (storage-aware, faulty devices drawn thick)")
     tl.set_defaults(func=cmd_timeline)
 
     det = sub.add_parser("detect", help="classify each program context of a trace (loop, one-shot, other)",
@@ -757,7 +761,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("paper", choices=sorted(REPRODUCTIONS), help="what to reproduce")
     rep.add_argument("--json", action="store_true", help="print one JSON object per row")
     rep.add_argument("--quick", action="store_true",
-                     help="a reduced version that finishes in a few minutes (storage-aware: a quarter of each trace, every other age)")
+                     help="a reduced version that finishes in a few minutes (storage-aware: a quarter of each trace and every "
+                     "other age, about 8 times faster)")
     rep.set_defaults(func=cmd_reproduce)
     add_amp_commands(sub)
     return ap

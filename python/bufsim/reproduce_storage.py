@@ -16,7 +16,7 @@ from bufsim.storage import PAPER_STORAGE
 # What the paper's §5 says each figure shows.
 PAPER = {
     "2": "LRU (and Clock) fall from nearly 55 MB/s with equal disks to 11 MB/s with one 10-year-old disk "
-         "(to 20%); Static (Fig. 3) stays far above them",
+         "(to 20%); Static (Fig. 3) about 50 MB/s with a two-year-old disk (§5.2, on Fig. 4)",
     "5-trace2": "LRU falls from about 23 to 6 MB/s; Eager and Lazy LRU stay between 16 and 20 MB/s at age 10; "
                 "LANDLORD similar",
     "5-trace3": "with equal disks all cost-aware policies beat LRU (popular disks queue); at age 10 Eager LRU "

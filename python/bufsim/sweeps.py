@@ -188,6 +188,9 @@ class SweepSpec:
         """The core's storage tuple and whether it needs timed mode."""
         if not self.storage:
             return None, False
+        if not isinstance(self.storage, dict):
+            raise SpecError(f"storage must be a table of {', '.join(self.STORAGE_KEYS)} (in TOML a [storage] "
+                            f"section), not {self.storage!r}")
         unknown = sorted(set(self.storage) - set(self.STORAGE_KEYS))
         if unknown:
             raise SpecError(f"storage: unknown key(s) {', '.join(unknown)}; known: {', '.join(self.STORAGE_KEYS)}")

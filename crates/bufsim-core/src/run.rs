@@ -336,6 +336,16 @@ impl Simulate<'_> {
             }
         }
         let (stats, timing, cache) = engine.finish();
+        if timing.end_time_ns == u64::MAX {
+            // Event times saturate rather than wrap: a run that reached the end of the clock
+            // has no meaningful times left to report.
+            return Err(SpecError(
+                "simulated time ran past its limit (2^64 ns, about 584 years): a device or the network is far too slow \
+                 for this trace; check the device specs (--device, --device-for, ages), fault slowdowns and --network"
+                    .into(),
+            )
+            .into());
+        }
         Simulated::new(stats, Some(timing), &cache, self.opts.check)
     }
 }

@@ -183,10 +183,20 @@ fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResul
             d.set_item("policy_metrics", metrics)?;
             if let Some(t) = &r.timeline {
                 // The shape `bufsim plot partitions` and the report read (docs/plots.md).
-                let samples: Vec<(u64, &str, u32)> = t.rows().map(|(time, name, _, size)| (time, name, size)).collect();
                 let tl = PyDict::new(py);
-                tl.set_item("unit", "accesses")?;
-                tl.set_item("samples", samples)?;
+                match t.clock {
+                    bufsim_core::policy::partition::TimelineClock::Accesses => {
+                        let samples: Vec<(u64, &str, u32)> = t.rows().map(|(time, name, _, size)| (time, name, size)).collect();
+                        tl.set_item("unit", "accesses")?;
+                        tl.set_item("samples", samples)?;
+                    }
+                    // Storage-aware policies in timed mode sample simulated time (ns): seconds.
+                    bufsim_core::policy::partition::TimelineClock::Nanoseconds => {
+                        let samples: Vec<(f64, &str, u32)> = t.rows().map(|(time, name, _, size)| (time as f64 / 1e9, name, size)).collect();
+                        tl.set_item("unit", "s")?;
+                        tl.set_item("samples", samples)?;
+                    }
+                }
                 d.set_item("partition_timeline", tl)?;
             }
             if let Some(t) = &r.timing {
@@ -783,6 +793,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
     m.add("FORMATS", Format::NAMES.to_vec())?;
+    m.add("MAX_CLOSED", bufsim_core::timed::MAX_CLOSED)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

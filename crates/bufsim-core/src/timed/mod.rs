@@ -79,6 +79,10 @@ impl Default for TimingOptions {
 /// Network when none is given: none (devices attached directly, as AccuSim's disk).
 pub const DEFAULT_NETWORK: &str = "none";
 
+/// Most outstanding requests a closed workload takes: each is a stream with its own state
+/// (about 200 bytes), allocated before the run, so a mistyped count must not exhaust memory.
+pub const MAX_CLOSED: u32 = 1_000_000;
+
 impl TimingOptions {
     /// Checks the device, scheduler and network specs by building them once.
     pub fn validate(&self, seed: u64) -> Result<(), SpecError> {
@@ -90,6 +94,9 @@ impl TimingOptions {
         LogGp::parse(&self.network)?;
         if self.closed == Some(0) {
             return Err(SpecError("a closed workload needs at least 1 outstanding request".into()));
+        }
+        if let Some(n) = self.closed.filter(|&n| n > MAX_CLOSED) {
+            return Err(SpecError(format!("a closed workload takes at most {MAX_CLOSED} outstanding requests, not {n}")));
         }
         if self.closed.is_some() && self.single_stream {
             return Err(SpecError("a closed workload (--closed) already decides the streams; drop --single-stream".into()));

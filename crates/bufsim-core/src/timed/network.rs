@@ -125,12 +125,14 @@ impl Network {
     fn send(m: &LogGp, from: &mut Endpoint, to: &mut Endpoint, bytes: u64, now: u64) -> u64 {
         let stream = ns(bytes.max(1).saturating_sub(1) as f64 * m.ns_per_byte);
         let (o, g, l) = (ns(m.overhead_ns), ns(m.gap_ns), ns(m.latency_ns));
+        // Saturating: times near the end of the clock stay there (the run reports it) rather
+        // than wrap to the past.
         let start = now.max(from.send_free);
-        from.send_free = start + g.max(o + stream);
-        let first_byte = start + o + l;
+        from.send_free = start.saturating_add(g.max(o.saturating_add(stream)));
+        let first_byte = start.saturating_add(o).saturating_add(l);
         let rx = first_byte.max(to.recv_free);
-        let done = rx + stream + o;
-        to.recv_free = rx + g.max(stream + o);
+        let done = rx.saturating_add(stream).saturating_add(o);
+        to.recv_free = rx.saturating_add(g.max(stream.saturating_add(o)));
         done
     }
 

@@ -14,8 +14,9 @@
 //! The cost is recorded when a block enters and when it is referenced, per block ("place-
 //! anywhere algorithms only record the cost when the page is brought into the cache", §2.2):
 //! with `cost=wait` (default) it is the mean time the cache waited per read of the block's
-//! device over that device's last full window of reads, so queueing at a popular disk and
-//! performance faults raise it (§5.3, §5.5); before a device has a measurement, and always with
+//! device over the last window of `window` device reads (all devices) in which that device was
+//! read, so queueing at a popular disk and performance faults raise it (§5.3, §5.5); before a
+//! device has a measurement, and always with
 //! `cost=model`, it is the device's expected service time for a request of `request` bytes.
 
 use super::{ExpectedService, StorageView};

@@ -45,6 +45,9 @@ pub struct DeviceSplit<P: Policy> {
     scratch: Vec<usize>,
     moved: u64,
     timeline: Timeline,
+    /// The timeline samples every `stride`-th epoch; the stride doubles whenever the timeline
+    /// halves its samples, so samples stay evenly spaced in epochs over the whole run.
+    stride: u64,
 }
 
 impl<P: Policy> DeviceSplit<P> {
@@ -66,6 +69,7 @@ impl<P: Policy> DeviceSplit<P> {
             scratch: Vec::new(),
             moved: 0,
             timeline: Timeline::new(Vec::new(), 1, TIMELINE_SAMPLES),
+            stride: 1,
         }
     }
 
@@ -191,13 +195,21 @@ impl<P: Policy> DeviceSplit<P> {
             self.scratch.clone_from(&self.targets);
             self.repartitioner.repartition(&mut self.scratch);
         }
+        // Epochs are numbered from 1; the samples kept after halving are epochs 1, 1 + 2s, ...
+        if (self.repartitioner.epochs() - 1) % self.stride != 0 {
+            return;
+        }
         let last = self.repartitioner.last();
+        let every = self.timeline.every();
         self.timeline.record_values(
             now,
             self.parts.map().sizes().iter().copied(),
             self.targets.iter().map(|&t| t as u64),
             last.wait_ns.iter().map(|w| w / 1e6),
         );
+        if self.timeline.every() != every {
+            self.stride *= 2;
+        }
     }
 
     // --- The policy contract, by partition ---
@@ -465,6 +477,24 @@ mod tests {
         let drawn = if split.parts().map().len(0) == 2 && s.cache.contains(block_key(1, 10)) && s.cache.contains(block_key(1, 11)) { 0 } else { 1 };
         assert_eq!(bits(1 - drawn), 2, "the other partition's use bits stay set");
         assert_eq!(bits(drawn), 0);
+    }
+
+    #[test]
+    fn long_runs_keep_timeline_samples_evenly_spaced() {
+        // One device request per epoch, 3 x the samples a timeline holds: after each halving
+        // the timeline samples every other epoch, so old and new samples keep one spacing.
+        let mut p = EagerLru::new(4, RepartitionConfig { window: 1, ..cfg() });
+        p.storage(&view(&[1.0, 1.0]));
+        let epochs = 3 * super::TIMELINE_SAMPLES as u64;
+        for e in 1..=epochs {
+            p.device_done((e % 2) as u16, 1_000_000, e * 10);
+        }
+        let t = p.split().timeline();
+        assert!(t.samples() > super::TIMELINE_SAMPLES / 4 && t.samples() < super::TIMELINE_SAMPLES, "{}", t.samples());
+        let gaps: Vec<u64> = t.times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g == gaps[0]), "uneven gaps {:?}", &gaps[..8]);
+        assert_eq!(t.times[0], 10);
+        assert!(epochs * 10 - t.times.last().unwrap() < gaps[0]);
     }
 
     #[test]
