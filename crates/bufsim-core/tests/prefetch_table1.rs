@@ -7,24 +7,14 @@ use bufsim_core::engine::{Engine, EngineConfig, FutureBuilder, Prefetching};
 use bufsim_core::layout::Layout;
 use bufsim_core::policy::{build, BuildEnv};
 use bufsim_core::prefetch;
-use bufsim_core::trace::{Op, Request};
+use bufsim_core::trace::Request;
 
 const ACCESSES: &str = "acegikmoabcdefghijklmnop";
 
 fn requests() -> Vec<Request> {
     ACCESSES
         .bytes()
-        .map(|c| Request {
-            time_ns: 0,
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op: Op::Read,
-            file: 0,
-            offset: (c - b'a') as u64 * 4096,
-            size: 4096,
-            in_blocks: false,
-        })
+        .map(|c| Request::read(0, (c - b'a') as u64 * 4096, 4096))
         .collect()
 }
 

@@ -50,6 +50,12 @@ pub struct Request {
 }
 
 impl Request {
+    /// An untimed read of `size` bytes at byte `offset` of file (or device) `file`, the
+    /// request generators and hand-made test traces build.
+    pub fn read(file: u32, offset: u64, size: u64) -> Self {
+        Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file, offset, size, in_blocks: false }
+    }
+
     /// The blocks `[first, first + count)` the request touches for a given block size.
     /// A zero-length byte request touches no block.
     #[inline]
@@ -72,17 +78,7 @@ mod tests {
     use super::*;
 
     fn req(offset: u64, size: u64) -> Request {
-        Request {
-            time_ns: 0,
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op: Op::Read,
-            file: 0,
-            offset,
-            size,
-            in_blocks: false,
-        }
+        Request::read(0, offset, size)
     }
 
     #[test]

@@ -211,7 +211,7 @@ fn convert_leaves_nothing_behind_on_error_and_never_overwrites_its_input() {
 #[test]
 fn bst_refuses_requests_it_cannot_hold() {
     let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::Device, false, Columns::NONE).unwrap();
-    let mut r = Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file: 0, offset: 0, size: 1 << 32, in_blocks: false };
+    let mut r = Request::read(0, 0, 1 << 32);
     assert!(w.write(&r).unwrap_err().to_string().contains("does not fit the 32-bit size"));
     r.size = 1;
     r.in_blocks = true;

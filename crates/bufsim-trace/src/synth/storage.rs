@@ -27,7 +27,7 @@
 use bufsim_config::{Rng, Size, SpecError};
 
 use super::{GenArgs, GeneratorInfo, Synthetic, BLOCK};
-use crate::request::{Op, Request};
+use crate::request::Request;
 
 const COMMON: [(&str, &str, &str); 4] = [
     ("devices", "16", "disks of the array the trace is striped over (as --array)"),
@@ -132,17 +132,7 @@ pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Resul
         } else {
             1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64
         };
-        requests.push(Request {
-            time_ns: 0,
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op: Op::Read,
-            file: 0,
-            offset: start * BLOCK,
-            size: blocks * BLOCK,
-            in_blocks: false,
-        });
+        requests.push(Request::read(0, start * BLOCK, blocks * BLOCK));
     }
     debug_assert!(info.name.starts_with("sa-"));
     Ok(Synthetic { requests, file_names: vec!["volume".to_string()] })

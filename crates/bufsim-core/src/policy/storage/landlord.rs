@@ -188,23 +188,9 @@ impl PolicyDef for Landlord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::block_key;
-    use crate::policy::partition::TimelineClock;
     use crate::policy::steps::Steps;
-    use crate::policy::storage::DeviceInfo;
-
-    fn on(device: u16, block: u64) -> Access {
-        Access { key: block_key(device, block), device, block, ..Access::default() }
-    }
-
-    fn view(costs_ms: &[f64]) -> StorageView {
-        let devices = costs_ms
-            .iter()
-            .enumerate()
-            .map(|(d, &ms)| DeviceInfo { device: d as u16, expected: ExpectedService { positioning_ns: ms * 1e6, ns_per_block: 0.0, ns_per_byte: 0.0 } })
-            .collect();
-        StorageView { devices, block_size: 4096, clock: TimelineClock::Nanoseconds }
-    }
+    use crate::layout::block_key;
+    use crate::policy::storage::test_support::{on, view};
 
     #[test]
     fn blocks_of_a_costly_device_outlive_cheap_ones_and_costs_follow_measured_waits() {

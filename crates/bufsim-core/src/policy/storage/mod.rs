@@ -97,3 +97,30 @@ pub(crate) fn repartition_config(args: &super::Args, env: &super::BuildEnv) -> R
         tolerance: args.f64_in("constant", 0.0, 1.0)?,
     })
 }
+
+/// Hand-made accesses and storage views for the storage-aware policies' step tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{DeviceInfo, ExpectedService, StorageView};
+    use crate::layout::block_key;
+    use crate::policy::partition::TimelineClock;
+    use crate::policy::Access;
+
+    /// A demand access to `block` of `device`.
+    pub fn on(device: u16, block: u64) -> Access {
+        Access { key: block_key(device, block), device, block, ..Access::default() }
+    }
+
+    /// Devices 0, 1, ... whose expected service time is `costs_ms[d]` ms whatever the size.
+    pub fn view(costs_ms: &[f64]) -> StorageView {
+        let devices = costs_ms
+            .iter()
+            .enumerate()
+            .map(|(d, &ms)| DeviceInfo {
+                device: d as u16,
+                expected: ExpectedService { positioning_ns: ms * 1e6, ns_per_block: 0.0, ns_per_byte: 0.0 },
+            })
+            .collect();
+        StorageView { devices, block_size: 4096, clock: TimelineClock::Nanoseconds }
+    }
+}

@@ -367,25 +367,11 @@ pub(crate) use split_policy;
 
 #[cfg(test)]
 mod tests {
-    use super::super::{DeviceInfo, EagerLru, LazyClock, LazyLru, RepartitionConfig, StaticSplit, StorageView};
+    use super::super::test_support::{on, view};
     use crate::layout::block_key;
-    use crate::policy::partition::TimelineClock;
+    use super::super::{EagerLru, LazyClock, LazyLru, RepartitionConfig, StaticSplit};
     use crate::policy::steps::Steps;
-    use crate::policy::{Access, Policy};
-    use bufsim_device::ExpectedService;
-
-    fn on(device: u16, block: u64) -> Access {
-        Access { key: block_key(device, block), device, block, ..Access::default() }
-    }
-
-    fn view(costs_ms: &[f64]) -> StorageView {
-        let devices = costs_ms
-            .iter()
-            .enumerate()
-            .map(|(d, &ms)| DeviceInfo { device: d as u16, expected: ExpectedService { positioning_ns: ms * 1e6, ns_per_block: 0.0, ns_per_byte: 0.0 } })
-            .collect();
-        StorageView { devices, block_size: 4096, clock: TimelineClock::Nanoseconds }
-    }
+    use crate::policy::Policy;
 
     fn cfg() -> RepartitionConfig {
         RepartitionConfig { window: 4, threshold: 1.5, base: 1, tolerance: 0.01 }
