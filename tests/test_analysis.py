@@ -161,7 +161,7 @@ def test_bad_input_gives_one_line_errors(tmp_path):
         check_error(bufsim_cli(cmd, tmp_path / "missing.csv"), "missing.csv", "no such file")
         check_error(bufsim_cli(cmd, bad), "bad.csv:3:", "offset")
         check_error(bufsim_cli(cmd, bad, "--format", "nope"), "unknown trace format")
-        check_error(bufsim_cli(cmd, bad, "--block-size", "0B"), "at least 1 byte")
+        check_error(bufsim_cli(cmd, bad, "--block-size", "0B"), "must be a power of two")
     ok = block_trace(tmp_path / "ok.csv", [1, 2, 1])
     check_error(bufsim_cli("mrc", ok, "--shards", "0"), "SHARDS sampling rate 0 is out of range")
     check_error(bufsim_cli("mrc", ok, "--shards", "0.1", "--shards-size", "9"), "not both")

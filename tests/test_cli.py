@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import block_trace, bufsim_cli, write_csv
 
 REQUIRED = {"policy", "cache_blocks", "requests", "accesses", "hits", "misses", "hit_ratio"}
@@ -71,3 +73,10 @@ def test_help_describes_commands():
     assert p.returncode == 0 and "run" in p.stdout and "policies" in p.stdout
     p = bufsim_cli("run", "--help")
     assert "--reads-only" in p.stdout and "--block-size" in p.stdout
+
+
+@pytest.mark.parametrize("size", ["3B", "3000B", "256B", "2GiB"])
+def test_block_sizes_that_no_system_has_are_refused(cloudphysics, size):
+    p = bufsim_cli("run", cloudphysics, "--block-size", size)
+    assert p.returncode == 2 and "power of two from 512 B" in p.stderr and "Traceback" not in p.stderr
+    assert p.stdout == ""

@@ -147,8 +147,10 @@ def block_size_bytes(block_size: SizeLike) -> int:
         n = _core.size_to_blocks(text, 1) if not text.endswith("blocks") else -1
         if n < 0:
             raise SpecError(f"block size `{text}` must be in bytes, such as 4KiB")
-    if n <= 0:
-        raise SpecError(f"block size {block_size!r} must be at least 1 byte")
+    # The core's rule (run.rs, MIN_BLOCK_SIZE/MAX_BLOCK_SIZE), checked here too so helpers that
+    # only convert sizes (filter, analyze) refuse the same values with the same words.
+    if not (512 <= n <= 1 << 30) or n & (n - 1):
+        raise SpecError(f"block size {n} B must be a power of two from 512 B (a sector) to 1 GiB, such as 4KiB")
     return n
 
 

@@ -56,9 +56,7 @@ impl Default for AnalysisOptions {
 
 impl AnalysisOptions {
     fn check(&self) -> Result<(), SpecError> {
-        if self.engine.block_size == 0 {
-            return Err(SpecError("block size must be at least 1 byte".into()));
-        }
+        bufsim_core::run::check_block_size(self.engine.block_size)?;
         if let Some((policies, cache)) = &self.breakdown {
             if policies.is_empty() {
                 return Err(SpecError("the breakdown needs at least one policy, such as lru".into()));

@@ -44,9 +44,7 @@ impl Default for MrcOptions {
 
 impl MrcOptions {
     fn check(&self) -> Result<(), SpecError> {
-        if self.engine.block_size == 0 {
-            return Err(SpecError("block size must be at least 1 byte".into()));
-        }
+        bufsim_core::run::check_block_size(self.engine.block_size)?;
         if !self.exact && self.shards.is_none() {
             return Err(SpecError("nothing to compute: keep the exact curve or give a SHARDS rate or sample size (--shards, --shards-size)".into()));
         }

@@ -134,12 +134,25 @@ pub(crate) fn build_env(blocks: u64, opts: &RunOptions) -> BuildEnv {
     BuildEnv { capacity: blocks as usize, block_size: opts.engine.block_size, seed: opts.seed }
 }
 
+/// Cache blocks are whole sectors and pages: a power of two from one 512-byte sector up to 1 GiB.
+/// Anything else would split device sectors between blocks and give numbers no system has.
+pub const MIN_BLOCK_SIZE: u64 = 512;
+pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
+
+/// Refuses a block size outside [`MIN_BLOCK_SIZE`]..=[`MAX_BLOCK_SIZE`] or not a power of two.
+pub fn check_block_size(bs: u64) -> Result<(), SpecError> {
+    if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&bs) || !bs.is_power_of_two() {
+        return Err(SpecError(format!(
+            "block size {bs} B must be a power of two from 512 B (a sector) to 1 GiB, such as 4KiB"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks every configuration before touching the trace, so a bad spec never costs a read
 /// and never leaves partial results.
 pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, SimError> {
-    if opts.engine.block_size == 0 {
-        return Err(SpecError("block size must be at least 1 byte".into()).into());
-    }
+    check_block_size(opts.engine.block_size)?;
     configs
         .iter()
         .map(|c| {
