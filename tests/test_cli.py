@@ -80,3 +80,8 @@ def test_block_sizes_that_no_system_has_are_refused(cloudphysics, size):
     p = bufsim_cli("run", cloudphysics, "--block-size", size)
     assert p.returncode == 2 and "power of two from 512 B" in p.stderr and "Traceback" not in p.stderr
     assert p.stdout == ""
+
+
+def test_a_header_only_trace_says_it_is_empty(tmp_path):
+    p = bufsim_cli("run", write_csv(tmp_path / "h.csv", []), "-p", "lru", "-c", "1MiB")
+    assert p.returncode == 0 and "holds no requests" in p.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
@@ -221,6 +222,8 @@ def _run(
         from bufsim.formats import warn_skipped
 
         warn_skipped(trace, results[0].skipped)
+        if results[0].requests == 0:
+            warnings.warn(f"{os.fspath(trace)}: the trace holds no requests; every count is 0", stacklevel=3)
     return results
 
 

@@ -155,6 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if results and results[0].skipped:
         print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
+    if results and results[0].requests == 0:
+        print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
     if args.json:
         for r in results:
             d = r.to_dict()
@@ -766,6 +768,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=cmd_reproduce)
     add_amp_commands(sub)
     return ap
+
+
+# Said when a trace has a header but no request, so a table of zeros is not taken for a result.
+EMPTY_TRACE = "the trace holds no requests (a header only?); every count below is 0"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
