@@ -711,7 +711,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="record only files under DIR (symlinks resolved); repeatable")
     col.add_argument("--exclude", action="append", metavar="PATTERN",
                      help="skip files under a directory, or matching a glob such as '*.so*'; repeatable")
-    from bufsim.collect import NO_LIBS_PATTERNS
+    from bufsim.collect_paths import NO_LIBS_PATTERNS
 
     col.add_argument("--no-libs", action="store_true",
                      help="skip the loader's and libraries' reads and pseudo-files: " + ", ".join(NO_LIBS_PATTERNS))

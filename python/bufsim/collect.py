@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from bufsim.collect_paths import NO_LIBS_PATTERNS  # --no-libs; docs/collect.md prints it
 from bufsim.syscalls import HANDLED_SYSCALLS, PathFilter, Record, Stats, TraceBuilder, csv_field
 
 # ---------------------------------------------------------------------------------------------
@@ -30,11 +31,6 @@ from bufsim.syscalls import HANDLED_SYSCALLS, PathFilter, Record, Stats, TraceBu
 #: skip names this architecture lacks (``_llseek`` and friends exist only on 32-bit ones).
 ARCH_SPECIFIC = frozenset({"_llseek", "fcntl64", "sendfile64"})
 TRACED_SYSCALLS = tuple(("?" + n) if n in ARCH_SPECIFIC else n for n in HANDLED_SYSCALLS)
-
-#: ``--no-libs``: the program loader's and libraries' reads and pseudo-files. Globs match the whole
-#: path; other entries are directory prefixes. docs/collect.md prints this list.
-NO_LIBS_PATTERNS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "*.so", "*.so.*", "/etc/ld.so.cache",
-                    "/proc", "/sys", "/dev")
 
 #: Records held back for time order are written anyway past this many (bounds memory when a file
 #: read blocks for a very long time).
