@@ -95,6 +95,26 @@ pub struct Prefetching<'a> {
     pub file_blocks: &'a [u64],
 }
 
+impl Prefetching<'_> {
+    /// Tells the read-ahead algorithm of a demand access to block `b` of `r`'s file (`r` spans
+    /// `n` blocks from `first`) and returns what to fetch, if anything. Both engines call this;
+    /// only timed mode ever sees a block whose I/O is `in_flight`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_access(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, in_flight: bool, by_prefetch: bool) -> Option<Plan> {
+        let ev = BlockEvent {
+            file: r.file,
+            block: b,
+            file_blocks: self.file_blocks.get(r.file as usize).copied().unwrap_or(0),
+            miss,
+            in_flight,
+            by_prefetch,
+            request_first: first,
+            request_blocks: n,
+        };
+        self.readahead.on_access(&ev)
+    }
+}
+
 pub struct Engine<'a, P: Policy> {
     pub cache: Cache<P>,
     cfg: EngineConfig,
@@ -244,18 +264,9 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// Asks the read-ahead algorithm about one demand read and carries out its plan.
     fn read_ahead(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, a: &Access) {
         let frame = self.cache.frame_of(a.key);
+        let by_prefetch = !miss && frame.is_some_and(|f| self.cache.by_prefetch(f));
         let p = self.prefetching.as_mut().expect("read_ahead without prefetching");
-        let ev = BlockEvent {
-            file: r.file,
-            block: b,
-            file_blocks: p.file_blocks.get(r.file as usize).copied().unwrap_or(0),
-            miss,
-            in_flight: false,
-            by_prefetch: !miss && frame.is_some_and(|f| self.cache.by_prefetch(f)),
-            request_first: first,
-            request_blocks: n,
-        };
-        if let Some(plan) = p.readahead.on_access(&ev) {
+        if let Some(plan) = p.on_access(r, b, first, n, miss, false, by_prefetch) {
             self.carry_out(plan, r, frame, miss, a);
         }
     }

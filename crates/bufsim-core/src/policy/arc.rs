@@ -286,19 +286,8 @@ impl Policy for Arc {
         self.links.check(&self.t1)?;
         self.links.check(&self.t2)?;
         self.ghosts.check(&[&self.b1, &self.b2])?;
-        let (t1, t2, b1, b2) = (self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len());
-        if t1 + t2 != resident {
-            return Err(format!("ARC: |T1|+|T2| = {} but the cache holds {resident}", t1 + t2));
-        }
-        if t1 + b1 > self.c {
-            return Err(format!("ARC: |T1|+|B1| = {} exceeds c = {}", t1 + b1, self.c));
-        }
-        if t1 + t2 + b1 + b2 > 2 * self.c {
-            return Err(format!("ARC: directory holds {} > 2c = {}", t1 + t2 + b1 + b2, 2 * self.c));
-        }
-        if !(0.0..=self.c as f64).contains(&self.p) {
-            return Err(format!("ARC: p = {} outside [0, {}]", self.p, self.c));
-        }
+        let lens = [self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len()];
+        check_directory("ARC", lens, self.c, self.p, resident)?;
         for f in self.links.iter(&self.t1) {
             if self.in_t2[f as usize] {
                 return Err(format!("ARC: frame {f} in T1 marked T2"));
@@ -337,6 +326,26 @@ impl PolicyDef for Arc {
         let integer = args.choice("adapt", &["real", "integer"])? == "integer";
         Ok(Arc::new(env.capacity, integer))
     }
+}
+
+/// The invariants of ARC's directory (§III, Fig. 4), which CAR keeps too (CAR §III): T1 and T2
+/// hold the cache, |T1| + |B1| <= c, the whole directory <= 2c, and 0 <= p <= c. `lens` is
+/// [|T1|, |T2|, |B1|, |B2|]; `name` starts the message.
+pub(crate) fn check_directory(name: &str, lens: [usize; 4], c: usize, p: f64, resident: usize) -> Result<(), String> {
+    let [t1, t2, b1, b2] = lens;
+    if t1 + t2 != resident {
+        return Err(format!("{name}: |T1|+|T2| = {} but the cache holds {resident}", t1 + t2));
+    }
+    if t1 + b1 > c {
+        return Err(format!("{name}: |T1|+|B1| = {} exceeds c = {c}", t1 + b1));
+    }
+    if t1 + t2 + b1 + b2 > 2 * c {
+        return Err(format!("{name}: directory holds {} > 2c = {}", t1 + t2 + b1 + b2, 2 * c));
+    }
+    if !(0.0..=c as f64).contains(&p) {
+        return Err(format!("{name}: p = {p} outside [0, {c}]"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -242,19 +242,8 @@ impl Policy for Car {
         self.links.check(&self.t1)?;
         self.links.check(&self.t2)?;
         self.ghosts.check(&[&self.b1, &self.b2])?;
-        let (t1, t2, b1, b2) = (self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len());
-        if t1 + t2 != resident {
-            return Err(format!("CAR: |T1|+|T2| = {} but the cache holds {resident}", t1 + t2));
-        }
-        if t1 + b1 > self.c {
-            return Err(format!("CAR: |T1|+|B1| = {} exceeds c = {}", t1 + b1, self.c));
-        }
-        if t1 + t2 + b1 + b2 > 2 * self.c {
-            return Err(format!("CAR: directory holds {} > 2c", t1 + t2 + b1 + b2));
-        }
-        if !(0.0..=self.c as f64).contains(&self.p) {
-            return Err(format!("CAR: p = {} outside [0, {}]", self.p, self.c));
-        }
+        let lens = [self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len()];
+        super::arc::check_directory("CAR", lens, self.c, self.p, resident)?;
         for (l, t2) in [(&self.t1, false), (&self.t2, true)] {
             for f in self.links.iter(l) {
                 if self.in_t2[f as usize] != t2 {

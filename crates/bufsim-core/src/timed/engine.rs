@@ -22,7 +22,7 @@ use crate::cluster::{Clusterer, DiskRequest};
 use crate::engine::{EngineConfig, Future, Prefetching, Stats};
 use crate::layout::{block_key, Layout};
 use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal, NEVER};
-use crate::prefetch::{BlockEvent, Plan};
+use crate::prefetch::Plan;
 
 /// A frame whose block has no I/O in flight.
 const SETTLED: u32 = u32::MAX;
@@ -540,18 +540,9 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     #[allow(clippy::too_many_arguments)]
     fn read_ahead(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, in_flight: bool, a: &Access) {
         let frame = self.cache.frame_of(a.key);
+        let by_prefetch = !miss && frame.is_some_and(|f| self.cache.by_prefetch(f));
         let p = self.prefetching.as_mut().expect("read_ahead without prefetching");
-        let ev = BlockEvent {
-            file: r.file,
-            block: b,
-            file_blocks: p.file_blocks.get(r.file as usize).copied().unwrap_or(0),
-            miss,
-            in_flight,
-            by_prefetch: !miss && frame.is_some_and(|f| self.cache.by_prefetch(f)),
-            request_first: first,
-            request_blocks: n,
-        };
-        if let Some(plan) = p.readahead.on_access(&ev) {
+        if let Some(plan) = p.on_access(r, b, first, n, miss, in_flight, by_prefetch) {
             self.carry_out(plan, r, frame, miss, a);
         }
     }
