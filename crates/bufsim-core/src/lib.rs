@@ -20,8 +20,10 @@ pub mod hierarchy;
 pub mod layout;
 pub mod list;
 pub mod nonresident;
+pub mod options;
 pub mod policy;
 pub mod prefetch;
+pub mod row;
 pub mod run;
 pub mod timed;
 

@@ -10,12 +10,13 @@ use bufsim_core::engine::EngineConfig;
 use bufsim_core::policy::registry;
 use std::sync::Arc;
 
-use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions, RunResult};
+use bufsim_core::options::Options;
+use bufsim_core::row::{rows_json, RESULT_FIELDS};
+use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions};
 use bufsim_core::spec::Size;
-use bufsim_core::timed::{Think, TimedStats, TimingOptions};
 use bufsim_core::trace::{Format, ReadOptions, TraceErrorKind};
 use bufsim_core::breakdown::breakdown_trace;
-use bufsim_core::hierarchy::{filter_file, ClientBy, FirstLevelConfig, Forward, LevelSpec};
+use bufsim_core::hierarchy::filter_file;
 use bufsim_core::trace::BlockCsvWriter;
 use bufsim_core::SimError;
 
@@ -42,98 +43,10 @@ fn parse_format(format: &str) -> PyResult<Option<Format>> {
     Format::parse(format).map(Some).map_err(SpecError::new_err)
 }
 
-/// Timed-mode arguments as Python passes them (`timing=False` leaves the rest unused).
-struct TimingArgs<'a> {
-    timing: bool,
-    device: &'a str,
-    scheduler: &'a str,
-    think: &'a str,
-    single_stream: bool,
-    file_gap: &'a str,
-}
-
-/// Count mode, for calls that take no timing arguments.
-const COUNT_MODE: TimingArgs<'static> =
-    TimingArgs { timing: false, device: "st39102lw", scheduler: "noop", think: "trace", single_stream: false, file_gap: "0blocks" };
-
-fn timing_options(t: &TimingArgs, block_size: u64) -> PyResult<(Option<TimingOptions>, u64)> {
-    let gap = match Size::parse(t.file_gap).map_err(|e| SpecError::new_err(format!("file gap: {e}")))? {
-        Size::Bytes(b) => b.div_ceil(block_size.max(1)),
-        Size::Blocks(n) => n,
-    };
-    if !t.timing {
-        return Ok((None, gap));
-    }
-    let think = Think::parse(t.think).map_err(SpecError::new_err)?;
-    let opts = TimingOptions { device: t.device.to_string(), scheduler: t.scheduler.to_string(), think, single_stream: t.single_stream, ..TimingOptions::default() };
-    Ok((Some(opts), gap))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool, skip_bad: bool, t: &TimingArgs) -> PyResult<RunOptions> {
-    let cluster_bytes = match Size::parse(cluster).map_err(|e| SpecError::new_err(format!("cluster size: {e}")))? {
-        Size::Bytes(b) => b,
-        Size::Blocks(n) => n.saturating_mul(block_size),
-    };
-    if cluster_bytes < block_size {
-        return Err(SpecError::new_err(format!("cluster size `{cluster}` is smaller than one block")));
-    }
-    let (timing, file_gap_blocks) = timing_options(t, block_size)?;
-    Ok(RunOptions {
-        engine: EngineConfig { block_size, reads_only, cluster_bytes },
-        seed,
-        format: parse_format(format)?,
-        jobs,
-        check,
-        timing,
-        file_gap_blocks,
-        first_level: None,
-        skip_bad,
-        array: None,
-    })
-}
-
-/// A first level as Python passes it: `(policy, cache, client, forward, [(client, policy,
-/// cache)])` (see `bufsim.FirstLevel`).
-type FirstLevelArg = (String, String, String, String, Vec<(u64, String, String)>);
-
-fn first_level(arg: Option<FirstLevelArg>) -> PyResult<Option<FirstLevelConfig>> {
-    let Some((policy, cache, client, forward, clients)) = arg else { return Ok(None) };
-    let spec_err = |e: bufsim_core::spec::SpecError| SpecError::new_err(e.to_string());
-    Ok(Some(FirstLevelConfig {
-        default: LevelSpec { policy, cache },
-        per_client: clients.into_iter().map(|(c, policy, cache)| (c, LevelSpec { policy, cache })).collect(),
-        client_by: ClientBy::parse(&client).map_err(spec_err)?,
-        forward: Forward::parse(&forward).map_err(spec_err)?,
-    }))
-}
-
-/// Storage-aware settings as Python passes them (see `bufsim.api.storage_args`): `(array,
-/// device_for, network, closed, faults)`.
-type StorageArg = (Option<String>, Vec<(u16, String)>, String, Option<u32>, Vec<String>);
-
-/// Applies storage-aware settings to run options: the array stripes in both modes; the rest
-/// needs timed mode (Python turns it on).
-fn apply_storage(opts: &mut RunOptions, arg: Option<StorageArg>) -> PyResult<()> {
-    let Some((array, device_for, network, closed, faults)) = arg else { return Ok(()) };
-    let spec_err = |e: bufsim_core::spec::SpecError| SpecError::new_err(e.to_string());
-    if let Some(a) = array {
-        opts.array = Some(bufsim_core::array::Raid0::parse(&a, opts.engine.block_size).map_err(spec_err)?);
-    }
-    let timed = !device_for.is_empty() || network != "none" || closed.is_some() || !faults.is_empty();
-    match &mut opts.timing {
-        Some(t) => {
-            t.device_for = device_for;
-            t.network = network;
-            t.closed = closed;
-            t.faults = faults.iter().map(|f| bufsim_core::timed::Fault::parse(f)).collect::<Result<_, _>>().map_err(spec_err)?;
-        }
-        None if timed => {
-            return Err(SpecError::new_err("device_for, network, closed and faults only apply to timed runs"));
-        }
-        None => {}
-    }
-    Ok(())
+/// Options from the JSON object of those the caller set: resolved (defaults filled in,
+/// validated) into the canonical options results echo and the engine's options.
+fn options(json: &str) -> PyResult<(Options, RunOptions)> {
+    Options::parse_resolved(json).map_err(|e| SpecError::new_err(e.to_string()))
 }
 
 /// The cross product in result order: policy, then read-ahead, then cache size.
@@ -149,148 +62,65 @@ fn cross(policies: &[String], prefetches: &[String], caches: &[String]) -> Vec<R
     configs
 }
 
-fn to_dicts(py: Python<'_>, results: Vec<RunResult>, block_size: u64) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    results
+/// Runs every (policy, read-ahead, cache) combination over the trace with `options` (a JSON
+/// object of the options set); the result rows as one JSON array, in order.
+#[pyfunction]
+#[pyo3(signature = (path, policies, caches, prefetches, options))]
+fn run(py: Python<'_>, path: &str, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>, options: &str) -> PyResult<String> {
+    let (o, opts) = self::options(options)?;
+    let configs = cross(&policies, &prefetches, &caches);
+    let path = path.to_string();
+    let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
+    Ok(rows_json(&results, &o))
+}
+
+/// Checks options and every configuration without reading a trace; returns the canonical
+/// options (every option, defaults filled in) as a JSON object.
+#[pyfunction]
+#[pyo3(signature = (options, policies=vec![], caches=vec![], prefetches=vec![]))]
+fn resolve_options(options: &str, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>) -> PyResult<String> {
+    let (o, opts) = self::options(options)?;
+    bufsim_core::run::validate(&cross(&policies, &prefetches, &caches), &opts).map_err(to_py)?;
+    Ok(serde_json::Value::Object(o.to_json()).to_string())
+}
+
+/// The option table: name, section, default (canonical form), implied (what an unset timed
+/// option stands for), sql type, many (a list), doc.
+#[pyfunction]
+fn option_fields(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    Options::fields()
         .into_iter()
-        .map(|r| {
+        .map(|f| {
             let d = PyDict::new(py);
-            let s = r.stats;
-            d.set_item("policy", r.policy)?;
-            d.set_item("prefetch", r.prefetch)?;
-            d.set_item("cache_blocks", r.cache_blocks)?;
-            d.set_item("block_size", block_size)?;
-            d.set_item("requests", s.requests)?;
-            d.set_item("accesses", s.accesses)?;
-            d.set_item("hits", s.hits)?;
-            d.set_item("misses", s.misses)?;
-            d.set_item("hit_ratio", s.hit_ratio())?;
-            d.set_item("write_accesses", s.write_accesses)?;
-            d.set_item("write_misses", s.write_misses)?;
-            d.set_item("evictions", s.evictions)?;
-            d.set_item("disk_requests", s.disk_requests)?;
-            d.set_item("sync_requests", s.sync_requests)?;
-            d.set_item("async_requests", s.async_requests)?;
-            d.set_item("blocks_read", s.blocks_read)?;
-            d.set_item("prefetched", s.prefetched)?;
-            d.set_item("prefetch_hits", s.prefetch_hits)?;
-            d.set_item("prefetched_unused", s.prefetched_unused)?;
-            let sizes: Vec<(u64, u64)> = s.request_sizes.iter().collect();
-            d.set_item("request_sizes", sizes)?;
-            let metrics = PyDict::new(py);
-            for (k, v) in &r.metrics {
-                metrics.set_item(*k, *v)?;
-            }
-            d.set_item("policy_metrics", metrics)?;
-            if let Some(t) = &r.timeline {
-                // The shape `bufsim plot partitions` and the report read (docs/plots.md).
-                let tl = PyDict::new(py);
-                match t.clock {
-                    bufsim_core::policy::partition::TimelineClock::Accesses => {
-                        let samples: Vec<(u64, &str, u32)> = t.rows().map(|(time, name, _, size)| (time, name, size)).collect();
-                        tl.set_item("unit", "accesses")?;
-                        tl.set_item("samples", samples)?;
-                    }
-                    // Storage-aware policies in timed mode sample simulated time (ns): seconds.
-                    bufsim_core::policy::partition::TimelineClock::Nanoseconds => {
-                        let samples: Vec<(f64, &str, u32)> = t.rows().map(|(time, name, _, size)| (time as f64 / 1e9, name, size)).collect();
-                        tl.set_item("unit", "s")?;
-                        tl.set_item("samples", samples)?;
-                    }
-                }
-                d.set_item("partition_timeline", tl)?;
-            }
-            if let Some(t) = &r.timing {
-                set_timing(py, &d, t)?;
-            }
-            d.set_item("skipped_records", r.skipped.count)?;
-            d.set_item("skipped", if r.skipped.is_empty() { String::new() } else { r.skipped.summary() })?;
+            d.set_item("name", f.name)?;
+            d.set_item("section", f.section.name())?;
+            d.set_item("default", f.default.to_string())?;
+            d.set_item("implied", f.implied)?;
+            d.set_item("sql", f.sql)?;
+            d.set_item("many", f.many)?;
+            d.set_item("doc", f.doc)?;
             Ok(d)
         })
         .collect()
 }
 
-const MS: f64 = 1e6;
-const S: f64 = 1e9;
-
-/// The timed-mode fields of a result dict (names as in docs/timing.md).
-fn set_timing(py: Python<'_>, d: &Bound<'_, PyDict>, t: &TimedStats) -> PyResult<()> {
-    d.set_item("exec_time_s", t.exec_time_ns as f64 / S)?;
-    d.set_item("throughput_mb_s", t.throughput_mb_s())?;
-    d.set_item("io_time_s", t.io_time_ns as f64 / S)?;
-    d.set_item("stall_time_s", t.stall_time_ns as f64 / S)?;
-    d.set_item("think_time_s", t.think_time_ns as f64 / S)?;
-    d.set_item("end_time_s", t.end_time_ns as f64 / S)?;
-    d.set_item("streams", t.streams)?;
-    d.set_item("inflight_misses", t.inflight_misses)?;
-    d.set_item("sync_blocks", t.sync.blocks)?;
-    d.set_item("sync_time_ms", t.sync.mean_time_ns() / MS)?;
-    d.set_item("async_blocks", t.async_.blocks)?;
-    d.set_item("async_time_ms", t.async_.mean_time_ns() / MS)?;
-    d.set_item("write_requests", t.write.requests)?;
-    d.set_item("write_blocks", t.write.blocks)?;
-    d.set_item("write_time_ms", t.write.mean_time_ns() / MS)?;
-    for (name, sum) in [("service", &t.service), ("response", &t.response)] {
-        d.set_item(format!("{name}_mean_ms"), sum.mean_ns / MS)?;
-        d.set_item(format!("{name}_p50_ms"), sum.p50_ns / MS)?;
-        d.set_item(format!("{name}_p90_ms"), sum.p90_ns / MS)?;
-        d.set_item(format!("{name}_p99_ms"), sum.p99_ns / MS)?;
-    }
-    let devices = t
-        .devices
-        .iter()
-        .map(|x| {
-            let e = PyDict::new(py);
-            e.set_item("device", x.device)?;
-            e.set_item("model", &x.model)?;
-            e.set_item("requests", x.requests)?;
-            e.set_item("busy_s", x.busy_ns as f64 / S)?;
-            e.set_item("utilization", x.utilization)?;
-            e.set_item("queue_wait_ms", x.queue_wait_mean_ns / MS)?;
-            e.set_item("max_queue", x.max_queue)?;
-            e.set_item("reads", x.reads)?;
-            e.set_item("wait_s", x.wait_ns as f64 / S)?;
-            Ok(e)
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    d.set_item("devices", devices)?;
-    Ok(())
-}
-
-/// Runs every (policy, read-ahead, cache) combination over the trace; one dict per run, in order.
+/// The result table: name, kind (str, int, float, bool, histogram, json), sql type, unit,
+/// timed (only timed runs fill it), doc.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, prefetches=vec!["none".to_string()], format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None, skip_bad=false, storage=None))]
-#[allow(clippy::too_many_arguments)]
-fn run<'py>(
-    py: Python<'py>,
-    path: &str,
-    policies: Vec<String>,
-    caches: Vec<String>,
-    prefetches: Vec<String>,
-    format: &str,
-    block_size: u64,
-    reads_only: bool,
-    cluster: &str,
-    seed: u64,
-    jobs: usize,
-    check: bool,
-    timing: bool,
-    device: &str,
-    scheduler: &str,
-    think: &str,
-    single_stream: bool,
-    file_gap: &str,
-    first_level: Option<FirstLevelArg>,
-    skip_bad: bool,
-    storage: Option<StorageArg>,
-) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
-    let mut opts = run_options(format, block_size, reads_only, cluster, seed, jobs, check, skip_bad, &t)?;
-    opts.first_level = self::first_level(first_level)?;
-    apply_storage(&mut opts, storage)?;
-    let configs = cross(&policies, &prefetches, &caches);
-    let path = path.to_string();
-    let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
-    to_dicts(py, results, block_size)
+fn result_fields(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    RESULT_FIELDS
+        .iter()
+        .map(|f| {
+            let d = PyDict::new(py);
+            d.set_item("name", f.name)?;
+            d.set_item("kind", f.kind.name())?;
+            d.set_item("sql", f.kind.sql())?;
+            d.set_item("unit", f.unit)?;
+            d.set_item("timed", f.timed)?;
+            d.set_item("doc", f.doc)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 /// A trace decoded into memory once; `run` may be called many times, from several threads
@@ -323,62 +153,29 @@ impl Trace {
         self.inner.requests.len()
     }
 
-    #[pyo3(signature = (policies, caches, *, prefetches=vec!["none".to_string()], block_size=4096, reads_only=false, cluster="64KiB", seed=42, jobs=0, check=false, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", first_level=None, storage=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn run<'py>(
-        &self,
-        py: Python<'py>,
-        policies: Vec<String>,
-        caches: Vec<String>,
-        prefetches: Vec<String>,
-        block_size: u64,
-        reads_only: bool,
-        cluster: &str,
-        seed: u64,
-        jobs: usize,
-        check: bool,
-        timing: bool,
-        device: &str,
-        scheduler: &str,
-        think: &str,
-        single_stream: bool,
-        file_gap: &str,
-        first_level: Option<FirstLevelArg>,
-        storage: Option<StorageArg>,
-    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
-        let mut opts = run_options("auto", block_size, reads_only, cluster, seed, jobs, check, false, &t)?;
-        opts.first_level = self::first_level(first_level)?;
-        apply_storage(&mut opts, storage)?;
+    /// Runs every combination over the decoded trace (see `run`); the trace's own format
+    /// and skip report hold, whatever `options` says of them.
+    #[pyo3(signature = (policies, caches, prefetches, options))]
+    fn run(&self, py: Python<'_>, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>, options: &str) -> PyResult<String> {
+        let (o, opts) = self::options(options)?;
         let configs = cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
         let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
-        to_dicts(py, results, block_size)
+        Ok(rows_json(&results, &o))
     }
 }
 
 /// Writes the second-level stream of `path` through `first_level` to `out` (block-csv); one
 /// dict of first-level counters per client.
 #[pyfunction]
-#[pyo3(signature = (path, out, first_level, *, format="auto", block_size=4096, reads_only=false, seed=42))]
-#[allow(clippy::too_many_arguments)]
-fn filter_trace<'py>(
-    py: Python<'py>,
-    path: &str,
-    out: &str,
-    first_level: FirstLevelArg,
-    format: &str,
-    block_size: u64,
-    reads_only: bool,
-    seed: u64,
-) -> PyResult<(u64, Vec<Bound<'py, PyDict>>)> {
-    let cfg = self::first_level(Some(first_level))?.expect("given");
-    let fmt = parse_format(format)?;
-    let engine = EngineConfig { block_size, reads_only, ..EngineConfig::default() };
+#[pyo3(signature = (path, out, options))]
+fn filter_trace<'py>(py: Python<'py>, path: &str, out: &str, options: &str) -> PyResult<(u64, Vec<Bound<'py, PyDict>>)> {
+    let (_, opts) = self::options(options)?;
+    let cfg = opts.first_level.clone().ok_or_else(|| SpecError::new_err("filtering a trace needs a first level (first_level)"))?;
+    let (fmt, engine, seed, block_size) = (opts.format, opts.engine, opts.seed, opts.engine.block_size);
     let (path, out) = (path.to_string(), out.to_string());
     let (written, stats) = py
         .allow_threads(|| -> Result<_, SimError> {
-            cfg.validate(&engine, seed)?;
             let file = std::fs::File::create(&out).map_err(|e| bufsim_core::trace::TraceError::io(&out, &e))?;
             let mut w = BlockCsvWriter::new(std::io::BufWriter::new(file), &out, block_size)?;
             let stats = filter_file(&path, fmt, &cfg, &engine, seed, |r| w.write(r))?;
@@ -404,21 +201,9 @@ fn filter_trace<'py>(
 /// The MQ paper's Table 3 for each (policy, cache): hits and misses of accesses whose temporal
 /// distance is below or at least the cache size.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, *, format="auto", block_size=4096, reads_only=false, seed=42, first_level=None))]
-#[allow(clippy::too_many_arguments)]
-fn breakdown<'py>(
-    py: Python<'py>,
-    path: &str,
-    policies: Vec<String>,
-    caches: Vec<String>,
-    format: &str,
-    block_size: u64,
-    reads_only: bool,
-    seed: u64,
-    first_level: Option<FirstLevelArg>,
-) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let mut opts = run_options(format, block_size, reads_only, "64KiB", seed, 1, false, false, &COUNT_MODE)?;
-    opts.first_level = self::first_level(first_level)?;
+#[pyo3(signature = (path, policies, caches, options))]
+fn breakdown<'py>(py: Python<'py>, path: &str, policies: Vec<String>, caches: Vec<String>, options: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let (_, opts) = self::options(options)?;
     let configs = cross(&policies, &["none".to_string()], &caches);
     let p = path.to_string();
     let rows = py.allow_threads(|| breakdown_trace(&p, &configs, &opts))
@@ -520,30 +305,10 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
 /// (`accesses` or `ns`) and rows `(time, partition, tag, blocks, value)` (`value` is NaN when
 /// the policy keeps none; storage-aware policies: tag = target blocks, value = wait ms).
 #[pyfunction]
-#[pyo3(signature = (path, policy, cache, *, prefetch="none", format="auto", block_size=4096, reads_only=false, cluster="64KiB", seed=42, timing=false, device="st39102lw", scheduler="noop", think="trace", single_stream=false, file_gap="0blocks", storage=None))]
-#[allow(clippy::too_many_arguments)]
-fn run_timeline(
-    py: Python<'_>,
-    path: &str,
-    policy: &str,
-    cache: &str,
-    prefetch: &str,
-    format: &str,
-    block_size: u64,
-    reads_only: bool,
-    cluster: &str,
-    seed: u64,
-    timing: bool,
-    device: &str,
-    scheduler: &str,
-    think: &str,
-    single_stream: bool,
-    file_gap: &str,
-    storage: Option<StorageArg>,
-) -> PyResult<(&'static str, Vec<(u64, String, u64, u32, f64)>)> {
-    let t = TimingArgs { timing, device, scheduler, think, single_stream, file_gap };
-    let mut opts = run_options(format, block_size, reads_only, cluster, seed, 1, false, false, &t)?;
-    apply_storage(&mut opts, storage)?;
+#[pyo3(signature = (path, policy, cache, prefetch, options))]
+fn run_timeline(py: Python<'_>, path: &str, policy: &str, cache: &str, prefetch: &str, options: &str) -> PyResult<(&'static str, Vec<(u64, String, u64, u32, f64)>)> {
+    let (_, mut opts) = self::options(options)?;
+    opts.jobs = 1;
     let configs = vec![RunConfig::new(policy, cache).with_prefetch(prefetch)];
     let p = path.to_string();
     let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
@@ -772,6 +537,9 @@ fn convert<'py>(py: Python<'py>, path: &str, out: &str, format: &str, skip_bad: 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_options, m)?)?;
+    m.add_function(wrap_pyfunction!(option_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(result_fields, m)?)?;
     m.add_class::<Trace>()?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
