@@ -10,7 +10,8 @@ specific exceptions carrying the same one-line messages the command line prints.
 """
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
-from bufsim.api import Result, devices, policies, prefetchers, simulate, sweep
+from bufsim.api import RESULT_FIELDS, Result, devices, policies, prefetchers, run, simulate, sweep
+from bufsim.options import OPTION_FIELDS, Options
 from bufsim.hierarchy import FirstLevel, filter_trace
 from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
 from bufsim.analysis import Analysis, analyze, distance_breakdown, mrc
@@ -30,11 +31,15 @@ __all__ = [
     "generate",
     "generators",
     "mrc",
+    "OPTION_FIELDS",
+    "Options",
     "partition_timeline",
     "plot_partition_timeline",
     "policies",
     "prefetchers",
     "Result",
+    "RESULT_FIELDS",
+    "run",
     "simulate",
     "SkippedRecordsWarning",
     "SpecError",

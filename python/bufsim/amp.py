@@ -13,35 +13,22 @@ from bufsim._core import SpecError
 if TYPE_CHECKING:
     import pandas
 
-from bufsim.api import PathLike, SizeLike, block_size_bytes, size_text
+from bufsim.options import Options, PathLike, SizeLike, block_size_bytes, size_text
 
 
-def partition_timeline(
-    trace: PathLike,
-    policy: str = "amp",
-    cache: SizeLike = "64MiB",
-    *,
-    format: str = "auto",
-    block_size: SizeLike = 4096,
-    reads_only: bool = False,
-    seed: int = 42,
-) -> "pandas.DataFrame":
+def partition_timeline(trace: PathLike, policy: str = "amp", cache: SizeLike = "64MiB", **options: Any) -> "pandas.DataFrame":
     """Runs a partitioned policy (``amp``, ``pcc``, ``dear``, with any parameters) over
     ``trace`` and returns its partition sizes over virtual time, one row per partition per
     sample: ``time`` (demand block accesses so far), ``partition`` (``default``, ``one-shot``,
     ``mru1``...), ``ctx`` (program context an MRU partition serves, 0 otherwise) and ``blocks``.
     The policy's ``timeline=N`` parameter sets the sampling interval (default every 1000
-    accesses; past 2048 samples every other one is dropped and the interval doubles)."""
+    accesses; past 2048 samples every other one is dropped and the interval doubles). Other
+    keywords are run options (``block_size``, ``seed``...)."""
     import pandas as pd
 
-    if seed < 0:
-        raise SpecError("seed must be zero or more")
     # The one timeline binding (bufsim.storage uses it too); for AMP's partitions the tag is
     # the program context and there is no per-sample value.
-    _, rows = _core.run_timeline(
-        os.fspath(trace), str(policy), size_text(cache, "cache size"), format=format,
-        block_size=block_size_bytes(block_size), reads_only=reads_only, seed=seed,
-    )
+    _, rows = _core.run_timeline(os.fspath(trace), str(policy), size_text(cache, "cache size"), "none", Options(options).to_json())
     return pd.DataFrame([r[:4] for r in rows], columns=["time", "partition", "ctx", "blocks"])
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import PathLike, SizeLike, block_size_bytes, size_text
+from bufsim.options import Options, PathLike, SizeLike, block_size_bytes, size_text
 
 if TYPE_CHECKING:
     import pandas
@@ -139,13 +139,11 @@ def distance_breakdown(
     row per policy and size."""
     import pandas as pd
 
-    from bufsim.api import _first_level
-
     names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
     sizes = [cache] if isinstance(cache, (str, int)) else list(cache)
+    options = Options(first_level=first_level, format=format, block_size=block_size, reads_only=reads_only, seed=seed)
     rows = _core.breakdown(os.fspath(trace), [str(p) for p in names], [size_text(c, "cache size") for c in sizes],
-                           format=format, block_size=block_size_bytes(block_size), reads_only=reads_only,
-                           seed=seed, first_level=_first_level(first_level))
+                           options.to_json())
     return pd.DataFrame(rows, columns=["policy", "cache_blocks", "below_hits", "below_misses", "above_hits",
                                        "above_misses", "first"])
 

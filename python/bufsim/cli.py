@@ -37,31 +37,75 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], right
     return "\n".join(lines)
 
 
-def add_trace_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", default="auto", metavar="F",
-                   help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)}; "
-                   "blkparse(event=C) or (event=D) takes completions or dispatches instead of queue events (default: auto)")
-    p.add_argument("--block-size", default="4KiB", metavar="SIZE",
-                   help="cache block size (default: 4KiB)")
-    p.add_argument("--reads-only", action="store_true",
-                   help="drop write requests (by default reads and writes are both cache accesses)")
-    p.add_argument("--cluster", default="64KiB", metavar="SIZE",
-                   help="largest disk request the I/O clusterer forms (default: 64KiB)")
-    p.add_argument("--seed", type=int, default=42,
-                   help="seed of every random choice; same inputs and seed give identical results (default: 42)")
+# Titles of the option groups `--help` shows, by section of the core's option table.
+SECTION_TITLES = {
+    "trace": "trace",
+    "run": "simulation",
+    "timing": "timed mode (docs/timing.md; any of these turns timing on)",
+    "layout": "layout",
+    "storage": "storage-aware caching (docs/storage-aware.md; all but --array turn timing on)",
+    "execution": "execution",
+}
+# Options a sweep takes several values of (its grid), one value elsewhere.
+GRID_OPTIONS = ("device", "io_scheduler")
+SHORT_FLAGS = {"jobs": ["-j"]}
+
+
+def _number_or_text(text: str) -> int | str:
+    """Integer options that also take units (block sizes): digits are a number."""
+    return int(text) if text.strip().isdigit() else text
+
+
+def add_options(p: argparse.ArgumentParser, sections: Sequence[str], *, grid: bool = False,
+                only: Sequence[str] = ()) -> None:
+    """One flag per run option of these sections of the core's option table, named as its
+    Python keyword (``io_scheduler`` is ``--io-scheduler``), documented by the table. Unset
+    flags stay out of the options, so the core's defaults hold. ``grid``: sweeps repeat
+    ``--device`` and ``--io-scheduler``; ``only``: just these options of the sections."""
+    from bufsim.options import OPTION_FIELDS
+
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for f in OPTION_FIELDS:
+        if f.section not in sections or (only and f.name not in only):
+            continue
+        if f.section not in groups:
+            groups[f.section] = p.add_argument_group(SECTION_TITLES[f.section])
+        g = groups[f.section]
+        names = ["--" + f.name.replace("_", "-")] + SHORT_FLAGS.get(f.name, [])
+        repeat = f.many and (grid or f.name not in GRID_OPTIONS)
+        help = f"{f.doc}{'; repeatable' if repeat else ''} (default: {f.shown_default})".replace("%", "%%")
+        if f.sql == "BOOLEAN":
+            g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
+        else:
+            kind = _number_or_text if f.sql in ("BIGINT", "UBIGINT") else str
+            g.add_argument(*names, dest=f.name, action="append" if repeat else "store", type=kind, default=None,
+                           metavar=f.name.upper(), help=help)
+
+
+def options_of(args: argparse.Namespace):
+    """The options the command line set (flags from :func:`add_options`, and a first level)."""
+    from bufsim.options import OPTION_FIELDS, Options
+
+    given = {f.name: getattr(args, f.name) for f in OPTION_FIELDS if f.name != "first_level" and hasattr(args, f.name)}
+    if hasattr(args, "first_level"):
+        given["first_level"] = first_level_of(args)
+    return Options(given)
 
 
 def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) -> None:
+    from bufsim.hierarchy import CLIENT_COLUMNS, FirstLevel
+
+    default = {name: f.default for name, f in FirstLevel.__dataclass_fields__.items()}
     g = p.add_argument_group("hierarchy (MQ paper)", "simulate the second level: the trace first goes through "
                              "first-level client caches and only their misses (or write-backs) go on")
-    g.add_argument("--l1", metavar="SPEC", required=required, help="first-level policy of every client, e.g. lru")
-    g.add_argument("--l1-size", metavar="SIZE", default="8MiB",
-                   help="first-level cache size of every client (default: 8MiB; 0 passes everything)")
-    g.add_argument("--client", choices=["all", "pid", "device"], default="all",
-                   help="trace column telling clients apart (default: all, one client)")
-    g.add_argument("--l1-client", action="append", metavar="ID=SPEC@SIZE", default=[],
+    g.add_argument("--first-level", metavar="SPEC", required=required, help="first-level policy of every client, e.g. lru")
+    g.add_argument("--first-level-cache", metavar="SIZE", default=default["cache"],
+                   help=f"first-level cache size of every client (default: {default['cache']}; 0 passes everything)")
+    g.add_argument("--first-level-client", choices=CLIENT_COLUMNS, default=default["client"],
+                   help=f"trace column telling clients apart (default: {default['client']})")
+    g.add_argument("--first-level-clients", action="append", metavar="ID=SPEC@SIZE", default=[],
                    help="a different first level for one client, e.g. 3=lru@16MiB; repeatable")
-    g.add_argument("--write-back", action="store_true",
+    g.add_argument("--first-level-write-back", action="store_true",
                    help="write-back first level: writes reach the second level when dirty blocks are evicted "
                    "(default: every first-level miss goes down as itself)")
 
@@ -69,90 +113,25 @@ def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) 
 def first_level_of(args: argparse.Namespace):
     from bufsim.hierarchy import FirstLevel
 
-    if not args.l1:
-        if args.l1_client or args.write_back or args.client != "all":
-            raise SpecError("--client, --l1-client and --write-back describe a first level: give --l1 SPEC too")
+    if not args.first_level:
+        if args.first_level_clients or args.first_level_write_back or args.first_level_client != "all":
+            raise SpecError("--first-level-client, --first-level-clients and --first-level-write-back describe a "
+                            "first level: give --first-level SPEC too")
         return None
-    clients = dict(FirstLevel.parse_client(c) for c in args.l1_client)
-    return FirstLevel(args.l1, args.l1_size, client=args.client, write_back=args.write_back, clients=clients)
-
-
-def add_timing_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
-    """Timed mode (docs/timing.md). In `sweep`, --scheduler names the Dask scheduler, so the I/O
-    scheduler is --io-scheduler there; devices and I/O schedulers are repeatable."""
-    g = p.add_argument_group("timed mode (docs/timing.md; any of these but --file-gap implies --timing)")
-    g.add_argument("--timing", action="store_true",
-                   help="simulate time: think time, synchronous and asynchronous I/O, device queues; "
-                   "adds execution time, I/O time, stall time and request latencies")
-    g.add_argument("--device", action="append" if sweep else "store", metavar="SPEC",
-                   help="device model for every device id, such as st39102lw, ibm-9lzx(age=5), "
-                   "avg(seek=6.5ms,rotation=3.0ms) or ssd (default: st39102lw)"
-                   + ("; repeat to sweep several" if sweep else "") + ". `bufsim devices` lists them")
-    names = ["--io-scheduler"] if sweep else ["--scheduler", "--io-scheduler"]
-    g.add_argument(*names, dest="io_scheduler", action="append" if sweep else "store", metavar="SPEC",
-                   help="I/O scheduler of each device queue: noop, sstf, cscan, deadline(...) (default: noop)"
-                   + ("; repeat to sweep several" if sweep else ""))
-    g.add_argument("--think", metavar="T",
-                   help="think time before each request: `trace` (issue time minus the previous request's "
-                   "completion in the same stream, as traced) or a time such as 0.1ms (default: trace)")
-    g.add_argument("--single-stream", action="store_true",
-                   help="merge all processes (pids) into one stream, as the prefetching paper's AccuSim did")
-    g.add_argument("--file-gap", default="0blocks", metavar="SIZE",
-                   help="free space between consecutive files of a file trace on the device, e.g. 1MiB "
-                   "(count mode too; default: none)")
-
-
-def timing_kwargs(args: argparse.Namespace) -> dict:
-    """The timing keyword arguments of bufsim.api for `run`."""
-    given = args.timing or args.device is not None or args.io_scheduler is not None \
-        or args.think is not None or args.single_stream
-    return {"timing": bool(given) or None, "device": args.device, "scheduler": args.io_scheduler,
-            "think": args.think, "single_stream": args.single_stream, "file_gap": args.file_gap}
-
-
-# --- Storage-aware caching (issue 9): array, per-device specs, network, closed workload, faults ---
-
-def add_storage_options(p: argparse.ArgumentParser) -> None:
-    """Storage-aware caching's storage system (docs/storage-aware.md)."""
-    g = p.add_argument_group("storage-aware caching (docs/storage-aware.md; all but --array imply --timing)")
-    g.add_argument("--array", metavar="SPEC",
-                   help="stripe the trace's logical volume over a RAID-0 array: raid0(devices=16,unit=8KiB) or a "
-                   "device count such as 16 (count mode too)")
-    g.add_argument("--device-for", action="append", default=[], metavar="ID=SPEC",
-                   help="a device model for some devices, e.g. 3=ibm-9lzx(age=10), 0-7=ibm-9lzx(age=2) or 2,5=ssd; "
-                   "repeatable; the others use --device")
-    g.add_argument("--network", metavar="SPEC",
-                   help="network between cache and devices: none, or loggp(latency=1us,overhead=0.4us,gap=76ns,"
-                   "bandwidth=10Gb/s,header=64B) (the paper's §4.4 values are loggp's defaults; default: none)")
-    g.add_argument("--closed", type=int, metavar="N",
-                   help=f"closed workload: N requests outstanding (1 to {_core.MAX_CLOSED}), the trace's next request issued as "
-                   "soon as one completes, the trace's think times taken as 0 (default: the trace's processes with "
-                   "their think times)")
-    g.add_argument("--fault", action="append", default=[], metavar="SPEC",
-                   help="performance fault: device=6,at=500s,slowdown=2 slows every request device 6 starts from "
-                   "500 s of simulated time on twofold; repeatable (on one device the latest in force wins)")
-
-
-def storage_kwargs(args: argparse.Namespace) -> dict:
-    """The storage keyword arguments of bufsim.api."""
-    return {"array": args.array, "device_for": args.device_for or None, "network": args.network,
-            "closed": args.closed, "faults": args.fault or None}
+    clients = dict(FirstLevel.parse_client(c) for c in args.first_level_clients)
+    return FirstLevel(args.first_level, args.first_level_cache, client=args.first_level_client,
+                      write_back=args.first_level_write_back, clients=clients)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     import warnings
 
-    from bufsim.api import TIMING_FIELDS, _run
+    from bufsim.api import TIMING_FIELDS, run
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # skipped records are reported below, once
-        results = _run(
-            args.trace, args.policy or ["lru"], args.cache or ["64MiB"],
-            prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
-            reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, jobs=args.jobs,
-            check=args.check, first_level=first_level_of(args), skip_bad=args.skip_bad, **timing_kwargs(args),
-            **storage_kwargs(args),
-        )
+        results = run(args.trace, args.policy or ["lru"], args.cache or ["64MiB"], options_of(args),
+                      prefetches=args.prefetch or ["none"])
     if results and results[0].skipped:
         print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
     if results and results[0].requests == 0:
@@ -205,37 +184,24 @@ def results_table(results) -> str:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from bufsim.sweeps import SweepSpec, run_sweep
 
+    options = options_of(args)
+    grid = {"policies": args.policy, "caches": args.cache, "prefetches": args.prefetch,
+            "devices": options.get("device"), "io_schedulers": options.get("io_scheduler")}
+    options = options.replace(device=None, io_scheduler=None, jobs=None)
     if args.config:
+        # The experiment file, with what the command line gives on top.
         spec = SweepSpec.from_toml(args.config)
         spec.traces += args.trace
-        for name in ("policy", "cache", "prefetch", "device", "io_scheduler"):
-            if getattr(args, name):
-                setattr(spec, {"policy": "policies", "cache": "caches", "prefetch": "prefetches",
-                               "device": "devices", "io_scheduler": "io_schedulers"}[name],
-                        getattr(args, name))
-        if args.think is not None:
-            spec.think = args.think
-        if args.single_stream:
-            spec.single_stream = True
-        if args.timing or args.device or args.io_scheduler or args.think is not None or args.single_stream:
-            spec.timing = True
-        if args.file_gap != "0blocks":
-            spec.file_gap = args.file_gap
-        storage = {k: v for k, v in storage_kwargs(args).items() if v is not None}
-        if storage:
-            spec.storage = {**(spec.storage or {}), **storage}
+        for name, values in grid.items():
+            if values:
+                setattr(spec, name, list(values))
+        spec.options = spec.options.replace(**options)
     else:
         if not args.trace:
             raise SpecError("give at least one TRACE (or --config FILE)")
-        timing = bool(args.timing or args.device or args.io_scheduler or args.think is not None or args.single_stream)
-        spec = SweepSpec(traces=args.trace, policies=args.policy or ["lru"], caches=args.cache or ["64MiB"],
-                         prefetches=args.prefetch or ["none"], format=args.format, block_size=args.block_size,
-                         reads_only=args.reads_only, cluster=args.cluster, seed=args.seed, timing=timing,
-                         devices=args.device or None, io_schedulers=args.io_scheduler or None,
-                         think=args.think or "trace", single_stream=args.single_stream, file_gap=args.file_gap,
-                         storage={k: v for k, v in storage_kwargs(args).items() if v is not None} or None)
-    df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs, scheduler=args.scheduler,
-                   progress=not args.quiet)
+        spec = SweepSpec(args.trace, args.policy or ["lru"], args.cache or ["64MiB"], args.prefetch,
+                         devices=grid["devices"], io_schedulers=grid["io_schedulers"], options=options)
+    df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs or 0, dask=args.dask, progress=not args.quiet)
     if args.json:
         for row in df.to_dict("records"):
             print(json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()
@@ -272,11 +238,11 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_filter(args: argparse.Namespace) -> int:
+def cmd_filter_trace(args: argparse.Namespace) -> int:
     from bufsim.hierarchy import filter_trace
 
-    df = filter_trace(args.trace, args.out, first_level_of(args), format=args.format,
-                      block_size=args.block_size, reads_only=args.reads_only, seed=args.seed)
+    options = options_of(args)
+    df = filter_trace(args.trace, args.out, options["first_level"], **options.replace(first_level=None))
     if args.json:
         for row in df.to_dict("records"):
             print(json.dumps({k: int(v) for k, v in row.items()}))
@@ -297,7 +263,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
             print(json.dumps(d))
         return 0
     for title, kind in (("Device models (--device)", "device"), ("Device presets (--device)", "preset"),
-                        ("I/O schedulers (--scheduler)", "scheduler")):
+                        ("I/O schedulers (--io-scheduler)", "scheduler")):
         print(f"{title}:")
         for d in (d for d in infos if d["kind"] == kind):
             aliases = f" (also {', '.join(d['aliases'])})" if d["aliases"] else ""
@@ -430,25 +396,25 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_timeline(args: argparse.Namespace) -> int:
     from bufsim.amp import partition_timeline, plot_partition_timeline
+    from bufsim.options import OPTION_FIELDS
 
-    timing, storage = timing_kwargs(args), storage_kwargs(args)
-    if timing["timing"] or any(v for v in storage.values()):
+    options = options_of(args)
+    storage = [f.name for f in OPTION_FIELDS if f.section == "storage"]
+    timed_or_storage = options.resolved()["timing"] or any(k in options for k in storage)
+    if timed_or_storage:
         # Storage-aware caching (Figure 8, left): sizes and wait times over simulated time.
         from bufsim.storage import partition_timeline as timed_timeline, plot_partition_timeline as plot_timed
 
-        timing.pop("single_stream")
-        df = timed_timeline(args.trace, args.policy, args.cache, format=args.format, block_size=args.block_size,
-                            reads_only=args.reads_only, seed=args.seed, **timing, **storage)
+        df = timed_timeline(args.trace, args.policy, args.cache, **options)
         if args.plot:
             import re
 
-            faulty = sorted({f"dev{m.group(1)}" for f in storage["faults"] or []
+            faulty = sorted({f"dev{m.group(1)}" for f in options.get("faults") or []
                              for m in [re.search(r"device=(\d+)", f)] if m})
             plot_timed(df, args.plot, title=f"{args.policy}, cache {args.cache}", highlight=faulty or None)
             print(f"wrote {args.plot}")
     else:
-        df = partition_timeline(args.trace, args.policy, args.cache, format=args.format,
-                                block_size=args.block_size, reads_only=args.reads_only, seed=args.seed)
+        df = partition_timeline(args.trace, args.policy, args.cache, **options)
         if args.plot:
             plot_partition_timeline(df, args.plot, title=f"{args.policy}, cache {args.cache}")
             print(f"wrote {args.plot}")
@@ -463,8 +429,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 def cmd_detect(args: argparse.Namespace) -> int:
     from bufsim.amp import detect
 
-    df = detect(args.trace, args.detector, format=args.format, block_size=args.block_size,
-                reads_only=args.reads_only)
+    df = detect(args.trace, args.detector, **options_of(args))
     if args.json:
         for row in df.to_dict("records"):
             print(json.dumps({k: (None if v != v else v) for k, v in row.items()}))
@@ -497,9 +462,7 @@ def add_amp_commands(sub) -> None:
     tl.add_argument("--policy", "-p", default="amp", metavar="SPEC",
                     help="amp, pcc, dear, static, eager-lru, lazy-lru or lazy-clock spec (default: amp)")
     tl.add_argument("--cache", "-c", default="64MiB", metavar="SIZE", help="cache size (default: 64MiB)")
-    add_trace_options(tl)
-    add_timing_options(tl)
-    add_storage_options(tl)
+    add_options(tl, ["trace", "run", "timing", "layout", "storage"])
     tl.add_argument("--csv", metavar="FILE", help="write the rows to FILE instead of standard output")
     tl.add_argument("--plot", metavar="PNG", help="draw the timeline into PNG: stacked areas (AMP), or partition "
                     "sizes above per-device wait times (storage-aware, faulty devices drawn thick)")
@@ -512,7 +475,7 @@ def add_amp_commands(sub) -> None:
     det.add_argument("trace", help="trace file")
     det.add_argument("--detector", "-d", default="amp", metavar="SPEC",
                      help="amp, pcc or dear with their parameters, e.g. amp(threshold=0.3) (default: amp)")
-    add_trace_options(det)
+    add_options(det, ["trace"], only=["format", "block_size", "reads_only"])
     det.add_argument("--json", action="store_true", help="one JSON object per context")
     det.set_defaults(func=cmd_detect)
 
@@ -615,27 +578,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--prefetch", action="append", metavar="SPEC",
                      help="read-ahead: none, linux, linux-ondemand, bsd or simple(min=3,max=8); repeat for "
                      "several (default: none). `bufsim prefetchers` lists them")
-    add_trace_options(run)
-    add_timing_options(run)
-    add_storage_options(run)
-    run.add_argument("--jobs", "-j", type=int, default=0, help="worker threads (default: all cores)")
-    run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
-    run.add_argument("--check", action="store_true", help="verify cache and policy invariants after each run")
+    add_options(run, ["trace", "run", "timing", "layout", "storage", "execution"])
     add_first_level_options(run)
-    run.add_argument("--skip-bad", action="store_true",
-                     help="count and pass over malformed trace records (reported on stderr) instead of stopping at the first")
+    run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
     run.set_defaults(func=cmd_run)
 
-    flt = sub.add_parser("filter", help="write the second-level stream a trace makes through first-level caches",
+    flt = sub.add_parser("filter-trace", help="write the second-level stream a trace makes through first-level caches",
                          description="Pass TRACE through first-level client caches (MQ paper) and write their misses "
                          "(and, with --write-back, write-backs) in order as a device-addressed block-csv trace, the "
                          "stream a shared second-level cache sees.")
     flt.add_argument("trace", help="trace file")
     flt.add_argument("--out", "-o", required=True, metavar="OUT.csv", help="where to write the second-level trace")
-    add_trace_options(flt)
+    add_options(flt, ["trace"], only=["format", "block_size", "reads_only"])
+    add_options(flt, ["run"], only=["seed"])
     add_first_level_options(flt, required=True)
     flt.add_argument("--json", action="store_true", help="print one JSON object per client")
-    flt.set_defaults(func=cmd_filter)
+    flt.set_defaults(func=cmd_filter_trace)
 
 
     cv = sub.add_parser("convert", help="convert a trace into bufsim's binary format (.bst), the fastest to read",
@@ -665,21 +623,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     sw = sub.add_parser("sweep", help="run policies x read-ahead x cache sizes over traces into a results database",
                         description="Run every combination over every TRACE, in parallel on all cores (or on a "
-                        "Dask cluster with --scheduler), writing each finished run to a DuckDB file. A sweep "
+                        "Dask cluster with --dask), writing each finished run to a DuckDB file. A sweep "
                         "killed at any moment keeps every finished run; --resume skips them.")
     sw.add_argument("trace", nargs="*", help="trace files")
     sw.add_argument("--policy", "-p", action="append", metavar="SPEC", help="policy spec; repeat for several")
     sw.add_argument("--cache", "-c", action="append", metavar="SIZE",
                     help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable")
     sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
-    add_trace_options(sw)
-    add_timing_options(sw, sweep=True)
-    add_storage_options(sw)
+    add_options(sw, ["trace", "run", "timing", "layout", "storage"], grid=True)
+    add_options(sw, ["execution"], only=["jobs"])
+    add_first_level_options(sw)
     sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
     sw.add_argument("--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)")
     sw.add_argument("--resume", action="store_true", help="skip runs already in the database")
-    sw.add_argument("--jobs", "-j", type=int, default=0, help="local worker threads (default: all cores)")
-    sw.add_argument("--scheduler", metavar="ADDR", help="run on a Dask cluster, e.g. tcp://host:8786")
+    sw.add_argument("--dask", metavar="ADDRESS", help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. "
+                    "tcp://host:8786 (default: local threads)")
     sw.add_argument("--json", action="store_true", help="print the rows as JSON lines")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     sw.set_defaults(func=cmd_sweep)

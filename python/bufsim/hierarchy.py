@@ -4,26 +4,18 @@ shared second-level cache sees (the Table 3 breakdown, with ``first_level=``, is
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import PathLike, SizeLike, block_size_bytes, size_text
+from bufsim.options import Options, PathLike, SizeLike
 
 if TYPE_CHECKING:
     import pandas
 
 CLIENT_COLUMNS = ("all", "pid", "device")
-
-
-def _level_size(size: SizeLike) -> str:
-    # A first level of size 0 passes everything down (allowed here, unlike a cache of a run).
-    if isinstance(size, int) and not isinstance(size, bool) and size == 0:
-        return "0blocks"
-    return size_text(size, "first-level cache size")
 
 
 @dataclass(frozen=True)
@@ -49,25 +41,10 @@ class FirstLevel:
             if not (isinstance(v, (tuple, list)) and len(v) == 2):
                 raise SpecError(f"client {k}: give (policy, size), not {v!r}")
 
-    def to_core(self) -> tuple:
-        return (str(self.policy), _level_size(self.cache), self.client,
-                "write-back" if self.write_back else "misses",
-                [(int(k), str(p), _level_size(s)) for k, (p, s) in sorted(self.clients.items())])
-
-    def to_json(self, block_size: int | None = None) -> str:
-        """A canonical text form, stored with sweep results and sent to sweep workers; with
-        ``block_size`` sizes are written in blocks, so equal caches give equal text."""
-        policy, cache, client, forward, clients = self.to_core()
-        if block_size is not None:
-            blocks = lambda s: f"{_core.size_to_blocks(s, block_size)}blocks"  # noqa: E731
-            cache, clients = blocks(cache), [(c, p, blocks(s)) for c, p, s in clients]
-        return json.dumps([policy, cache, client, forward, clients], separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> "FirstLevel":
-        policy, cache, client, forward, clients = json.loads(text)
-        return cls(policy, cache, client=client, write_back=forward == "write-back",
-                   clients={c: (p, s) for c, p, s in clients})
+    def to_mapping(self) -> dict[str, Any]:
+        """The first level as the core's ``first_level`` option reads it (a TOML table's shape)."""
+        return {"policy": str(self.policy), "cache": self.cache, "client": self.client, "write_back": self.write_back,
+                "clients": {str(k): [str(p), s] for k, (p, s) in sorted(self.clients.items())}}
 
     @classmethod
     def parse_client(cls, text: str) -> tuple[int, tuple[str, str]]:
@@ -96,28 +73,20 @@ class FirstLevel:
                    clients=clients)
 
 
-def filter_trace(
-    trace: PathLike,
-    out: PathLike,
-    first_level: FirstLevel,
-    *,
-    format: str = "auto",
-    block_size: SizeLike = 4096,
-    reads_only: bool = False,
-    seed: int = 42,
-) -> "pandas.DataFrame":
+def filter_trace(trace: PathLike, out: PathLike, first_level: FirstLevel, **options: Any) -> "pandas.DataFrame":
     """Writes the second-level stream of ``trace`` through ``first_level`` to ``out`` as a
     ``block-csv`` trace (device-addressed: a storage server sees device blocks) and returns the
     first level's counters, one row per client. The stream is exactly the first-level misses
-    (and write-backs) in order."""
+    (and write-backs) in order. Other keywords are run options (``format``, ``block_size``,
+    ``reads_only``, ``seed``)."""
     import pandas as pd
 
     if not isinstance(first_level, FirstLevel):
         raise SpecError("first_level must be a bufsim.FirstLevel")
     if not os.fspath(out).endswith(".csv"):
         raise SpecError(f"{os.fspath(out)}: the second-level stream is written as block-csv; name the output *.csv")
-    written, rows = _core.filter_trace(os.fspath(trace), os.fspath(out), first_level.to_core(), format=format,
-                                       block_size=block_size_bytes(block_size), reads_only=reads_only, seed=seed)
+    opts = Options(options, first_level=first_level)
+    written, rows = _core.filter_trace(os.fspath(trace), os.fspath(out), opts.to_json())
     df = pd.DataFrame(rows, columns=["client", "cache_blocks", "accesses", "hits", "misses", "write_backs"])
     df.attrs["requests_written"] = written
     return df

@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from bufsim.api import _run
+from bufsim.api import run
+from bufsim.options import Options
 
 
 def _table1_trace(directory: str) -> Path:
@@ -28,9 +29,8 @@ def prefetch_table1() -> list[dict]:
     paper = {("opt", "simple(min=3,max=8)"): 8, ("lru", "simple(min=3,max=8)"): 6,
              ("opt", "none"): 16, ("lru", "none"): 23}
     with tempfile.TemporaryDirectory() as d:
-        results = _run(_table1_trace(d), ["opt", "lru"], [8],
-                       prefetches=["simple(min=3,max=8)", "none"], format="csv",
-                       block_size=4096, reads_only=False, seed=42, jobs=1, check=True)
+        results = run(_table1_trace(d), ["opt", "lru"], [8], Options(format="csv", jobs=1, check=True),
+                      prefetches=["simple(min=3,max=8)", "none"])
     rows = []
     for r in results:
         prefetching = r.prefetch != "none"
@@ -68,9 +68,9 @@ def dulo_table1() -> list[dict]:
     paper = {("lru", "linux"): (95.0, 10), (DULO_TABLE1, "linux"): (66.5, 7),
              ("lru", "none"): (None, 16), (DULO_TABLE1, "none"): (None, 16)}
     with tempfile.TemporaryDirectory() as d:
-        results = _run(_dulo_table1_trace(d), ["lru", DULO_TABLE1], [8], prefetches=["linux", "none"],
-                       format="csv", block_size=4096, reads_only=False, seed=42, jobs=1, check=True,
-                       timing=True, device="avg(seek=6.5ms,rotation=3.0ms)", think=0, file_gap="100blocks")
+        options = Options(format="csv", jobs=1, check=True, device="avg(seek=6.5ms,rotation=3.0ms)", think=0,
+                          file_gap="100blocks")
+        results = run(_dulo_table1_trace(d), ["lru", DULO_TABLE1], [8], options, prefetches=["linux", "none"])
     rows = []
     for r in results:
         scheme = "traditional (lru)" if r.policy == "lru" else "dual (dulo)"
@@ -96,12 +96,13 @@ def dulo_tables34() -> list[dict]:
         from bufsim.amp import generate
 
         trace = generate("dulo-mix", seed=1, out=str(Path(d) / "mix.csv"))
-        kw = dict(prefetches=["linux-ondemand"], format="csv", block_size=4096, reads_only=False, seed=42, jobs=0,
-                  check=False, timing=True, device="st39102lw", think=0, file_gap="1MiB")
+        options = Options(format="csv", device="st39102lw", think=0, file_gap="1MiB")
         banks = ["64KiB", "256KiB", "1MiB", "2MiB", "4MiB", "8MiB", "16MiB"]
         evicts = ["4MiB", "8MiB", "16MiB", "32MiB", "48MiB", "56MiB"]
-        by_bank = _run(trace, [f"dulo(bank={b},evict=16MiB)" for b in banks], ["64MiB"], **kw)
-        by_evict = _run(trace, [f"dulo(bank=2MiB,evict={e})" for e in evicts], ["64MiB"], **kw)
+        by_bank = run(trace, [f"dulo(bank={b},evict=16MiB)" for b in banks], ["64MiB"], options,
+                      prefetches=["linux-ondemand"])
+        by_evict = run(trace, [f"dulo(bank=2MiB,evict={e})" for e in evicts], ["64MiB"], options,
+                       prefetches=["linux-ondemand"])
     rows = []
     for table, sizes, results in (("3: bank size (evict 16MiB)", banks, by_bank), ("4: evict size (bank 2MiB)", evicts, by_evict)):
         best = min(r.exec_time_s for r in results)
@@ -219,8 +220,7 @@ def mq_table2() -> list[dict]:
             l2 = Path(d) / f"{name}-l2.csv"
             filter_trace(_mq_trace(name, d), l2, FirstLevel(**first))
             t = analyze(l2, working_set=False, contexts=0).temporal_distance
-            results = _run(l2, [spec for _, spec in MQ_POLICIES], sizes, format="block-csv", block_size=4096,
-                           reads_only=False, seed=42, jobs=0, check=False)
+            results = run(l2, [spec for _, spec in MQ_POLICIES], sizes, Options(format="block-csv", block_size=4096))
             by = {(r.policy, r.cache_blocks): r for r in results}
             for size in sizes:
                 blocks = _blocks(size)

@@ -10,7 +10,8 @@ import tempfile
 from typing import Any
 
 from bufsim import _core
-from bufsim.api import device_for_pairs
+from bufsim.api import run
+from bufsim.options import Options
 from bufsim.storage import PAPER_STORAGE
 
 # What the paper's §5 says each figure shows.
@@ -38,14 +39,12 @@ def _settings(quick: bool) -> dict[str, Any]:
     return {"trace1": "sa-trace1", "trace2": "sa-trace2", "trace3": "sa-trace3", "ages": list(range(11))}
 
 
-def _storage(device_for: Any = None, faults: Any = None) -> tuple:
-    return (PAPER_STORAGE["array"], device_for_pairs(device_for), PAPER_STORAGE["network"],
-            PAPER_STORAGE["closed"], list(faults or []))
+def _options(device_for: Any = None, faults: Any = None) -> Options:
+    return Options(PAPER_STORAGE, timing=True, device_for=device_for, faults=faults)
 
 
-def _run(trace: Any, policies: list[str], device_for: Any = None, faults: Any = None) -> list[dict]:
-    return trace.run(policies, ["200MB"], seed=42, jobs=0, timing=True, device=PAPER_STORAGE["device"],
-                     storage=_storage(device_for, faults))
+def _run(trace: Any, policies: list[str], device_for: Any = None, faults: Any = None) -> list:
+    return run(trace, policies, ["200MB"], _options(device_for, faults))
 
 
 def _aging(trace: Any, name: str, figure: str, policies: list[str], ages: list[int]) -> list[dict]:
@@ -54,8 +53,8 @@ def _aging(trace: Any, name: str, figure: str, policies: list[str], ages: list[i
     for age in ages:
         device_for = {0: f"ibm-9lzx(age={age})"} if age else None
         for r in _run(trace, policies, device_for):
-            rows.append({"figure": figure, "trace": name, "slow_disk_age": age, "policy": r["policy"],
-                         "mb_s": round(r["throughput_mb_s"], 2), "hit_ratio": round(r["hit_ratio"], 4)})
+            rows.append({"figure": figure, "trace": name, "slow_disk_age": age, "policy": r.policy,
+                         "mb_s": round(r.throughput_mb_s, 2), "hit_ratio": round(r.hit_ratio, 4)})
     return rows
 
 
@@ -63,14 +62,13 @@ def _fault(path: str, trace: Any, quick: bool) -> list[dict]:
     """Figure 8 (left): homogeneous disks, disk 6 twice as slow from half way through (the
     paper's 500 s of a run of about 1000 s), Eager LRU's partitions over time."""
     base = _run(trace, ["lru"])[0]
-    at_s = round(base["exec_time_s"] / 2)
+    at_s = round(base.exec_time_s / 2)
     fault = f"device=6,at={at_s}s,slowdown=2"
     rows = []
     for r in _run(trace, ["lru", "clock", "eager-lru", "lazy-clock", "landlord"], faults=[fault]):
-        rows.append({"figure": "8", "trace": "trace1", "fault_at_s": at_s, "policy": r["policy"],
-                     "mb_s": round(r["throughput_mb_s"], 2), "hit_ratio": round(r["hit_ratio"], 4)})
-    clock, samples = _core.run_timeline(path, "eager-lru", "200MB", seed=42, timing=True,
-                                        device=PAPER_STORAGE["device"], storage=_storage(faults=[fault]))
+        rows.append({"figure": "8", "trace": "trace1", "fault_at_s": at_s, "policy": r.policy,
+                     "mb_s": round(r.throughput_mb_s, 2), "hit_ratio": round(r.hit_ratio, 4)})
+    clock, samples = _core.run_timeline(path, "eager-lru", "200MB", "none", _options(faults=[fault]).to_json())
     assert clock == "ns"
     by_time: dict[int, dict[str, tuple[int, int, float]]] = {}
     for t, part, target, blocks, wait in samples:

@@ -5,11 +5,11 @@ and the paper's storage system as keyword arguments. See docs/storage-aware.md."
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import (PathLike, SizeLike, block_size_bytes, gap_text, size_text, storage_args, timing_args)
+from bufsim.options import Options, PathLike, SizeLike, size_text
 
 if TYPE_CHECKING:
     import pandas
@@ -25,30 +25,10 @@ IBM 9LZX disks behind RAID-0, the LogGP network of a 10 Gb/s link and a closed w
 stripe unit and the number of outstanding requests are our choices (docs/storage-aware.md)."""
 
 
-def partition_timeline(
-    trace: PathLike,
-    policy: str,
-    cache: SizeLike,
-    *,
-    prefetch: str = "none",
-    format: str = "auto",
-    block_size: SizeLike = 4096,
-    reads_only: bool = False,
-    cluster: SizeLike = "64KiB",
-    seed: int = 42,
-    timing: Optional[bool] = None,
-    device: Optional[str] = None,
-    scheduler: Optional[str] = None,
-    think: Union[str, float, None] = None,
-    file_gap: SizeLike = 0,
-    array: Union[str, int, None] = None,
-    device_for: Any = None,
-    network: Optional[str] = None,
-    closed: Optional[int] = None,
-    faults: Any = None,
-) -> "pandas.DataFrame":
-    """Runs one partitioned policy with any timing and storage options (as
-    :func:`bufsim.simulate`) and returns its partitions over time, one row per partition per
+def partition_timeline(trace: PathLike, policy: str, cache: SizeLike, *, prefetch: str = "none",
+                       **options: Any) -> "pandas.DataFrame":
+    """Runs one partitioned policy with any run options (as :func:`bufsim.simulate`: timing,
+    storage and the others) and returns its partitions over time, one row per partition per
     sample: ``time_s`` (simulated seconds; ``time`` in demand accesses for count-mode runs),
     ``partition`` (``dev0``, ``dev1``... for storage-aware policies), ``target`` (target
     blocks), ``blocks`` (blocks held) and ``wait_ms`` (the time the cache waited for the
@@ -56,15 +36,9 @@ def partition_timeline(
     of every repartitioning epoch (W device requests)."""
     import pandas as pd
 
-    if seed < 0:
-        raise SpecError("seed must be zero or more")
-    storage, timed = storage_args(array, device_for, network, closed, faults)
-    t = timing_args(True if timed and timing is None else timing, device, scheduler, think, False)
-    clock, rows = _core.run_timeline(
-        os.fspath(trace), str(policy), size_text(cache, "cache size"), prefetch=prefetch, format=format,
-        block_size=block_size_bytes(block_size), reads_only=reads_only, cluster=size_text(cluster, "cluster size"),
-        seed=seed, file_gap=gap_text(file_gap), storage=storage, **t,
-    )
+    opts = Options(options)
+    clock, rows = _core.run_timeline(os.fspath(trace), str(policy), size_text(cache, "cache size"), str(prefetch),
+                                     opts.to_json())
     df = pd.DataFrame(rows, columns=["time", "partition", "target", "blocks", "wait_ms"])
     if clock == "ns":
         df.insert(0, "time_s", df.pop("time") / 1e9)

@@ -4,7 +4,7 @@ Every run is keyed by a hash of its full configuration and the content hash of i
 written in its own transaction the moment it finishes, so a sweep killed at any point (SIGINT or
 SIGKILL) loses no finished run and leaves no partial row; ``resume`` skips what is already there.
 Runs go to local threads (the simulation releases the GIL, and each trace is decoded once and
-shared) or, given a scheduler address, to a Dask cluster whose workers load traces by path.
+shared) or, given a Dask scheduler's address, to a Dask cluster whose workers load traces by path.
 """
 
 from __future__ import annotations
@@ -16,49 +16,49 @@ import os
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field, make_dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import (DEFAULT_DEVICE, DEFAULT_IO_SCHEDULER, TIMING_FIELDS, Result, SizeLike, block_size_bytes,
-                        gap_text, size_text, storage_args, storage_echo, think_text)
+from bufsim.api import RESULT_FIELDS, TIMING_FIELDS, Result, result_of
+from bufsim.options import FIELDS_BY_NAME, OPTION_FIELDS, Options, SizeLike, size_text
 
 DEFAULT_DB = "results.duckdb"
 
-STAT_COLUMNS = [
-    ("requests", "BIGINT"), ("accesses", "BIGINT"), ("hits", "BIGINT"), ("misses", "BIGINT"),
-    ("hit_ratio", "DOUBLE"), ("write_accesses", "BIGINT"), ("write_misses", "BIGINT"),
-    ("evictions", "BIGINT"), ("disk_requests", "BIGINT"), ("sync_requests", "BIGINT"),
-    ("async_requests", "BIGINT"), ("blocks_read", "BIGINT"), ("prefetched", "BIGINT"),
-    ("prefetch_hits", "BIGINT"), ("prefetched_unused", "BIGINT"),
-]
-# Timed runs only (NULL for count-mode runs).
-TIMING_COLUMNS = [
-    ("exec_time_s", "DOUBLE"), ("io_time_s", "DOUBLE"), ("stall_time_s", "DOUBLE"), ("think_time_s", "DOUBLE"),
-    ("end_time_s", "DOUBLE"), ("streams", "BIGINT"), ("inflight_misses", "BIGINT"), ("sync_blocks", "BIGINT"),
-    ("sync_time_ms", "DOUBLE"), ("async_blocks", "BIGINT"), ("async_time_ms", "DOUBLE"),
-    ("write_requests", "BIGINT"), ("write_blocks", "BIGINT"), ("write_time_ms", "DOUBLE"),
-    ("service_mean_ms", "DOUBLE"), ("service_p50_ms", "DOUBLE"), ("service_p90_ms", "DOUBLE"),
-    ("service_p99_ms", "DOUBLE"), ("response_mean_ms", "DOUBLE"), ("response_p50_ms", "DOUBLE"),
-    ("response_p90_ms", "DOUBLE"), ("response_p99_ms", "DOUBLE"), ("devices", "JSON"),
-    ("throughput_mb_s", "DOUBLE"),
-]
+# The options that make a run what it is (what `jobs` or `check` say never changes a number;
+# the format is a column of its own, the trace's detected format).
+RUN_OPTIONS = [f for f in OPTION_FIELDS if f.section != "execution" and f.name != "format"]
+
+# When an option enters a run's key: options of the trace and the run always, timing options
+# in timed runs, the others when set. Keys of count-mode runs are then the ones versions
+# before timed mode, hierarchies and storage wrote.
+_KEYED_ALWAYS = ("trace", "run")
+
+
+def _in_key(f: Any, value: Any, timed: bool) -> bool:
+    if f.section in _KEYED_ALWAYS:
+        return True
+    if f.section == "timing":
+        return timed
+    return value != f.default
+
+
 CONFIG_COLUMNS = [
     ("key", "VARCHAR PRIMARY KEY"), ("bufsim_version", "VARCHAR"), ("trace", "VARCHAR"),
     ("trace_hash", "VARCHAR"), ("format", "VARCHAR"), ("policy", "VARCHAR"),
-    ("prefetch", "VARCHAR"), ("cache_blocks", "BIGINT"), ("block_size", "BIGINT"),
-    ("reads_only", "BOOLEAN"), ("cluster", "VARCHAR"), ("seed", "UBIGINT"),
-    ("timing", "BOOLEAN"), ("device", "VARCHAR"), ("io_scheduler", "VARCHAR"), ("think", "VARCHAR"),
-    ("single_stream", "BOOLEAN"), ("file_gap", "VARCHAR"), ("first_level", "VARCHAR"),
-    ("storage", "VARCHAR"),
-]
-# Structured results, stored as JSON text (docs/plots.md): request sizes as {"size": requests},
-# policy metrics as {name: value}, partition timelines as {"unit", "samples"} (NULL when none).
-JSON_STAT_COLUMNS = [("request_sizes", "JSON"), ("policy_metrics", "JSON"), ("partition_timeline", "JSON")]
-COLUMNS = (CONFIG_COLUMNS + STAT_COLUMNS + JSON_STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
+    ("prefetch", "VARCHAR"), ("cache_blocks", "BIGINT"),
+] + [(f.name, f.sql) for f in RUN_OPTIONS]
+_CONFIG_NAMES = {n for n, _ in CONFIG_COLUMNS}
+# Result fields (crates/bufsim-core/src/row.rs) not already among the run's settings.
+STAT_COLUMNS = [(f["name"], f["sql"]) for f in RESULT_FIELDS if f["name"] not in _CONFIG_NAMES and not f["timed"]]
+# Timed runs only (NULL for count-mode runs).
+TIMING_COLUMNS = [(f["name"], f["sql"]) for f in RESULT_FIELDS if f["name"] not in _CONFIG_NAMES and f["timed"]]
+COLUMNS = (CONFIG_COLUMNS + STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
            + TIMING_COLUMNS)
+_JSON_KINDS = ("histogram", "json")
+_KIND = {f["name"]: f["kind"] for f in RESULT_FIELDS}
 
 
 def cache_range(text: str, block_size: int = 4096) -> list[str]:
@@ -109,106 +109,71 @@ def file_hash(path: str) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    """One run of a sweep, fully specified."""
-
-    trace: str
-    trace_hash: str
-    format: str
-    policy: str
-    prefetch: str
-    cache_blocks: int
-    block_size: int
-    reads_only: bool
-    cluster: str
-    seed: int
-    timing: bool = False
-    device: Optional[str] = None
-    io_scheduler: Optional[str] = None
-    think: Optional[str] = None
-    single_stream: bool = False
-    file_gap: str = "0blocks"
-    # The first level of a hierarchy (FirstLevel.to_json()), or "" for none.
-    first_level: str = ""
-    # Storage-aware settings (docs/storage-aware.md) as JSON [array, device_for, network,
-    # closed, faults], or "" for none.
-    storage: str = ""
-
-    @property
-    def key(self) -> str:
-        config = asdict(self)
-        del config["trace"]  # the content hash names the trace; paths may differ across machines
-        # Settings at their count-mode defaults stay out, so count-mode keys are the ones
-        # earlier versions wrote.
-        if not self.timing:
-            for k in ("timing", "device", "io_scheduler", "think", "single_stream"):
-                del config[k]
-        if self.file_gap == "0blocks":
-            del config["file_gap"]
-        if not self.first_level:
-            del config["first_level"]
-        if not self.storage:
-            del config["storage"]
-        config["bufsim_version"] = _core.__version__
-        text = json.dumps(config, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+def _key(self: Any) -> str:
+    config = {k: getattr(self, k) for k in ("trace_hash", "format", "policy", "prefetch", "cache_blocks")}
+    config.update({f.name: getattr(self, f.name) for f in RUN_OPTIONS
+                   if _in_key(f, getattr(self, f.name), bool(self.timing))})
+    config["bufsim_version"] = _core.__version__
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-@dataclass
+def _options_of(self: Any) -> Options:
+    """The run's options as the core takes them back (canonical values, unset ones left out)."""
+    return Options({f.name: getattr(self, f.name) for f in RUN_OPTIONS}, format=self.format)
+
+
+RunSpec = make_dataclass(
+    "RunSpec",
+    [("trace", str), ("trace_hash", str), ("format", str), ("policy", str), ("prefetch", str), ("cache_blocks", int)]
+    + [(f.name, Any, field(default=f.default)) for f in RUN_OPTIONS],
+    frozen=True,
+    namespace={"key": property(_key), "options": _options_of,
+               "__doc__": "One run of a sweep, fully specified: the trace, the grid point and every run option "
+                          "in canonical form (the core's option table after ``cache_blocks``)."})
+RunSpec.__module__ = __name__  # pickled to Dask workers by name
+
+
 class SweepSpec:
-    """The grid of a sweep: traces x policies x read-ahead x cache sizes."""
+    """The grid of a sweep: traces x policies x read-ahead x cache sizes, and for timed runs x
+    devices x I/O schedulers; every other run option (keywords, or ``options``) the same for
+    all. ``storage`` is a table of storage options (``array``, ``device_for``, ``network``,
+    ``closed``, ``faults``), as a TOML file's ``[storage]`` section."""
 
-    traces: list[str]
-    policies: list[str]
-    caches: list[SizeLike]
-    prefetches: list[str] = field(default_factory=lambda: ["none"])
-    format: str = "auto"
-    block_size: SizeLike = 4096
-    reads_only: bool = False
-    cluster: SizeLike = "64KiB"
-    seed: int = 42
-    # Timed mode (docs/timing.md): every device x I/O scheduler is swept.
-    timing: bool = False
-    devices: Optional[list[str]] = None
-    io_schedulers: Optional[list[str]] = None
-    think: str = "trace"
-    single_stream: bool = False
-    file_gap: SizeLike = "0blocks"
-    # The first level of a hierarchy (docs/hierarchy.md): a bufsim.FirstLevel, or in TOML a
-    # [first_level] table of its fields; every run then simulates the second level.
-    first_level: Any = None
-    # Storage-aware caching (docs/storage-aware.md), the same for every run: a mapping with
-    # keys array, device_for, network, closed, faults (in TOML a [storage] table).
-    storage: Optional[dict] = None
+    GRID = ("traces", "policies", "caches", "prefetches", "devices", "io_schedulers")
+    STORAGE_KEYS = tuple(f.name for f in OPTION_FIELDS if f.section == "storage")
 
-    STORAGE_KEYS = ("array", "device_for", "network", "closed", "faults")
+    def __init__(self, traces: Sequence[str], policies: Sequence[str], caches: Sequence[SizeLike],
+                 prefetches: Optional[Sequence[str]] = None, *, devices: Optional[Sequence[str]] = None,
+                 io_schedulers: Optional[Sequence[str]] = None, storage: Any = None,
+                 options: Optional[Mapping[str, Any]] = None, **settings: Any):
+        self.traces = list(traces)
+        self.policies = list(policies)
+        self.caches = list(caches)
+        self.prefetches = list(prefetches or ["none"])
+        self.devices = list(devices) if devices else None
+        self.io_schedulers = list(io_schedulers) if io_schedulers else None
+        self.storage = storage
+        self.options = Options(options, **settings)
 
-    def storage_settings(self) -> tuple[Optional[tuple], bool]:
-        """The core's storage tuple and whether it needs timed mode."""
+    def storage_settings(self) -> dict[str, Any]:
+        """The storage table's options (checked: a table of known keys)."""
         if not self.storage:
-            return None, False
-        if not isinstance(self.storage, dict):
+            return {}
+        if not isinstance(self.storage, Mapping):
             raise SpecError(f"storage must be a table of {', '.join(self.STORAGE_KEYS)} (in TOML a [storage] "
                             f"section), not {self.storage!r}")
         unknown = sorted(set(self.storage) - set(self.STORAGE_KEYS))
         if unknown:
             raise SpecError(f"storage: unknown key(s) {', '.join(unknown)}; known: {', '.join(self.STORAGE_KEYS)}")
-        return storage_args(**{k: self.storage.get(k) for k in self.STORAGE_KEYS})
-
-    @property
-    def timed(self) -> bool:
-        """Timing is on if asked for or if any timing setting is given."""
-        return bool(self.timing or self.devices or self.io_schedulers or self.single_stream
-                    or self.think != "trace" or self.storage_settings()[1])
+        return dict(self.storage)
 
     @classmethod
     def from_toml(cls, path: str) -> "SweepSpec":
-        """Reads an experiment file: keys ``traces``, ``policies``, ``caches``, ``prefetches``,
-        ``format``, ``block_size``, ``reads_only``, ``cluster``, ``seed``, and for timed mode
-        ``timing``, ``devices``, ``io_schedulers``, ``think``, ``single_stream``, ``file_gap``,
-        a ``[first_level]`` table for hierarchies and a ``[storage]`` table for storage-aware
-        caching (see docs/sweeps.md, docs/timing.md, docs/hierarchy.md and
+        """Reads an experiment file: the grid (``traces``, ``policies``, ``caches``,
+        ``prefetches``, ``devices``, ``io_schedulers``), any run option by name (``bufsim
+        options``), a ``[first_level]`` table for hierarchies and a ``[storage]`` table for
+        storage-aware caching (see docs/sweeps.md, docs/timing.md, docs/hierarchy.md and
         docs/storage-aware.md)."""
         import tomllib
 
@@ -219,7 +184,7 @@ class SweepSpec:
             raise FileNotFoundError(f"{path}: no such experiment file; check the path") from None
         except tomllib.TOMLDecodeError as e:
             raise SpecError(f"{path}: not valid TOML: {e}") from None
-        known = {f for f in cls.__dataclass_fields__}
+        known = set(cls.GRID) | {"storage"} | {f.name for f in RUN_OPTIONS} | {"format"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise SpecError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
@@ -228,14 +193,17 @@ class SweepSpec:
                 raise SpecError(f"{path}: missing `{required}`")
         base = Path(path).resolve().parent
         data["traces"] = [str(base / t) if not os.path.isabs(t) else t for t in data["traces"]]
-        if "first_level" in data:
-            from bufsim.hierarchy import FirstLevel
+        grid = {k: data.pop(k) for k in cls.GRID if k in data}
+        storage = data.pop("storage", None)
+        return cls(**grid, storage=storage, options=data)
 
-            data["first_level"] = FirstLevel.from_mapping(data["first_level"], f"{path}: first_level")
-        return cls(**data)
-
-    def runs(self) -> Iterator[RunSpec]:
-        bs = block_size_bytes(self.block_size)
+    def runs(self) -> Iterator[Any]:
+        """Every run of the grid, each option checked by the core before any run starts."""
+        base = self.options.replace(**self.storage_settings())
+        grid_options = [base.replace(device=d, io_scheduler=s)
+                        for d in (self.devices or [None]) for s in (self.io_schedulers or [None])]
+        resolved = [o.resolved(self.policies, prefetches=self.prefetches) for o in grid_options]
+        bs = resolved[0]["block_size"]
         sizes: list[int] = []
         for c in self.caches:
             for s in cache_range(size_text(c, "cache size"), bs):
@@ -247,21 +215,10 @@ class SweepSpec:
             if not os.path.exists(t):
                 raise FileNotFoundError(f"{t}: no such file; check the path")
         hashes = {t: file_hash(t) for t in self.traces}
-        formats = {t: (_core.detect_format(t) if self.format == "auto" else self.format) for t in self.traces}
-        gap = gap_text(self.file_gap)
-        first = self.first_level.to_json(bs) if self.first_level is not None else ""
-        storage, _ = self.storage_settings()
-        stored = json.dumps(list(storage)) if storage is not None else ""
-        if self.timed:
-            think = think_text(self.think)
-            timings = [dict(timing=True, device=d, io_scheduler=s, think=think, single_stream=self.single_stream)
-                       for d in (self.devices or [DEFAULT_DEVICE]) for s in (self.io_schedulers or [DEFAULT_IO_SCHEDULER])]
-        else:
-            timings = [{}]
-        for t, p, f, c, timing in itertools.product(self.traces, self.policies, self.prefetches, sizes, timings):
-            yield RunSpec(t, hashes[t], formats[t], p, f, c, bs, self.reads_only,
-                          size_text(self.cluster, "cluster size"), self.seed, file_gap=gap, first_level=first,
-                          storage=stored, **timing)
+        fmt = resolved[0]["format"]
+        formats = {t: (_core.detect_format(t) if fmt == "auto" else fmt) for t in self.traces}
+        for t, p, f, c, o in itertools.product(self.traces, self.policies, self.prefetches, sizes, resolved):
+            yield RunSpec(t, hashes[t], formats[t], p, f, c, **{k.name: o[k.name] for k in RUN_OPTIONS})
 
 
 class ResultsStore:
@@ -288,16 +245,12 @@ class ResultsStore:
     def done_keys(self) -> set[str]:
         return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
 
-    def write(self, spec: RunSpec, result: dict[str, Any], seconds: float) -> None:
-        row = {**asdict(spec), "key": spec.key, "bufsim_version": _core.__version__}
-        row.update({n: result[n] for n, _ in STAT_COLUMNS})
-        row["request_sizes"] = json.dumps({str(size): n for size, n in result["request_sizes"]})
-        row["policy_metrics"] = json.dumps(result["policy_metrics"], sort_keys=True)
-        timeline = result.get("partition_timeline")
-        row["partition_timeline"] = None if timeline is None else json.dumps(timeline)
-        row.update({n: result.get(n) for n, _ in TIMING_COLUMNS})
-        if row["devices"] is not None:
-            row["devices"] = json.dumps(row["devices"])
+    def write(self, spec: Any, result: Mapping[str, Any], seconds: float) -> None:
+        row = {**{n: result.get(n) for n, _ in STAT_COLUMNS + TIMING_COLUMNS}, **asdict(spec)}
+        row.update(key=spec.key, bufsim_version=_core.__version__)
+        for n, _ in STAT_COLUMNS + TIMING_COLUMNS:
+            if _KIND[n] in _JSON_KINDS and row[n] is not None:
+                row[n] = json.dumps(row[n], sort_keys=n == "policy_metrics")
         row["config"] = json.dumps(asdict(spec), sort_keys=True)
         row["seconds"] = seconds
         names = [n for n, _ in COLUMNS if n != "finished_at"]
@@ -367,55 +320,15 @@ class Progress:
         self.stream.flush()
 
 
-def core_kwargs(r: RunSpec) -> dict[str, Any]:
-    """Keyword arguments of ``_core.Trace.run`` / ``_core.run`` for a run's settings."""
-    kw: dict[str, Any] = {"block_size": r.block_size, "reads_only": r.reads_only, "cluster": r.cluster,
-                          "file_gap": r.file_gap, "first_level": _first_level_core(r.first_level)}
-    if r.timing:
-        kw.update(timing=True, device=r.device, scheduler=r.io_scheduler, think=r.think,
-                  single_stream=r.single_stream)
-    if r.storage:
-        kw["storage"] = _storage_core(r.storage)
-    return kw
-
-
-def _storage_core(text: str) -> tuple:
-    """The core's storage tuple from a RunSpec's JSON (pairs back to tuples)."""
-    array, pairs, network, closed, faults = json.loads(text)
-    return (array, [tuple(p) for p in pairs], network, closed, faults)
-
-
-def _first_level_core(text: str) -> tuple | None:
-    from bufsim.hierarchy import FirstLevel
-
-    return FirstLevel.from_json(text).to_core() if text else None
-
-
-def result_row(r: RunSpec, res: dict[str, Any]) -> dict[str, Any]:
-    """A core result with the run's timing settings, as :class:`bufsim.Result` names them."""
-    if r.timing:
-        res = {**res, "device": r.device, "scheduler": r.io_scheduler, "think": r.think,
-               "single_stream": r.single_stream}
-    if r.storage:
-        res = {**res, **storage_echo(_storage_core(r.storage), {"timing": r.timing})}
-    return res
-
-
-# How each JSON column reads back as the Python value bufsim.Result holds.
-JSON_DECODERS = {
-    "devices": lambda v: v,
-    "request_sizes": lambda v: {int(s): int(n) for s, n in v.items()},
-    "partition_timeline": lambda v: v,
-    "policy_metrics": lambda v: v,
-}
-
-
 def decode_json(column: str, value: Any) -> Any:
     """A JSON column's text as its Python value (anything else passes through)."""
-    return JSON_DECODERS[column](json.loads(value)) if isinstance(value, str) else value
+    if not isinstance(value, str) or _KIND.get(column) not in _JSON_KINDS:
+        return value
+    v = json.loads(value)
+    return {int(k): int(n) for k, n in v.items()} if _KIND[column] == "histogram" else v
 
 
-def result_of_row(row: dict[str, Any]) -> Result:
+def result_of_row(row: Mapping[str, Any]) -> Any:
     """A :class:`bufsim.Result` from a row of the ``runs`` table (NULLs become ``None``)."""
     def plain(v: Any) -> Any:
         if v is None:
@@ -426,19 +339,21 @@ def result_of_row(row: dict[str, Any]) -> Result:
             return None
         return v
 
-    vals = {k: plain(v) for k, v in row.items()}
-    vals["scheduler"] = vals.get("io_scheduler")
-    for k in JSON_DECODERS:
-        vals[k] = decode_json(k, vals.get(k))
+    vals = {k: decode_json(k, plain(v)) for k, v in row.items()}
     if not vals.get("timing"):
         for k in TIMING_FIELDS:
             vals[k] = None
-    if isinstance(vals.get("storage"), str) and vals["storage"]:
-        vals.update(storage_echo(_storage_core(vals["storage"]), {"timing": vals.get("timing")}))
-    for k in ("streams", "inflight_misses", "sync_blocks", "async_blocks", "write_requests", "write_blocks"):
-        if vals.get(k) is not None:
-            vals[k] = int(vals[k])
-    return Result(**{k: v for k, v in vals.items() if k in Result.__dataclass_fields__})
+    for f in RESULT_FIELDS:
+        # Integer columns with NULLs come back from pandas as floats.
+        if f["kind"] == "int" and vals.get(f["name"]) is not None:
+            vals[f["name"]] = int(vals[f["name"]])
+    return Result(**{f["name"]: vals.get(f["name"]) for f in RESULT_FIELDS})
+
+
+def _run_spec(spec: Any, trace: Any) -> dict[str, Any]:
+    [row] = json.loads(trace.run([spec.policy], [f"{spec.cache_blocks}blocks"], [spec.prefetch],
+                                 spec.options().replace(jobs=1).to_json()))
+    return row
 
 
 _WORKER_TRACES: dict[tuple[str, str], Any] = {}
@@ -452,54 +367,32 @@ def run_one(spec_dict: dict[str, Any]) -> tuple[dict[str, Any], float]:
     if trace is None:
         trace = _WORKER_TRACES[key] = _core.Trace(spec.trace, format=spec.format)
     t0 = time.perf_counter()
-    [result] = trace.run([spec.policy], [f"{spec.cache_blocks}blocks"], prefetches=[spec.prefetch],
-                         seed=spec.seed, jobs=1, **core_kwargs(spec))
-    return result_row(spec, result), time.perf_counter() - t0
+    row = _run_spec(spec, trace)
+    return row, time.perf_counter() - t0
 
 
 def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, jobs: int = 0,
-              scheduler: str | None = None, progress: bool = True):
+              dask: str | None = None, progress: bool = True):
     """Runs the sweep into the DuckDB file ``out`` and returns its rows (a DataFrame) in grid
     order. With ``resume`` runs already in ``out`` are skipped."""
+    # spec.runs() checks every option, policy and read-ahead spec first: a typo must not
+    # surface after an hour.
     runs = list(spec.runs())
     if not runs:
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
-    # Validate every spec before any run: a typo must not surface after an hour.
-    checked: set[tuple] = set()
-    for r in runs:
-        what = (r.policy, r.prefetch, r.device, r.io_scheduler, r.think, r.file_gap, r.first_level, r.storage)
-        if what not in checked:
-            checked.add(what)
-            _validate(r)
     store = ResultsStore(out)
     try:
         done = store.existing if resume else set()
         # A grid that names a run twice (`-p lru -p lru`) runs it once.
         todo = list({r.key: r for r in runs if r.key not in done}.values())
         bar = Progress(len(todo), enabled=progress)
-        if scheduler:
-            _run_dask(todo, store, bar, scheduler)
+        if dask:
+            _run_dask(todo, store, bar, dask)
         else:
             _run_local(todo, store, bar, jobs)
         return store.frame([r.key for r in runs])
     finally:
         store.close()
-
-
-def _validate(r: RunSpec) -> None:
-    import tempfile
-
-    # A one-request trace in the run's own format would need per-format writers; the spec check
-    # only needs the policy and read-ahead parsers, which a tiny csv exercises.
-    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
-        f.write("op,file,offset,size\nR,f,0,1\n")
-        name = f.name
-    try:
-        _core.run(name, [r.policy], ["1blocks"], prefetches=[r.prefetch], format="csv", **core_kwargs(r))
-    except SpecError as e:
-        raise SpecError(str(e)) from None
-    finally:
-        os.unlink(name)
 
 
 def longest_first(runs: list[RunSpec]) -> list[RunSpec]:
@@ -521,9 +414,8 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: in
 
         def work(r: RunSpec):
             t0 = time.perf_counter()
-            [res] = trace.run([r.policy], [f"{r.cache_blocks}blocks"], prefetches=[r.prefetch],
-                              seed=r.seed, jobs=1, **core_kwargs(r))
-            return r, result_row(r, res), time.perf_counter() - t0
+            res = _run_spec(r, trace)
+            return r, res, time.perf_counter() - t0
 
         with ThreadPoolExecutor(max_workers=workers) as pool, _InterruptAsFlag() as interrupted:
             pending = {pool.submit(work, r) for r in longest_first(runs)}
@@ -570,10 +462,10 @@ class _InterruptAsFlag:
             signal.signal(signal.SIGINT, self._old)
 
 
-def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, scheduler: str) -> None:
+def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, address: str) -> None:
     from dask.distributed import Client, as_completed
 
-    with Client(scheduler, timeout="30s") as client:
+    with Client(address, timeout="30s") as client:
         futures = {client.submit(run_one, asdict(r), pure=False, key=f"bufsim-{r.key}-{time.time_ns()}"): r
                    for r in longest_first(todo)}
         for fut in as_completed(futures):
