@@ -19,7 +19,7 @@ L1 = bufsim.FirstLevel("lru", "16MiB")
 
 def test_filter_writes_the_misses_and_runs_on_them_equal_in_memory_runs(tmp_path, cloudphysics):
     out = tmp_path / "l2.csv"
-    p = bufsim_cli("filter", cloudphysics, "--l1", "lru", "--l1-size", "16MiB", "-o", out, "--json")
+    p = bufsim_cli("filter-trace", cloudphysics, "--first-level", "lru", "--first-level-cache", "16MiB", "-o", out, "--json")
     assert p.returncode == 0, p.stderr
     [client] = [json.loads(line) for line in p.stdout.splitlines()]
     # 16 MiB of LRU on the CloudPhysics trace: the misses equal a plain LRU run at 4096 blocks.
@@ -58,7 +58,7 @@ def test_clients_by_pid_with_a_different_cache_for_one(tmp_path):
 def test_write_back_first_level_sends_dirty_victims(tmp_path):
     rows = [("W", "f", 0, 4096), ("R", "f", 4096, 4096), ("R", "f", 8192, 4096)]
     t = write_csv(tmp_path / "t.csv", rows)
-    p = bufsim_cli("filter", t, "--l1", "lru", "--l1-size", "2blocks", "--write-back", "-o", tmp_path / "l2.csv")
+    p = bufsim_cli("filter-trace", t, "--first-level", "lru", "--first-level-cache", "2blocks", "--first-level-write-back", "-o", tmp_path / "l2.csv")
     assert p.returncode == 0, p.stderr
     lines = (tmp_path / "l2.csv").read_text().splitlines()[1:]
     assert [(l.split(",")[0], int(l.split(",")[2]) // 4096) for l in lines] == [("R", 1), ("W", 0), ("R", 2)]
@@ -84,11 +84,11 @@ def test_a_sweep_over_a_second_level_from_a_toml_file(tmp_path, cloudphysics):
 
 
 @pytest.mark.parametrize("args,fragment", [
-    (["--l1", "lur"], "first-level policy: unknown policy `lur`"),
-    (["--l1", "opt"], "opt cannot be a first-level policy"),
-    (["--l1", "lru", "--l1-size", "lots"], "first-level cache size"),
-    (["--l1", "lru", "--l1-client", "x=lru"], "ID=SPEC@SIZE"),
-    (["--write-back"], "give --l1 SPEC too"),
+    (["--first-level", "lur"], "first-level policy: unknown policy `lur`"),
+    (["--first-level", "opt"], "opt cannot be a first-level policy"),
+    (["--first-level", "lru", "--first-level-cache", "lots"], "first-level cache size"),
+    (["--first-level", "lru", "--first-level-clients", "x=lru"], "ID=SPEC@SIZE"),
+    (["--first-level-write-back"], "give --first-level SPEC too"),
 ])
 def test_bad_first_levels_give_one_line_errors(tmp_path, args, fragment):
     t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])

@@ -86,7 +86,7 @@ def test_fault_timeline_in_python_and_on_the_command_line(trace1, tmp_path):
     assert dev6.blocks.iloc[-1] > 1.3 * df[df.partition == "dev0"].blocks.iloc[-1]
     csv, png = tmp_path / "tl.csv", tmp_path / "tl.png"
     p = bufsim_cli("timeline", trace1, "-p", "eager-lru", "-c", "200MB", "--array", "16", "--device", "ibm-9lzx",
-                   "--network", "loggp", "--closed", "64", "--fault", "device=6,at=1s,slowdown=4",
+                   "--network", "loggp", "--closed", "64", "--faults", "device=6,at=1s,slowdown=4",
                    "--csv", csv, "--plot", png)
     assert p.returncode == 0, p.stderr
     assert csv.read_text().splitlines()[0] == "time_s,partition,target,blocks,wait_ms"
@@ -110,8 +110,8 @@ def test_cli_run_prints_throughput_and_json(trace1):
     (["--array", "raid0(unit=6KiB)"], ["stripe unit", "4096-byte blocks"]),
     (["--array", "16", "--closed", "0"], ["outstanding requests of at least 1"]),
     (["--array", "16", "--network", "infiniband"], ["unknown network `infiniband`", "loggp"]),
-    (["--array", "16", "--fault", "device=6,slowdown=2"], ["no at= time"]),
-    (["--array", "16", "--fault", "device=20,at=1s,slowdown=2"], ["fault on device 20"]),
+    (["--array", "16", "--faults", "device=6,slowdown=2"], ["no at= time"]),
+    (["--array", "16", "--faults", "device=20,at=1s,slowdown=2"], ["fault on device 20"]),
     (["--array", "16", "-p", "eager-lru(threshold=0.5)"], ["threshold", "between 1"]),
     (["--array", "16", "-p", "lazy-lru(window=0)"], ["window"]),
     (["--array", "16", "-p", "landlord(cost=free)"], ["cost", "wait, model"]),

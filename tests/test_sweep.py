@@ -106,7 +106,7 @@ def test_dask_cluster_gives_identical_results(tmp_path, cloudphysics, uninterrup
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=":0") as cluster:
         spec = SweepSpec([str(cloudphysics)], POLICIES, CACHES, PREFETCHES)
-        run_sweep(spec, str(tmp_path / "d.duckdb"), scheduler=cluster.scheduler_address, progress=False)
+        run_sweep(spec, str(tmp_path / "d.duckdb"), dask=cluster.scheduler_address, progress=False)
     got = rows(tmp_path / "d.duckdb")
     pd.testing.assert_frame_equal(got.reset_index(drop=True), uninterrupted.reset_index(drop=True))
 

@@ -41,7 +41,7 @@ def test_timed_results_on_the_real_trace(cloudphysics):
     count = bufsim.simulate(cloudphysics, "lru", "64MiB")
     timed = bufsim.simulate(cloudphysics, "lru", "64MiB", timing=True)
     assert not count.timed and count.exec_time_s is None
-    assert timed.device == "st39102lw" and timed.scheduler == "noop" and timed.think == "trace"
+    assert timed.device == "st39102lw" and timed.io_scheduler == "noop" and timed.think == "trace"
     # No read-ahead and one stream: the same hits and misses as count mode.
     assert (timed.hits, timed.misses, timed.disk_requests) == (count.hits, count.misses, count.disk_requests)
     assert timed.exec_time_s >= timed.think_time_s > 0
@@ -56,16 +56,16 @@ def test_timed_results_on_the_real_trace(cloudphysics):
 
 def test_sweep_function_and_same_seed_same_times(cloudphysics):
     df = bufsim.sweep(cloudphysics, ["lru"], ["4MiB", "64MiB"], prefetches=["linux"], device="ibm-9lzx(age=2)",
-                      scheduler="deadline", think="0.1ms", jobs=2)
+                      io_scheduler="deadline", think="0.1ms", jobs=2)
     assert list(df["device"]) == ["ibm-9lzx(age=2)"] * 2
     assert (df["exec_time_s"] > 0).all()
     again = bufsim.sweep(cloudphysics, ["lru"], ["4MiB", "64MiB"], prefetches=["linux"], device="ibm-9lzx(age=2)",
-                         scheduler="deadline", think="0.1ms", jobs=1)
+                         io_scheduler="deadline", think="0.1ms", jobs=1)
     assert df.drop(columns=["devices"]).equals(again.drop(columns=["devices"]))
 
 
 def test_cli_timing_table_and_json(cloudphysics):
-    p = bufsim_cli("run", cloudphysics, "--timing", "-c", "16MiB", "--prefetch", "linux", "--scheduler", "cscan")
+    p = bufsim_cli("run", cloudphysics, "--timing", "-c", "16MiB", "--prefetch", "linux", "--io-scheduler", "cscan")
     assert p.returncode == 0, p.stderr
     header = p.stdout.splitlines()[0]
     for col in ["exec s", "io s", "stall s", "sync ms", "async ms", "p99 ms", "util"]:
@@ -101,7 +101,7 @@ def check_error(p, *fragments):
 def test_bad_timing_options_give_one_line_errors(tmp_path):
     t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
     check_error(bufsim_cli("run", t, "--device", "floppy"), "unknown device `floppy`", "bufsim devices")
-    check_error(bufsim_cli("run", t, "--timing", "--scheduler", "elevator"), "unknown scheduler `elevator`")
+    check_error(bufsim_cli("run", t, "--timing", "--io-scheduler", "elevator"), "unknown scheduler `elevator`")
     check_error(bufsim_cli("run", t, "--think", "5"), "think time `5`", "unit")
     check_error(bufsim_cli("run", t, "--think", "3parsecs"), "think time", "ms")
     check_error(bufsim_cli("run", t, "--device", "disk(seek-avg=-1ms)"), "seek-avg")

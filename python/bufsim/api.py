@@ -53,7 +53,7 @@ class _ResultMethods:
 
 Result = make_dataclass(
     "Result",
-    [(f["name"], Optional[_PY_TYPES[f["kind"]]], field(default=None, metadata=f)) for f in RESULT_FIELDS],
+    [(f["name"], Optional[_PY_TYPES.get(f.get("kind"), Any)], field(default=None, metadata=f)) for f in RESULT_FIELDS],
     bases=(_ResultMethods,), frozen=True)
 Result.__module__ = __name__
 Result.__doc__ = ("Counters of one (policy, read-ahead, cache size) run over a trace; with timing, also its "

@@ -241,8 +241,7 @@ def cmd_results(args: argparse.Namespace) -> int:
 def cmd_filter_trace(args: argparse.Namespace) -> int:
     from bufsim.hierarchy import filter_trace
 
-    options = options_of(args)
-    df = filter_trace(args.trace, args.out, options["first_level"], **options.replace(first_level=None))
+    df = filter_trace(args.trace, args.out, first_level_of(args), **options_of(args).replace(first_level=None))
     if args.json:
         for row in df.to_dict("records"):
             print(json.dumps({k: int(v) for k, v in row.items()}))

@@ -8,7 +8,6 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from bufsim import _core
-from bufsim._core import SpecError
 from bufsim.options import Options, PathLike, SizeLike, size_text
 
 if TYPE_CHECKING:

@@ -22,14 +22,16 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import RESULT_FIELDS, TIMING_FIELDS, Result, result_of
-from bufsim.options import FIELDS_BY_NAME, OPTION_FIELDS, Options, SizeLike, size_text
+from bufsim.api import RESULT_FIELDS, TIMING_FIELDS, Result
+from bufsim.options import OPTION_FIELDS, Options, SizeLike, size_text
 
 DEFAULT_DB = "results.duckdb"
 
 # The options that make a run what it is (what `jobs` or `check` say never changes a number;
-# the format is a column of its own, the trace's detected format).
-RUN_OPTIONS = [f for f in OPTION_FIELDS if f.section != "execution" and f.name != "format"]
+# the format is a column of its own, the trace's detected format). Storage options share one
+# column, `storage`: a JSON object of those set ("" for none).
+RUN_OPTIONS = [f for f in OPTION_FIELDS if f.section not in ("execution", "storage") and f.name != "format"]
+STORAGE_OPTIONS = [f.name for f in OPTION_FIELDS if f.section == "storage"]
 
 # When an option enters a run's key: options of the trace and the run always, timing options
 # in timed runs, the others when set. Keys of count-mode runs are then the ones versions
@@ -49,8 +51,8 @@ CONFIG_COLUMNS = [
     ("key", "VARCHAR PRIMARY KEY"), ("bufsim_version", "VARCHAR"), ("trace", "VARCHAR"),
     ("trace_hash", "VARCHAR"), ("format", "VARCHAR"), ("policy", "VARCHAR"),
     ("prefetch", "VARCHAR"), ("cache_blocks", "BIGINT"),
-] + [(f.name, f.sql) for f in RUN_OPTIONS]
-_CONFIG_NAMES = {n for n, _ in CONFIG_COLUMNS}
+] + [(f.name, f.sql) for f in RUN_OPTIONS] + [("storage", "VARCHAR")]
+_CONFIG_NAMES = {n for n, _ in CONFIG_COLUMNS} | set(STORAGE_OPTIONS)
 # Result fields (crates/bufsim-core/src/row.rs) not already among the run's settings.
 STAT_COLUMNS = [(f["name"], f["sql"]) for f in RESULT_FIELDS if f["name"] not in _CONFIG_NAMES and not f["timed"]]
 # Timed runs only (NULL for count-mode runs).
@@ -113,6 +115,8 @@ def _key(self: Any) -> str:
     config = {k: getattr(self, k) for k in ("trace_hash", "format", "policy", "prefetch", "cache_blocks")}
     config.update({f.name: getattr(self, f.name) for f in RUN_OPTIONS
                    if _in_key(f, getattr(self, f.name), bool(self.timing))})
+    if self.storage:
+        config["storage"] = self.storage
     config["bufsim_version"] = _core.__version__
     text = json.dumps(config, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -120,13 +124,14 @@ def _key(self: Any) -> str:
 
 def _options_of(self: Any) -> Options:
     """The run's options as the core takes them back (canonical values, unset ones left out)."""
-    return Options({f.name: getattr(self, f.name) for f in RUN_OPTIONS}, format=self.format)
+    storage = json.loads(self.storage) if self.storage else {}
+    return Options({f.name: getattr(self, f.name) for f in RUN_OPTIONS}, format=self.format, **storage)
 
 
 RunSpec = make_dataclass(
     "RunSpec",
     [("trace", str), ("trace_hash", str), ("format", str), ("policy", str), ("prefetch", str), ("cache_blocks", int)]
-    + [(f.name, Any, field(default=f.default)) for f in RUN_OPTIONS],
+    + [(f.name, Any, field(default=f.default)) for f in RUN_OPTIONS] + [("storage", str, field(default=""))],
     frozen=True,
     namespace={"key": property(_key), "options": _options_of,
                "__doc__": "One run of a sweep, fully specified: the trace, the grid point and every run option "
@@ -167,6 +172,12 @@ class SweepSpec:
         if unknown:
             raise SpecError(f"storage: unknown key(s) {', '.join(unknown)}; known: {', '.join(self.STORAGE_KEYS)}")
         return dict(self.storage)
+
+    @property
+    def timed(self) -> bool:
+        """Timing is on if asked for or if any timing or storage setting is given (the core's rule)."""
+        grid = {"device": (self.devices or [None])[0], "io_scheduler": (self.io_schedulers or [None])[0]}
+        return self.options.replace(**self.storage_settings(), **grid).resolved()["timing"]
 
     @classmethod
     def from_toml(cls, path: str) -> "SweepSpec":
@@ -218,7 +229,9 @@ class SweepSpec:
         fmt = resolved[0]["format"]
         formats = {t: (_core.detect_format(t) if fmt == "auto" else fmt) for t in self.traces}
         for t, p, f, c, o in itertools.product(self.traces, self.policies, self.prefetches, sizes, resolved):
-            yield RunSpec(t, hashes[t], formats[t], p, f, c, **{k.name: o[k.name] for k in RUN_OPTIONS})
+            storage = {k: o[k] for k in STORAGE_OPTIONS if o[k] is not None}
+            yield RunSpec(t, hashes[t], formats[t], p, f, c, **{k.name: o[k.name] for k in RUN_OPTIONS},
+                          storage=json.dumps(storage, sort_keys=True) if storage else "")
 
 
 class ResultsStore:
@@ -229,14 +242,14 @@ class ResultsStore:
 
         self.path = path
         self.db = duckdb.connect(path)
-        cols = ", ".join(f"{n} {t}" for n, t in COLUMNS)
+        cols = ", ".join(f'"{n}" {t}' for n, t in COLUMNS)
         self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
         # Databases written before timed mode lack its columns.
         have = {n for (n,) in self.db.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'").fetchall()}
         for n, t in COLUMNS:
             if n not in have:
-                self.db.execute(f"ALTER TABLE runs ADD COLUMN {n} {t}")
+                self.db.execute(f'ALTER TABLE runs ADD COLUMN "{n}" {t}')
         # Keys present when the sweep started: only those need INSERT OR REPLACE, which costs
         # DuckDB about 2.5x a plain INSERT (3.8 ms against 1.4 ms a row, on the main thread
         # that otherwise only waits for runs).
@@ -255,6 +268,7 @@ class ResultsStore:
         row["seconds"] = seconds
         names = [n for n, _ in COLUMNS if n != "finished_at"]
         marks = ", ".join("?" for _ in names)
+        quoted = ", ".join(f'"{n}"' for n in names)
         verb = "INSERT OR REPLACE" if spec.key in self.existing else "INSERT"
         # One statement is one transaction: a row is there whole or not at all. DuckDB turns a
         # Ctrl-C that lands inside a statement into its own InterruptException (rolling the
@@ -263,7 +277,7 @@ class ResultsStore:
 
         try:
             self.db.execute(
-                f"{verb} INTO runs ({', '.join(names)}, finished_at) VALUES ({marks}, now())",
+                f"{verb} INTO runs ({quoted}, finished_at) VALUES ({marks}, now())",
                 [row[n] for n in names],
             )
         except duckdb.InterruptException:
@@ -340,6 +354,8 @@ def result_of_row(row: Mapping[str, Any]) -> Any:
         return v
 
     vals = {k: decode_json(k, plain(v)) for k, v in row.items()}
+    if vals.get("storage"):
+        vals.update(json.loads(vals["storage"]))
     if not vals.get("timing"):
         for k in TIMING_FIELDS:
             vals[k] = None
