@@ -252,7 +252,7 @@ def _mix(counts: dict[str, Any]) -> str:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
-    from bufsim.cli import format_table
+    from bufsim.tables import format_table
 
     right = [True] * len(headers)
     return "\n".join(indent + line for line in format_table(headers, rows, right).splitlines())

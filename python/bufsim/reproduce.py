@@ -296,7 +296,7 @@ SUMMARIES: dict[str, Callable[[list[dict]], str]] = {
 
 
 def main(name: str, json_out: bool = False, quick: bool = False) -> int:
-    from bufsim.cli import format_table
+    from bufsim.tables import format_table
     from bufsim._core import SpecError
 
     if quick and name not in QUICK:

@@ -122,7 +122,7 @@ def _kept(rows: list[dict], policy: str) -> float:
 
 
 def format_storage_aware(rows: list[dict]) -> str:
-    from bufsim.cli import format_table
+    from bufsim.tables import format_table
 
     out = []
 

@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import RESULT_FIELDS, TIMING_FIELDS, Result
+from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result
 from bufsim.options import OPTION_FIELDS, Options, SizeLike, size_text
 
 DEFAULT_DB = "results.duckdb"

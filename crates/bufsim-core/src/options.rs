@@ -118,7 +118,7 @@ macro_rules! options {
 }
 
 options! {
-    /// Trace format: `auto` (detect from the content) or a format name (`bufsim run --help`).
+    /// Trace format: `auto` (detect from the content) or a format name.
     Trace format: String = "auto".into(), read text, sql "VARCHAR";
     /// Cache block size in bytes (or a size such as 4KiB): a power of two from 512 B to 1 GiB.
     Trace block_size: u64 = 4096, read bytes, sql "BIGINT";

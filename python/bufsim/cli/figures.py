@@ -1,0 +1,88 @@
+"""`bufsim plot`, `bufsim report` and `bufsim reproduce`: figures, pages and the papers' numbers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bufsim import _core
+from bufsim._core import SpecError
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from bufsim import plots
+
+    df = plots.load(args.source)
+    caches = [] if not args.cache else [
+        _core.size_to_blocks(c, int(df["block_size"].iloc[0]) if "block_size" in df.columns and len(df) else 4096)
+        for c in args.cache]
+    df = plots.select(df, traces=args.trace or [], policies=args.policy or [], prefetches=args.prefetch or [],
+                      caches=caches)
+    kw = {"stacked": not args.lines} if args.kind == "partitions" else {}
+    result = plots.KINDS[args.kind](df, args.out, title=args.title, **kw)
+    if result.out is None:
+        raise SpecError(f"{args.source}: nothing to plot for `{args.kind}` ({'; '.join(result.notes)})")
+    for note in result.notes:
+        print(f"bufsim: note: {note}", file=sys.stderr)
+    print(f"wrote {result.out}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from bufsim import report
+
+    n = report.write(args.db, args.out, traces=args.trace or [], policies=args.policy or [],
+                     prefetches=args.prefetch or [])
+    print(f"wrote {args.out} ({n} runs)")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from bufsim import reproduce
+
+    return reproduce.main(args.paper, json_out=args.json, quick=args.quick)
+
+
+def add_commands(sub) -> None:
+    from bufsim.plots import KINDS
+
+    plt = sub.add_parser("plot", help="draw a figure (PNG, PDF or SVG) from a results database, Parquet or CSV file",
+                         description="Draws one figure. KIND: hit-ratio (hit ratio vs cache size), prefetch (the "
+                         "prefetching paper's three panels: hit ratio, disk requests, execution time vs cache "
+                         "size), mrc (miss ratio curves), seq-cdf (DULO sequence-size CDFs), partitions "
+                         "(partition sizes over time), tdist (temporal distance histogram). Panels whose "
+                         "columns are absent are left out with a note. Shapes: docs/plots.md.")
+    plt.add_argument("kind", choices=list(KINDS), help="what to draw")
+    plt.add_argument("source", nargs="?", default="results.duckdb",
+                     help="results database (.duckdb), .parquet, .csv or .json (default: results.duckdb)")
+    plt.add_argument("--out", "-o", required=True, metavar="FILE", help="figure file; .png, .pdf or .svg")
+    plt.add_argument("--trace", action="append", metavar="T", help="only this trace (path, file name or hash prefix); repeatable")
+    plt.add_argument("--policy", "-p", action="append", metavar="SPEC", help="only this policy; repeatable")
+    plt.add_argument("--prefetch", action="append", metavar="SPEC", help="only this read-ahead setting; repeatable")
+    plt.add_argument("--cache", "-c", action="append", metavar="SIZE", help="only this cache size; repeatable")
+    plt.add_argument("--lines", action="store_true", help="partitions: lines instead of stacked areas")
+    plt.add_argument("--title", metavar="TEXT", help="a title above the figure (default: none)")
+    plt.set_defaults(func=cmd_plot)
+
+    rpt = sub.add_parser("report", help="write a self-contained HTML report of a results database",
+                         description="One HTML file with a summary of the sweep, interactive plots (hover for "
+                         "values, click the legend to toggle series) and sortable tables. It loads nothing "
+                         "from the network.")
+    rpt.add_argument("db", nargs="?", default="results.duckdb", help="results database or .parquet (default: results.duckdb)")
+    rpt.add_argument("--out", "-o", default="report.html", metavar="FILE", help="HTML file (default: report.html)")
+    rpt.add_argument("--trace", action="append", metavar="T", help="only this trace; repeatable")
+    rpt.add_argument("--policy", "-p", action="append", metavar="SPEC", help="only this policy; repeatable")
+    rpt.add_argument("--prefetch", action="append", metavar="SPEC", help="only this read-ahead setting; repeatable")
+    rpt.set_defaults(func=cmd_report)
+
+    from bufsim.reproduce import REPRODUCTIONS
+
+    rep = sub.add_parser("reproduce", help="rerun a paper's worked example or experiment and print our numbers beside the paper's",
+                         description="Builds the paper's input, runs the real engine on it and prints our "
+                         "numbers beside the published ones.")
+    rep.add_argument("paper", choices=sorted(REPRODUCTIONS), help="what to reproduce")
+    rep.add_argument("--json", action="store_true", help="print one JSON object per row")
+    rep.add_argument("--quick", action="store_true",
+                     help="a reduced version that finishes in a few minutes (storage-aware: a quarter of each trace and every "
+                     "other age, about 8 times faster)")
+    rep.set_defaults(func=cmd_reproduce)

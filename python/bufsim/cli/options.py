@@ -1,0 +1,105 @@
+"""Command-line flags of run options, generated from the core's option table, and the first
+level's flags. Flags are named as the Python keywords they set."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Sequence
+
+from bufsim import _core
+from bufsim._core import SpecError
+
+EXIT_USAGE = 2
+
+# Titles of the option groups `--help` shows, by section of the core's option table.
+SECTION_TITLES = {
+    "trace": "trace",
+    "run": "simulation",
+    "timing": "timed mode (docs/timing.md; any of these turns timing on)",
+    "layout": "layout",
+    "storage": "storage-aware caching (docs/storage-aware.md; all but --array turn timing on)",
+    "execution": "execution",
+}
+
+
+# Options a sweep takes several values of (its grid), one value elsewhere.
+GRID_OPTIONS = ("device", "io_scheduler")
+
+
+SHORT_FLAGS = {"jobs": ["-j"]}
+# What the table cannot say itself: lists only known at run time.
+EXTRA_HELP = {"format": lambda: f"; one of {', '.join(_core.FORMATS)}; blkparse(event=C) or (event=D) takes "
+                                "completions or dispatches instead of queue events"}
+
+
+def _number_or_text(text: str) -> int | str:
+    """Integer options that also take units (block sizes): digits are a number."""
+    return int(text) if text.strip().isdigit() else text
+
+
+def add_options(p: argparse.ArgumentParser, sections: Sequence[str], *, grid: bool = False,
+                only: Sequence[str] = ()) -> None:
+    """One flag per run option of these sections of the core's option table, named as its
+    Python keyword (``io_scheduler`` is ``--io-scheduler``), documented by the table. Unset
+    flags stay out of the options, so the core's defaults hold. ``grid``: sweeps repeat
+    ``--device`` and ``--io-scheduler``; ``only``: just these options of the sections."""
+    from bufsim.options import OPTION_FIELDS
+
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for f in OPTION_FIELDS:
+        if f.section not in sections or (only and f.name not in only):
+            continue
+        if f.section not in groups:
+            groups[f.section] = p.add_argument_group(SECTION_TITLES[f.section])
+        g = groups[f.section]
+        names = ["--" + f.name.replace("_", "-")] + SHORT_FLAGS.get(f.name, [])
+        repeat = f.many and (grid or f.name not in GRID_OPTIONS)
+        extra = EXTRA_HELP[f.name]() if f.name in EXTRA_HELP else ""
+        help = f"{f.doc.rstrip('.')}{extra}{'; repeatable' if repeat else ''} (default: {f.shown_default})".replace("%", "%%")
+        if f.sql == "BOOLEAN":
+            g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
+        else:
+            kind = _number_or_text if f.sql in ("BIGINT", "UBIGINT") else str
+            g.add_argument(*names, dest=f.name, action="append" if repeat else "store", type=kind, default=None,
+                           metavar=f.name.upper(), help=help)
+
+
+def options_of(args: argparse.Namespace):
+    """The options the command line set (flags from :func:`add_options`, and a first level)."""
+    from bufsim.options import OPTION_FIELDS, Options
+
+    given = {f.name: getattr(args, f.name) for f in OPTION_FIELDS if f.name != "first_level" and hasattr(args, f.name)}
+    if hasattr(args, "first_level"):
+        given["first_level"] = first_level_of(args)
+    return Options(given)
+
+
+def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) -> None:
+    from bufsim.hierarchy import CLIENT_COLUMNS, FirstLevel
+
+    default = {name: f.default for name, f in FirstLevel.__dataclass_fields__.items()}
+    g = p.add_argument_group("hierarchy (MQ paper)", "simulate the second level: the trace first goes through "
+                             "first-level client caches and only their misses (or write-backs) go on")
+    g.add_argument("--first-level", metavar="SPEC", required=required, help="first-level policy of every client, e.g. lru")
+    g.add_argument("--first-level-cache", metavar="SIZE", default=default["cache"],
+                   help=f"first-level cache size of every client (default: {default['cache']}; 0 passes everything)")
+    g.add_argument("--first-level-client", choices=CLIENT_COLUMNS, default=default["client"],
+                   help=f"trace column telling clients apart (default: {default['client']})")
+    g.add_argument("--first-level-clients", action="append", metavar="ID=SPEC@SIZE", default=[],
+                   help="a different first level for one client, e.g. 3=lru@16MiB; repeatable")
+    g.add_argument("--first-level-write-back", action="store_true",
+                   help="write-back first level: writes reach the second level when dirty blocks are evicted "
+                   "(default: every first-level miss goes down as itself)")
+
+
+def first_level_of(args: argparse.Namespace):
+    from bufsim.hierarchy import FirstLevel
+
+    if not args.first_level:
+        if args.first_level_clients or args.first_level_write_back or args.first_level_client != "all":
+            raise SpecError("--first-level-client, --first-level-clients and --first-level-write-back describe a "
+                            "first level: give --first-level SPEC too")
+        return None
+    clients = dict(FirstLevel.parse_client(c) for c in args.first_level_clients)
+    return FirstLevel(args.first_level, args.first_level_cache, client=args.first_level_client,
+                      write_back=args.first_level_write_back, clients=clients)

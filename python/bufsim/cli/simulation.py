@@ -1,0 +1,144 @@
+"""`bufsim run`, `bufsim sweep` and `bufsim results`: simulations and their database."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from bufsim._core import SpecError
+from bufsim.cli.options import add_first_level_options, add_options, options_of
+from bufsim.tables import results_table
+
+# Said when a trace has a header but no request, so a table of zeros is not taken for a result.
+EMPTY_TRACE = "the trace holds no requests (a header only?); every count below is 0"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import warnings
+
+    from bufsim.api import TIMING_FIELDS, run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # skipped records are reported below, once
+        results = run(args.trace, args.policy or ["lru"], args.cache or ["64MiB"], options_of(args),
+                      prefetches=args.prefetch or ["none"])
+    if results and results[0].skipped:
+        print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
+    if results and results[0].requests == 0:
+        print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
+    if args.json:
+        for r in results:
+            d = r.to_dict()
+            if not r.timed:
+                d = {k: v for k, v in d.items() if k not in TIMING_FIELDS}
+            print(json.dumps(d))
+        return 0
+    print(results_table(results))
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from bufsim.sweeps import SweepSpec, run_sweep
+
+    options = options_of(args)
+    grid = {"policies": args.policy, "caches": args.cache, "prefetches": args.prefetch,
+            "devices": options.get("device"), "io_schedulers": options.get("io_scheduler")}
+    options = options.replace(device=None, io_scheduler=None, jobs=None)
+    if args.config:
+        # The experiment file, with what the command line gives on top.
+        spec = SweepSpec.from_toml(args.config)
+        spec.traces += args.trace
+        for name, values in grid.items():
+            if values:
+                setattr(spec, name, list(values))
+        spec.options = spec.options.replace(**options)
+    else:
+        if not args.trace:
+            raise SpecError("give at least one TRACE (or --config FILE)")
+        spec = SweepSpec(args.trace, args.policy or ["lru"], args.cache or ["64MiB"], args.prefetch,
+                         devices=grid["devices"], io_schedulers=grid["io_schedulers"], options=options)
+    df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs or 0, dask=args.dask, progress=not args.quiet)
+    if args.json:
+        for row in df.to_dict("records"):
+            print(json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()
+                              if k not in ("config", "finished_at")}, default=str))
+    else:
+        from bufsim.sweeps import result_of_row
+
+        results = [result_of_row(row) for row in df.to_dict("records")]
+        print(results_table(results))
+        print(f"\n{len(df)} runs in {args.out}")
+    return 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from bufsim.sweeps import ResultsStore
+
+    if not os.path.exists(args.db):
+        raise FileNotFoundError(f"{args.db}: no such results database; run `bufsim sweep` first")
+    store = ResultsStore(args.db)
+    try:
+        if args.action == "export":
+            if not args.parquet:
+                raise SpecError("say where to write: bufsim results export DB --parquet OUT.parquet")
+            n = store.export_parquet(args.parquet)
+            print(f"{n} runs written to {args.parquet}")
+        else:
+            df = store.frame()
+            cols = ["trace", "policy", "prefetch", "cache_blocks", "accesses", "misses", "hit_ratio", "disk_requests"]
+            if "exec_time_s" in df and df["exec_time_s"].notna().any():
+                cols += ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time_s"]
+            print(df[cols].assign(trace=df["trace"].map(os.path.basename)).to_string(index=False))
+    finally:
+        store.close()
+    return 0
+
+
+def add_run(sub) -> None:
+    run = sub.add_parser("run", help="simulate policies x cache sizes over a trace and print a table",
+                         description="Simulate every --policy at every --cache size over TRACE. The trace "
+                         "is decoded once and the runs share it, in parallel on all cores.")
+    run.add_argument("trace", help="trace file (formats: see --format)")
+    run.add_argument("--policy", "-p", action="append", metavar="SPEC",
+                     help="policy spec such as lru, lfu(aging=dynamic); repeat for several (default: lru). "
+                     "`bufsim policies` lists them")
+    run.add_argument("--cache", "-c", action="append", metavar="SIZE",
+                     help="cache size such as 64MiB or 2000blocks; repeat for several (default: 64MiB)")
+    run.add_argument("--prefetch", action="append", metavar="SPEC",
+                     help="read-ahead: none, linux, linux-ondemand, bsd or simple(min=3,max=8); repeat for "
+                     "several (default: none). `bufsim prefetchers` lists them")
+    add_options(run, ["trace", "run", "timing", "layout", "storage", "execution"])
+    add_first_level_options(run)
+    run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
+    run.set_defaults(func=cmd_run)
+
+
+def add_sweep(sub) -> None:
+    sw = sub.add_parser("sweep", help="run policies x read-ahead x cache sizes over traces into a results database",
+                        description="Run every combination over every TRACE, in parallel on all cores (or on a "
+                        "Dask cluster with --dask), writing each finished run to a DuckDB file. A sweep "
+                        "killed at any moment keeps every finished run; --resume skips them.")
+    sw.add_argument("trace", nargs="*", help="trace files")
+    sw.add_argument("--policy", "-p", action="append", metavar="SPEC", help="policy spec; repeat for several")
+    sw.add_argument("--cache", "-c", action="append", metavar="SIZE",
+                    help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable")
+    sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
+    add_options(sw, ["trace", "run", "timing", "layout", "storage"], grid=True)
+    add_options(sw, ["execution"], only=["jobs"])
+    add_first_level_options(sw)
+    sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
+    sw.add_argument("--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)")
+    sw.add_argument("--resume", action="store_true", help="skip runs already in the database")
+    sw.add_argument("--dask", metavar="ADDRESS", help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. "
+                    "tcp://host:8786 (default: local threads)")
+    sw.add_argument("--json", action="store_true", help="print the rows as JSON lines")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    sw.set_defaults(func=cmd_sweep)
+
+    res = sub.add_parser("results", help="show or export a results database")
+    res.add_argument("action", choices=["show", "export"])
+    res.add_argument("db", nargs="?", default="results.duckdb", help="database (default: results.duckdb)")
+    res.add_argument("--parquet", metavar="FILE", help="with export: write the runs table as Parquet")
+    res.set_defaults(func=cmd_results)
