@@ -433,7 +433,7 @@ fn engine_config(block_size: u64, reads_only: bool) -> EngineConfig {
 /// Every characterization of a trace (`bufsim analyze`), as a JSON object;
 /// `breakdown_policies` and `breakdown_cache` (a size string) add the MQ paper's Table 3.
 #[pyfunction]
-#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0, breakdown_policies=None, breakdown_cache=None, seed=42))]
+#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0, breakdown_policies=None, breakdown_cache=None, seed))]
 #[allow(clippy::too_many_arguments)]
 fn analyze(
     py: Python<'_>,
@@ -475,7 +475,7 @@ fn analyze(
 /// LRU miss ratio curves (`bufsim mrc`): exact and/or SHARDS, as a JSON object. `sizes` are
 /// size strings (`64MiB`, `2000blocks`); `None` is a geometric grid, `all_sizes` every size.
 #[pyfunction]
-#[pyo3(signature = (path, *, sizes=None, all_sizes=false, exact=true, shards_rate=None, shards_size=None, seed=42, format="auto", block_size=4096, reads_only=false))]
+#[pyo3(signature = (path, *, sizes=None, all_sizes=false, exact=true, shards_rate=None, shards_size=None, seed, format="auto", block_size=4096, reads_only=false))]
 #[allow(clippy::too_many_arguments)]
 fn mrc(
     py: Python<'_>,

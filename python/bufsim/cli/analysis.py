@@ -8,12 +8,17 @@ import json
 from bufsim import _core
 
 
+def _seed(args: argparse.Namespace) -> dict:
+    """The seed if given: the analyses default to the run options' seed."""
+    return {} if args.seed is None else {"seed": args.seed}
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from bufsim.analysis import analyze, format_analysis
 
     a = analyze(args.trace, format=args.format, block_size=args.block_size, reads_only=args.reads_only,
                 working_set=not args.no_working_set, contexts=args.contexts, hill_fraction=args.hill,
-                jobs=args.jobs, breakdown=args.breakdown, policies=args.policy, seed=args.seed)
+                jobs=args.jobs, breakdown=args.breakdown, policies=args.policy, **_seed(args))
     print(json.dumps(a.to_dict()) if args.json else format_analysis(a))
     return 0
 
@@ -26,8 +31,8 @@ def cmd_mrc(args: argparse.Namespace) -> int:
         listed = [s.strip() for group in args.sizes for s in group.split(",") if s.strip()]
         sizes = "all" if listed == ["all"] else listed
     r = mrc_report(args.trace, sizes=sizes, shards=args.shards, shards_size=args.shards_size,
-                   exact=not args.no_exact, seed=args.seed, format=args.format, block_size=args.block_size,
-                   reads_only=args.reads_only)
+                   exact=not args.no_exact, format=args.format, block_size=args.block_size,
+                   reads_only=args.reads_only, **_seed(args))
     print(json.dumps(r) if args.json else format_mrc(r))
     return 0
 
@@ -61,7 +66,7 @@ def add_commands(sub) -> None:
     an.add_argument("--policy", "-p", action="append", metavar="SPEC",
                     help="policy of the breakdown; repeat for several (default: those of the paper's Table 3 "
                     "that bufsim has, and opt)")
-    an.add_argument("--seed", type=int, default=42, help="seed of the breakdown's random policies (default: 42)")
+    an.add_argument("--seed", type=int, help="seed of the breakdown's random policies (default: the run seed, as `bufsim run`)")
     an.set_defaults(func=cmd_analyze)
 
     mr = sub.add_parser("mrc", help="LRU miss ratio curve in one pass (exact, and SHARDS sampling)",
@@ -77,5 +82,5 @@ def add_commands(sub) -> None:
     mr.add_argument("--shards-size", type=int, metavar="BLOCKS",
                     help="also estimate by fixed-size SHARDS keeping at most this many sampled blocks, e.g. 8192")
     mr.add_argument("--no-exact", action="store_true", help="SHARDS only (no exact curve, so no error report)")
-    mr.add_argument("--seed", type=int, default=42, help="seed of the SHARDS sampling hash (default: 42)")
+    mr.add_argument("--seed", type=int, help="seed of the SHARDS sampling hash (default: the run seed, as `bufsim run`)")
     mr.set_defaults(func=cmd_mrc)
