@@ -237,6 +237,9 @@ fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("preset_of", p.preset_of)?;
             let params: Vec<(&str, &str, &str)> = p.params.iter().map(|x| (x.name, x.default, x.doc)).collect();
             d.set_item("params", params)?;
+            let caps = registry::capabilities(p.name);
+            d.set_item("needs_future", caps.needs_future)?;
+            d.set_item("partitioned", caps.partitioned())?;
             Ok(d)
         })
         .collect()

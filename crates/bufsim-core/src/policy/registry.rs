@@ -152,9 +152,33 @@ impl<'a> Args<'a> {
     }
 }
 
+/// What a policy needs from the run or gives it beyond the `Policy` events: callers read these
+/// flags, never the policy's name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Needs every block's next use in advance (OPT): the run computes it in a pre-pass, and
+    /// it cannot sit where the future is unknown (a first-level cache, several timed streams).
+    pub needs_future: bool,
+    /// Splits the cache by program context with an access-pattern detector (AMP's manager);
+    /// records a partition timeline.
+    pub context_partitioned: bool,
+    /// Splits the cache by device (storage-aware caching); records a partition timeline.
+    pub device_partitioned: bool,
+}
+
+impl Capabilities {
+    pub const NONE: Capabilities = Capabilities { needs_future: false, context_partitioned: false, device_partitioned: false };
+
+    pub fn partitioned(self) -> bool {
+        self.context_partitioned || self.device_partitioned
+    }
+}
+
 /// A policy that can be named in a spec string.
 pub trait PolicyDef: Policy + Sized {
     const INFO: PolicyInfo;
+    /// Most policies need nothing special; those that do say so here.
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError>;
 }
 
@@ -171,6 +195,9 @@ macro_rules! policies {
 
         /// The registry, in the order `bufsim policies` lists it.
         pub const POLICIES: &[PolicyInfo] = &[$(<$ty as PolicyDef>::INFO),*];
+
+        /// Each policy's capabilities, by policy name (presets: see [`capabilities`]).
+        const CAPABILITIES: &[(&str, Capabilities)] = &[$((<$ty as PolicyDef>::INFO.name, <$ty as PolicyDef>::CAPABILITIES)),*];
 
         impl AnyPolicy {
             fn build_named(info_name: &str, args: &[(String, String)], env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
@@ -367,17 +394,38 @@ pub fn build_spec(spec: &Spec, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
     AnyPolicy::build_named(info.name, &spec.args, env)
 }
 
-/// Whether a spec names OPT (the run then computes next-use times in a pre-pass).
+/// The capabilities of the policy a name (or alias, or preset) stands for; none for unknown names.
+pub fn capabilities(name: &str) -> Capabilities {
+    let Some(info) = lookup(name) else { return Capabilities::NONE };
+    if let Some(spec) = info.preset_of {
+        return Spec::parse(spec).map(|s| capabilities(&s.name)).unwrap_or_default();
+    }
+    CAPABILITIES.iter().find(|(n, _)| *n == info.name).map(|(_, c)| *c).unwrap_or_default()
+}
+
+/// Whether a spec names a policy that needs the future (the run then computes next-use
+/// times in a pre-pass).
 pub fn needs_future(spec: &str) -> bool {
-    Spec::parse(spec)
-        .ok()
-        .and_then(|s| lookup(&s.name).map(|i| i.name == "opt"))
-        .unwrap_or(false)
+    Spec::parse(spec).map(|s| capabilities(&s.name).needs_future).unwrap_or(false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capabilities_come_from_the_policies_flags_and_presets_inherit_them() {
+        assert!(capabilities("opt").needs_future && needs_future("opt"));
+        assert!(!needs_future("lru") && !needs_future("nosuch(") && !needs_future("nosuch"));
+        assert!(capabilities("pcc").context_partitioned && capabilities("eager-lru").device_partitioned);
+        assert!(capabilities("lazy-clock").partitioned() && !capabilities("arc").partitioned());
+        // A preset has the capabilities of the policy it expands to.
+        assert_eq!(capabilities("lru2-accusim"), capabilities("lru-k"));
+        // Every listed name answers, none panics.
+        for p in all() {
+            let _ = capabilities(p.name);
+        }
+    }
 
     fn env() -> BuildEnv {
         BuildEnv {

@@ -158,6 +158,7 @@ impl Detector for DearDetector {
 }
 
 impl PolicyDef for super::Dear {
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { context_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
     const INFO: PolicyInfo = PolicyInfo {
         name: "dear",
         aliases: &[],

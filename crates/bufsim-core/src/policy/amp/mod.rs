@@ -122,7 +122,7 @@ pub(crate) const P_SEED: ParamInfo =
 pub(crate) fn build_manager(args: &Args, env: &BuildEnv, name: &str) -> Result<(ManagerConfig, DefaultPolicy), SpecError> {
     let spec = Spec::parse(args.text("default")).map_err(|e| SpecError(format!("policy `{name}`: default: {e}")))?;
     if let Some(info) = lookup(&spec.name) {
-        if ["amp", "pcc", "dear"].contains(&info.name) {
+        if super::registry::capabilities(info.name).context_partitioned {
             return Err(SpecError(format!(
                 "policy `{name}`: default={} is itself a partitioned manager; give a plain policy such as lru or arc",
                 info.name
@@ -159,7 +159,7 @@ pub fn classify(accesses: &[(u64, u64)], spec: &str) -> Result<Vec<(u64, Context
     let parsed = Spec::parse(spec)?;
     let not_amp = || SpecError(format!("`{spec}` has no access-pattern detector; use amp, pcc or dear with their parameters"));
     let info = lookup(&parsed.name).ok_or_else(not_amp)?;
-    if !["amp", "pcc", "dear"].contains(&info.name) {
+    if !super::registry::capabilities(info.name).context_partitioned {
         return Err(not_amp());
     }
     fn feed<D: Detector>(mut d: D, accesses: &[(u64, u64)]) -> Vec<(u64, ContextReport)> {

@@ -125,6 +125,7 @@ impl Detector for PccDetector {
 }
 
 impl PolicyDef for super::Pcc {
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { context_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
     const INFO: PolicyInfo = PolicyInfo {
         name: "pcc",
         aliases: &["pcc-star"],

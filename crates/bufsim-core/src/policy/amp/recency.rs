@@ -416,6 +416,7 @@ impl Detector for RecencyDetector {
 }
 
 impl crate::policy::PolicyDef for super::Amp {
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { context_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
     const INFO: PolicyInfo = PolicyInfo {
         name: "amp",
         aliases: &[],

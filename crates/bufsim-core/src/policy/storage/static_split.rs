@@ -33,6 +33,7 @@ impl StaticSplit {
 split_policy!(StaticSplit, |s, pins, a| s.split.eager_victim(pins, a));
 
 impl PolicyDef for StaticSplit {
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { device_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
     const INFO: PolicyInfo = PolicyInfo {
         name: "static",
         aliases: &["static-lru"],
