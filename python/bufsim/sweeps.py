@@ -33,14 +33,14 @@ DEFAULT_DB = "results.duckdb"
 RUN_OPTIONS = [f for f in OPTION_FIELDS if f.section not in ("execution", "storage") and f.name != "format"]
 STORAGE_OPTIONS = [f.name for f in OPTION_FIELDS if f.section == "storage"]
 
-# When an option enters a run's key: options of the trace and the run always, timing options
-# in timed runs, the others when set. Keys of count-mode runs are then the ones versions
-# before timed mode, hierarchies and storage wrote.
-_KEYED_ALWAYS = ("trace", "run")
+# When an option enters a run's key: timing options in timed runs, any other option when it
+# differs from its default, and always the four that keys carried before there were others
+# (so keys of count-mode runs are the ones earlier versions wrote).
+_KEYED_ALWAYS = ("block_size", "reads_only", "cluster", "seed")
 
 
 def _in_key(f: Any, value: Any, timed: bool) -> bool:
-    if f.section in _KEYED_ALWAYS:
+    if f.name in _KEYED_ALWAYS:
         return True
     if f.section == "timing":
         return timed
