@@ -39,8 +39,6 @@ pub struct Stats {
     pub misses: u64,
     pub write_accesses: u64,
     pub write_misses: u64,
-    /// Requests that write (after `reads_only`: none).
-    pub trace_writes: u64,
     /// Blocks given up to make room.
     pub evictions: u64,
     /// Disk read requests after clustering, and how many were synchronous (held a demand miss)
@@ -224,7 +222,6 @@ impl<'a, P: Policy> Engine<'a, P> {
             return;
         }
         self.stats.requests += 1;
-        self.stats.trace_writes += r.op.is_write() as u64;
         let write = r.op.is_write();
         let (first, n) = r.block_range(self.cfg.block_size);
         for b in first..first + n {

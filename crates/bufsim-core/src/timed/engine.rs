@@ -293,7 +293,6 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         self.stream = s as u32;
         self.state[s].issued_ns = self.now;
         self.stats.requests += 1;
-        self.stats.trace_writes += r.op.is_write() as u64;
         self.t.bytes += if r.in_blocks { r.size.saturating_mul(self.cfg.block_size) } else { r.size };
         let write = r.op.is_write();
         let (first, n) = r.block_range(self.cfg.block_size);
