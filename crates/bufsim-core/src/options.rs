@@ -141,8 +141,6 @@ options! {
     Timing think: Option<String> = None, read think, sql "VARCHAR", implied "trace";
     /// Merge all processes (pids) into one stream, as the prefetching paper's AccuSim did.
     Timing single_stream: bool = false, read boolean, sql "BOOLEAN";
-    /// Simulate only the first N requests of the trace (unset: all of them).
-    Trace max_requests: Option<u64> = None, read opt_uint, sql "BIGINT";
     /// Free space between consecutive files of a file trace on the device, such as 1MiB (an
     /// integer counts blocks; count mode too).
     Layout file_gap: String = "0blocks".into(), read gap, sql "VARCHAR";
@@ -197,10 +195,6 @@ fn opt_boolean(name: &str, v: &Value) -> Result<Option<bool>, SpecError> {
 
 fn uint(name: &str, v: &Value) -> Result<u64, SpecError> {
     v.as_u64().ok_or_else(|| type_err(name, "zero or more", v))
-}
-
-fn opt_uint(name: &str, v: &Value) -> Result<Option<u64>, SpecError> {
-    if v.is_null() { Ok(None) } else { uint(name, v).map(Some) }
 }
 
 /// Bytes: an integer is bytes, a string carries its unit (`4KiB`).
@@ -529,7 +523,6 @@ impl Options {
             first_level,
             skip_bad: self.skip_bad,
             array,
-            max_requests: self.max_requests,
         })
     }
 

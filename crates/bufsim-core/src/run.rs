@@ -48,8 +48,6 @@ pub struct RunOptions {
     /// Stripe the trace's one logical volume over a RAID-0 array (storage-aware caching §4.1;
     /// [`crate::array`]); `None` keeps the trace's own devices.
     pub array: Option<Raid0>,
-    /// Simulate only the first this many requests of the trace.
-    pub max_requests: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -65,7 +63,6 @@ impl Default for RunOptions {
             first_level: None,
             skip_bad: false,
             array: None,
-            max_requests: None,
         }
     }
 }
@@ -424,7 +421,7 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
     let blocks = validate(configs, opts)?;
     let format = resolve_format(path, opts.format)?;
     let read = ReadOptions { skip_bad: opts.skip_bad };
-    if opts.first_level.is_some() || opts.max_requests.is_some() {
+    if opts.first_level.is_some() {
         let (requests, skipped) = decode_with(path, format, &read)?;
         return with_skipped(run_requests(&requests, format.address_kind(), configs, opts), &skipped);
     }
@@ -482,11 +479,10 @@ impl LoadedTrace {
 
 /// Runs configurations over requests already in memory (Python callers, generators, tests).
 pub fn run_requests(requests: &[Request], kind: AddressKind, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
-    let requests = &requests[..opts.max_requests.map_or(requests.len(), |n| requests.len().min(n as usize))];
     if let Some(first) = &opts.first_level {
         validate(configs, opts)?;
         let (l2, _) = second_level(requests, kind, first, &opts.engine, opts.seed)?;
-        let below = RunOptions { first_level: None, max_requests: None, ..opts.clone() };
+        let below = RunOptions { first_level: None, ..opts.clone() };
         return run_requests(&l2, AddressKind::Device, configs, &below);
     }
     let blocks = validate(configs, opts)?;
