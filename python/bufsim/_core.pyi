@@ -10,76 +10,29 @@ class BufsimError(ValueError): ...
 class TraceFormatError(BufsimError): ...
 class SpecError(BufsimError): ...
 
-def run(
-    path: str,
-    policies: list[str],
-    caches: list[str],
-    *,
-    prefetches: list[str] = ...,
-    format: str = "auto",
-    block_size: int = 4096,
-    reads_only: bool = False,
-    cluster: str = "64KiB",
-    seed: int = 42,
-    jobs: int = 0,
-    check: bool = False,
-    timing: bool = False,
-    device: str = "st39102lw",
-    scheduler: str = "noop",
-    think: str = "trace",
-    single_stream: bool = False,
-    file_gap: str = "0blocks",
-    first_level: tuple | None = None,
-    skip_bad: bool = False,
-    storage: tuple | None = None,
-) -> list[dict[str, Any]]: ...
+# Options cross as one JSON object of the options set (bufsim.Options.to_json()); results come
+# back as one JSON array of rows (fields: result_fields()).
+def run(path: str, policies: list[str], caches: list[str], prefetches: list[str], options: str) -> str: ...
+def resolve_options(options: str, policies: list[str] = ..., caches: list[str] = ...,
+                    prefetches: list[str] = ...) -> str: ...
+def option_fields() -> list[dict[str, Any]]: ...
+def result_fields() -> list[dict[str, Any]]: ...
 class Trace:
     path: str
     format: str
     def __init__(self, path: str, *, format: str = "auto", skip_bad: bool = False) -> None: ...
     def __len__(self) -> int: ...
-    def run(
-        self,
-        policies: list[str],
-        caches: list[str],
-        *,
-        prefetches: list[str] = ...,
-        block_size: int = 4096,
-        reads_only: bool = False,
-        cluster: str = "64KiB",
-        seed: int = 42,
-        jobs: int = 0,
-        check: bool = False,
-        timing: bool = False,
-        device: str = "st39102lw",
-        scheduler: str = "noop",
-        think: str = "trace",
-        single_stream: bool = False,
-        file_gap: str = "0blocks",
-        first_level: tuple | None = None,
-        storage: tuple | None = None,
-    ) -> list[dict[str, Any]]: ...
+    def run(self, policies: list[str], caches: list[str], prefetches: list[str], options: str) -> str: ...
 
 def policies() -> list[dict[str, Any]]: ...
 def prefetchers() -> list[dict[str, Any]]: ...
 def devices() -> list[dict[str, Any]]: ...
 def size_to_blocks(text: str, block_size: int = 4096) -> int: ...
 def detect_format(path: str) -> str: ...
-def filter_trace(
-    path: str, out: str, first_level: tuple, *, format: str = "auto", block_size: int = 4096,
-    reads_only: bool = False, seed: int = 42,
-) -> tuple[int, list[dict[str, Any]]]: ...
-def breakdown(
-    path: str, policies: list[str], caches: list[str], *, format: str = "auto", block_size: int = 4096,
-    reads_only: bool = False, seed: int = 42, first_level: tuple | None = None,
-) -> list[dict[str, Any]]: ...
-
-# AMP (issue 7)
+def filter_trace(path: str, out: str, options: str) -> tuple[int, list[dict[str, Any]]]: ...
+def breakdown(path: str, policies: list[str], caches: list[str], options: str) -> list[dict[str, Any]]: ...
 def run_timeline(
-    path: str, policy: str, cache: str, *, prefetch: str = "none", format: str = "auto", block_size: int = 4096,
-    reads_only: bool = False, cluster: str = "64KiB", seed: int = 42, timing: bool = False,
-    device: str = "st39102lw", scheduler: str = "noop", think: str = "trace", single_stream: bool = False,
-    file_gap: str = "0blocks", storage: tuple | None = None,
+    path: str, policy: str, cache: str, prefetch: str, options: str,
 ) -> tuple[str, list[tuple[int, str, int, int, float]]]: ...
 def generators() -> list[dict[str, Any]]: ...
 def amp_table1(*, seed: int = 1, length: int = 2000, sampling: float = 1.0) -> list[dict[str, Any]]: ...
@@ -99,7 +52,7 @@ def analyze(
     jobs: int = 0,
     breakdown_policies: list[str] | None = None,
     breakdown_cache: str | None = None,
-    seed: int = 42,
+    seed: int,
 ) -> str: ...
 def mrc(
     path: str,
@@ -109,7 +62,7 @@ def mrc(
     exact: bool = True,
     shards_rate: float | None = None,
     shards_size: int | None = None,
-    seed: int = 42,
+    seed: int,
     format: str = "auto",
     block_size: int = 4096,
     reads_only: bool = False,
