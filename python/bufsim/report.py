@@ -78,6 +78,8 @@ def _plot_data(df: "pandas.DataFrame") -> tuple[list[dict], list[str]]:
             if hint or column == "hit_ratio":
                 notes.append(f"{label}: no `{column}` column in these results" + (f"; {hint}" if hint else ""))
             continue
+        idents = [ident for ident, _ in plots._series(df, cols)]
+        line_styles = dict(zip((plots._label(i) for i in idents), plots.series_styles(idents, styles)))
         for trace, tdf in plots._trace_panels(df):
             x_all, xlabel = plots._cache_axis(tdf)
             series = []
@@ -89,7 +91,7 @@ def _plot_data(df: "pandas.DataFrame") -> tuple[list[dict], list[str]]:
                 bs = g["block_size"] if "block_size" in g.columns else [None] * len(g)
                 points = [[float(xv), float(yv) * scale, _cache_label(int(cb), b and int(b))]
                           for xv, yv, cb, b in zip(x, g[column], g["cache_blocks"], bs)]
-                style = plots._line_style(ident, styles)
+                style = line_styles[plots._label(ident)]
                 series.append({"name": plots._label(ident), "colour": style["color"],
                                "dash": dashes.get(style["linestyle"], ""),
                                "marker": shapes.get(style["marker"], "circle"),
