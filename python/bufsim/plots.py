@@ -647,9 +647,11 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str |
                 colour = ramp[sizes.index(ident["cache_blocks"])] if "cache_blocks" in ident else PALETTE[0]
                 dash = dashes.get(str(ident.get("prefetch", "none")), "-")
                 (line,) = ax.step(x, cdf, where="post", color=colour, linestyle=dash)
-                label = ", ".join(_cdf_label(k, v, g) for k, v in ident.items() if k != "prefetch"
-                                  or len(prefetches) > 1) or "all runs"
-                handles.setdefault(label, line)
+                if "cache_blocks" in ident:
+                    handles.setdefault(_cdf_label("cache_blocks", ident["cache_blocks"], g), (colour, "-"))
+                if len(prefetches) > 1:
+                    pf = str(ident.get("prefetch", "none"))
+                    handles.setdefault("read-ahead off" if pf == "none" else f"+ {pf}", ("#000000", dash))
             _log2_axis(ax, df["size_blocks"])
             ax.set_ylim(0, 100.5)
             ident = dict(zip(panel_cols, key))
@@ -662,7 +664,12 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str |
                 ax.set_ylabel("blocks in sequences\n≤ this size (%)")
         for j in range(len(panels), nrows * ncols):
             axes[j // ncols][j % ncols].set_visible(False)
-        _finish(fig, handles, _auto_title("Sequence-size CDF", df, title))
+        # One legend entry per cache size (its colour) and per read-ahead setting (its dash).
+        from matplotlib.lines import Line2D
+
+        order = sorted(handles, key=lambda k: handles[k][0] == "#000000")  # sizes, then read-ahead
+        proxies = {k: Line2D([], [], color=handles[k][0], linestyle=handles[k][1]) for k in order}
+        _finish(fig, proxies, _auto_title("Sequence-size CDF", df, title))
         return Plot(_save(fig, out), notes, len(panels), fig)
 
 
