@@ -6,7 +6,7 @@
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
-  var W = 640, H = 380, M = { left: 70, right: 18, top: 14, bottom: 48 };
+  var M = { left: 70, right: 18, top: 14, bottom: 48 };
 
   document.body.setAttribute("data-bufsim-status", "running");
   window.addEventListener("error", function (e) {
@@ -61,6 +61,8 @@
   }
 
   function drawPlot(fig, spec) {
+    // Small multiples (one sequence-size CDF per policy) get a smaller drawing, not smaller type.
+    var W = spec.small ? 380 : 640, H = spec.small ? 280 : 380;
     var canvas = fig.querySelector(".canvas"), legend = fig.querySelector(".legend");
     var xs = [], ys = [];
     spec.series.forEach(function (s) { s.points.forEach(function (p) { xs.push(p[0]); ys.push(p[1]); }); });
