@@ -40,9 +40,10 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "H"]
 POLICY_STYLES = {
     "lru": (0, 0), "arc": (1, 1), "mq": (2, 2), "lirs": (3, 3), "2q": (4, 4), "clock": (5, 5),
     "fifo": (7, 6), "lfu": (8, 7), "opt": (6, 11), "mru": (11, 8), "random": (9, 9),
-    "lru-k": (10, 10), "lru-2": (10, 10), "lrfu": (10, 12), "fbr": (7, 13), "car": (1, 12),
+    "lru-k": (10, 10), "lru-2": (10, 10), "lrfu": (10, 12), "static": (9, 1), "eager-lru": (0, 5),
+    "lazy-lru": (1, 6), "lazy-clock": (5, 7), "fbr": (7, 13), "car": (1, 12),
     "clock-pro": (5, 3), "dulo": (11, 0), "amp": (10, 1), "gds": (8, 2), "landlord": (8, 2),
-    "linux": (7, 4), "pcc": (3, 6), "dear": (4, 7),
+    "linux-2list": (7, 4), "pcc": (3, 6), "dear": (4, 7),
 }
 # Read-ahead off is solid with filled markers; each read-ahead setting gets its own dash.
 PREFETCH_STYLES = ["-", "--", ":", "-."]
@@ -180,9 +181,65 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
     if suffix in (".json", ".jsonl"):
         with open(path) as f:
             text = f.read()
+        report = _json_object(text)
+        if report is not None and {"sizes", "miss_ratio", "shards"} <= report.keys():
+            return mrc_curves(report)
+        if report is not None and "temporal_distance" in report and "footprint" in report:
+            return temporal_distances(report)
         lines = suffix == ".jsonl" or not text.lstrip().startswith("[")
-        return pd.read_json(path, lines=lines)
+        import io
+
+        return pd.read_json(io.StringIO(text), lines=lines, precise_float=True)
     raise SpecError(f"{path}: unknown file type `{suffix}`; give .duckdb, .parquet, .csv or .json")
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The one JSON object a file holds (what `bufsim mrc --json` and `bufsim analyze --json`
+    print), or None for JSON lines, arrays and anything else."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None  # JSON lines: one object per line
+    return value if isinstance(value, dict) else None
+
+
+def mrc_curves(report: dict[str, Any]) -> "pandas.DataFrame":
+    """The long shape of a `bufsim mrc --json` report (or :func:`bufsim.analysis.mrc_report`):
+    one row per cache size and curve, ``method`` naming the curve (``LRU, exact`` from
+    Mattson's stack algorithm, ``LRU, SHARDS rate R`` or ``LRU, SHARDS <= N blocks``), with
+    ``cache_blocks``, ``miss_ratio`` (a fraction), ``block_size`` and ``trace``, ready for
+    :func:`mrc`, which draws the SHARDS curve dashed against the exact one."""
+    import pandas as pd
+
+    rows = []
+    base = {"trace": report.get("trace"), "block_size": report.get("block_size")}
+    if report.get("miss_ratio") is not None:
+        rows += [{**base, "method": "LRU, exact", "cache_blocks": c, "miss_ratio": m}
+                 for c, m in zip(report["sizes"], report["miss_ratio"])]
+    s = report.get("shards")
+    if s is not None:
+        name = f"LRU, SHARDS rate {s['rate']:g}" if s.get("mode") == "fixed-rate" else f"LRU, SHARDS ≤ {s.get('blocks')} blocks"
+        rows += [{**base, "method": name, "cache_blocks": c, "miss_ratio": m}
+                 for c, m in zip(report["sizes"], s["miss_ratio"])]
+    df = pd.DataFrame(rows, columns=["trace", "block_size", "method", "cache_blocks", "miss_ratio"])
+    if s is not None and s.get("error") is not None:
+        df.attrs["shards_error"] = s["error"]
+    return df
+
+
+def temporal_distances(analysis: dict[str, Any]) -> "pandas.DataFrame":
+    """The temporal distance histogram of a `bufsim analyze --json` report (or
+    ``Analysis.to_dict()``): ``distance`` (power-of-two bin), ``count``, ``trace``; the whole
+    report is kept in ``df.attrs["analysis"]``."""
+    import pandas as pd
+
+    bins = analysis["temporal_distance"]["bins"]
+    df = pd.DataFrame([{"distance": b["distance"], "count": b["count"], "trace": analysis.get("trace")} for b in bins],
+                      columns=["distance", "count", "trace"])
+    df.attrs["analysis"] = analysis
+    return df
 
 
 def _runs_order(df: "pandas.DataFrame") -> "pandas.DataFrame":
@@ -831,6 +888,70 @@ def power_of_two_bins(df: "pandas.DataFrame") -> "pandas.Series":
     return d.groupby(_pow2_ceil(d["distance"]))["count"].sum().sort_index()
 
 
+def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
+    """Hit ratio (%) over time (x: windows of the trace's requests) and cache size (y, log2),
+    as PyMimircache drew it; colour from the viridis map, whose grey level rises steadily, so
+    the figure reads in grayscale too. Shape: ``window``, ``cache_blocks``, ``hit_ratio`` (a
+    fraction), optionally ``first_request``/``last_request`` and ``block_size``: what
+    :func:`bufsim.heatmap.hit_ratio_over_time` returns."""
+    missing = [c for c in ("window", "cache_blocks", "hit_ratio") if c not in df.columns]
+    if missing:
+        return Plot(None, [f"heatmap: missing column(s) {', '.join(missing)}; compute it with "
+                           "bufsim.heatmap.hit_ratio_over_time"])
+    if df.empty:
+        return Plot(None, ["heatmap: no windows"])
+    import numpy as np
+
+    grid = df.pivot_table(index="cache_blocks", columns="window", values="hit_ratio", aggfunc="mean").sort_index()
+    sizes = grid.index.to_numpy(dtype=float)
+    ylabel = "cache size (blocks)"
+    if "block_size" in df.columns and df["block_size"].nunique() == 1:
+        sizes, ylabel = sizes * float(df["block_size"].iloc[0]) / MIB, "cache size (MiB)"
+    wins = grid.columns.to_numpy()
+    if "last_request" in df.columns:
+        ends = df.groupby("window")["last_request"].max().reindex(wins).to_numpy(dtype=float) + 1
+        starts = np.concatenate([[0.0], ends[:-1]])
+        xedges, xlabel = np.concatenate([starts[:1], ends]), "requests"
+    else:
+        xedges, xlabel = np.arange(len(wins) + 1, dtype=float), "window"
+    # Cell edges halfway between sizes on the log axis.
+    logs = np.log2(sizes)
+    mids = (logs[1:] + logs[:-1]) / 2 if len(logs) > 1 else np.array([])
+    step0 = (logs[1] - logs[0]) / 2 if len(logs) > 1 else 0.5
+    stepn = (logs[-1] - logs[-2]) / 2 if len(logs) > 1 else 0.5
+    yedges = 2 ** np.concatenate([[logs[0] - step0], mids, [logs[-1] + stepn]])
+    import matplotlib
+
+    with matplotlib.rc_context(_style()):
+        fig, axes = _figure(1, 1)
+        ax = axes[0][0]
+        mesh = ax.pcolormesh(xedges, yedges, grid.to_numpy() * 100.0, cmap="viridis", vmin=0, vmax=100,
+                             shading="flat", rasterized=False)
+        ax.set_yscale("log", base=2)
+        _log2_axis(ax, sizes, axis="y")
+        ax.grid(False)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if xlabel == "requests":
+            _count_x(ax)
+        cbar = fig.colorbar(mesh, ax=ax)
+        cbar.set_label("hit ratio (%)")
+        what = "Hit ratio over time"
+        policy = df.attrs.get("policy")
+        trace = df.attrs.get("trace")
+        if title is None:
+            title = what + " — " + ", ".join(x for x in (_stem(trace) if trace else "", policy or "") if x) \
+                if (trace or policy) else what
+        _finish(fig, {}, title or None)
+        return Plot(_save(fig, out), [], 1, fig)
+
+
+def _count_x(ax) -> None:
+    from matplotlib.ticker import EngFormatter
+
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+
+
 KINDS: dict[str, Callable[..., Plot]] = {
     "hit-ratio": hit_ratio,
     "prefetch": prefetch_panels,
@@ -838,4 +959,5 @@ KINDS: dict[str, Callable[..., Plot]] = {
     "seq-cdf": sequence_cdf,
     "partitions": partition_timeline,
     "tdist": temporal_distance,
+    "heatmap": heatmap,
 }
