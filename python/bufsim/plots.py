@@ -70,6 +70,13 @@ class Plot:
     #: The matplotlib Figure that was saved (to re-save in another format, or inspect).
     figure: Any = field(default=None, repr=False, compare=False)
 
+    # Jupyter shows the file that was written (PNG or SVG; a PDF has no inline form).
+    def _repr_png_(self) -> bytes | None:
+        return self.out.read_bytes() if self.out is not None and self.out.suffix.lower() == ".png" else None
+
+    def _repr_svg_(self) -> str | None:
+        return self.out.read_text() if self.out is not None and self.out.suffix.lower() == ".svg" else None
+
 
 @dataclass(frozen=True)
 class Metric:
