@@ -88,7 +88,7 @@ class Metric:
 
 
 HIT_RATIO = Metric("hit_ratio", "hit ratio (%)", 100.0)
-MISS_RATIO = Metric("miss_ratio", "miss ratio", 1.0)
+MISS_RATIO = Metric("miss_ratio", "miss ratio (%)", 100.0)  # percent, like hit ratio and the report
 DISK_REQUESTS = Metric("disk_requests", "disk requests")
 EXEC_TIME = Metric("exec_time_s", "execution time (s)", hint="run the sweep in timed mode (--timing)")
 
@@ -583,8 +583,9 @@ def metric_grid(df: "pandas.DataFrame", out: str | os.PathLike, metrics: Sequenc
                         continue
                     x, _ = _cache_axis(g)
                     label = _label(ident)
+                    # A dense curve (an MRC at every size) keeps about a dozen markers.
                     (line,) = ax.plot(x.to_numpy(), (g[m.column] * m.scale).to_numpy(), label=label,
-                                      **styles[label])
+                                      markevery=max(1, len(g) // 12), **styles[label])
                     handles.setdefault(label, line)
                 _log2_axis(ax, x_all)
                 ax.set_xlabel(xlabel)
@@ -623,12 +624,16 @@ def mrc(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = N
     df = df.copy()
     if "miss_ratio" not in df.columns and "hit_ratio" in df.columns:
         df["miss_ratio"] = 1.0 - df["hit_ratio"]
+    what = "Miss ratio vs cache size"
     if "policy" not in df.columns:
         for alt in ("method", "series"):
             if alt in df.columns:
                 df["policy"] = df[alt].astype(str)
+                if title is None:  # curves of one trace's analysis, not policies
+                    stem = _stem(df["trace"].iloc[0]) if "trace" in df.columns and len(df) else ""
+                    title = "LRU miss ratio curve" + (f" — {stem}" if stem else "") if alt == "method" else None
                 break
-    return metric_grid(df, out, [MISS_RATIO], title=title, what="Miss ratio vs cache size")
+    return metric_grid(df, out, [MISS_RATIO], title=title, what=what)
 
 
 # ---------------------------------------------------------------------------------------------
