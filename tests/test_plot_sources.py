@@ -126,3 +126,16 @@ def test_progress_is_quiet_off_a_terminal_unless_asked(monkeypatch):
     assert progress.wanted(file=io.StringIO()) is True
     monkeypatch.setenv(progress.ENV, "0")
     assert progress.wanted() is False and progress.wanted(show=True) is True
+
+
+def test_unreadable_sources_are_one_line_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("garbage{{")
+    with pytest.raises(bufsim.SpecError, match="not JSON records, JSON lines, `bufsim mrc --json`"):
+        plots.load(bad)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(bufsim.SpecError, match="not a readable CSV table"):
+        plots.load(empty)
+    p = bufsim_cli("plot", "mrc", bad, "-o", tmp_path / "x.png")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr

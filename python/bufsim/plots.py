@@ -184,7 +184,10 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
 
         return duckdb.connect().execute("SELECT * FROM read_parquet(?)", [path]).df().pipe(_runs_order)
     if suffix == ".csv":
-        return pd.read_csv(path)
+        try:
+            return pd.read_csv(path)
+        except (ValueError, pd.errors.ParserError) as e:  # EmptyDataError is a ValueError
+            raise SpecError(f"{path}: not a readable CSV table ({str(e).splitlines()[0]})") from None
     if suffix in (".json", ".jsonl"):
         with open(path) as f:
             text = f.read()
@@ -196,7 +199,11 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         lines = suffix == ".jsonl" or not text.lstrip().startswith("[")
         import io
 
-        return pd.read_json(io.StringIO(text), lines=lines, precise_float=True)
+        try:
+            return pd.read_json(io.StringIO(text), lines=lines, precise_float=True)
+        except ValueError as e:
+            raise SpecError(f"{path}: not JSON records, JSON lines, `bufsim mrc --json` or `bufsim analyze "
+                            f"--json` output ({str(e).splitlines()[0]})") from None
     raise SpecError(f"{path}: unknown file type `{suffix}`; give .duckdb, .parquet, .csv or .json")
 
 
