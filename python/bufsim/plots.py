@@ -36,7 +36,8 @@ PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
            "#8C564B", "#B8860B", "#7F7F7F", "#332288", "#882255"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "H"]
 # family: (palette index, marker index). LRU, ARC and MQ, often drawn together, get three
-# different hues of different grey levels and three different markers.
+# different hues (blue, vermillion, green) and three different markers; the markers are what
+# keeps them apart in grayscale, where those hues are close.
 POLICY_STYLES = {
     "lru": (0, 0), "arc": (1, 1), "mq": (2, 2), "lirs": (3, 3), "2q": (4, 4), "clock": (5, 5),
     "fifo": (7, 6), "lfu": (8, 7), "opt": (6, 11), "mru": (11, 8), "random": (9, 9),
