@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 from html.parser import HTMLParser
 
 import numpy as np
@@ -76,6 +77,13 @@ def test_sequence_cdfs_one_plot_per_policy_or_a_chosen_few(sweep_db):
     assert any("16 policies, showing the first 12" in n for n in notes), notes
 
 
+def test_every_figure_marker_has_a_shape_in_the_page():
+    assert set(report.MARKER_SHAPES) == set(plots.MARKERS)
+    js = (Path(report.__file__).parent / "report.js").read_text()
+    for shape in report.MARKER_SHAPES.values():
+        assert f'"{shape}"' in js, shape
+
+
 def test_miss_ratio_panel_is_one_minus_hit_ratio(sweep_db):
     df = plots.load(sweep_db)
     figs, _ = report._plot_data(df)
@@ -120,6 +128,12 @@ def test_report_in_headless_chromium(page, tmp_path):
         assert [t.split(" vs")[0] for t, _ in figs[:3]] == ["hit ratio (%)", "miss ratio (%)", "disk requests"]
         assert [t.split(": ")[1] for t, _ in figs[3:]] == sorted(SWEEP_POLICIES)
         assert int(b.eval("document.body.dataset.bufsimPoints")) > 3 * 64
+        # Each policy keeps its figure marker in the page (one shape each, none falls back).
+        marks = b.eval("Array.from(document.querySelectorAll('figure.plot')[0].querySelectorAll('g.series'))"
+                       ".map(g => [g.dataset.name, g.dataset.marker, g.querySelector('polygon, rect, circle').tagName])")
+        want = {p: report.MARKER_SHAPES[plots.policy_marker(p)] for p in SWEEP_POLICIES}
+        assert {name: m for name, m, _ in marks if name in want} == want and len(set(want.values())) == 4
+        assert all((tag == "circle") == (m == "circle") for _, m, tag in marks), marks
         # Every policy's colour is painted inside every metric plot.
         rects = b.eval(RECTS)
         shot = b.screenshot()

@@ -38,6 +38,11 @@ TABLE_FIRST = ["trace", "policy", "prefetch", "cache_blocks", "cache", "accesses
                "hit_ratio", "disk_requests", "sync_requests", "async_requests", "blocks_read",
                "prefetched", "prefetched_unused", "exec_time_s", "io_time_s", "stall_time_s"]
 TABLE_HIDDEN = {"key", "config", "trace_hash", "bufsim_version", "request_sizes", "partition_timeline"}
+# The report's name for each matplotlib marker of plots.MARKERS (report.js draws each shape), so
+# a series has the same marker in the figures and in the page.
+MARKER_SHAPES = {"o": "circle", "s": "square", "^": "triangle", "D": "diamond", "v": "triangle-down",
+                 "P": "plus", "X": "cross", "<": "triangle-left", ">": "triangle-right", "p": "pentagon",
+                 "h": "hexagon", "*": "star", "d": "thin-diamond", "H": "hexagon-flat"}
 # Sequence-size CDFs: one small plot per policy (its runs: cache sizes x read-ahead), at most
 # this many policies unless the caller names them.
 MAX_CDF_POLICIES = 12
@@ -77,7 +82,6 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
     cols = plots.series_columns(df)
     styles = plots._prefetch_style(df["prefetch"].astype(str)) if "prefetch" in df.columns else {}
     dashes = {"-": "", "--": "6 4", ":": "2 3", "-.": "7 3 2 3"}
-    shapes = {"o": "circle", "s": "square", "^": "triangle", "D": "diamond", "v": "triangle-down"}
     for column, label, scale, hint in METRICS:
         if column not in df.columns or df[column].isna().all():
             if hint or column == "hit_ratio":
@@ -99,7 +103,7 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                 style = line_styles[plots._label(ident)]
                 series.append({"name": plots._label(ident), "colour": style["color"],
                                "dash": dashes.get(style["linestyle"], ""),
-                               "marker": shapes.get(style["marker"], "circle"),
+                               "marker": MARKER_SHAPES[style["marker"]],
                                "hollow": style["markerfacecolor"] == "white", "points": points})
             figs.append({"id": f"{column}-{len(figs)}", "title": f"{label} vs cache size" + (f": {trace}" if trace else ""),
                          "xlabel": xlabel, "ylabel": label, "xlog": True, "ymin0": column.endswith("_ratio"),
