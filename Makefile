@@ -12,7 +12,8 @@ $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pytest>=7" "hypothesis>=6" "pandas>=2" "libcachesim>=0.3" \
-	  "duckdb>=1.0" "dask[distributed]>=2024.1" "matplotlib>=3.7"
+	  "duckdb>=1.0" "dask[distributed]>=2024.1" "matplotlib>=3.7" "tqdm>=4.66" "nbclient>=0.9" "ipykernel>=6" \
+	  "nbformat>=5"
 	touch $@
 
 setup: $(VENV)/.deps

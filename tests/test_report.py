@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 from html.parser import HTMLParser
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image
 
@@ -59,6 +61,39 @@ def test_notes_name_missing_columns(sweep_db):
     assert "execution time (s): no" not in report.render(df.assign(exec_time_s=1.0), "x.duckdb")
 
 
+def test_sequence_cdfs_one_plot_per_policy_or_a_chosen_few(sweep_db):
+    df = plots.load(sweep_db)
+    figs, notes = report._plot_data(df)
+    cdfs = [f for f in figs if f["id"].startswith("seqcdf")]
+    assert [f["title"].split(": ")[1] for f in cdfs] == sorted(SWEEP_POLICIES)
+    assert not any("sequence-size" in n for n in notes), notes
+    figs, _ = report._plot_data(df, cdf_policies=["fifo"])
+    assert [f["title"] for f in figs if f["id"].startswith("seqcdf")] == ["sequence-size CDF: fifo"]
+    # More policies than MAX_CDF_POLICIES: the first are drawn and a note says how to pick others.
+    many = pd.concat([df.assign(policy=f"{p}(n={i})") for i in range(4) for p in ["lru"]] +
+                     [df.assign(policy=f"lfu(n={i})") for i in range(12)])
+    figs, notes = report._plot_data(many)
+    assert sum(f["id"].startswith("seqcdf") for f in figs) == report.MAX_CDF_POLICIES
+    assert any("16 policies, showing the first 12" in n for n in notes), notes
+
+
+def test_every_figure_marker_has_a_shape_in_the_page():
+    assert set(report.MARKER_SHAPES) == set(plots.MARKERS)
+    js = (Path(report.__file__).parent / "report.js").read_text()
+    for shape in report.MARKER_SHAPES.values():
+        assert f'"{shape}"' in js, shape
+
+
+def test_miss_ratio_panel_is_one_minus_hit_ratio(sweep_db):
+    df = plots.load(sweep_db)
+    figs, _ = report._plot_data(df)
+    hit = {s["name"]: [p[1] for p in s["points"]] for s in figs[0]["series"]}
+    miss = {s["name"]: [p[1] for p in s["points"]] for s in figs[1]["series"]}
+    assert figs[1]["ylabel"] == "miss ratio (%)" and hit.keys() == miss.keys()
+    for name in hit:
+        assert all(abs(h + m - 100.0) < 1e-9 for h, m in zip(hit[name], miss[name]))
+
+
 def region_counts(png: bytes, rect: dict, colours: dict[str, str], tol: int = 24) -> dict[str, int]:
     img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
     x0, y0 = int(rect["x"]), int(rect["y"])
@@ -84,21 +119,37 @@ def test_report_in_headless_chromium(page, tmp_path):
         b.open(page.as_uri())
         assert b.eval("document.body.dataset.bufsimStatus") == "ok", b.errors()
         assert b.errors() == []
-        # Two plots (hit ratio, disk requests) of 8 series (4 policies x 2 read-ahead) of 8 points,
-        # then the sequence-size CDF (every run records its disk request sizes), at most 24 runs.
-        assert b.eval("document.querySelectorAll('figure.plot').length") == 3
-        series = b.eval("Array.from(document.querySelectorAll('figure.plot')).map("
-                        "f => f.querySelectorAll('g.series').length)")
-        assert series[:2] == [8, 8] and 0 < series[2] <= 24, series
-        assert "sequence" in b.eval("document.querySelectorAll('figure.plot')[2].textContent").lower()
-        assert int(b.eval("document.body.dataset.bufsimPoints")) > 2 * 64
+        # Three plots (hit ratio, miss ratio, disk requests) of 8 series (4 policies x 2 read-ahead)
+        # of 8 points, then one sequence-size CDF per policy (every run records its disk request
+        # sizes), each with its 16 runs (8 sizes x 2 read-ahead settings).
+        figs = b.eval("Array.from(document.querySelectorAll('figure.plot')).map("
+                      "f => [f.querySelector('figcaption').textContent, f.querySelectorAll('g.series').length])")
+        assert [n for _, n in figs] == [8, 8, 8, 16, 16, 16, 16], figs
+        assert [t.split(" vs")[0] for t, _ in figs[:3]] == ["hit ratio (%)", "miss ratio (%)", "disk requests"]
+        assert [t.split(": ")[1] for t, _ in figs[3:]] == sorted(SWEEP_POLICIES)
+        assert int(b.eval("document.body.dataset.bufsimPoints")) > 3 * 64
+        # Each policy keeps its figure marker in the page (one shape each, none falls back).
+        marks = b.eval("Array.from(document.querySelectorAll('figure.plot')[0].querySelectorAll('g.series'))"
+                       ".map(g => [g.dataset.name, g.dataset.marker, g.querySelector('polygon, rect, circle').tagName])")
+        want = {p: report.MARKER_SHAPES[plots.policy_marker(p)] for p in SWEEP_POLICIES}
+        assert {name: m for name, m, _ in marks if name in want} == want and len(set(want.values())) == 4
+        assert all((tag == "circle") == (m == "circle") for _, m, tag in marks), marks
         # Every policy's colour is painted inside every metric plot.
-        rects = b.eval(RECTS)[:2]
+        rects = b.eval(RECTS)
         shot = b.screenshot()
         (tmp_path / "report.png").write_bytes(shot)
-        for rect in rects:
+        for rect in rects[:3]:
             counts = region_counts(shot, rect, colours)
             assert all(n > 150 for n in counts.values()), counts
+        # Each CDF draws its cache sizes in the colours of the dark-to-light ramp.
+        ramp = plots.cache_size_colours(8)
+        for rect in rects[3:]:
+            counts = region_counts(shot, rect, dict(enumerate(ramp)), tol=12)
+            assert sum(counts.values()) > 400 and sum(n > 20 for n in counts.values()) >= 4, counts
+        # Small multiples keep their type readable: a CDF's tick labels are no smaller than 9 px.
+        px = b.eval("(() => { const f = document.querySelectorAll('figure.plot')[3];"
+                    "return f.querySelector('.axes text').getBoundingClientRect().height; })()")
+        assert px >= 10, px
         before = region_counts(shot, rects[0], colours)
 
         # Legend: clicking both LRU entries of the first plot hides LRU's lines there only.
@@ -109,11 +160,12 @@ def test_report_in_headless_chromium(page, tmp_path):
         assert after["lru"] < before["lru"] / 20, (before, after)
         assert after["fifo"] > before["fifo"] * 0.8
         assert region_counts(shot2, rects[1], colours)["lru"] > 150
+        assert region_counts(shot2, rects[2], colours)["lru"] > 150
         assert b.eval("document.querySelectorAll('figure.plot')[0].querySelectorAll('.legend li.off').length") == 2
 
         # Hover: a pointer over a point shows its tooltip.
         tip = b.eval("""(() => {
-            const f = document.querySelectorAll('figure.plot')[1], svg = f.querySelector('.canvas > svg');
+            const f = document.querySelectorAll('figure.plot')[2], svg = f.querySelector('.canvas > svg');
             const c = svg.querySelector('g.series circle, g.series rect, g.series polygon');
             const r = c.getBoundingClientRect();
             svg.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + r.width / 2,

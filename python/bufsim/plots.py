@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,22 +27,30 @@ if TYPE_CHECKING:
 
 FORMATS = (".png", ".pdf", ".svg")
 
-# One colour per policy family, the same in every figure and in the HTML report (Okabe-Ito
-# first, with its yellow darkened for lines on white: distinguishable with the common colour-
-# vision deficiencies), then tab10 colours.
+# Line styles that survive grayscale printing and colour-vision deficiencies: the Okabe-Ito
+# hues (its yellow darkened for lines on white) plus greys and browns, each policy family a
+# fixed colour AND marker, so that two series of one figure never rely on hue alone. Among the
+# series of one figure, :func:`series_styles` then changes the marker of any series whose
+# (grey level, marker, dash) a previous series already has.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-           "#B8860B", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF", "#9467BD", "#1F77B4",
-           "#2CA02C", "#D62728"]
-POLICY_COLOURS = {
-    "lru": 0, "fifo": 1, "clock": 2, "lfu": 3, "opt": 6, "mru": 4, "random": 9, "arc": 5,
-    "lirs": 8, "2q": 10, "mq": 11, "lru-2": 12, "lru-k": 12, "lrfu": 13, "fbr": 14, "lfru": 15,
-    "dulo": 7, "amp": 15, "clock-pro": 14, "landlord": 13,
+           "#8C564B", "#B8860B", "#7F7F7F", "#332288", "#882255"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "H"]
+# family: (palette index, marker index). LRU, ARC and MQ, often drawn together, get three
+# different hues (blue, vermillion, green) and three different markers; the markers are what
+# keeps them apart in grayscale, where those hues are close.
+POLICY_STYLES = {
+    "lru": (0, 0), "arc": (1, 1), "mq": (2, 2), "lirs": (3, 3), "2q": (4, 4), "clock": (5, 5),
+    "fifo": (7, 6), "lfu": (8, 7), "opt": (6, 11), "mru": (11, 8), "random": (9, 9),
+    "lru-k": (10, 10), "lru-2": (10, 10), "lrfu": (10, 12), "static": (9, 1), "eager-lru": (0, 5),
+    "lazy-lru": (1, 6), "lazy-clock": (5, 7), "fbr": (7, 13), "car": (1, 12),
+    "clock-pro": (5, 3), "dulo": (11, 0), "amp": (10, 1), "gds": (8, 2), "landlord": (8, 2),
+    "linux-2list": (7, 4), "pcc": (3, 6), "dear": (4, 7),
 }
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*"]
-POLICY_MARKERS = {"lru": 0, "fifo": 1, "clock": 2, "lfu": 3, "opt": 11, "mru": 4, "random": 9,
-                  "arc": 5, "lirs": 6, "2q": 7, "mq": 8, "lru-2": 10, "lrfu": 6, "dulo": 5, "amp": 7}
 # Read-ahead off is solid with filled markers; each read-ahead setting gets its own dash.
 PREFETCH_STYLES = ["-", "--", ":", "-."]
+# Two series are told apart in grayscale when their grey levels (0 black .. 1 white) differ by
+# at least this much, or their markers or dashes differ.
+MIN_GREY_STEP = 0.12
 
 # Columns that say what a run was, not what it measured; any that vary within a plot split
 # its series (block size, seeds, and whatever the timed mode adds, e.g. device).
@@ -58,6 +68,15 @@ class Plot:
     out: Path | None
     notes: list[str] = field(default_factory=list)
     panels: int = 0
+    #: The matplotlib Figure that was saved (to re-save in another format, or inspect).
+    figure: Any = field(default=None, repr=False, compare=False)
+
+    # Jupyter shows the file that was written (PNG or SVG; a PDF has no inline form).
+    def _repr_png_(self) -> bytes | None:
+        return self.out.read_bytes() if self.out is not None and self.out.suffix.lower() == ".png" else None
+
+    def _repr_svg_(self) -> str | None:
+        return self.out.read_text() if self.out is not None and self.out.suffix.lower() == ".svg" else None
 
 
 @dataclass(frozen=True)
@@ -70,7 +89,7 @@ class Metric:
 
 
 HIT_RATIO = Metric("hit_ratio", "hit ratio (%)", 100.0)
-MISS_RATIO = Metric("miss_ratio", "miss ratio", 1.0)
+MISS_RATIO = Metric("miss_ratio", "miss ratio (%)", 100.0)  # percent, like hit ratio and the report
 DISK_REQUESTS = Metric("disk_requests", "disk requests")
 EXEC_TIME = Metric("exec_time_s", "execution time (s)", hint="run the sweep in timed mode (--timing)")
 
@@ -79,20 +98,58 @@ def policy_colour(spec: str) -> str:
     """The colour of a policy in every plot: its family's (the spec's name before any
     parameters), or one chosen by a stable hash for families without a fixed colour."""
     family = _family(spec)
-    i = POLICY_COLOURS.get(family)
-    return PALETTE[i if i is not None else zlib.crc32(family.encode()) % len(PALETTE)]
+    fixed = POLICY_STYLES.get(family)
+    return PALETTE[fixed[0] if fixed else zlib.crc32(family.encode()) % len(PALETTE)]
 
 
 def policy_marker(spec: str) -> str:
-    """The bare family name has its own marker; variants with parameters get one by hash."""
+    """The bare family name has its family's marker; variants with parameters get one by hash
+    (:func:`series_styles` keeps them apart within a figure)."""
     family = _family(spec)
-    if spec.strip() == family and family in POLICY_MARKERS:
-        return MARKERS[POLICY_MARKERS[family]]
+    if spec.strip().lower() == family and family in POLICY_STYLES:
+        return MARKERS[POLICY_STYLES[family][1]]
     return MARKERS[zlib.crc32(spec.strip().encode()) % len(MARKERS)]
 
 
+def grey_level(colour: str) -> float:
+    """The grey a colour prints as (0 black, 1 white): ITU-R BT.601 luma, what a grayscale
+    conversion (PIL's mode "L", most printer drivers) computes."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return (0.299 * r + 0.587 * g + 0.114 * b) / 255.0
+
+
+def distinct_in_grey(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two line styles (``color``, ``marker``, ``linestyle``) stay apart when printed
+    in grayscale."""
+    return (abs(grey_level(a["color"]) - grey_level(b["color"])) >= MIN_GREY_STEP
+            or a["marker"] != b["marker"] or a["linestyle"] != b["linestyle"])
+
+
+def series_styles(idents: Sequence[dict[str, Any]], styles: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The line style of each series of one figure, in order: the policy's colour and marker,
+    a dash per read-ahead setting, hollow markers when read-ahead is on. A series that a
+    previous one would shadow in grayscale takes the first marker unused in the figure, so
+    the result is the same for the same series list."""
+    styles = styles or {}
+    out: list[dict[str, Any]] = []
+    for ident in idents:
+        policy = str(ident.get("policy", "all"))
+        prefetch = str(ident.get("prefetch", "none"))
+        colour = policy_colour(policy)
+        # A sampled curve (SHARDS) is dashed against the exact one it estimates.
+        dash = "--" if "shards" in policy.lower() and prefetch == "none" else styles.get(prefetch, "-")
+        style = {"color": colour, "marker": policy_marker(policy), "linestyle": dash,
+                 "markerfacecolor": "white" if prefetch != "none" else colour, "markeredgecolor": colour}
+        if any(not distinct_in_grey(style, o) for o in out):
+            used = {o["marker"] for o in out}
+            style["marker"] = next((m for m in MARKERS if m not in used), style["marker"])
+        out.append(style)
+    return out
+
+
 def _family(spec: str) -> str:
-    return str(spec).split("(", 1)[0].strip().lower()
+    # "lirs(hir=1%)" and "LRU, SHARDS rate 0.01" both belong to their first word's family.
+    return re.split(r"[(,\s]", str(spec).strip(), maxsplit=1)[0].lower()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,13 +185,76 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
 
         return duckdb.connect().execute("SELECT * FROM read_parquet(?)", [path]).df().pipe(_runs_order)
     if suffix == ".csv":
-        return pd.read_csv(path)
+        try:
+            return pd.read_csv(path)
+        except (ValueError, pd.errors.ParserError) as e:  # EmptyDataError is a ValueError
+            raise SpecError(f"{path}: not a readable CSV table ({str(e).splitlines()[0]})") from None
     if suffix in (".json", ".jsonl"):
         with open(path) as f:
             text = f.read()
+        report = _json_object(text)
+        if report is not None and {"sizes", "miss_ratio", "shards"} <= report.keys():
+            return mrc_curves(report)
+        if report is not None and "temporal_distance" in report and "footprint" in report:
+            return temporal_distances(report)
         lines = suffix == ".jsonl" or not text.lstrip().startswith("[")
-        return pd.read_json(path, lines=lines)
+        import io
+
+        try:
+            return pd.read_json(io.StringIO(text), lines=lines, precise_float=True)
+        except ValueError as e:
+            raise SpecError(f"{path}: not JSON records, JSON lines, `bufsim mrc --json` or `bufsim analyze "
+                            f"--json` output ({str(e).splitlines()[0]})") from None
     raise SpecError(f"{path}: unknown file type `{suffix}`; give .duckdb, .parquet, .csv or .json")
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The one JSON object a file holds (what `bufsim mrc --json` and `bufsim analyze --json`
+    print), or None for JSON lines, arrays and anything else."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None  # JSON lines: one object per line
+    return value if isinstance(value, dict) else None
+
+
+def mrc_curves(report: dict[str, Any]) -> "pandas.DataFrame":
+    """The long shape of a `bufsim mrc --json` report (or :func:`bufsim.analysis.mrc_report`):
+    one row per cache size and curve, ``method`` naming the curve (``LRU, exact`` from
+    Mattson's stack algorithm, ``LRU, SHARDS rate R`` or ``LRU, SHARDS <= N blocks``), with
+    ``cache_blocks``, ``miss_ratio`` (a fraction), ``block_size`` and ``trace``, ready for
+    :func:`mrc`, which draws the SHARDS curve dashed against the exact one."""
+    import pandas as pd
+
+    rows = []
+    base = {"trace": report.get("trace"), "block_size": report.get("block_size")}
+    if report.get("miss_ratio") is not None:
+        rows += [{**base, "method": "LRU, exact", "cache_blocks": c, "miss_ratio": m}
+                 for c, m in zip(report["sizes"], report["miss_ratio"])]
+    s = report.get("shards")
+    if s is not None:
+        name = f"LRU, SHARDS rate {s['rate']:g}" if s.get("mode") == "fixed-rate" else f"LRU, SHARDS ≤ {s.get('blocks')} blocks"
+        rows += [{**base, "method": name, "cache_blocks": c, "miss_ratio": m}
+                 for c, m in zip(report["sizes"], s["miss_ratio"])]
+    df = pd.DataFrame(rows, columns=["trace", "block_size", "method", "cache_blocks", "miss_ratio"])
+    if s is not None and s.get("error") is not None:
+        df.attrs["shards_error"] = s["error"]
+    return df
+
+
+def temporal_distances(analysis: dict[str, Any]) -> "pandas.DataFrame":
+    """The temporal distance histogram of a `bufsim analyze --json` report (or
+    ``Analysis.to_dict()``): ``distance`` (power-of-two bin), ``count``, ``trace``; the whole
+    report is kept in ``df.attrs["analysis"]``."""
+    import pandas as pd
+
+    bins = analysis["temporal_distance"]["bins"]
+    df = pd.DataFrame([{"distance": b["distance"], "count": b["count"], "trace": analysis.get("trace")} for b in bins],
+                      columns=["distance", "count", "trace"])
+    df.attrs["analysis"] = analysis
+    return df
 
 
 def _runs_order(df: "pandas.DataFrame") -> "pandas.DataFrame":
@@ -174,23 +294,157 @@ def select(df: "pandas.DataFrame", *, traces: Sequence[str] = (), policies: Sequ
 # Figures
 
 
-def _figure(nrows: int, ncols: int, width: float = 3.4, height: float = 2.7):
+# A two-column paper: a figure of one panel fits one column, several panels span both.
+SINGLE_COLUMN_IN = 3.5
+DOUBLE_COLUMN_IN = 7.0
+PANEL_HEIGHT_IN = 2.3
+# Below this an axes is too flat to read; the figure grows instead (a long legend, a title).
+MIN_AXES_HEIGHT_IN = 1.4
+# Whitespace kept between any text and the figure's edge (points).
+EDGE_PT = 2.0
+
+
+def _figure(nrows: int, ncols: int, width: float | None = None, height: float | None = None):
     # A bare Figure draws through Agg (or the PDF/SVG backends) without pyplot, so plotting
     # never touches a user's interactive backend and is safe from threads.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width * ncols, height * nrows + 0.6), layout="constrained")
+    if width is None:
+        width = SINGLE_COLUMN_IN if ncols == 1 else DOUBLE_COLUMN_IN
+    fig = Figure(figsize=(width, (height or PANEL_HEIGHT_IN) * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    fig.get_layout_engine().set(w_pad=EDGE_PT / 72, h_pad=EDGE_PT / 72)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
 
 
 def _style() -> dict[str, Any]:
+    # 8-9 pt type: the size of a two-column paper's captions once the figure is placed at 100%.
     return {
-        "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-        "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
-        "grid.linewidth": 0.5, "lines.linewidth": 1.4, "lines.markersize": 4.5,
+        "font.size": 8, "axes.titlesize": 9, "figure.titlesize": 9, "axes.labelsize": 8.5,
+        "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True,
+        "grid.alpha": 0.3, "grid.linewidth": 0.5, "lines.linewidth": 1.2, "lines.markersize": 4,
+        "legend.handlelength": 2.6, "legend.columnspacing": 1.2, "legend.borderaxespad": 0.2,
         "svg.hashsalt": "bufsim", "svg.fonttype": "path", "pdf.fonttype": 42,
     }
+
+
+def wrap_label(text: str, width: int) -> str:
+    """Breaks a label into lines of at most ``width`` characters where it can: after commas,
+    at spaces, or before an opening parenthesis (a policy spec's parameters)."""
+    if width < 4 or len(text) <= width:
+        return text
+    pieces = re.findall(r"[^,\s(]*(?:\(|,\s*|\s+|$)", text)
+    pieces = [p for p in pieces if p]
+    if len(pieces) > 1 and pieces[0].endswith("("):
+        pieces[0:2] = [pieces[0][:-1], "(" + pieces[1]]
+    lines, line = [], ""
+    for p in pieces:
+        if line and len(line) + len(p.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = p.lstrip() if p.strip() else ""
+        else:
+            line += p
+    if line.strip():
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def _texts(fig, renderer, room: float) -> list:
+    """The texts that must stay on the canvas, each with the width it may take: the figure's
+    for its title, its axes' for an axes title (so neighbouring panels' titles never collide)
+    and axis labels."""
+    out = [(t, room) for t in (fig._suptitle,) if t is not None and t.get_text()]
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        width = ax.get_window_extent(renderer).width
+        out += [(t, width) for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label) if t.get_text()]
+    return out
+
+
+def fit_layout(fig, handles: dict[str, Any] | None = None, rounds: int = 10):
+    """Makes every text of ``fig`` fit on its canvas, with the legend of ``handles`` (label ->
+    artist) below the panels: fewer legend columns, then wrapped legend labels and titles
+    where a line is wider than the figure, and a taller figure where the legend and titles
+    would leave the axes too flat. Measures with the Agg renderer at the figure's dpi; the
+    PDF and SVG backends use the same font metrics. Returns the legend (or ``None``)."""
+    labels = list(handles or {})
+    artists = list((handles or {}).values())
+    ncols = min(len(labels), 3 if fig.get_figwidth() <= SINGLE_COLUMN_IN else 5)
+    legend = None
+    for _ in range(rounds):
+        if legend is not None:
+            legend.remove()
+        # A legend's columns are laid out when it is made, so each round makes a new one.
+        legend = fig.legend(artists, labels, loc="outside lower center", ncols=ncols, frameon=False) \
+            if labels else None
+        with warnings.catch_warnings():
+            # A first draw may find the panels too flat ("constrained_layout not applied"):
+            # the height check below is what fixes that.
+            warnings.simplefilter("ignore", UserWarning)
+            fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        room = fig.bbox.width - 2 * EDGE_PT * fig.dpi / 72
+        changed = False
+        if legend is not None and legend.get_window_extent(renderer).width > room:
+            if ncols > 1:
+                ncols -= 1
+            else:
+                for i, t in enumerate(legend.get_texts()):
+                    if t.get_window_extent(renderer).width > room * 0.75:
+                        longest = max(len(line) for line in labels[i].split("\n"))
+                        labels[i] = wrap_label(labels[i].replace("\n", ""), max(8, int(longest * 0.7)))
+            changed = True
+        for t, width in _texts(fig, renderer, room):
+            if t.get_window_extent(renderer).width > width:
+                longest = max(len(line) for line in t.get_text().split("\n"))
+                t.set_text(wrap_label(t.get_text().replace("\n", " "), max(8, int(longest * 0.75))))
+                changed = True
+        # Height: the legend and title take what they need, each row of panels keeps at least
+        # MIN_AXES_HEIGHT_IN plus room for its tick and axis labels (about 0.55 in at 8-9 pt).
+        rows = len({round(ax.get_subplotspec().rowspan.start) for ax in fig.axes
+                    if ax.get_visible() and ax.get_subplotspec() is not None}) or 1
+        extra = (legend.get_window_extent(renderer).height if legend is not None else 0.0) / fig.dpi
+        if fig._suptitle is not None:
+            extra += fig._suptitle.get_window_extent(renderer).height / fig.dpi + 0.05
+        needed = rows * (MIN_AXES_HEIGHT_IN + 0.55) + extra
+        if fig.get_figheight() < needed - 0.01:
+            fig.set_figheight(needed)
+            changed = True
+        if not changed:
+            break
+    return legend
+
+
+def _finish(fig, handles: dict[str, Any], title: str | None) -> None:
+    """Title above, legend below the panels (outside them, so it never hides a curve), then
+    :func:`fit_layout`."""
+    if title:
+        fig.suptitle(title)
+    fit_layout(fig, handles)
+
+
+def _auto_title(what: str, df: "pandas.DataFrame", title: str | None) -> str | None:
+    """The default title says what is drawn: ``Miss ratio vs cache size — grep, 4 policies``.
+    ``title=""`` draws none (a paper's caption usually says it)."""
+    if title is not None:
+        return title or None
+    parts = []
+    if "trace" in df.columns and df["trace"].nunique() > 0:
+        n = df["trace"].nunique()
+        parts.append(_stem(df["trace"].iloc[0]) if n == 1 else f"{n} traces")
+    if "policy" in df.columns and df["policy"].nunique() > 1:
+        parts.append(f"{df['policy'].nunique()} policies")
+    return what + (" — " + ", ".join(parts) if parts else "")
+
+
+def _stem(path: Any) -> str:
+    name = os.path.basename(str(path))
+    for suffix in (".gz", ".zst", ".xz", ".bz2"):
+        name = name[: -len(suffix)] if name.endswith(suffix) else name
+    return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
 
 def _save(fig, out: str | os.PathLike) -> Path:
@@ -295,20 +549,12 @@ def _trace_panels(df: "pandas.DataFrame") -> list[tuple[str, "pandas.DataFrame"]
     return [(os.path.basename(str(t)), g) for t, g in df.groupby("trace", sort=True)]
 
 
-def _line_style(ident: dict[str, Any], styles: dict[str, str]) -> dict[str, Any]:
-    policy = str(ident.get("policy", "all"))
-    prefetch = str(ident.get("prefetch", "none"))
-    colour = policy_colour(policy)
-    dashed = prefetch != "none"
-    return {"color": colour, "marker": policy_marker(policy), "linestyle": styles.get(prefetch, "-"),
-            "markerfacecolor": "white" if dashed else colour, "markeredgecolor": colour}
-
-
 def metric_grid(df: "pandas.DataFrame", out: str | os.PathLike, metrics: Sequence[Metric], *,
-                title: str | None = None) -> Plot:
+                title: str | None = None, what: str | None = None) -> Plot:
     """Plots each metric against cache size (log x), one row of panels per trace, one line
     per series (see :func:`series_columns`). Needs ``cache_blocks`` and the metric columns;
-    a metric whose column is missing or empty is left out with a note."""
+    a metric whose column is missing or empty is left out with a note. ``title=None`` titles
+    the figure from its content (``what`` and the trace and policy counts); ``""`` for none."""
     notes: list[str] = []
     if df.empty:
         return Plot(None, ["no runs to plot (empty input or filters match nothing)"])
@@ -325,7 +571,11 @@ def metric_grid(df: "pandas.DataFrame", out: str | os.PathLike, metrics: Sequenc
         return Plot(None, notes)
     panels = _trace_panels(df)
     cols = series_columns(df)
-    styles = _prefetch_style(df["prefetch"].astype(str)) if "prefetch" in df.columns else {}
+    prefetch = _prefetch_style(df["prefetch"].astype(str)) if "prefetch" in df.columns else {}
+    idents = [ident for ident, _ in _series(df, cols)]
+    styles = dict(zip((_label(i) for i in idents), series_styles(idents, prefetch)))
+    if what is None:
+        what = " and ".join(m.label.split(" (")[0] for m in present).capitalize() + " vs cache size"
     import matplotlib
 
     with matplotlib.rc_context(_style()):
@@ -340,22 +590,22 @@ def metric_grid(df: "pandas.DataFrame", out: str | os.PathLike, metrics: Sequenc
                     if g.empty:
                         continue
                     x, _ = _cache_axis(g)
-                    (line,) = ax.plot(x.to_numpy(), (g[m.column] * m.scale).to_numpy(),
-                                      label=_label(ident), **_line_style(ident, styles))
-                    handles.setdefault(_label(ident), line)
+                    label = _label(ident)
+                    # A dense curve (an MRC at every size) keeps about a dozen markers.
+                    (line,) = ax.plot(x.to_numpy(), (g[m.column] * m.scale).to_numpy(), label=label,
+                                      markevery=max(1, len(g) // 12), **styles[label])
+                    handles.setdefault(label, line)
                 _log2_axis(ax, x_all)
                 ax.set_xlabel(xlabel)
                 ax.set_ylabel(m.label)
                 if m.column in ("disk_requests",):
                     _count_axis(ax)
-                if m.column == "hit_ratio":
+                if m.column in ("hit_ratio", "miss_ratio"):
                     ax.set_ylim(bottom=0)
-                ax.set_title(trace if len(present) == 1 or c == 0 and trace else "", loc="left")
-        if title:
-            fig.suptitle(title)
-        fig.legend(list(handles.values()), list(handles), loc="outside lower center",
-                   ncols=min(len(handles), 4), frameon=False)
-        return Plot(_save(fig, out), notes, len(panels) * len(present))
+                if len(panels) > 1 and c == 0:
+                    ax.set_title(_stem(trace), loc="left")
+        _finish(fig, handles, _auto_title(what, df, title))
+        return Plot(_save(fig, out), notes, len(panels) * len(present), fig)
 
 
 def hit_ratio(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
@@ -363,14 +613,15 @@ def hit_ratio(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | No
     one panel per trace. Shape: the ``runs`` table, or any frame with ``cache_blocks``,
     ``hit_ratio`` (a fraction) and optionally ``policy``, ``prefetch``, ``trace``,
     ``block_size``."""
-    return metric_grid(df, out, [HIT_RATIO], title=title)
+    return metric_grid(df, out, [HIT_RATIO], title=title, what="Hit ratio vs cache size")
 
 
 def prefetch_panels(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
     """The three panels of the prefetching paper's figures (§5): hit ratio, disk requests and
     execution time against cache size, one line per policy, read-ahead off solid and on dashed.
     Execution time needs ``exec_time_s`` (timed mode); without it the panel is left out."""
-    return metric_grid(df, out, [HIT_RATIO, DISK_REQUESTS, EXEC_TIME], title=title)
+    return metric_grid(df, out, [HIT_RATIO, DISK_REQUESTS, EXEC_TIME], title=title,
+                       what="Read-ahead and cache size")
 
 
 def mrc(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
@@ -381,12 +632,16 @@ def mrc(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = N
     df = df.copy()
     if "miss_ratio" not in df.columns and "hit_ratio" in df.columns:
         df["miss_ratio"] = 1.0 - df["hit_ratio"]
+    what = "Miss ratio vs cache size"
     if "policy" not in df.columns:
         for alt in ("method", "series"):
             if alt in df.columns:
                 df["policy"] = df[alt].astype(str)
+                if title is None:  # curves of one trace's analysis, not policies
+                    stem = _stem(df["trace"].iloc[0]) if "trace" in df.columns and len(df) else ""
+                    title = "LRU miss ratio curve" + (f" — {stem}" if stem else "") if alt == "method" else None
                 break
-    return metric_grid(df, out, [MISS_RATIO], title=title)
+    return metric_grid(df, out, [MISS_RATIO], title=title, what=what)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -417,13 +672,17 @@ def sequence_sizes(df: "pandas.DataFrame") -> "pandas.DataFrame":
                         lambda h: [{"size_blocks": int(k), "requests": int(v)} for k, v in h.items()])
 
 
-def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
+def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None,
+                 max_panels: int = 12) -> Plot:
     """DULO §5 (Figures 3 and 4): for each run, the percentage of requested blocks that sit in
-    disk requests (sequences) of at most x blocks, against x (log x).
+    disk requests (sequences) of at most x blocks, against x (log x). One panel per policy (and
+    trace), at most ``max_panels`` (a note names the rest); in a panel, cache sizes go from dark
+    to light along a ramp whose grey level rises steadily, read-ahead settings differ by dash.
 
     Shape: a long table with ``size_blocks`` (blocks in one disk request) and ``requests``
     (how many disk requests had that size), plus series columns (``policy``, ``prefetch``,
     ``cache_blocks``, ``trace``); or the runs table with a ``request_sizes`` column."""
+    notes: list[str] = []
     if "size_blocks" not in df.columns:
         if "request_sizes" not in df.columns:
             return Plot(None, ["sequence-size CDF: no `request_sizes` column (disk request sizes) in these "
@@ -434,36 +693,76 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str |
     missing = [c for c in ("size_blocks", "requests") if c not in df.columns]
     if missing:
         return Plot(None, [f"sequence-size CDF: missing column(s) {', '.join(missing)}"])
-    series = [c for c in ("trace", "policy", "prefetch", "cache_blocks") if c in df.columns and df[c].nunique() > 1]
+    panel_cols = [c for c in ("trace", "policy") if c in df.columns]
+    panels = [((), df)] if not panel_cols else list(df.groupby(panel_cols, sort=False))
+    if len(panels) > max_panels:
+        notes.append(f"sequence-size CDF: {len(panels)} policies; drew the first {max_panels} "
+                     "(choose others with --policy)")
+        panels = panels[:max_panels]
+    sizes = sorted(df["cache_blocks"].unique()) if "cache_blocks" in df.columns else []
+    ramp = cache_size_colours(len(sizes))
+    prefetches = sorted(df["prefetch"].astype(str).unique(), key=lambda v: (v != "none", v)) \
+        if "prefetch" in df.columns else ["none"]
+    dashes = _prefetch_style(prefetches)
+    ncols = min(3, len(panels))
+    nrows = -(-len(panels) // ncols)
     import matplotlib
 
     with matplotlib.rc_context(_style()):
-        fig, axes = _figure(1, 1, width=4.2, height=3.0)
-        ax = axes[0][0]
-        groups = [((), df)] if not series else list(df.groupby(series, sort=True))
-        styles = _prefetch_style(df["prefetch"].astype(str)) if "prefetch" in df.columns else {}
-        for i, (key, g) in enumerate(groups):
+        fig, axes = _figure(nrows, ncols, height=2.0 if ncols > 1 else PANEL_HEIGHT_IN)
+        handles: dict[str, Any] = {}
+        for i, (key, pdf) in enumerate(panels):
+            ax = axes[i // ncols][i % ncols]
             key = key if isinstance(key, tuple) else (key,)
-            ident = dict(zip(series, key))
-            x, cdf = sequence_cdf_points(g.groupby("size_blocks")["requests"].sum())
-            if not len(x):
-                continue
-            label = ", ".join(_cdf_label(k, v, g) for k, v in ident.items()) or "all runs"
-            policy = str(ident.get("policy", g["policy"].iloc[0] if "policy" in g else "all"))
-            style = _line_style({"policy": policy, "prefetch": str(ident.get("prefetch", "none"))}, styles)
-            if "cache_blocks" in ident:  # the same policy at several sizes: vary the dash
-                style["linestyle"] = PREFETCH_STYLES[sorted(df["cache_blocks"].unique()).index(ident["cache_blocks"]) % 4]
-            style.pop("marker")
-            ax.step(x, cdf, where="post", label=label,
-                    **{k: v for k, v in style.items() if not k.startswith("marker")})
-        _log2_axis(ax, df["size_blocks"])
-        ax.set_xlabel("sequence size (blocks per disk request)")
-        ax.set_ylabel("requested blocks in sequences\nof at most this size (%)")
-        ax.set_ylim(0, 100.5)
-        ax.legend(loc="upper left", frameon=False)
-        if title:
-            fig.suptitle(title)
-        return Plot(_save(fig, out), [], 1)
+            run_cols = [c for c in ("prefetch", "cache_blocks") if c in pdf.columns]
+            runs = [((), pdf)] if not run_cols else list(pdf.groupby(run_cols, sort=True))
+            for rkey, g in sorted(runs, key=lambda kv: _run_order(kv[0], run_cols)):
+                ident = dict(zip(run_cols, rkey if isinstance(rkey, tuple) else (rkey,)))
+                x, cdf = sequence_cdf_points(g.groupby("size_blocks")["requests"].sum())
+                if not len(x):
+                    continue
+                colour = ramp[sizes.index(ident["cache_blocks"])] if "cache_blocks" in ident else PALETTE[0]
+                dash = dashes.get(str(ident.get("prefetch", "none")), "-")
+                (line,) = ax.step(x, cdf, where="post", color=colour, linestyle=dash)
+                if "cache_blocks" in ident:
+                    handles.setdefault(_cdf_label("cache_blocks", ident["cache_blocks"], g), (colour, "-"))
+                if len(prefetches) > 1:
+                    pf = str(ident.get("prefetch", "none"))
+                    handles.setdefault("read-ahead off" if pf == "none" else f"+ {pf}", ("#000000", dash))
+            _log2_axis(ax, df["size_blocks"])
+            ax.set_ylim(0, 100.5)
+            ident = dict(zip(panel_cols, key))
+            if len(panels) > 1 or "policy" in ident:
+                ax.set_title(", ".join(_cdf_label(k, v, pdf) for k, v in ident.items()
+                                       if k != "trace" or df["trace"].nunique() > 1), loc="left")
+            if i // ncols == nrows - 1 or i + ncols >= len(panels):
+                ax.set_xlabel("sequence size (blocks)")
+            if i % ncols == 0:
+                ax.set_ylabel("blocks in sequences\n≤ this size (%)")
+        for j in range(len(panels), nrows * ncols):
+            axes[j // ncols][j % ncols].set_visible(False)
+        # One legend entry per cache size (its colour) and per read-ahead setting (its dash).
+        from matplotlib.lines import Line2D
+
+        order = sorted(handles, key=lambda k: handles[k][0] == "#000000")  # sizes, then read-ahead
+        proxies = {k: Line2D([], [], color=handles[k][0], linestyle=handles[k][1]) for k in order}
+        _finish(fig, proxies, _auto_title("Sequence-size CDF", df, title))
+        return Plot(_save(fig, out), notes, len(panels), fig)
+
+
+def cache_size_colours(n: int) -> list[str]:
+    """``n`` colours from dark to light (viridis up to its green, before the yellow that
+    vanishes on white): grey level rises with cache size, so the order survives grayscale."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    cmap = colormaps["viridis"]
+    return [to_hex(cmap(0.78 * i / max(1, n - 1))) for i in range(n)]
+
+
+def _run_order(key: Any, cols: list[str]) -> tuple:
+    d = dict(zip(cols, key if isinstance(key, tuple) else (key,)))
+    return (str(d.get("prefetch", "none")) != "none", str(d.get("prefetch", "")), d.get("cache_blocks", 0))
 
 
 def sequence_cdf_points(requests_by_size: "pandas.Series"):
@@ -529,7 +828,9 @@ def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacke
     import matplotlib
 
     with matplotlib.rc_context(_style()):
-        fig, axes = _figure(len(runs), 1, width=5.5, height=2.4)
+        fig, axes = _figure(len(runs), 1, width=DOUBLE_COLUMN_IN if len(runs) > 2 else SINGLE_COLUMN_IN,
+                            height=1.8 if len(runs) > 1 else PANEL_HEIGHT_IN)
+        handles: dict[str, Any] = {}
         for ax, (key, g) in zip((a[0] for a in axes), runs):
             key = key if isinstance(key, tuple) else (key,)
             wide = (g.pivot_table(index=tcol, columns="partition", values="size_blocks", aggfunc="last")
@@ -537,21 +838,22 @@ def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacke
             cols = [p for p in names if p in wide.columns]
             t = wide.index.to_numpy(dtype=float)
             if stacked:
-                ax.stackplot(t, *[wide[p].to_numpy() for p in cols], labels=cols,
-                             colors=[colours[p] for p in cols], alpha=0.85, step="post")
+                areas = ax.stackplot(t, *[wide[p].to_numpy() for p in cols], labels=cols,
+                                     colors=[colours[p] for p in cols], alpha=0.85, step="post")
+                handles.update({p: a for p, a in zip(cols, areas) if p not in handles})
             else:
                 for p in cols:
-                    ax.step(t, wide[p].to_numpy(), where="post", label=p, color=colours[p])
+                    (line,) = ax.step(t, wide[p].to_numpy(), where="post", label=p, color=colours[p])
+                    handles.setdefault(p, line)
             ax.set_xlabel("time (accesses)" if tcol == "time" else "time (s)")
-            ax.set_ylabel("partition size (blocks)")
+            ax.set_ylabel("partition size\n(blocks)")
             ax.set_xlim(t.min(), t.max() if t.max() > t.min() else t.min() + 1)
             ident = dict(zip(run_cols, key))
             ident.pop("key", None)
             ax.set_title(", ".join(_cdf_label(k, v, g) for k, v in ident.items()), loc="left")
-            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-        if title:
-            fig.suptitle(title)
-        return Plot(_save(fig, out), notes, len(runs))
+        _finish(fig, {p: handles[p] for p in names if p in handles},
+                _auto_title("Partition sizes over time", df, title))
+        return Plot(_save(fig, out), notes, len(runs), fig)
 
 
 def temporal_distance(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
@@ -572,23 +874,26 @@ def temporal_distance(df: "pandas.DataFrame", out: str | os.PathLike, *, title: 
     import matplotlib
 
     with matplotlib.rc_context(_style()):
-        fig, axes = _figure(1, 1, width=4.6, height=3.0)
+        fig, axes = _figure(1, 1)
         ax = axes[0][0]
-        groups = [("", df)] if series is None else list(df.groupby(series, sort=True))
+        groups = [("", df)] if series is None else list(df.groupby(series, sort=False))
+        handles: dict[str, Any] = {}
         for i, (name, g) in enumerate(groups):
             h = g.groupby("bin")["count"].sum().sort_index()
-            ax.plot(h.index.to_numpy(), h.to_numpy(), marker=MARKERS[i % len(MARKERS)],
-                    color=PALETTE[i % len(PALETTE)], label=os.path.basename(str(name)) or None)
+            (line,) = ax.plot(h.index.to_numpy(), h.to_numpy(), marker=MARKERS[i % len(MARKERS)],
+                              color=PALETTE[i % len(PALETTE)], linestyle=PREFETCH_STYLES[i // len(MARKERS) % 4])
+            if series is not None:
+                handles.setdefault(_stem(name) if series == "trace" else str(name), line)
         _log2_axis(ax, df["bin"])
         _count_axis(ax)
-        ax.set_xlabel("temporal distance (references, power-of-two bins)")
+        ax.set_xlabel("temporal distance (references)")
         ax.set_ylabel("correlated accesses")
         ax.set_ylim(bottom=0)
-        if series is not None:
-            ax.legend(frameon=False)
-        if title:
-            fig.suptitle(title)
-        return Plot(_save(fig, out), [], 1)
+        what = "Temporal distances"
+        if title is None and series == "trace" and len(groups) == 1:
+            title = f"{what} — {_stem(groups[0][0])}"
+        _finish(fig, handles, _auto_title(what, df.drop(columns=["trace"], errors="ignore"), title))
+        return Plot(_save(fig, out), [], 1, fig)
 
 
 def _pow2_ceil(distance: "pandas.Series") -> "pandas.Series":
@@ -603,6 +908,70 @@ def power_of_two_bins(df: "pandas.DataFrame") -> "pandas.Series":
     return d.groupby(_pow2_ceil(d["distance"]))["count"].sum().sort_index()
 
 
+def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
+    """Hit ratio (%) over time (x: windows of the trace's requests) and cache size (y, log2),
+    as PyMimircache drew it; colour from the viridis map, whose grey level rises steadily, so
+    the figure reads in grayscale too. Shape: ``window``, ``cache_blocks``, ``hit_ratio`` (a
+    fraction), optionally ``first_request``/``last_request`` and ``block_size``: what
+    :func:`bufsim.heatmap.hit_ratio_over_time` returns."""
+    missing = [c for c in ("window", "cache_blocks", "hit_ratio") if c not in df.columns]
+    if missing:
+        return Plot(None, [f"heatmap: missing column(s) {', '.join(missing)}; compute it with "
+                           "bufsim.heatmap.hit_ratio_over_time"])
+    if df.empty:
+        return Plot(None, ["heatmap: no windows"])
+    import numpy as np
+
+    grid = df.pivot_table(index="cache_blocks", columns="window", values="hit_ratio", aggfunc="mean").sort_index()
+    sizes = grid.index.to_numpy(dtype=float)
+    ylabel = "cache size (blocks)"
+    if "block_size" in df.columns and df["block_size"].nunique() == 1:
+        sizes, ylabel = sizes * float(df["block_size"].iloc[0]) / MIB, "cache size (MiB)"
+    wins = grid.columns.to_numpy()
+    if "last_request" in df.columns:
+        ends = df.groupby("window")["last_request"].max().reindex(wins).to_numpy(dtype=float) + 1
+        starts = np.concatenate([[0.0], ends[:-1]])
+        xedges, xlabel = np.concatenate([starts[:1], ends]), "requests"
+    else:
+        xedges, xlabel = np.arange(len(wins) + 1, dtype=float), "window"
+    # Cell edges halfway between sizes on the log axis.
+    logs = np.log2(sizes)
+    mids = (logs[1:] + logs[:-1]) / 2 if len(logs) > 1 else np.array([])
+    step0 = (logs[1] - logs[0]) / 2 if len(logs) > 1 else 0.5
+    stepn = (logs[-1] - logs[-2]) / 2 if len(logs) > 1 else 0.5
+    yedges = 2 ** np.concatenate([[logs[0] - step0], mids, [logs[-1] + stepn]])
+    import matplotlib
+
+    with matplotlib.rc_context(_style()):
+        fig, axes = _figure(1, 1)
+        ax = axes[0][0]
+        mesh = ax.pcolormesh(xedges, yedges, grid.to_numpy() * 100.0, cmap="viridis", vmin=0, vmax=100,
+                             shading="flat", rasterized=False)
+        ax.set_yscale("log", base=2)
+        _log2_axis(ax, sizes, axis="y")
+        ax.grid(False)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if xlabel == "requests":
+            _count_x(ax)
+        cbar = fig.colorbar(mesh, ax=ax)
+        cbar.set_label("hit ratio (%)")
+        what = "Hit ratio over time"
+        policy = df.attrs.get("policy")
+        trace = df.attrs.get("trace")
+        if title is None:
+            title = what + " — " + ", ".join(x for x in (_stem(trace) if trace else "", policy or "") if x) \
+                if (trace or policy) else what
+        _finish(fig, {}, title or None)
+        return Plot(_save(fig, out), [], 1, fig)
+
+
+def _count_x(ax) -> None:
+    from matplotlib.ticker import EngFormatter
+
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+
+
 KINDS: dict[str, Callable[..., Plot]] = {
     "hit-ratio": hit_ratio,
     "prefetch": prefetch_panels,
@@ -610,4 +979,5 @@ KINDS: dict[str, Callable[..., Plot]] = {
     "seq-cdf": sequence_cdf,
     "partitions": partition_timeline,
     "tdist": temporal_distance,
+    "heatmap": heatmap,
 }

@@ -6,7 +6,7 @@
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
-  var W = 640, H = 380, M = { left: 70, right: 18, top: 14, bottom: 48 };
+  var M = { left: 70, right: 18, top: 14, bottom: 48 };
 
   document.body.setAttribute("data-bufsim-status", "running");
   window.addEventListener("error", function (e) {
@@ -46,21 +46,48 @@
   }
   function fmtX(v) { return v >= 1 ? fmt(v) : "1/" + fmt(1 / v); }
 
-  function marker(g, shape, x, y, colour, hollow) {
-    var r = 3.6, fill = hollow ? "#fff" : colour, a = { fill: fill, stroke: colour, "stroke-width": 1.3 };
-    if (shape === "none") return;
-    if (shape === "square") { a.x = x - r; a.y = y - r; a.width = 2 * r; a.height = 2 * r; el("rect", a, g); return; }
-    if (shape === "triangle" || shape === "triangle-down" || shape === "diamond") {
-      var s = shape === "triangle-down" ? -1 : 1, p;
-      if (shape === "diamond") p = [[x, y - r - 1], [x + r + 1, y], [x, y + r + 1], [x - r - 1, y]];
-      else p = [[x, y - s * (r + 1)], [x + r + 1, y + s * r], [x - r - 1, y + s * r]];
-      a.points = p.map(function (q) { return q.join(","); }).join(" ");
-      el("polygon", a, g); return;
+  // Regular polygons around (x, y): n corners at radius r, the first at angle a0 (radians,
+  // 0 = right, counter-clockwise as on screen with y up); a second radius makes a star.
+  function ring(x, y, n, r, a0, r2) {
+    var p = [], k, a, rr;
+    for (k = 0; k < n; k++) {
+      a = a0 + 2 * Math.PI * k / n;
+      rr = r2 && k % 2 ? r2 : r;
+      p.push([x + rr * Math.cos(a), y - rr * Math.sin(a)]);
     }
-    a.cx = x; a.cy = y; a.r = r; el("circle", a, g);
+    return p;
+  }
+  // A plus (rotation 0) or a cross (rotation pi/4) of arm half-width w and length r.
+  function plus(x, y, r, w, rot) {
+    var pts = [[w, r], [w, w], [r, w], [r, -w], [w, -w], [w, -r], [-w, -r], [-w, -w], [-r, -w], [-r, w], [-w, w], [-w, r]];
+    var c = Math.cos(rot), s = Math.sin(rot);
+    return pts.map(function (q) { return [x + q[0] * c - q[1] * s, y - (q[0] * s + q[1] * c)]; });
+  }
+
+  // The markers of bufsim.plots (report.py's MARKER_SHAPES names them), filled or hollow.
+  function marker(g, shape, x, y, colour, hollow) {
+    var r = 3.6, fill = hollow ? "#fff" : colour, a = { fill: fill, stroke: colour, "stroke-width": 1.3 }, p;
+    if (shape === "none") return;
+    if (shape === "circle") { a.cx = x; a.cy = y; a.r = r; el("circle", a, g); return; }
+    if (shape === "square") { a.x = x - r; a.y = y - r; a.width = 2 * r; a.height = 2 * r; el("rect", a, g); return; }
+    var R = r + 1, up = Math.PI / 2;
+    p = {
+      "triangle": ring(x, y, 3, R, up), "triangle-down": ring(x, y, 3, R, -up),
+      "triangle-left": ring(x, y, 3, R, Math.PI), "triangle-right": ring(x, y, 3, R, 0),
+      "diamond": ring(x, y, 4, R, 0), "thin-diamond": ring(x, y, 4, R, 0).map(function (q, i) {
+        return i % 2 ? q : [x + (q[0] - x) * 0.6, q[1]]; }),
+      "pentagon": ring(x, y, 5, R, up), "hexagon": ring(x, y, 6, R, up), "hexagon-flat": ring(x, y, 6, R, 0),
+      "star": ring(x, y, 10, R + 0.8, up, (R + 0.8) * 0.45),
+      "plus": plus(x, y, R, 1.4, 0), "cross": plus(x, y, R, 1.4, Math.PI / 4)
+    }[shape];
+    if (!p) { a.cx = x; a.cy = y; a.r = r; el("circle", a, g); return; }
+    a.points = p.map(function (q) { return q[0].toFixed(2) + "," + q[1].toFixed(2); }).join(" ");
+    el("polygon", a, g);
   }
 
   function drawPlot(fig, spec) {
+    // Small multiples (one sequence-size CDF per policy) get a smaller drawing, not smaller type.
+    var W = spec.small ? 380 : 640, H = spec.small ? 280 : 380;
     var canvas = fig.querySelector(".canvas"), legend = fig.querySelector(".legend");
     var xs = [], ys = [];
     spec.series.forEach(function (s) { s.points.forEach(function (p) { xs.push(p[0]); ys.push(p[1]); }); });
@@ -101,7 +128,7 @@
 
     var groups = [], drawn = 0;
     spec.series.forEach(function (s, i) {
-      var g = el("g", { "class": "series", "data-series": i, "data-name": s.name }, svg);
+      var g = el("g", { "class": "series", "data-series": i, "data-name": s.name, "data-marker": s.marker }, svg);
       var d = s.points.map(function (p, k) { return (k ? "L" : "M") + X(p[0]).toFixed(2) + " " + Y(p[1]).toFixed(2); }).join("");
       el("path", { d: d, fill: "none", stroke: s.colour, "stroke-width": 1.8, "stroke-dasharray": s.dash || "none",
                    "stroke-linejoin": "round" }, g);

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 # (column, axis label, scale, hint when absent).
 METRICS = [
     ("hit_ratio", "hit ratio (%)", 100.0, ""),
+    ("miss_ratio", "miss ratio (%)", 100.0, ""),
     ("disk_requests", "disk requests", 1.0, ""),
     ("exec_time_s", "execution time (s)", 1.0, "run the sweep in timed mode (--timing)"),
     ("io_time_s", "I/O time (s)", 1.0, "run the sweep in timed mode (--timing)"),
@@ -37,7 +38,14 @@ TABLE_FIRST = ["trace", "policy", "prefetch", "cache_blocks", "cache", "accesses
                "hit_ratio", "disk_requests", "sync_requests", "async_requests", "blocks_read",
                "prefetched", "prefetched_unused", "exec_time_s", "io_time_s", "stall_time_s"]
 TABLE_HIDDEN = {"key", "config", "trace_hash", "bufsim_version", "request_sizes", "partition_timeline"}
-MAX_CDF_SERIES = 24
+# The report's name for each matplotlib marker of plots.MARKERS (report.js draws each shape), so
+# a series has the same marker in the figures and in the page.
+MARKER_SHAPES = {"o": "circle", "s": "square", "^": "triangle", "D": "diamond", "v": "triangle-down",
+                 "P": "plus", "X": "cross", "<": "triangle-left", ">": "triangle-right", "p": "pentagon",
+                 "h": "hexagon", "*": "star", "d": "thin-diamond", "H": "hexagon-flat"}
+# Sequence-size CDFs: one small plot per policy (its runs: cache sizes x read-ahead), at most
+# this many policies unless the caller names them.
+MAX_CDF_POLICIES = 12
 
 
 def _esc(v: Any) -> str:
@@ -62,22 +70,25 @@ def _cache_label(blocks: int, block_size: int | None) -> str:
     return f"{b} B"
 
 
-def _plot_data(df: "pandas.DataFrame") -> tuple[list[dict], list[str]]:
-    """The interactive plots: each metric against cache size per trace, then sequence-size
-    CDFs when the runs carry them."""
+def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tuple[list[dict], list[str]]:
+    """The interactive plots: each metric against cache size per trace, then one sequence-size
+    CDF per policy (those of ``cdf_policies`` when given) when the runs carry them."""
     figs: list[dict] = []
     notes: list[str] = []
     if df.empty or "cache_blocks" not in df.columns:
         return figs, ["no runs with a cache size to plot"]
+    if "miss_ratio" not in df.columns and "hit_ratio" in df.columns:
+        df = df.assign(miss_ratio=1.0 - df["hit_ratio"])
     cols = plots.series_columns(df)
     styles = plots._prefetch_style(df["prefetch"].astype(str)) if "prefetch" in df.columns else {}
     dashes = {"-": "", "--": "6 4", ":": "2 3", "-.": "7 3 2 3"}
-    shapes = {"o": "circle", "s": "square", "^": "triangle", "D": "diamond", "v": "triangle-down"}
     for column, label, scale, hint in METRICS:
         if column not in df.columns or df[column].isna().all():
             if hint or column == "hit_ratio":
                 notes.append(f"{label}: no `{column}` column in these results" + (f"; {hint}" if hint else ""))
             continue
+        idents = [ident for ident, _ in plots._series(df, cols)]
+        line_styles = dict(zip((plots._label(i) for i in idents), plots.series_styles(idents, styles)))
         for trace, tdf in plots._trace_panels(df):
             x_all, xlabel = plots._cache_axis(tdf)
             series = []
@@ -89,44 +100,51 @@ def _plot_data(df: "pandas.DataFrame") -> tuple[list[dict], list[str]]:
                 bs = g["block_size"] if "block_size" in g.columns else [None] * len(g)
                 points = [[float(xv), float(yv) * scale, _cache_label(int(cb), b and int(b))]
                           for xv, yv, cb, b in zip(x, g[column], g["cache_blocks"], bs)]
-                style = plots._line_style(ident, styles)
+                style = line_styles[plots._label(ident)]
                 series.append({"name": plots._label(ident), "colour": style["color"],
                                "dash": dashes.get(style["linestyle"], ""),
-                               "marker": shapes.get(style["marker"], "circle"),
+                               "marker": MARKER_SHAPES[style["marker"]],
                                "hollow": style["markerfacecolor"] == "white", "points": points})
             figs.append({"id": f"{column}-{len(figs)}", "title": f"{label} vs cache size" + (f": {trace}" if trace else ""),
-                         "xlabel": xlabel, "ylabel": label, "xlog": True, "ymin0": column == "hit_ratio",
+                         "xlabel": xlabel, "ylabel": label, "xlog": True, "ymin0": column.endswith("_ratio"),
                          "series": series})
     if "request_sizes" in df.columns and df["request_sizes"].notna().any():
         long = plots.sequence_sizes(df)
+        sizes = sorted(long["cache_blocks"].unique())
+        ramp = plots.cache_size_colours(len(sizes))
+        dashes = {"-": "", "--": "6 4", ":": "2 3", "-.": "7 3 2 3"}
+        pf_dash = plots._prefetch_style(long["prefetch"].astype(str))
+        several_traces = "trace" in long.columns and long["trace"].nunique() > 1
         for trace, tdf in plots._trace_panels(long):
-            runs = list(tdf.groupby(["policy", "prefetch", "cache_blocks"], sort=True)) if not tdf.empty else []
-            if len(runs) > MAX_CDF_SERIES:
-                notes.append(f"sequence-size CDF{': ' + trace if trace else ''}: {len(runs)} runs, showing the "
-                             f"first {MAX_CDF_SERIES}; `bufsim plot seq-cdf --policy --cache` draws any of them")
-                runs = runs[:MAX_CDF_SERIES]
-            series = []
-            for (policy, prefetch, cb), g in runs:
-                h = g.groupby("size_blocks")["requests"].sum().sort_index()
-                blocks = h.index.to_numpy() * h.to_numpy()
-                total = blocks.sum()
-                if not total:
-                    continue
-                cdf = (blocks.cumsum() / total * 100.0).tolist()
-                xs = h.index.tolist()
-                pts, prev = [], 0.0
-                for xv, yv in zip(xs, cdf):  # a step curve: up at each size
-                    pts.append([float(xv), prev, ""])
-                    pts.append([float(xv), yv, f"{int(xv)} blocks"])
-                    prev = yv
-                bs = int(g["block_size"].iloc[0]) if "block_size" in g.columns else None
-                name = f"{policy}{'' if prefetch == 'none' else ' + ' + prefetch}, {_cache_label(int(cb), bs)}"
-                series.append({"name": name, "colour": plots.policy_colour(str(policy)), "dash": "",
-                               "marker": "none", "hollow": False, "points": pts})
-            figs.append({"id": f"seqcdf-{len(figs)}", "title": "sequence-size CDF" + (f": {trace}" if trace else ""),
-                         "xlabel": "sequence size (blocks per disk request)",
-                         "ylabel": "requested blocks in sequences ≤ x (%)", "xlog": True, "ymin0": True,
-                         "series": series})
+            policies = list(dict.fromkeys(tdf["policy"]))
+            chosen = [p for p in policies if p in cdf_policies] if cdf_policies else policies
+            if len(chosen) > MAX_CDF_POLICIES and not cdf_policies:
+                notes.append(f"sequence-size CDF{': ' + trace if trace else ''}: {len(chosen)} policies, showing the "
+                             f"first {MAX_CDF_POLICIES}; narrow the report with --policy, or pass "
+                             "cdf_policies= to bufsim.report.write")
+                chosen = chosen[:MAX_CDF_POLICIES]
+            for policy in chosen:
+                series = []
+                runs = tdf[tdf["policy"] == policy].groupby(["prefetch", "cache_blocks"], sort=True)
+                for (prefetch, cb), g in sorted(runs, key=lambda kv: (kv[0][0] != "none", kv[0])):
+                    x, cdf = plots.sequence_cdf_points(g.groupby("size_blocks")["requests"].sum())
+                    if not len(x):
+                        continue
+                    pts, prev = [], 0.0
+                    for xv, yv in zip(x.tolist(), cdf.tolist()):  # a step curve: up at each size
+                        pts.append([float(xv), prev, ""])
+                        pts.append([float(xv), yv, f"{int(xv)} blocks"])
+                        prev = yv
+                    bs = int(g["block_size"].iloc[0]) if "block_size" in g.columns else None
+                    name = f"{_cache_label(int(cb), bs)}{'' if prefetch == 'none' else ' + ' + prefetch}"
+                    series.append({"name": name, "colour": ramp[sizes.index(cb)],
+                                   "dash": dashes.get(pf_dash.get(str(prefetch), "-"), ""),
+                                   "marker": "none", "hollow": False, "points": pts})
+                figs.append({"id": f"seqcdf-{len(figs)}", "small": True,
+                             "title": f"sequence-size CDF: {policy}" + (f" ({trace})" if several_traces else ""),
+                             "xlabel": "sequence size (blocks per disk request)",
+                             "ylabel": "blocks in sequences ≤ x (%)", "xlog": True, "ymin0": True,
+                             "series": series})
     return figs, notes
 
 
@@ -203,9 +221,11 @@ def _kv_table(rows: Sequence[tuple[str, str]]) -> str:
                                          for k, v in rows) + "</table>")
 
 
-def render(df: "pandas.DataFrame", source: str = "results") -> str:
-    """The report page of the runs in ``df`` (the runs table, or any frame of that shape)."""
-    figs, notes = _plot_data(df)
+def render(df: "pandas.DataFrame", source: str = "results", *, cdf_policies: Sequence[str] = ()) -> str:
+    """The report page of the runs in ``df`` (the runs table, or any frame of that shape);
+    ``cdf_policies`` picks the policies whose sequence-size CDFs are drawn (default: the first
+    :data:`MAX_CDF_POLICIES`)."""
+    figs, notes = _plot_data(df, cdf_policies)
     summary, traces = _summary(df, source)
     trace_table = ""
     if traces:
@@ -214,7 +234,7 @@ def render(df: "pandas.DataFrame", source: str = "results") -> str:
         trace_table = _table(pd.DataFrame(traces, columns=["path", "sha256", "format", "requests", "runs"]),
                              "traces-table")
     plot_html = "".join(
-        f'<figure class="plot" id="plot-{_esc(f["id"])}" data-plot="{i}"><figcaption>{_esc(f["title"])}</figcaption>'
+        f'<figure class="plot{" small" if f.get("small") else ""}" id="plot-{_esc(f["id"])}" data-plot="{i}"><figcaption>{_esc(f["title"])}</figcaption>'
         f'<div class="canvas"></div><ul class="legend"></ul></figure>' for i, f in enumerate(figs))
     notes_html = ("<ul class=\"notes\">" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else ""
     data = json.dumps({"plots": figs}, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
@@ -241,13 +261,17 @@ def render(df: "pandas.DataFrame", source: str = "results") -> str:
 
 
 def write(source: str | os.PathLike, out: str | os.PathLike, *, traces: Sequence[str] = (),
-          policies: Sequence[str] = (), prefetches: Sequence[str] = ()) -> int:
+          policies: Sequence[str] = (), prefetches: Sequence[str] = (), cdf_policies: Sequence[str] = ()) -> int:
     """Writes the report of a results database (or Parquet file) to ``out``; returns the
-    number of runs in it."""
+    number of runs in it. ``cdf_policies``: see :func:`render`."""
     df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
     if df.empty:
         raise SpecError(f"{os.fspath(source)}: no runs to report (empty, or the filters match nothing)")
-    page = render(df, os.fspath(source))
+    unknown = [p for p in cdf_policies if p not in set(df["policy"])] if "policy" in df.columns else list(cdf_policies)
+    if unknown:
+        raise SpecError(f"--cdf-policy {unknown[0]}: no such policy in these runs; give one of "
+                        f"{', '.join(dict.fromkeys(df['policy'])) if 'policy' in df.columns else '(none recorded)'}")
+    page = render(df, os.fspath(source), cdf_policies=cdf_policies)
     with open(out, "w", encoding="utf-8") as f:
         f.write(page)
     return len(df)

@@ -50,7 +50,9 @@ def add_commands(sub) -> None:
                          description="Draws one figure. KIND: hit-ratio (hit ratio vs cache size), prefetch (the "
                          "prefetching paper's three panels: hit ratio, disk requests, execution time vs cache "
                          "size), mrc (miss ratio curves), seq-cdf (DULO sequence-size CDFs), partitions "
-                         "(partition sizes over time), tdist (temporal distance histogram). Panels whose "
+                         "(partition sizes over time), tdist (temporal distance histogram), heatmap (hit ratio "
+                         "over time and cache size). SOURCE may also be what `mrc --json` (exact and SHARDS "
+                         "curves) or `analyze --json` (temporal distances) printed. Panels whose "
                          "columns are absent are left out with a note. Shapes: docs/plots.md.")
     plt.add_argument("kind", choices=list(KINDS), help="what to draw")
     plt.add_argument("source", nargs="?", default="results.duckdb",
@@ -61,7 +63,8 @@ def add_commands(sub) -> None:
     plt.add_argument("--prefetch", action="append", metavar="SPEC", help="only this read-ahead setting; repeatable")
     plt.add_argument("--cache", "-c", action="append", metavar="SIZE", help="only this cache size; repeatable")
     plt.add_argument("--lines", action="store_true", help="partitions: lines instead of stacked areas")
-    plt.add_argument("--title", metavar="TEXT", help="a title above the figure (default: none)")
+    plt.add_argument("--title", metavar="TEXT", help="a title above the figure (default: what is drawn, e.g. 'Miss ratio vs cache "
+                     "size — grep, 4 policies'; \"\" for none)")
     plt.set_defaults(func=cmd_plot)
 
     rpt = sub.add_parser("report", help="write a self-contained HTML report of a results database",
