@@ -4,7 +4,6 @@ a DataFrame. Options and result fields are the core's tables (``bufsim.options``
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
@@ -42,10 +41,10 @@ def run(trace: PathLike, policies: Sequence[str] | str, caches: Sequence[SizeLik
     prefetches = [str(p) for p in _listed(prefetches, "prefetch setting", "use 'none' to turn read-ahead off")]
     if isinstance(trace, _core.Trace):
         # A trace decoded once for many calls (its own format and skip report hold).
-        rows = json.loads(trace.run(policies, caches, prefetches, opts.to_json()))
+        rows = trace.run(policies, caches, prefetches, opts.to_json())
         trace = trace.path
     else:
-        rows = json.loads(_core.run(os.fspath(trace), policies, caches, prefetches, opts.to_json()))
+        rows = _core.run(os.fspath(trace), policies, caches, prefetches, opts.to_json())
     results = [result_of(r) for r in rows]
     if results:
         from bufsim.formats import warn_skipped

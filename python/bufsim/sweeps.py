@@ -367,8 +367,8 @@ def result_of_row(row: Mapping[str, Any]) -> Any:
 
 
 def _run_spec(spec: Any, trace: Any) -> dict[str, Any]:
-    [row] = json.loads(trace.run([spec.policy], [f"{spec.cache_blocks}blocks"], [spec.prefetch],
-                                 spec.options().replace(jobs=1).to_json()))
+    [row] = trace.run([spec.policy], [f"{spec.cache_blocks}blocks"], [spec.prefetch],
+                      spec.options().replace(jobs=1).to_json())
     return row
 
 

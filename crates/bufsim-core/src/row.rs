@@ -180,11 +180,6 @@ pub fn row(r: &RunResult, o: &Options) -> Map<String, Value> {
     RESULT_FIELDS.iter().map(|f| (f.name.to_string(), (f.get)(r, o))).collect()
 }
 
-/// Rows of many results as one JSON array (what crosses the Python binding).
-pub fn rows_json(results: &[RunResult], o: &Options) -> String {
-    Value::Array(results.iter().map(|r| Value::Object(row(r, o))).collect()).to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

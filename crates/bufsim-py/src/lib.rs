@@ -11,7 +11,7 @@ use bufsim_core::policy::registry;
 use std::sync::Arc;
 
 use bufsim_core::options::Options;
-use bufsim_core::row::{rows_json, RESULT_FIELDS};
+use bufsim_core::row::{row, RESULT_FIELDS};
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions};
 use bufsim_core::spec::Size;
 use bufsim_core::trace::{Format, ReadOptions, TraceErrorKind};
@@ -63,15 +63,15 @@ fn cross(policies: &[String], prefetches: &[String], caches: &[String]) -> Vec<R
 }
 
 /// Runs every (policy, read-ahead, cache) combination over the trace with `options` (a JSON
-/// object of the options set); the result rows as one JSON array, in order.
+/// object of the options set); one row (a dict of the result table's fields) per run, in order.
 #[pyfunction]
 #[pyo3(signature = (path, policies, caches, prefetches, options))]
-fn run(py: Python<'_>, path: &str, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>, options: &str) -> PyResult<String> {
+fn run(py: Python<'_>, path: &str, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>, options: &str) -> PyResult<Vec<PyObject>> {
     let (o, opts) = self::options(options)?;
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
     let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
-    Ok(rows_json(&results, &o))
+    results.iter().map(|r| to_object(py, &serde_json::Value::Object(row(r, &o)))).collect()
 }
 
 /// Checks options and every configuration without reading a trace; returns the canonical
@@ -153,16 +153,62 @@ impl Trace {
         self.inner.requests.len()
     }
 
-    /// Runs every combination over the decoded trace (see `run`); the trace's own format
-    /// and skip report hold, whatever `options` says of them.
-    #[pyo3(signature = (policies, caches, prefetches, options))]
-    fn run(&self, py: Python<'_>, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>, options: &str) -> PyResult<String> {
-        let (o, opts) = self::options(options)?;
+    /// Runs every combination over the decoded trace; options as a JSON object (`options`)
+    /// and/or as keywords (keywords win). The trace's own format and skip report hold. One
+    /// row (a dict of the result table's fields) per run, in order.
+    #[pyo3(signature = (policies, caches, prefetches=vec!["none".to_string()], options="{}", **keywords))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        policies: Vec<String>,
+        caches: Vec<String>,
+        prefetches: Vec<String>,
+        options: &str,
+        keywords: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Vec<PyObject>> {
+        let options = with_keywords(py, options, keywords)?;
+        let (o, opts) = self::options(&options)?;
         let configs = cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
         let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
-        Ok(rows_json(&results, &o))
+        results.iter().map(|r| to_object(py, &serde_json::Value::Object(row(r, &o)))).collect()
     }
+}
+
+/// The options JSON with keyword arguments set on top.
+fn with_keywords(py: Python<'_>, options: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+    let Some(kw) = keywords.filter(|k| !k.is_empty()) else { return Ok(options.to_string()) };
+    let text: String = py.import("json")?.call_method1("dumps", (kw,))?.extract()?;
+    let parse = |t: &str| serde_json::from_str::<serde_json::Value>(t).map_err(|e| SpecError::new_err(format!("options: {e}")));
+    let (mut base, extra) = (parse(options)?, parse(&text)?);
+    match (base.as_object_mut(), extra.as_object()) {
+        (Some(b), Some(e)) => b.extend(e.clone()),
+        _ => return Err(SpecError::new_err("options must be a JSON object")),
+    }
+    Ok(base.to_string())
+}
+
+/// A JSON value as the Python object it reads as.
+fn to_object(py: Python<'_>, v: &serde_json::Value) -> PyResult<PyObject> {
+    use serde_json::Value;
+    Ok(match v {
+        Value::Null => py.None(),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any().unbind(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any().unbind(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
+        Value::Array(a) => a.iter().map(|x| to_object(py, x)).collect::<PyResult<Vec<_>>>()?.into_pyobject(py)?.into_any().unbind(),
+        Value::Object(m) => {
+            let d = PyDict::new(py);
+            for (k, x) in m {
+                d.set_item(k, to_object(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
 }
 
 /// Writes the second-level stream of `path` through `first_level` to `out` (block-csv); one
