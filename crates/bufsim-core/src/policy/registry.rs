@@ -274,6 +274,10 @@ policies! {
     LazyLru => super::LazyLru,
     LazyClock => super::LazyClock,
     Landlord => super::Landlord,
+    Sieve => super::Sieve,
+    S3Fifo => super::S3Fifo,
+    Slru => super::Slru,
+    Clock2QPlus => super::Clock2QPlus,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
