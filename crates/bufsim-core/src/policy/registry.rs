@@ -318,6 +318,14 @@ pub const PRESETS: &[PolicyInfo] = &[
         preset_of: Some("lru-k(k=2,crp=20,history=100%)"),
     },
     PolicyInfo {
+        name: "qd-lp",
+        aliases: &["qdlp", "qd-lp-fifo"],
+        paper: "QD-LP-FIFO (Yang et al., HotOS 2023, \"FIFO can be better than LRU\" §4): S3-FIFO's queues, one hit leaves probation",
+        summary: "quick demotion (10% probationary FIFO + ghost) and lazy promotion (2-bit CLOCK main)",
+        params: &[],
+        preset_of: Some("s3-fifo(threshold=1)"),
+    },
+    PolicyInfo {
         name: "lrfu-accusim",
         aliases: &[],
         paper: "AccuSim's source sets lambda = 0.5 (the prefetching paper's Table 2 says 0.001)",
