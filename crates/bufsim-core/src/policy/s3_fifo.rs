@@ -3,7 +3,9 @@
 //! `variant=libcachesim` adds libCacheSim's later warm-up rule (blocks go to main while small is full
 //! and nothing was evicted yet); the default follows the paper, as libCacheSim's S3FIFOv0 does.
 
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::{
+    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
@@ -43,7 +45,13 @@ pub struct S3Fifo {
 }
 
 impl S3Fifo {
-    pub fn new(capacity: usize, small_ratio: f64, ghost_ratio: f64, threshold: u8, warm_up_to_main: bool) -> Self {
+    pub fn new(
+        capacity: usize,
+        small_ratio: f64,
+        ghost_ratio: f64,
+        threshold: u8,
+        warm_up_to_main: bool,
+    ) -> Self {
         // Sizes truncate as libCacheSim's (int64_t)(size * ratio) does.
         let small_target = (capacity as f64 * small_ratio) as usize;
         let ghost_capacity = (capacity as f64 * ghost_ratio) as usize;
@@ -90,8 +98,18 @@ impl S3Fifo {
                 .collect::<Vec<_>>()
                 .join(",")
         };
-        let g: Vec<String> = self.ghosts.keys_of(&self.ghost).iter().map(|k| k.to_string()).collect();
-        format!("S=[{}] M=[{}] G=[{}]", show(&self.small), show(&self.main), g.join(","))
+        let g: Vec<String> = self
+            .ghosts
+            .keys_of(&self.ghost)
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        format!(
+            "S=[{}] M=[{}] G=[{}]",
+            show(&self.small),
+            show(&self.main),
+            g.join(",")
+        )
     }
 
     /// Algorithm 1 EVICTS: blocks hit often enough in small move to main; the first other block
@@ -180,7 +198,9 @@ impl Policy for S3Fifo {
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
         let i = frame as usize;
-        if self.queue[i] == SMALL && ((self.admitted - self.admitted_at[i]) as f64) < self.corr_window {
+        if self.queue[i] == SMALL
+            && ((self.admitted - self.admitted_at[i]) as f64) < self.corr_window
+        {
             return;
         }
         self.freq[i] = self.freq[i].saturating_add(1);
@@ -227,7 +247,11 @@ impl Policy for S3Fifo {
             }
         }
         if self.ghosts.len() > self.ghost_capacity {
-            return Err(format!("S3-FIFO ghost holds {} > {}", self.ghosts.len(), self.ghost_capacity));
+            return Err(format!(
+                "S3-FIFO ghost holds {} > {}",
+                self.ghosts.len(),
+                self.ghost_capacity
+            ));
         }
         Ok(())
     }
@@ -266,7 +290,13 @@ impl PolicyDef for S3Fifo {
             )));
         }
         let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
-        Ok(S3Fifo::new(env.capacity, small, ghost, threshold as u8, libcachesim))
+        Ok(S3Fifo::new(
+            env.capacity,
+            small,
+            ghost,
+            threshold as u8,
+            libcachesim,
+        ))
     }
 }
 
@@ -276,7 +306,8 @@ mod tests {
     use crate::policy::steps::Steps;
 
     fn dump(s: &Steps<S3Fifo>) -> String {
-        s.policy().dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
+        s.policy()
+            .dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
     }
 
     #[test]
