@@ -197,10 +197,12 @@ impl Lfu {
         self.count[i] += 1;
         let p = self.priority_of_count(self.count[i]);
         let old = self.bucket_of[i];
-        // The priority always rises (L never falls), so the new bucket lies above the old one.
-        debug_assert!(p > self.priority[old as usize]);
+        // The priority rises, so the new bucket lies above the old one, unless dynamic aging's L
+        // fell: a victim found above a pinned block raises L, and the pinned block, evicted
+        // later, lowers it again. Then the search starts from the lowest bucket.
+        let from = if p > self.priority[old as usize] { old } else { NIL };
         self.frames.remove(&mut self.members[old as usize], frame);
-        self.place(frame, old, p, a.time);
+        self.place(frame, from, p, a.time);
         if self.members[old as usize].is_empty() {
             self.buckets.remove(&mut self.order, old);
             self.free_buckets.push(old);
