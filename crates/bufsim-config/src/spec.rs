@@ -47,10 +47,10 @@ impl Spec {
         if name.is_empty()
             || !name
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '+')
         {
             return err(format!(
-                "`{t}`: a spec starts with a name of letters, digits and dashes, like `lru` or `lru-k(k=2)`"
+                "`{t}`: a spec starts with a name of letters, digits, dashes and `+`, like `lru`, `lru-k(k=2)` or `clock2q+`"
             ));
         }
         let mut args: Vec<(String, String)> = Vec::new();

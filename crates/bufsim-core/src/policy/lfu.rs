@@ -4,9 +4,17 @@
 //! dynamic aging (priority = count + L, L set to the priority of each victim, Arlitt et al.).
 //! A prefetched block enters with count 0; its first demand access makes the count 1 (§4 of
 //! the prefetching paper: it counts as a first access).
+//!
+//! Blocks sit in priority buckets (Shah, Mitra, Matani, "An O(1) algorithm for implementing the
+//! LFU cache eviction scheme", 2010): a list of buckets in priority order, each a list of its
+//! blocks from least to most recently used, so the victim is the first block of the first
+//! bucket and a hit moves a block to the next bucket up. With dynamic aging a hit may jump
+//! past several buckets; the new place is found by walking up from the old one.
 
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
-use crate::heap::IndexedHeap;
+use super::{
+    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
+use crate::list::{Links, List, NIL};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -22,46 +30,222 @@ pub struct Lfu {
     next_aging: u64,
     /// Demand accesses of each resident block.
     count: Vec<u64>,
-    /// Min-heap on (priority, last access time): the victim is the top.
-    order: IndexedHeap<(u64, u64)>,
+    /// Logical time of each block's last touch: the order within a bucket, and the merge order
+    /// when halving folds two buckets into one.
+    last: Vec<u64>,
+    /// The bucket of each resident frame.
+    bucket_of: Vec<u32>,
+    /// Frames within buckets: front = least recently used.
+    frames: Links,
+    /// Bucket ids in priority order (front = lowest); each bucket's priority and its frames.
+    buckets: Links,
+    order: List,
+    priority: Vec<u64>,
+    members: Vec<List>,
+    free_buckets: Vec<u32>,
+    resident: usize,
     /// Dynamic aging's inflation value L.
     inflation: u64,
 }
 
 impl Lfu {
+    fn new(capacity: usize, aging: Aging, period: u64) -> Self {
+        // Every bucket in use holds a frame, and a touch makes the new bucket before the old
+        // one empties: capacity + 1 buckets at most.
+        let nb = capacity + 1;
+        Lfu {
+            aging,
+            period,
+            next_aging: period,
+            count: vec![0; capacity],
+            last: vec![0; capacity],
+            bucket_of: vec![NIL; capacity],
+            frames: Links::with_nodes(capacity),
+            buckets: Links::with_nodes(nb),
+            order: List::new(),
+            priority: vec![0; nb],
+            members: vec![List::new(); nb],
+            free_buckets: (0..nb as u32).rev().collect(),
+            resident: 0,
+            inflation: 0,
+        }
+    }
+
     #[inline]
-    fn priority(&self, frame: Frame) -> u64 {
-        let c = self.count[frame as usize];
-        if self.aging == Aging::Dynamic { c + self.inflation } else { c }
+    fn priority_of_count(&self, c: u64) -> u64 {
+        if self.aging == Aging::Dynamic {
+            c + self.inflation
+        } else {
+            c
+        }
+    }
+
+    /// The bucket of priority `p`, made if missing, searching up from bucket `from` (or from the
+    /// lowest bucket); every bucket from `from` on has a priority below `p`, or is `p`'s.
+    #[inline]
+    fn bucket_at_or_after(&mut self, from: u32, p: u64) -> u32 {
+        let mut prev = from;
+        let mut cur = if from == NIL {
+            self.order.front()
+        } else {
+            self.buckets.next(from)
+        };
+        while let Some(b) = cur {
+            let q = self.priority[b as usize];
+            if q == p {
+                return b;
+            }
+            if q > p {
+                break;
+            }
+            prev = b;
+            cur = self.buckets.next(b);
+        }
+        let b = self
+            .free_buckets
+            .pop()
+            .expect("LFU bucket pool sized for capacity + 1");
+        self.priority[b as usize] = p;
+        self.members[b as usize] = List::new();
+        match cur {
+            Some(next) => self.buckets.insert_before(&mut self.order, next, b),
+            None => self.buckets.push_back(&mut self.order, b),
+        }
+        debug_assert!(prev == NIL || self.priority[prev as usize] < p);
+        b
+    }
+
+    #[inline]
+    fn leave_bucket(&mut self, frame: Frame) {
+        let b = self.bucket_of[frame as usize];
+        self.frames.remove(&mut self.members[b as usize], frame);
+        if self.members[b as usize].is_empty() {
+            self.buckets.remove(&mut self.order, b);
+            self.free_buckets.push(b);
+        }
+    }
+
+    /// Puts `frame` (in no bucket) at the most recent end of priority `p`'s bucket, searching
+    /// up from `from`.
+    #[inline]
+    fn place(&mut self, frame: Frame, from: u32, p: u64, time: u64) {
+        let b = self.bucket_at_or_after(from, p);
+        self.frames.push_back(&mut self.members[b as usize], frame);
+        self.bucket_of[frame as usize] = b;
+        self.last[frame as usize] = time;
+    }
+
+    /// Halves every count: buckets 2k and 2k + 1 fold into bucket k, their blocks merged by
+    /// last access so the least recently used still comes first.
+    fn halve(&mut self) {
+        let mut prev: Option<u32> = None;
+        let mut cur = self.order.front();
+        while let Some(b) = cur {
+            cur = self.buckets.next(b);
+            let p = self.priority[b as usize] / 2;
+            match prev {
+                Some(a) if self.priority[a as usize] == p => {
+                    self.merge_into(a, b);
+                    self.buckets.remove(&mut self.order, b);
+                    self.free_buckets.push(b);
+                }
+                _ => {
+                    self.priority[b as usize] = p;
+                    prev = Some(b);
+                }
+            }
+        }
+        let mut cur = self.order.front();
+        while let Some(b) = cur {
+            let mut f = self.members[b as usize].front();
+            while let Some(x) = f {
+                self.count[x as usize] /= 2;
+                f = self.frames.next(x);
+            }
+            cur = self.buckets.next(b);
+        }
+    }
+
+    /// Moves every frame of bucket `from` into bucket `into`, both ordered by last access.
+    fn merge_into(&mut self, into: u32, from: u32) {
+        let mut at = self.members[into as usize].front();
+        while let Some(x) = self.members[from as usize].front() {
+            self.frames.remove(&mut self.members[from as usize], x);
+            while let Some(y) = at {
+                if self.last[y as usize] > self.last[x as usize] {
+                    break;
+                }
+                at = self.frames.next(y);
+            }
+            match at {
+                Some(y) => self
+                    .frames
+                    .insert_before(&mut self.members[into as usize], y, x),
+                None => self.frames.push_back(&mut self.members[into as usize], x),
+            }
+            self.bucket_of[x as usize] = into;
+        }
     }
 
     #[inline]
     fn touch(&mut self, frame: Frame, a: &Access) {
         if self.aging == Aging::Halve && a.time >= self.next_aging {
             self.next_aging = a.time - a.time % self.period + self.period;
-            for &f in self.order.nodes() {
-                self.count[f as usize] /= 2;
-            }
-            // With halving the priority is the count itself; recency ties are kept.
-            self.order.rekey_all(|(c, t)| (c / 2, t));
+            self.halve();
         }
-        self.count[frame as usize] += 1;
-        let p = self.priority(frame);
-        self.order.set(frame, (p, a.time));
+        let i = frame as usize;
+        self.count[i] += 1;
+        let p = self.priority_of_count(self.count[i]);
+        let old = self.bucket_of[i];
+        // The priority rises, so the new bucket lies above the old one, unless dynamic aging's L
+        // fell: a victim found above a pinned block raises L, and the pinned block, evicted
+        // later, lowers it again. Then the search starts from the lowest bucket.
+        let from = if p > self.priority[old as usize] { old } else { NIL };
+        self.frames.remove(&mut self.members[old as usize], frame);
+        self.place(frame, from, p, a.time);
+        if self.members[old as usize].is_empty() {
+            self.buckets.remove(&mut self.order, old);
+            self.free_buckets.push(old);
+        }
+    }
+
+    /// Buckets from the lowest priority: `(priority, frames from least recently used)` (tests).
+    #[cfg(test)]
+    fn dump(&self) -> Vec<(u64, Vec<Frame>)> {
+        self.buckets
+            .iter(&self.order)
+            .map(|b| {
+                (
+                    self.priority[b as usize],
+                    self.frames.iter(&self.members[b as usize]).collect(),
+                )
+            })
+            .collect()
     }
 }
 
 impl Policy for Lfu {
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        self.count[frame as usize] = 0;
+        let i = frame as usize;
+        self.count[i] = 0;
+        self.resident += 1;
         match origin {
-            Origin::Demand => self.touch(frame, a),
+            Origin::Demand => {
+                if self.aging == Aging::Halve && a.time >= self.next_aging {
+                    self.next_aging = a.time - a.time % self.period + self.period;
+                    self.halve();
+                }
+                self.count[i] = 1;
+                let p = self.priority_of_count(1);
+                self.place(frame, NIL, p, a.time);
+            }
             Origin::Prefetch => {
-                let p = self.priority(frame);
-                self.order.set(frame, (p, a.time));
+                let p = self.priority_of_count(0);
+                self.place(frame, NIL, p, a.time);
             }
         }
     }
+    #[inline]
     fn hit(&mut self, frame: Frame, a: &Access) {
         self.touch(frame, a);
     }
@@ -69,27 +253,72 @@ impl Policy for Lfu {
         self.touch(frame, a);
     }
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        let top = self.order.peek()?;
-        let v = if !pins.pinned(top) {
-            top
-        } else {
-            // While read-ahead pins a group (whose count-0 blocks sit at the top): the smallest
-            // unpinned key, found below the pinned nodes only.
-            self.order.min_unskipped(|f| pins.pinned(f))?
-        };
-        if self.aging == Aging::Dynamic {
-            self.inflation = self.order.key(v).0;
+        let mut b = self.order.front();
+        while let Some(bk) = b {
+            let mut f = self.members[bk as usize].front();
+            while let Some(x) = f {
+                if !pins.pinned(x) {
+                    if self.aging == Aging::Dynamic {
+                        self.inflation = self.priority[bk as usize];
+                    }
+                    return Some(x);
+                }
+                f = self.frames.next(x);
+            }
+            b = self.buckets.next(bk);
         }
-        Some(v)
+        None
     }
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
-        self.order.remove(frame);
+        self.leave_bucket(frame);
+        self.bucket_of[frame as usize] = NIL;
         self.count[frame as usize] = 0;
+        self.resident -= 1;
     }
     fn check(&self, resident: usize) -> Result<(), String> {
-        self.order.check()?;
-        if self.order.len() != resident {
-            return Err(format!("LFU orders {} frames, cache {resident}", self.order.len()));
+        self.buckets.check(&self.order)?;
+        let mut n = 0;
+        let mut prev_p: Option<u64> = None;
+        for b in self.buckets.iter(&self.order) {
+            let p = self.priority[b as usize];
+            if prev_p.is_some_and(|q| q >= p) {
+                return Err(format!(
+                    "LFU buckets out of order: {} then {p}",
+                    prev_p.unwrap()
+                ));
+            }
+            prev_p = Some(p);
+            let l = &self.members[b as usize];
+            self.frames.check(l)?;
+            if l.is_empty() {
+                return Err(format!("LFU keeps an empty bucket of priority {p}"));
+            }
+            let mut t = 0;
+            for f in self.frames.iter(l) {
+                if self.bucket_of[f as usize] != b {
+                    return Err(format!(
+                        "LFU frame {f} is in bucket {b} but says {}",
+                        self.bucket_of[f as usize]
+                    ));
+                }
+                if self.last[f as usize] < t {
+                    return Err(format!("LFU bucket {p}: frame {f} is out of recency order"));
+                }
+                t = self.last[f as usize];
+                if self.aging != Aging::Dynamic && self.count[f as usize] != p {
+                    return Err(format!(
+                        "LFU frame {f}: count {} in bucket {p}",
+                        self.count[f as usize]
+                    ));
+                }
+                n += 1;
+            }
+        }
+        if n != resident || self.resident != resident {
+            return Err(format!(
+                "LFU orders {n} frames (counts {}), cache {resident}",
+                self.resident
+            ));
         }
         Ok(())
     }
@@ -102,8 +331,16 @@ impl PolicyDef for Lfu {
         paper: "least frequently used; MQ paper §2 baseline, with optional aging",
         summary: "evicts the block with the fewest demand accesses (LRU among equals)",
         params: &[
-            ParamInfo { name: "aging", default: "none", doc: "none | halve (halve all counts every `period` accesses) | dynamic (LFU-DA)" },
-            ParamInfo { name: "period", default: "100000", doc: "demand accesses between halvings (aging=halve)" },
+            ParamInfo {
+                name: "aging",
+                default: "none",
+                doc: "none | halve (halve all counts every `period` accesses) | dynamic (LFU-DA)",
+            },
+            ParamInfo {
+                name: "period",
+                default: "100000",
+                doc: "demand accesses between halvings (aging=halve)",
+            },
         ],
         preset_of: None,
     };
@@ -117,13 +354,68 @@ impl PolicyDef for Lfu {
         if period == 0 {
             return Err(SpecError("policy `lfu`: period must be at least 1".into()));
         }
-        Ok(Lfu {
-            aging,
-            period,
-            next_aging: period,
-            count: vec![0; env.capacity],
-            order: IndexedHeap::with_nodes(env.capacity),
-            inflation: 0,
-        })
+        Ok(Lfu::new(env.capacity, aging, period))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    fn frames(s: &Steps<Lfu>, keys: &[u64]) -> Vec<Frame> {
+        keys.iter().map(|&k| s.cache.frame_of(k).unwrap()).collect()
+    }
+
+    #[test]
+    fn hits_move_blocks_one_bucket_up_and_empty_buckets_go() {
+        let mut s = Steps::new(Lfu::new(3, Aging::None, 100), 3);
+        assert_eq!(s.run(&[1, 2, 3, 2, 1, 1]), "MMMHHH");
+        let f = frames(&s, &[1, 2, 3]);
+        // counts: 3 -> 1, 2 -> 2, 1 -> 3.
+        assert_eq!(
+            s.policy().dump(),
+            vec![(1, vec![f[2]]), (2, vec![f[1]]), (3, vec![f[0]])]
+        );
+        // 3 goes; 4 enters bucket 1.
+        assert_eq!(s.demand(4), 'M');
+        let f4 = s.cache.frame_of(4).unwrap();
+        assert_eq!(
+            s.policy().dump(),
+            vec![(1, vec![f4]), (2, vec![f[1]]), (3, vec![f[0]])]
+        );
+        // 2 joins 1 in bucket 3, as its most recent block.
+        assert_eq!(s.demand(2), 'H');
+        assert_eq!(
+            s.policy().dump(),
+            vec![(1, vec![f4]), (3, vec![f[0], f[1]])]
+        );
+    }
+
+    #[test]
+    fn halving_folds_buckets_and_keeps_recency_order() {
+        let mut s = Steps::new(Lfu::new(3, Aging::Halve, 6), 3);
+        // Counts before the halving at time 6: 1 -> 2 (last at 3), 2 -> 3 (at 4), 3 -> 1 (at 5).
+        assert_eq!(s.run(&[1, 2, 2, 1, 2, 3]), "MMHHHM");
+        let f = frames(&s, &[1, 2, 3]);
+        // Time 6: halve to 1 -> 1, 2 -> 1, 3 -> 0, then the hit on 3 makes it 1, most recent.
+        assert_eq!(s.demand(3), 'H');
+        assert_eq!(s.policy().dump(), vec![(1, vec![f[0], f[1], f[2]])]);
+    }
+
+    #[test]
+    fn dynamic_aging_jumps_over_buckets() {
+        let mut s = Steps::new(Lfu::new(2, Aging::Dynamic, 100), 2);
+        assert_eq!(s.run(&[1, 1, 1, 2, 3]), "MHHMM");
+        // 2 (priority 1) was the victim: L = 1; 3 entered at 1 + 1 = 2, 1 keeps 3.
+        let f = frames(&s, &[1, 3]);
+        assert_eq!(s.policy().dump(), vec![(2, vec![f[1]]), (3, vec![f[0]])]);
+        assert_eq!(s.demand(4), 'M');
+        // 3 went with L = 2; 4 enters at 3, after 1 in the same bucket.
+        let f4 = s.cache.frame_of(4).unwrap();
+        assert_eq!(s.policy().dump(), vec![(3, vec![f[0], f4])]);
+        // A hit on 4: count 2 + L 2 = 4.
+        assert_eq!(s.demand(4), 'H');
+        assert_eq!(s.policy().dump(), vec![(3, vec![f[0]]), (4, vec![f4])]);
     }
 }

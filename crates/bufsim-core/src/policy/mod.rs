@@ -60,6 +60,15 @@ pub use lirs::Lirs;
 pub use lrfu::Lrfu;
 pub use lru_k::LruK;
 pub use two_q::TwoQ;
+// Today's FIFO-family baselines: SIEVE, S3-FIFO, SLRU, CLOCK-2Q+, QD-LP.
+mod clock2q_plus;
+mod s3_fifo;
+mod sieve;
+mod slru;
+pub use clock2q_plus::Clock2QPlus;
+pub use s3_fifo::S3Fifo;
+pub use sieve::Sieve;
+pub use slru::Slru;
 pub use storage::{EagerLru, Landlord, LazyClock, LazyLru, StaticSplit};
 pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 

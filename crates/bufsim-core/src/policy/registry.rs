@@ -301,6 +301,10 @@ policies! {
     LazyLru => super::LazyLru,
     LazyClock => super::LazyClock,
     Landlord => super::Landlord,
+    Sieve => super::Sieve,
+    S3Fifo => super::S3Fifo,
+    Slru => super::Slru,
+    Clock2QPlus => super::Clock2QPlus,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
@@ -339,6 +343,14 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "LRU-2 with a 20-reference CRP and history for as many blocks as the cache holds",
         params: &[],
         preset_of: Some("lru-k(k=2,crp=20,history=100%)"),
+    },
+    PolicyInfo {
+        name: "qd-lp",
+        aliases: &["qdlp", "qd-lp-fifo"],
+        paper: "QD-LP-FIFO (Yang et al., HotOS 2023, \"FIFO can be better than LRU\" §4): S3-FIFO's queues, one hit leaves probation",
+        summary: "quick demotion (10% probationary FIFO + ghost) and lazy promotion (2-bit CLOCK main)",
+        params: &[],
+        preset_of: Some("s3-fifo(threshold=1)"),
     },
     PolicyInfo {
         name: "lrfu-accusim",

@@ -1,0 +1,239 @@
+//! Segmented LRU (Karedla, Love, Wherry, IEEE Computer 27(3) 1994, "Segmented LRU"; n segments as in
+//! S4LRU, Huang et al., SOSP 2013 §5.2): misses enter the lowest segment, a hit moves a block one
+//! segment up, each overflowing segment demotes its LRU block one segment down; the cache evicts from the
+//! lowest. `variant=libcachesim` inserts into the lowest segment with room while the cache fills, as SLRU.c does.
+
+use super::lru::back_unpinned;
+use super::{
+    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
+use crate::list::{Links, List};
+use crate::spec::SpecError;
+
+/// Segments at most (libCacheSim's SLRU_MAX_N_SEG).
+const MAX_SEGMENTS: usize = 16;
+
+pub struct Slru {
+    links: Links,
+    /// Segment 0 is the probationary one; higher segments are more protected. Fronts are MRU.
+    segs: Vec<List>,
+    /// Each segment's share; the shares sum to the capacity.
+    max: Vec<usize>,
+    seg_of: Vec<u8>,
+    fill_lowest_with_room: bool,
+}
+
+impl Slru {
+    /// `weights` are relative segment sizes, lowest segment first.
+    pub fn new(capacity: usize, weights: &[u64], fill_lowest_with_room: bool) -> Self {
+        let total: u64 = weights.iter().sum();
+        // Truncated shares as libCacheSim's (int64_t)(w / sum * size); the remainder goes to the
+        // probationary segment so the shares add up to the cache (libCacheSim leaves it unassigned).
+        let mut max: Vec<usize> = weights
+            .iter()
+            .map(|&w| (w as f64 / total as f64 * capacity as f64) as usize)
+            .collect();
+        let assigned: usize = max.iter().sum();
+        max[0] += capacity - assigned;
+        Slru {
+            links: Links::with_nodes(capacity),
+            segs: vec![List::new(); weights.len()],
+            max,
+            seg_of: vec![0; capacity],
+            fill_lowest_with_room,
+        }
+    }
+
+    /// Test-only view: segments from the most protected down, MRU first: `[..|..]`.
+    #[doc(hidden)]
+    pub fn dump(&self, key_of: impl Fn(Frame) -> u64) -> String {
+        let segs: Vec<String> = self
+            .segs
+            .iter()
+            .rev()
+            .map(|l| {
+                self.links
+                    .iter(l)
+                    .map(|f| key_of(f).to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect();
+        format!("[{}]", segs.join("|"))
+    }
+
+    fn put(&mut self, frame: Frame, seg: usize) {
+        self.links.push_front(&mut self.segs[seg], frame);
+        self.seg_of[frame as usize] = seg as u8;
+    }
+}
+
+impl Policy for Slru {
+    fn insert(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
+        let seg = if self.fill_lowest_with_room {
+            (0..self.segs.len())
+                .find(|&i| self.segs[i].len() < self.max[i])
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        self.put(frame, seg);
+    }
+    fn hit(&mut self, frame: Frame, _a: &Access) {
+        let s = self.seg_of[frame as usize] as usize;
+        let top = self.segs.len() - 1;
+        if s == top {
+            self.links.move_to_front(&mut self.segs[top], frame);
+            return;
+        }
+        self.links.remove(&mut self.segs[s], frame);
+        self.put(frame, s + 1);
+        // Overflow cascades down: each full segment hands its LRU block to the one below. The
+        // probationary segment takes what comes, so a hit never evicts.
+        let mut i = s + 1;
+        while i > 0 && self.segs[i].len() > self.max[i] {
+            let f = self
+                .links
+                .pop_back(&mut self.segs[i])
+                .expect("an overflowing segment has a block");
+            self.put(f, i - 1);
+            i -= 1;
+        }
+    }
+    /// The first demand access of a prefetched block counts as its first access: no promotion.
+    #[inline]
+    fn first_demand(&mut self, _frame: Frame, _a: &Access) {}
+    fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        self.segs
+            .iter()
+            .find_map(|l| back_unpinned(&self.links, l, pins))
+    }
+    #[inline]
+    fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
+        let s = self.seg_of[frame as usize] as usize;
+        self.links.remove(&mut self.segs[s], frame);
+    }
+    fn check(&self, resident: usize) -> Result<(), String> {
+        let mut n = 0;
+        for (i, l) in self.segs.iter().enumerate() {
+            self.links.check(l)?;
+            if i > 0 && l.len() > self.max[i] {
+                return Err(format!(
+                    "SLRU segment {i} holds {} > {}",
+                    l.len(),
+                    self.max[i]
+                ));
+            }
+            if let Some(f) = self
+                .links
+                .iter(l)
+                .find(|&f| self.seg_of[f as usize] as usize != i)
+            {
+                return Err(format!(
+                    "SLRU frame {f} in segment {i} is tagged {}",
+                    self.seg_of[f as usize]
+                ));
+            }
+            n += l.len();
+        }
+        if n != resident {
+            return Err(format!("SLRU segments hold {n} frames, cache {resident}"));
+        }
+        Ok(())
+    }
+}
+
+impl PolicyDef for Slru {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "slru",
+        aliases: &["segmented-lru"],
+        paper: "Segmented LRU (Karedla, Love, Wherry, IEEE Computer 1994); n segments as S4LRU (Huang et al., SOSP 2013 §5.2)",
+        summary: "LRU segments: misses enter the lowest, hits climb one segment, overflow falls one segment",
+        params: &[
+            ParamInfo { name: "segments", default: "4", doc: "number of equal segments, 1..16 (ignored when `sizes` is given)" },
+            ParamInfo { name: "sizes", default: "", doc: "relative segment sizes from probationary up, e.g. 1:3 (Karedla's probationary + protected)" },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (while the cache fills, new blocks go to the lowest segment with room)" },
+        ],
+        preset_of: None,
+    };
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        let sizes = args.text("sizes");
+        let weights: Vec<u64> = if sizes.is_empty() {
+            let n = args.u64("segments")?;
+            if !(1..=MAX_SEGMENTS as u64).contains(&n) {
+                return Err(SpecError(format!(
+                    "policy `slru`: segments={n} must be between 1 and {MAX_SEGMENTS}"
+                )));
+            }
+            vec![1; n as usize]
+        } else {
+            let parsed: Option<Vec<u64>> = sizes
+                .split(':')
+                .map(|w| w.trim().parse().ok().filter(|&w| w > 0))
+                .collect();
+            match parsed {
+                Some(w) if w.len() <= MAX_SEGMENTS => w,
+                _ => {
+                    return Err(SpecError(format!(
+                        "policy `slru`: sizes=`{sizes}` must be 1 to {MAX_SEGMENTS} whole numbers > 0 separated by `:`, e.g. 1:3"
+                    )))
+                }
+            }
+        };
+        let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
+        Ok(Slru::new(env.capacity, &weights, libcachesim))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    fn dump(s: &Steps<Slru>) -> String {
+        s.policy()
+            .dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
+    }
+
+    #[test]
+    fn hits_climb_and_overflow_falls_one_segment() {
+        // Karedla's two segments: probationary 2, protected 2.
+        let mut s = Steps::new(Slru::new(4, &[1, 1], false), 4);
+        assert_eq!(s.run(&[1, 2, 3, 4]), "MMMM");
+        assert_eq!(dump(&s), "[|4,3,2,1]");
+        assert_eq!(s.run(&[1, 2, 3]), "HHH");
+        // 3 overflowed protected: its LRU block 1 fell back to probationary's MRU end.
+        assert_eq!(dump(&s), "[3,2|1,4]");
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(dump(&s), "[3,2|5,1]");
+        assert_eq!(s.run(&[3, 1]), "HH");
+        assert_eq!(dump(&s), "[1,3|2,5]");
+    }
+
+    #[test]
+    fn libcachesim_fills_the_lowest_segment_with_room() {
+        let mut s = Steps::new(Slru::new(4, &[1, 1], true), 4);
+        assert_eq!(s.run(&[1, 2, 3, 4]), "MMMM");
+        assert_eq!(dump(&s), "[4,3|2,1]");
+        assert_eq!(s.run(&[5, 4]), "MH");
+        assert_eq!(dump(&s), "[4,3|5,2]");
+    }
+
+    #[test]
+    fn bad_sizes_are_explained() {
+        let env = BuildEnv {
+            capacity: 8,
+            block_size: 4096,
+            seed: 1,
+        };
+        for spec in [
+            "slru(sizes=1:x)",
+            "slru(sizes=0:1)",
+            "slru(segments=0)",
+            "slru(segments=17)",
+        ] {
+            let e = crate::policy::build(spec, &env).err().unwrap().to_string();
+            assert!(e.contains("policy `slru`"), "{spec}: {e}");
+        }
+    }
+}
