@@ -274,6 +274,7 @@ policies! {
     LazyLru => super::LazyLru,
     LazyClock => super::LazyClock,
     Landlord => super::Landlord,
+    Lecar => super::Lecar,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
