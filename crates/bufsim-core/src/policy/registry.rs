@@ -275,6 +275,7 @@ policies! {
     LazyClock => super::LazyClock,
     Landlord => super::Landlord,
     Lecar => super::Lecar,
+    Cart => super::Cart,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
