@@ -10,6 +10,10 @@ libCacheSim gets hashpower 20 (~log2 of 1M distinct blocks), as its authors advi
 comparison (its default of 24 allocates 16M buckets per table).
 
     python3 benches/compare_libcachesim.py [--requests 5000000] [--policy lru ...] [--repeat 3]
+    python3 benches/compare_libcachesim.py --simulation-only --policy lru ...
+
+--simulation-only times, inside each fresh process, just the call that reads the file and
+simulates (bufsim.simulate / libCacheSim's process_trace): interpreter start-up and imports left out.
 """
 from __future__ import annotations
 
@@ -43,6 +47,9 @@ PEERS = {
     "lru-k(crp=0,history=0)": ("LRUK", {}),
     "2q": ("TwoQ", {}),
     "lirs(hir-min=1,stack=2x,variant=libcachesim)": ("LIRS", {}),
+    # Learned family: LeCaR with libCacheSim's rules and random stream (equal miss counts: each
+    # simulator here is a fresh process, so both streams start from the same state).
+    "lecar(variant=libcachesim)": ("LeCaR", {}),
 }
 
 
@@ -101,6 +108,28 @@ def lcs_cmd(trace: Path, policy: str, cache: int) -> list[str]:
     return [sys.executable, "-c", code]
 
 
+def inside(cmd_code: str) -> float:
+    """Seconds a fresh process reports for its own simulation call."""
+    p = subprocess.run([sys.executable, "-c", cmd_code], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"simulation failed: {p.stderr}")
+    return float(p.stdout.split()[-1])
+
+
+def bufsim_sim_code(trace: Path, policy: str, cache: int) -> str:
+    return ("import time, bufsim; t = time.perf_counter();"
+            f"bufsim.simulate({str(trace)!r}, {policy!r}, '{cache}blocks', format='oracle');"
+            "print(time.perf_counter() - t)")
+
+
+def lcs_sim_code(trace: Path, policy: str, cache: int) -> str:
+    cls, kw = PEERS[policy]
+    return ("import time, libcachesim as l;"
+            f"r=l.TraceReader({str(trace)!r}, l.TraceType.ORACLE_GENERAL_TRACE);"
+            f"c=l.{cls}(cache_size={cache}, hashpower=20, **{kw!r});"
+            "t = time.perf_counter(); c.process_trace(r); print(time.perf_counter() - t)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=5_000_000)
@@ -109,6 +138,8 @@ def main() -> int:
     ap.add_argument("--cache", type=int, default=100_000)
     ap.add_argument("--policy", action="append")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--simulation-only", action="store_true",
+                    help="time only the simulation call inside each process (no start-up, no memory)")
     args = ap.parse_args()
     if not shutil.which(TIME):
         raise SystemExit("GNU time is needed for peak memory: apt-get install time")
@@ -118,6 +149,16 @@ def main() -> int:
           f"alpha {args.alpha}); cache {args.cache:,} blocks; best of {args.repeat}")
     policies = args.policy or list(PEERS)
     w = max(8, *(len(p) for p in policies))
+    if args.simulation_only:
+        print(f"{'policy':{w}} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8}   (simulation call only)")
+        for policy in policies:
+            # Interleaved: one bufsim run, one libCacheSim run, repeated; best of each.
+            b, l = [], []
+            for _ in range(args.repeat):
+                b.append(inside(bufsim_sim_code(trace, policy, args.cache)))
+                l.append(inside(lcs_sim_code(trace, policy, args.cache)))
+            print(f"{policy:{w}} {min(b):9.3f} {min(l):8.3f} {min(l) / min(b):7.2f}x")
+        return 0
     print(f"{'policy':{w}} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8} {'bufsim B/blk':>13} {'lcs B/blk':>10}")
     for policy in policies:
         row = []
