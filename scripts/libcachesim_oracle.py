@@ -9,6 +9,7 @@ oracleGeneral file with object size 1, and fed to libCacheSim's Python binding.
     python3 scripts/libcachesim_oracle.py --group foundation --write-golden tests/golden/libcachesim_cloudphysics.csv
     python3 scripts/libcachesim_oracle.py --group issue3a --write-golden tests/golden/libcachesim_cloudphysics_issue3a.csv
     python3 scripts/libcachesim_oracle.py --group issue3b --write-golden tests/golden/libcachesim_cloudphysics_arc_mq.csv
+    python3 scripts/libcachesim_oracle.py --group learned-family --write-golden tests/golden/libcachesim_cloudphysics_learned_family.csv
     python3 scripts/libcachesim_oracle.py --write-differences tests/golden/libcachesim_differences_cloudphysics.csv
 
 Golden file columns: policy,lcs_class,lcs_params,cache_blocks,accesses,misses

@@ -1,4 +1,4 @@
-//! The weighted coin of the learning policies (LeCaR, Cacheus): which expert names the victim.
+//! The weighted coin of expert-choosing policies (LeCaR): which expert names the victim.
 //!
 //! bufsim's own draws come from the run's seeded xoshiro generator. `variant=libcachesim` draws
 //! as the libCacheSim build behind its Python binding (0.3.x) does instead: Lemire's Lehmer64
@@ -45,16 +45,6 @@ impl Coin {
             Coin::Lehmer(s) => ((Self::lehmer_next(s) % 100) as f64 / 100.0) < w,
         }
     }
-
-    /// Uniform integer in `0..n` (Cacheus's random learning rate draws `% 1000`).
-    #[inline]
-    #[allow(dead_code)]
-    pub fn modulo(&mut self, n: u64) -> u64 {
-        match self {
-            Coin::Own(r) => r.below(n),
-            Coin::Lehmer(s) => Self::lehmer_next(s) % n,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -63,15 +53,17 @@ mod tests {
 
     #[test]
     fn libcachesim_stream_from_a_fresh_process() {
-        // Hand-computed: 0xdeadbeef · m has high half 0 (the product fits in 96 bits)...
+        // The first draw is the high half of the 96-bit product 0xdeadbeef · m...
         let mut s = LIBCACHESIM_INITIAL_STATE;
         let first = Coin::lehmer_next(&mut s);
-        assert_eq!(first as u128, (LIBCACHESIM_INITIAL_STATE * LEHMER64_MULTIPLIER) >> 64);
+        assert_eq!(first, 0xbe20_cd19);
         // ...and the picks of a fresh libCacheSim LeCaR at w = 0.5 (its `to_evict` called
         // twelve times on a cache whose LRU and LFU candidates differ) were
         // LFU LFU LRU LRU LFU LFU LRU LFU LRU LRU LRU LFU.
         let mut c = Coin::libcachesim(LIBCACHESIM_INITIAL_STATE);
-        let picks: String = (0..12).map(|_| if c.below(0.5) { 'R' } else { 'F' }).collect();
+        let picks: String = (0..12)
+            .map(|_| if c.below(0.5) { 'R' } else { 'F' })
+            .collect();
         assert_eq!(picks, "FFRRFFRFRRRF");
     }
 }
