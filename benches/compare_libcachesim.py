@@ -58,6 +58,9 @@ PEERS = {
     "slru(variant=libcachesim)": ("SLRU", {}),
     "clock2q+": ("Clock2QPlus", {}),
     "lfu": ("LFU", {}),
+    # Learned family: LeCaR with libCacheSim's rules and random stream (equal miss counts: each
+    # simulator here is a fresh process, so both streams start from the same state).
+    "lecar(variant=libcachesim)": ("LeCaR", {}),
 }
 
 

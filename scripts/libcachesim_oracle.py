@@ -10,6 +10,7 @@ oracleGeneral file with object size 1, and fed to libCacheSim's Python binding.
     python3 scripts/libcachesim_oracle.py --group issue3a --write-golden tests/golden/libcachesim_cloudphysics_issue3a.csv
     python3 scripts/libcachesim_oracle.py --group issue3b --write-golden tests/golden/libcachesim_cloudphysics_arc_mq.csv
     python3 scripts/libcachesim_oracle.py --group fifo-family --write-golden tests/golden/libcachesim_cloudphysics_fifo-family.csv
+    python3 scripts/libcachesim_oracle.py --group learned-family --write-golden tests/golden/libcachesim_cloudphysics_learned_family.csv
     python3 scripts/libcachesim_oracle.py --write-differences tests/golden/libcachesim_differences_cloudphysics.csv
 
 Golden file columns: policy,lcs_class,lcs_params,cache_blocks,accesses,misses
@@ -57,6 +58,10 @@ POLICIES = {
     "s3-fifo(variant=libcachesim)": ("S3FIFO", {}),
     "slru(variant=libcachesim)": ("SLRU", {}),
     "clock2q+": ("Clock2QPlus", {}),
+    # Learned family (tests/golden/libcachesim_cloudphysics_learned_family.csv). LeCaR and
+    # Cacheus draw from libCacheSim's thread-wide generator; each run gets a fresh process so
+    # the stream starts at 0, which variant=libcachesim reproduces.
+    "lecar(variant=libcachesim)": ("LeCaR", {}),
 }
 
 # Which golden file each policy's rows go to with --write-golden --group.
@@ -65,7 +70,12 @@ GROUPS = {
     "issue3a": ["lru-k(crp=0,history=0)", "lru-k(k=1)", "2q", "lirs(hir-min=1,stack=2x,variant=libcachesim)", "lrfu(lambda=0)"],
     "issue3b": ["arc", "mq(lifetime=10000)"],
     "fifo-family": ["sieve", "s3-fifo", "s3-fifo(variant=libcachesim)", "slru(variant=libcachesim)", "clock2q+"],
+    "learned-family": ["lecar(variant=libcachesim)"],
 }
+
+# Classes whose results depend on libCacheSim's random stream, which lives for the whole
+# process: each of their runs starts a fresh interpreter.
+FRESH_PROCESS = {"LeCaR", "Cacheus"}
 
 
 def expand_cloudphysics(path: Path) -> list[int]:
@@ -151,6 +161,19 @@ def lcs_class(name: str):
 
 
 def lcs_misses(oracle_path: str, n: int, cls: str, params: dict, cache_blocks: int) -> int:
+    if cls in FRESH_PROCESS:
+        import json
+        import subprocess
+
+        out = subprocess.run(
+            [sys.executable, __file__, "--fresh-run", oracle_path, str(n), cls, json.dumps(params), str(cache_blocks)],
+            check=True, capture_output=True, text=True,
+        )
+        return int(out.stdout.strip())
+    return lcs_misses_here(oracle_path, n, cls, params, cache_blocks)
+
+
+def lcs_misses_here(oracle_path: str, n: int, cls: str, params: dict, cache_blocks: int) -> int:
     import libcachesim as lcs
 
     reader = lcs.TraceReader(oracle_path, lcs.TraceType.ORACLE_GENERAL_TRACE)
@@ -161,6 +184,13 @@ def lcs_misses(oracle_path: str, n: int, cls: str, params: dict, cache_blocks: i
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--fresh-run"]:
+        import json
+
+        path, n, cls, params, c = argv[1:6]
+        print(lcs_misses_here(path, int(n), cls, json.loads(params), int(c)))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     ap.add_argument("--policy", action="append", help="bufsim spec from POLICIES (default: all)")

@@ -305,6 +305,8 @@ policies! {
     S3Fifo => super::S3Fifo,
     Slru => super::Slru,
     Clock2QPlus => super::Clock2QPlus,
+    Lecar => super::Lecar,
+    Cart => super::Cart,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).

@@ -1,0 +1,548 @@
+//! LeCaR (Vietri et al., "Driving Cache Replacement with ML-based LeCaR", HotStorage 2018, §3, Algorithm 1).
+//! Deviation: none; rules the paper leaves open follow the authors' code (sylab/cacheus lecar.py); `variant=libcachesim` follows LeCaR.c.
+//!
+//! Two experts, LRU and LFU, each name a victim; when they differ one is drawn with the
+//! probability of its weight, and the victim's key goes to the history of the expert that chose
+//! it (an agreed victim goes to no history). A miss on a key in an expert's history is that
+//! expert's regret: its weight is multiplied by e^(-λ·d^t), t the time the key spent in the
+//! history, λ = 0.45 and d = 0.005^(1/N), then the weights are normalised. Each history holds
+//! N/2 keys, oldest out first.
+//!
+//! The authors' code, followed by default: a key returning from a history resumes its LFU
+//! count plus one; LFU ties go to the smaller key; weights are held in [0.01, 0.99]. libCacheSim
+//! (`variant=libcachesim`): a returning key restarts at count 1; LFU ties go to the block that
+//! reached its count first; weights get 1e-10 added instead of the clamp; the draws come from
+//! libCacheSim's own generator (policy/experts.rs), so miss counts match it exactly.
+//!
+//! Prefetching (prefetching paper §4): a prefetched block enters at LRU's MRU end with count 1
+//! and its history entry, if any, is set aside; its first demand access is its first access and
+//! applies the regret then. A prefetched block evicted unused enters no history.
+
+use super::experts::{Coin, LIBCACHESIM_INITIAL_STATE};
+use super::lru::back_unpinned;
+use super::{
+    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
+use crate::ghosts::{GhostList, Ghosts};
+use crate::heap::IndexedHeap;
+use crate::list::{Links, List};
+use crate::spec::SpecError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Expert {
+    #[default]
+    None,
+    Lru,
+    Lfu,
+}
+
+/// A history entry: who evicted the key, when, and its LFU count then.
+#[derive(Clone, Copy, Debug, Default)]
+struct Hist {
+    expert: Expert,
+    evicted: u64,
+    freq: u64,
+}
+
+pub struct Lecar {
+    libcachesim: bool,
+    links: Links,
+    /// Front = most recently used.
+    lru: List,
+    /// Min-heap on (count, tie): the LFU expert's victim is the top.
+    lfu: IndexedHeap<(u64, u64)>,
+    freq: Vec<u64>,
+    keys: Vec<u64>,
+    /// Order in which blocks reached their current count (libCacheSim's LFU ties).
+    seq: u64,
+    ghosts: Ghosts<Hist>,
+    lru_hist: GhostList,
+    lfu_hist: GhostList,
+    hist_cap: usize,
+    w_lru: f64,
+    w_lfu: f64,
+    learning_rate: f64,
+    /// Whether regrets move the weights (libCacheSim's `update-weight`).
+    learn: bool,
+    discount: f64,
+    coin: Coin,
+    /// Logical time of the access being served.
+    now: u64,
+    /// The incoming block's history entry, found by `prepare_insert`.
+    incoming: Hist,
+    incoming_origin: Origin,
+    /// History entries of prefetched blocks, applied at their first demand.
+    deferred: Vec<Hist>,
+    /// The victim the last `victim` call named, and which expert chose it.
+    chosen: Option<(Frame, Expert)>,
+}
+
+impl Lecar {
+    pub(crate) fn new(
+        capacity: usize,
+        libcachesim: bool,
+        lru_weight: f64,
+        learning_rate: f64,
+        hist_cap: usize,
+        coin: Coin,
+    ) -> Self {
+        Lecar {
+            libcachesim,
+            links: Links::with_nodes(capacity),
+            lru: List::new(),
+            lfu: IndexedHeap::with_nodes(capacity),
+            freq: vec![0; capacity],
+            keys: vec![0; capacity],
+            seq: 0,
+            // A list may hold one entry over its bound before it is trimmed.
+            ghosts: Ghosts::with_capacity(2 * hist_cap + 2),
+            lru_hist: GhostList::new(),
+            lfu_hist: GhostList::new(),
+            hist_cap,
+            w_lru: lru_weight,
+            w_lfu: 1.0 - lru_weight,
+            learning_rate,
+            learn: true,
+            discount: 0.005f64.powf(1.0 / capacity as f64),
+            coin,
+            now: 0,
+            incoming: Hist::default(),
+            incoming_origin: Origin::Demand,
+            deferred: vec![Hist::default(); capacity],
+            chosen: None,
+        }
+    }
+
+    /// The LRU expert's weight.
+    pub fn lru_weight(&self) -> f64 {
+        self.w_lru
+    }
+
+    /// `LRU: MRU..LRU | LFU: key:count in victim order | H_LRU: MRU..LRU | H_LFU: .. | w_lru`.
+    pub fn dump(&self) -> String {
+        let lru: Vec<String> = self
+            .links
+            .iter(&self.lru)
+            .map(|f| self.keys[f as usize].to_string())
+            .collect();
+        let mut lfu: Vec<(u64, u64, Frame)> = self
+            .lfu
+            .nodes()
+            .iter()
+            .map(|&f| {
+                let (c, t) = self.lfu.key(f);
+                (c, t, f)
+            })
+            .collect();
+        lfu.sort();
+        let lfu: Vec<String> = lfu
+            .iter()
+            .map(|&(c, _, f)| format!("{}:{c}", self.keys[f as usize]))
+            .collect();
+        let hist = |l: &GhostList| {
+            self.ghosts
+                .keys_of(l)
+                .iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        format!(
+            "LRU: {} | LFU: {} | H_LRU: {} | H_LFU: {} | w_lru={:.4}",
+            lru.join(" "),
+            lfu.join(" "),
+            hist(&self.lru_hist),
+            hist(&self.lfu_hist),
+            self.w_lru
+        )
+    }
+
+    /// Algorithm 1's UpdateWeight: the expert whose victim came back loses weight by e^(-λ·d^t).
+    fn regret(&mut self, h: Hist, now: u64) {
+        if !self.learn {
+            return;
+        }
+        let r = self.discount.powf(now.saturating_sub(h.evicted) as f64);
+        let (hit, other) = match h.expert {
+            Expert::Lru => (&mut self.w_lru, &mut self.w_lfu),
+            Expert::Lfu => (&mut self.w_lfu, &mut self.w_lru),
+            Expert::None => return,
+        };
+        if self.libcachesim {
+            // LeCaR.c keeps both weights off zero with 1e-10 instead of clamping.
+            *hit = *hit * (-self.learning_rate * r).exp() + 1e-10;
+            let s = *hit + *other + 2e-10;
+            *hit /= s;
+            *other = (*other + 1e-10) / s;
+        } else {
+            *hit *= (-self.learning_rate * r).exp();
+            let s = *hit + *other;
+            *hit /= s;
+            *other /= s;
+            // The authors' code never lets an expert's weight pass 0.99.
+            if self.w_lru >= 0.99 {
+                (self.w_lru, self.w_lfu) = (0.99, 0.01);
+            } else if self.w_lfu >= 0.99 {
+                (self.w_lru, self.w_lfu) = (0.01, 0.99);
+            }
+        }
+    }
+
+    #[inline]
+    fn set_count(&mut self, frame: Frame, count: u64) {
+        let f = frame as usize;
+        self.freq[f] = count;
+        self.seq += 1;
+        let tie = if self.libcachesim {
+            self.seq
+        } else {
+            self.keys[f]
+        };
+        self.lfu.set(frame, (count, tie));
+    }
+
+    fn remember(&mut self, key: u64, h: Hist) {
+        if self.hist_cap == 0 {
+            return;
+        }
+        let list = if h.expert == Expert::Lru {
+            &mut self.lru_hist
+        } else {
+            &mut self.lfu_hist
+        };
+        self.ghosts.push_front(list, key, h);
+        if list.len() > self.hist_cap {
+            self.ghosts.pop_back(list);
+        }
+    }
+}
+
+impl Policy for Lecar {
+    fn prepare_insert(&mut self, a: &Access, origin: Origin) {
+        self.now = a.time;
+        self.incoming = Hist::default();
+        self.incoming_origin = origin;
+        if let Some(node) = self.ghosts.find(a.key) {
+            let h = self.ghosts.data(node);
+            let list = if h.expert == Expert::Lru {
+                &mut self.lru_hist
+            } else {
+                &mut self.lfu_hist
+            };
+            self.ghosts.remove(list, node);
+            self.incoming = h;
+            if origin == Origin::Demand {
+                self.regret(h, a.time);
+            }
+        }
+    }
+
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        let f = frame as usize;
+        self.keys[f] = a.key;
+        self.links.push_front(&mut self.lru, frame);
+        let h = std::mem::take(&mut self.incoming);
+        self.deferred[f] = Hist::default();
+        let mut count = 1;
+        if origin == Origin::Prefetch {
+            self.deferred[f] = h;
+        } else if h.expert != Expert::None && !self.libcachesim {
+            count = h.freq + 1;
+        }
+        self.set_count(frame, count);
+    }
+
+    #[inline]
+    fn hit(&mut self, frame: Frame, _a: &Access) {
+        self.links.move_to_front(&mut self.lru, frame);
+        let c = self.freq[frame as usize] + 1;
+        self.set_count(frame, c);
+    }
+
+    fn first_demand(&mut self, frame: Frame, a: &Access) {
+        self.links.move_to_front(&mut self.lru, frame);
+        let h = std::mem::take(&mut self.deferred[frame as usize]);
+        if h.expert != Expert::None {
+            self.regret(h, a.time);
+            if !self.libcachesim {
+                self.set_count(frame, h.freq + 1);
+            }
+        }
+    }
+
+    fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        let by_lru = back_unpinned(&self.links, &self.lru, pins)?;
+        let top = self.lfu.peek()?;
+        let by_lfu = if pins.pinned(top) {
+            self.lfu.min_unskipped(|f| pins.pinned(f))?
+        } else {
+            top
+        };
+        let (frame, expert) = if by_lru == by_lfu {
+            (by_lru, Expert::None)
+        } else if self.coin.below(self.w_lru) {
+            (by_lru, Expert::Lru)
+        } else {
+            (by_lfu, Expert::Lfu)
+        };
+        self.chosen = Some((frame, expert));
+        Some(frame)
+    }
+
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        let f = frame as usize;
+        self.links.remove(&mut self.lru, frame);
+        self.lfu.remove(frame);
+        self.deferred[f] = Hist::default();
+        let expert = match self.chosen.take() {
+            Some((c, e)) if c == frame => e,
+            _ => Expert::None,
+        };
+        if why == Removal::Evicted && expert != Expert::None {
+            self.remember(
+                key,
+                Hist {
+                    expert,
+                    evicted: self.now,
+                    freq: self.freq[f],
+                },
+            );
+        }
+    }
+
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.links.check(&self.lru)?;
+        self.lfu.check()?;
+        self.ghosts.check(&[&self.lru_hist, &self.lfu_hist])?;
+        if self.lru.len() != resident || self.lfu.len() != resident {
+            return Err(format!(
+                "LeCaR: LRU holds {}, LFU {}, cache {resident}",
+                self.lru.len(),
+                self.lfu.len()
+            ));
+        }
+        if self.lru_hist.len() > self.hist_cap || self.lfu_hist.len() > self.hist_cap {
+            return Err(format!(
+                "LeCaR: histories {} and {} over {}",
+                self.lru_hist.len(),
+                self.lfu_hist.len(),
+                self.hist_cap
+            ));
+        }
+        if (self.w_lru + self.w_lfu - 1.0).abs() > 1e-6 || !(0.0..=1.0).contains(&self.w_lru) {
+            return Err(format!(
+                "LeCaR: weights {} + {} do not make 1",
+                self.w_lru, self.w_lfu
+            ));
+        }
+        for f in self.links.iter(&self.lru) {
+            if self.ghosts.find(self.keys[f as usize]).is_some() {
+                return Err(format!(
+                    "LeCaR: resident block {} is also in a history",
+                    self.keys[f as usize]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn keeps_ghosts(&self) -> bool {
+        true
+    }
+
+    fn ghost_hit(&self, key: u64) -> bool {
+        self.ghosts.find(key).is_some()
+    }
+
+    fn ghost_len(&self) -> usize {
+        self.ghosts.len()
+    }
+
+    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("lecar_lru_weight", self.w_lru));
+    }
+}
+
+impl PolicyDef for Lecar {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "lecar",
+        aliases: &[],
+        paper: "Vietri et al., LeCaR, HotStorage 2018, §3 Algorithm 1 (authors' code for open details)",
+        summary: "LRU and LFU experts with histories of their victims; regret-weighted random choice",
+        params: &[
+            ParamInfo { name: "lru-weight", default: "0.5", doc: "initial weight (probability) of the LRU expert, 0..1" },
+            ParamInfo { name: "learning-rate", default: "0.45", doc: "λ of the weight update" },
+            ParamInfo { name: "learn", default: "true", doc: "whether regrets move the weights (false: a fixed mix, libCacheSim's update-weight=0)" },
+            ParamInfo { name: "history", default: "50%", doc: "entries in each expert's history (the paper: N/2)" },
+            ParamInfo { name: "variant", default: "paper", doc: "paper (authors' rules) | libcachesim (LeCaR.c's rules and random stream)" },
+            ParamInfo { name: "seed", default: "run", doc: "seed of the expert draws; `run` uses --seed (variant=libcachesim: `run` = a fresh libCacheSim's state)" },
+        ],
+        preset_of: None,
+    };
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
+        let lru_weight = args.f64_in("lru-weight", 0.0, 1.0)?;
+        let learning_rate = args.f64_in("learning-rate", 0.0, 1e6)?;
+        let hist_cap = args.blocks("history", env)? as usize;
+        let coin = if libcachesim {
+            let state = if args.text("seed") == "run" {
+                LIBCACHESIM_INITIAL_STATE
+            } else {
+                args.u64("seed")? as u128
+            };
+            Coin::libcachesim(state)
+        } else {
+            Coin::own(args.seed(env)?)
+        };
+        let mut p = Lecar::new(
+            env.capacity,
+            libcachesim,
+            lru_weight,
+            learning_rate,
+            hist_cap,
+            coin,
+        );
+        p.learn = args.bool("learn")?;
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    /// A coin that always picks LRU (w = 1) or always LFU (w = 0), for hand-computed steps.
+    fn lecar(cap: usize, libcachesim: bool, w: f64, lr: f64) -> Lecar {
+        Lecar::new(cap, libcachesim, w, lr, cap / 2, Coin::own(1))
+    }
+
+    #[test]
+    fn lru_expert_victims_go_to_its_history_and_cost_it_weight() {
+        let mut s = Steps::new(lecar(4, false, 1.0, 0.45), 4);
+        assert_eq!(s.run(&[1, 1, 1, 2, 3, 4]), "MHHMMM");
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 4 3 2 1 | LFU: 2:1 3:1 4:1 1:3 | H_LRU:  | H_LFU:  | w_lru=1.0000"
+        );
+        // 5 at time 6: LRU names 1, LFU names 2; the coin (w_lru = 1) says LRU: 1 to H_LRU.
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 5 4 3 2 | LFU: 2:1 3:1 4:1 5:1 | H_LRU: 1 | H_LFU:  | w_lru=1.0000"
+        );
+        // 1 returns at time 7 after t = 1: w_lru = e^(-λd) / (e^(-λd) + 0) = 1, held at 0.99; it
+        // resumes at count 3 + 1. Both experts name 2: agreed, so 2 enters no history.
+        assert_eq!(s.demand(1), 'M');
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 1 5 4 3 | LFU: 3:1 4:1 5:1 1:4 | H_LRU:  | H_LFU:  | w_lru=0.9900"
+        );
+    }
+
+    #[test]
+    fn weight_update_matches_algorithm_1() {
+        // w = 0.5 each; a regret after t steps: w_lru' = 0.5·e^(-λ d^t) / (0.5·e^(-λ d^t) + 0.5).
+        let mut p = lecar(4, false, 0.5, 0.45);
+        p.regret(
+            Hist {
+                expert: Expert::Lru,
+                evicted: 10,
+                freq: 1,
+            },
+            12,
+        );
+        let d = 0.005f64.powf(0.25);
+        let e = (-0.45 * d * d).exp();
+        assert!(
+            (p.lru_weight() - e / (e + 1.0)).abs() < 1e-12,
+            "{}",
+            p.lru_weight()
+        );
+        // libCacheSim adds 1e-10 to both before normalising.
+        let mut q = lecar(4, true, 0.5, 0.45);
+        q.regret(
+            Hist {
+                expert: Expert::Lfu,
+                evicted: 10,
+                freq: 1,
+            },
+            12,
+        );
+        let lfu = 0.5 * e + 1e-10;
+        let s = lfu + 0.5 + 2e-10;
+        assert!((q.lru_weight() - (0.5 + 1e-10) / s).abs() < 1e-15);
+    }
+
+    #[test]
+    fn lfu_ties_go_to_the_smaller_key_in_the_paper_variant() {
+        let mut s = Steps::new(lecar(4, false, 0.0, 0.45), 4);
+        // 5: LRU names 3; among the count-1 blocks 3 2 1 the smallest key, 1, is LFU's: the
+        // coin (w_lru = 0) says LFU.
+        assert_eq!(s.run(&[4, 3, 2, 1, 4, 5]), "MMMMHM");
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 5 4 2 3 | LFU: 2:1 3:1 5:1 4:2 | H_LRU:  | H_LFU: 1 | w_lru=0.0000"
+        );
+    }
+
+    #[test]
+    fn libcachesim_breaks_lfu_ties_by_arrival_and_restarts_counts() {
+        let mut s = Steps::new(lecar(4, true, 0.0, 0.45), 4);
+        // 5: LRU and LFU (first to reach count 1) both name 3: agreed, no history, no draw.
+        assert_eq!(s.run(&[4, 3, 2, 1, 4, 5]), "MMMMHM");
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 5 4 1 2 | LFU: 2:1 1:1 5:1 4:2 | H_LRU:  | H_LFU:  | w_lru=0.0000"
+        );
+        // 6 at time 8: LRU names 4, LFU 5; the coin (w_lru = 0) says LFU.
+        assert_eq!(s.run(&[2, 1, 6]), "HHM");
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 6 1 2 4 | LFU: 6:1 4:2 2:2 1:2 | H_LRU:  | H_LFU: 5 | w_lru=0.0000"
+        );
+        // 5 returns: w_lru = 1e-10 / (e^(-λd) + 3e-10), and the coin picks LFU again: 6
+        // goes to H_LFU and 5 restarts at count 1.
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 5 1 2 4 | LFU: 5:1 4:2 2:2 1:2 | H_LRU:  | H_LFU: 6 | w_lru=0.0000"
+        );
+    }
+
+    #[test]
+    fn prefetched_blocks_defer_their_regret_to_the_first_demand() {
+        let mut s = Steps::new(lecar(2, false, 0.0, 0.45), 2);
+        // 3: LRU names 1, LFU names 2; the coin (w_lru = 0) says LFU: 2 to H_LFU.
+        assert_eq!(s.run(&[1, 1, 2, 3]), "MHMM");
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 3 1 | LFU: 3:1 1:2 | H_LRU:  | H_LFU: 2 | w_lru=0.0000"
+        );
+        // Prefetching 2 takes it out of H_LFU with the weights untouched; LFU evicts 3.
+        s.prefetch(2);
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 2 1 | LFU: 2:1 1:2 | H_LRU:  | H_LFU: 3 | w_lru=0.0000"
+        );
+        // Its first demand applies the regret (w_lfu = 1, held at 0.99) and resumes count 1 + 1.
+        assert_eq!(s.demand(2), 'H');
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 2 1 | LFU: 1:2 2:2 | H_LRU:  | H_LFU: 3 | w_lru=0.0100"
+        );
+    }
+
+    #[test]
+    fn an_unused_prefetched_victim_enters_no_history() {
+        let mut s = Steps::new(lecar(2, false, 0.0, 0.45), 2);
+        assert_eq!(s.run(&[1, 1]), "MH");
+        s.prefetch(2);
+        // 3: LRU names 1, LFU names the prefetched 2 (count 1), and the coin says LFU.
+        assert_eq!(s.demand(3), 'M');
+        assert_eq!(
+            s.policy().dump(),
+            "LRU: 3 1 | LFU: 3:1 1:2 | H_LRU:  | H_LFU:  | w_lru=0.0000"
+        );
+    }
+}
