@@ -274,6 +274,8 @@ policies! {
     LazyLru => super::LazyLru,
     LazyClock => super::LazyClock,
     Landlord => super::Landlord,
+    Gdsf => super::Gdsf,
+    WTinyLfu => super::WTinyLfu,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
@@ -312,6 +314,14 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "LRU-2 with a 20-reference CRP and history for as many blocks as the cache holds",
         params: &[],
         preset_of: Some("lru-k(k=2,crp=20,history=100%)"),
+    },
+    PolicyInfo {
+        name: "lfu-da",
+        aliases: &["lfuda"],
+        paper: "Arlitt, Cherkasova, Dilley, Friedrich & Jin, ACM PER 2000, §3: LFU with dynamic aging, K = F + L (GDSF with unit costs)",
+        summary: "LFU-DA: evicts the least K = accesses + L, L set to each victim's K",
+        params: &[],
+        preset_of: Some("lfu(aging=dynamic)"),
     },
     PolicyInfo {
         name: "lrfu-accusim",
