@@ -65,10 +65,49 @@ fn within(policy: &str, spec: &str, tolerance: f64) {
     assert!(worst <= tolerance, "{report:#?}");
 }
 
-/// W-TinyLFU's sketch hashes keys with our own mixer, libCacheSim's counting Bloom filter with
-/// XXH64 (and it counts differently: see docs/policies/w-tinylfu.md), so estimates, admissions
-/// and misses differ a little; the rules are the same, so the counts stay within 1%.
+/// W-TinyLFU under libCacheSim's counting rules (`variant=libcachesim`) stays within 1% of
+/// libCacheSim's WTinyLFU at every size. It cannot be exact: its counting Bloom filter hashes
+/// with XXH64 and ours with our own mixer, so collisions (estimates, admissions) differ; and
+/// libCacheSim evicts one more block whenever a window victim is admitted (its evict loop runs
+/// on), which the one-victim-per-insert contract does not do (docs/policies/w-tinylfu.md).
 #[test]
-fn w_tinylfu_is_within_one_percent_of_libcachesim() {
-    within("w-tinylfu", "w-tinylfu", 0.01);
+fn w_tinylfu_with_libcachesim_rules_is_within_one_percent() {
+    within("w-tinylfu", "w-tinylfu(variant=libcachesim)", 0.01);
+}
+
+/// The paper's sketch (4-bit counters, halved every 10 x cache additions) forgets where
+/// libCacheSim's filter keeps counting (32-bit counters, halved only after 32 x main-size
+/// main-cache hits, which this trace never reaches at 64K blocks and up). That is the whole
+/// gap at 65536 blocks: the paper's rules miss 5% more there, libCacheSim's rules close it.
+#[test]
+fn w_tinylfu_paper_sketch_forgets_what_libcachesim_keeps() {
+    let rows = near("w-tinylfu");
+    let sizes: Vec<u64> = rows.iter().map(|r| r.0).collect();
+    let got = misses(&["w-tinylfu", "w-tinylfu(variant=libcachesim)", "w-tinylfu(sample=1000000)"], &sizes);
+    for (i, (c, lcs)) in rows.iter().enumerate() {
+        let (paper, lcs_rules, no_reset) = (got[i], got[5 + i], got[10 + i]);
+        let d = (paper as f64 - *lcs as f64) / *lcs as f64;
+        if *c == 65536 {
+            assert!(d > 0.05, "paper rules at {c}: {paper} vs {lcs}");
+            assert!((lcs_rules as f64 - *lcs as f64).abs() / (*lcs as f64) < 0.01);
+            // Without resets the 4-bit counters still saturate: the reset alone is not the cause.
+            assert!(no_reset > lcs_rules, "{no_reset} {lcs_rules}");
+        } else {
+            assert!(d.abs() <= 0.01, "paper rules at {c}: {paper} vs {lcs} ({:+.3}%)", 100.0 * d);
+        }
+    }
+}
+
+/// Prints misses of the specs in $SPECS (`;`-separated) at $SIZES (`,`-separated): a tool for
+/// studying differences, run by hand with `-- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn print_misses() {
+    let specs = std::env::var("SPECS").unwrap_or_default();
+    let specs: Vec<&str> = specs.split(';').filter(|s| !s.is_empty()).collect();
+    let sizes: Vec<u64> = std::env::var("SIZES").map(|s| s.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or(SIZES.to_vec());
+    let got = misses(&specs, &sizes);
+    for (i, p) in specs.iter().enumerate() {
+        println!("{p}: {:?}", &got[i * sizes.len()..(i + 1) * sizes.len()]);
+    }
 }

@@ -52,7 +52,10 @@ impl Sketch {
     /// A sketch for a cache of `capacity` blocks, reset every `sample` additions.
     pub fn new(capacity: usize, sample: u64, doorkeeper: bool) -> Self {
         let width = (capacity.max(256) as u64).next_power_of_two();
-        let door_bits = if doorkeeper { (sample.max(64) * 8).next_power_of_two() } else { 0 };
+        // About 8 bits per block the doorkeeper sees between resets, which is at most W, and no
+        // more than 16 x the cache's worth (a huge W must not allocate a huge filter).
+        let seen = sample.clamp(64, 16 * capacity.max(4) as u64);
+        let door_bits = if doorkeeper { (seen * 8).next_power_of_two() } else { 0 };
         Sketch {
             table: vec![0; (4 * width / 16) as usize],
             width,
@@ -129,6 +132,62 @@ impl Sketch {
     }
 }
 
+/// libCacheSim's frequency filter for W-TinyLFU (`variant=libcachesim`): a counting Bloom
+/// filter of 32-bit counters sized for the main cache at a 0.1% error (14.4 counters per block,
+/// 10 hash functions by double hashing), every counter of a key incremented, the least read,
+/// all halved by `decay`. Our hash replaces its XXH64.
+pub struct Cbf {
+    counters: Vec<u32>,
+    hashes: u32,
+}
+
+impl Cbf {
+    pub fn new(entries: usize) -> Self {
+        let per_entry = -(0.001f64.ln()) / (2f64.ln() * 2f64.ln());
+        let hashes = (2f64.ln() * per_entry).ceil() as u32;
+        let n = ((per_entry * entries as f64).ceil() as usize).max(2 * hashes as usize);
+        Cbf { counters: vec![0; n], hashes }
+    }
+
+    #[inline]
+    fn slots(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+        let a = mix(key ^ ROW_SEEDS[0]) as u32;
+        let b = mix(key ^ ROW_SEEDS[1]) as u32;
+        let n = self.counters.len() as u32;
+        (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
+    }
+
+    pub fn estimate(&self, key: u64) -> u64 {
+        self.slots(key).map(|i| self.counters[i]).min().unwrap_or(0) as u64
+    }
+
+    pub fn add(&mut self, key: u64) {
+        let n = self.counters.len() as u32;
+        let a = mix(key ^ ROW_SEEDS[0]) as u32;
+        let b = mix(key ^ ROW_SEEDS[1]) as u32;
+        for i in 0..self.hashes {
+            let c = &mut self.counters[(a.wrapping_add(i.wrapping_mul(b)) % n) as usize];
+            *c = c.saturating_add(1);
+        }
+    }
+
+    pub fn decay(&mut self) {
+        self.counters.iter_mut().for_each(|c| *c >>= 1);
+    }
+}
+
+/// Which counting rules run: the paper's, or libCacheSim's.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Rules {
+    /// TOS 2017: every demand access is counted in the sketch; reset every W additions.
+    Paper,
+    /// libCacheSim's WTinyLFU.c: a counting Bloom filter; misses and main-cache hits are
+    /// counted (window hits are not), each window victim once more when its fate is decided;
+    /// halved after 32 x main-cache-size main-cache hits; a block entering the main cache goes
+    /// to the first segment with room (probation, else protected).
+    LibCacheSim,
+}
+
 /// Caffeine's hill climber (Middleware 2018, §3): every `period` demand accesses, move the
 /// window by `step` in the direction that last improved the hit ratio; reverse on a loss; the
 /// step decays by 0.98 a period and restarts after a change of 5% or more.
@@ -180,6 +239,11 @@ pub struct WTinyLfu {
     /// Protected share of the main cache (§4: 80%).
     protected_share: f64,
     pub sketch: Sketch,
+    rules: Rules,
+    cbf: Cbf,
+    /// libCacheSim's count of main-cache hits since the last decay, and its period.
+    main_hits: u64,
+    decay_period: u64,
     climber: Option<Climber>,
     pub admitted: u64,
     pub rejected: u64,
@@ -187,6 +251,10 @@ pub struct WTinyLfu {
 
 impl WTinyLfu {
     pub fn new(capacity: usize, window: f64, protected_share: f64, doorkeeper: bool, adaptive: bool) -> Self {
+        Self::with_sample(capacity, window, protected_share, doorkeeper, adaptive, 10)
+    }
+
+    pub fn with_sample(capacity: usize, window: f64, protected_share: f64, doorkeeper: bool, adaptive: bool, sample: u64) -> Self {
         let mut p = WTinyLfu {
             capacity,
             links: Links::with_nodes(capacity),
@@ -199,13 +267,62 @@ impl WTinyLfu {
             window_max: 0,
             protected_max: 0,
             protected_share,
-            sketch: Sketch::new(capacity, 10 * capacity as u64, doorkeeper),
+            sketch: Sketch::new(capacity, sample.saturating_mul(capacity as u64), doorkeeper),
+            rules: Rules::Paper,
+            cbf: Cbf::new(0),
+            main_hits: 0,
+            decay_period: 0,
             climber: adaptive.then(|| Climber::new(capacity)),
             admitted: 0,
             rejected: 0,
         };
         p.resize(0.0);
         p
+    }
+
+    /// libCacheSim's counting rules and filter (`variant=libcachesim`).
+    pub fn libcachesim_rules(mut self) -> Self {
+        let main = self.capacity - self.window_max.min(self.capacity);
+        self.rules = Rules::LibCacheSim;
+        self.cbf = Cbf::new(main);
+        self.decay_period = 32 * main as u64;
+        self
+    }
+
+    #[inline]
+    fn count(&mut self, key: u64) {
+        match self.rules {
+            Rules::Paper => self.sketch.add(key),
+            Rules::LibCacheSim => self.cbf.add(key),
+        }
+    }
+
+    #[inline]
+    pub fn estimate(&self, key: u64) -> u64 {
+        match self.rules {
+            Rules::Paper => self.sketch.estimate(key),
+            Rules::LibCacheSim => self.cbf.estimate(key),
+        }
+    }
+
+    /// Where a block leaving the window lands in the main cache: probation (§4), or under
+    /// libCacheSim's rules the first segment with room.
+    fn enter_main(&mut self, f: Frame) {
+        let to = if self.rules == Rules::LibCacheSim {
+            let main = self.capacity - self.window_max.min(self.capacity);
+            let probation_max = main - self.protected_max;
+            if self.probation.len() < probation_max || self.protected.len() >= self.protected_max {
+                Segment::Probation
+            } else {
+                Segment::Protected
+            }
+        } else {
+            Segment::Probation
+        };
+        self.move_to(f, to);
+        if self.rules == Rules::LibCacheSim {
+            self.cbf.add(self.keys[f as usize]);
+        }
     }
 
     /// Moves the window's size by `amount` blocks, keeping at least one block in the window and
@@ -260,7 +377,7 @@ impl WTinyLfu {
     fn drain_window(&mut self) {
         while self.window.len() > self.window_max {
             let Some(f) = self.window.back() else { break };
-            self.move_to(f, Segment::Probation);
+            self.enter_main(f);
         }
     }
 
@@ -278,14 +395,23 @@ impl Policy for WTinyLfu {
         self.segment[frame as usize] = Segment::Window;
         self.links.push_front(&mut self.window, frame);
         if origin == Origin::Demand {
-            self.sketch.add(a.key);
+            self.count(a.key);
             self.climb(false);
         }
         self.drain_window();
     }
 
     fn hit(&mut self, frame: Frame, a: &Access) {
-        self.sketch.add(a.key);
+        if self.rules == Rules::Paper {
+            self.sketch.add(a.key);
+        } else if self.segment[frame as usize] != Segment::Window {
+            self.cbf.add(a.key);
+            self.main_hits += 1;
+            if self.main_hits >= self.decay_period {
+                self.main_hits = 0;
+                self.cbf.decay();
+            }
+        }
         match self.segment[frame as usize] {
             Segment::Window => self.links.move_to_front(&mut self.window, frame),
             Segment::Protected => self.links.move_to_front(&mut self.protected, frame),
@@ -298,7 +424,7 @@ impl Policy for WTinyLfu {
     }
 
     fn first_demand(&mut self, frame: Frame, a: &Access) {
-        self.sketch.add(a.key);
+        self.count(a.key);
         let s = self.segment[frame as usize];
         let mut l = std::mem::take(self.list(s));
         self.links.move_to_front(&mut l, frame);
@@ -316,14 +442,26 @@ impl Policy for WTinyLfu {
         let Some(candidate) = back_unpinned(&self.links, &self.window, pins) else { return main_victim };
         let Some(victim) = main_victim else { return Some(candidate) };
         // §4: the candidate enters the main cache only if TinyLFU estimates it more frequent.
-        let c = self.sketch.estimate(self.keys[candidate as usize]);
-        let v = self.sketch.estimate(self.keys[victim as usize]);
+        let c = self.estimate(self.keys[candidate as usize]);
+        let v = self.estimate(self.keys[victim as usize]);
         if c > v {
             self.admitted += 1;
-            self.move_to(candidate, Segment::Probation);
+            // The victim's frame is still listed; libCacheSim evicts it before placing the
+            // candidate, so the segment with room is judged without it.
+            let vs = self.segment[victim as usize];
+            let mut l = std::mem::take(self.list(vs));
+            self.links.remove(&mut l, victim);
+            *self.list(vs) = l;
+            self.enter_main(candidate);
+            let mut l = std::mem::take(self.list(vs));
+            self.links.push_back(&mut l, victim);
+            *self.list(vs) = l;
             Some(victim)
         } else {
             self.rejected += 1;
+            if self.rules == Rules::LibCacheSim {
+                self.cbf.add(self.keys[candidate as usize]);
+            }
             Some(candidate)
         }
     }
@@ -372,6 +510,8 @@ impl PolicyDef for WTinyLfu {
             ParamInfo { name: "protected", default: "80%", doc: "protected segment's share of the main cache (§4: 80%)" },
             ParamInfo { name: "doorkeeper", default: "true", doc: "Bloom filter in front of the sketch (§3.4.2)" },
             ParamInfo { name: "adaptive", default: "false", doc: "size the window by hill climbing on the hit ratio (Caffeine)" },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (its counting Bloom filter and counting rules, see docs/policies/w-tinylfu.md)" },
+            ParamInfo { name: "sample", default: "10", doc: "W, the additions between resets, as a multiple of the cache (§3.3; Caffeine: 10)" },
         ],
         preset_of: None,
     };
@@ -389,7 +529,22 @@ impl PolicyDef for WTinyLfu {
                 Err(SpecError(format!("policy `w-tinylfu`: parameter {name}=`{}` must be between 0% and 100%", args.text(name))))
             }
         };
-        Ok(WTinyLfu::new(env.capacity, share("window")?, share("protected")?, args.bool("doorkeeper")?, args.bool("adaptive")?))
+        let sample = args.u64("sample")?;
+        if sample == 0 {
+            return Err(SpecError("policy `w-tinylfu`: sample must be at least 1 (times the cache)".into()));
+        }
+        let p = WTinyLfu::with_sample(
+            env.capacity,
+            share("window")?,
+            share("protected")?,
+            args.bool("doorkeeper")?,
+            args.bool("adaptive")?,
+            sample,
+        );
+        Ok(match args.choice("variant", &["paper", "libcachesim"])? {
+            "libcachesim" => p.libcachesim_rules(),
+            _ => p,
+        })
     }
 }
 
