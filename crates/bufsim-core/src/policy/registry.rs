@@ -276,6 +276,7 @@ policies! {
     Landlord => super::Landlord,
     Gdsf => super::Gdsf,
     WTinyLfu => super::WTinyLfu,
+    Hyperbolic => super::Hyperbolic,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
