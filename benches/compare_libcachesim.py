@@ -107,6 +107,33 @@ def lcs_cmd(trace: Path, policy: str, cache: int) -> list[str]:
     return [sys.executable, "-c", code]
 
 
+def call_cmd(trace: Path, policy: str, cache: int, peer: bool) -> list[str]:
+    """A process that prints the seconds of the simulation call alone: interpreter start-up,
+    imports and (for libCacheSim) opening the reader are outside the timed region; both
+    simulators read the trace file inside it."""
+    if peer:
+        cls, kw = PEERS[policy]
+        body = (
+            "import libcachesim as l;"
+            f"r=l.TraceReader({str(trace)!r}, l.TraceType.ORACLE_GENERAL_TRACE);"
+            f"c=l.{cls}(cache_size={cache}, hashpower=20, **{kw!r});"
+            "t=time.perf_counter();c.process_trace(r)"
+        )
+    else:
+        body = (
+            "import bufsim;"
+            f"t=time.perf_counter();bufsim.simulate({str(trace)!r}, {policy!r}, {cache}, format='oracle')"
+        )
+    return [sys.executable, "-c", "import time;" + body + ";print(time.perf_counter()-t)"]
+
+
+def call_seconds(cmd: list[str]) -> float:
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed: {p.stderr}")
+    return float(p.stdout.split()[-1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=5_000_000)
@@ -115,6 +142,8 @@ def main() -> int:
     ap.add_argument("--cache", type=int, default=100_000)
     ap.add_argument("--policy", action="append")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--call", action="store_true",
+                    help="also time the simulation call alone (no start-up), interleaving the two simulators")
     args = ap.parse_args()
     if not shutil.which(TIME):
         raise SystemExit("GNU time is needed for peak memory: apt-get install time")
@@ -134,6 +163,15 @@ def main() -> int:
             row.append((best[0], (big - small) * 1024 / args.cache))
         (bt, bm), (lt, lm) = row
         print(f"{policy:{w}} {bt:9.3f} {lt:8.3f} {lt / bt:7.2f}x {bm:13.1f} {lm:10.1f}")
+    if args.call:
+        print(f"\nsimulation call only, best of {args.repeat}, the two simulators interleaved")
+        print(f"{'policy':{w}} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8}")
+        for policy in policies:
+            ours, peer = [], []
+            for _ in range(args.repeat):
+                ours.append(call_seconds(call_cmd(trace, policy, args.cache, False)))
+                peer.append(call_seconds(call_cmd(trace, policy, args.cache, True)))
+            print(f"{policy:{w}} {min(ours):9.3f} {min(peer):8.3f} {min(peer) / min(ours):7.2f}x")
     return 0
 
 

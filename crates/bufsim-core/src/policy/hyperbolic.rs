@@ -6,7 +6,9 @@
 //! a seed gives the same victims; pinned samples are skipped. A prefetched block enters with
 //! n = 0 (priority 0: no access history, prefetching paper §4); its first demand makes n = 1.
 
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::{
+    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
 use crate::rng::Rng;
 use crate::spec::SpecError;
 
@@ -78,13 +80,20 @@ impl Policy for Hyperbolic {
         }
         // Every sample pinned (a read-ahead group fills a tiny cache): the least unpinned block.
         best.or_else(|| {
-            self.dense.iter().copied().filter(|&f| !pins.pinned(f)).reduce(|b, f| if self.lower(f, b, now) { f } else { b })
+            self.dense
+                .iter()
+                .copied()
+                .filter(|&f| !pins.pinned(f))
+                .reduce(|b, f| if self.lower(f, b, now) { f } else { b })
         })
     }
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
         let p = self.pos[frame as usize] as usize;
-        let last = *self.dense.last().expect("remove from an empty Hyperbolic policy");
+        let last = *self
+            .dense
+            .last()
+            .expect("remove from an empty Hyperbolic policy");
         self.dense.swap_remove(p);
         if last != frame {
             self.pos[last as usize] = p as u32;
@@ -93,7 +102,10 @@ impl Policy for Hyperbolic {
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         if self.dense.len() != resident {
-            return Err(format!("Hyperbolic holds {} frames, cache {resident}", self.dense.len()));
+            return Err(format!(
+                "Hyperbolic holds {} frames, cache {resident}",
+                self.dense.len()
+            ));
         }
         for (i, &f) in self.dense.iter().enumerate() {
             if self.pos[f as usize] as usize != i {
@@ -111,17 +123,31 @@ impl PolicyDef for Hyperbolic {
         paper: "Blankstein, Sen & Freedman, Hyperbolic Caching, USENIX ATC 2017, §3",
         summary: "priority = accesses / time in cache; evicts the lowest of k random samples",
         params: &[
-            ParamInfo { name: "samples", default: "64", doc: "blocks sampled per eviction (the paper's 64)" },
-            ParamInfo { name: "seed", default: "run", doc: "seed of the sampling: `run` (the run's --seed) or a number" },
+            ParamInfo {
+                name: "samples",
+                default: "64",
+                doc: "blocks sampled per eviction (the paper's 64)",
+            },
+            ParamInfo {
+                name: "seed",
+                default: "run",
+                doc: "seed of the sampling: `run` (the run's --seed) or a number",
+            },
         ],
         preset_of: None,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let samples = args.u64("samples")?;
         if samples == 0 || samples > 1 << 20 {
-            return Err(SpecError("policy `hyperbolic`: samples must be from 1 to 1048576".into()));
+            return Err(SpecError(
+                "policy `hyperbolic`: samples must be from 1 to 1048576".into(),
+            ));
         }
-        Ok(Hyperbolic::new(env.capacity, samples as u32, args.seed(env)?))
+        Ok(Hyperbolic::new(
+            env.capacity,
+            samples as u32,
+            args.seed(env)?,
+        ))
     }
 }
 
@@ -157,12 +183,14 @@ mod tests {
 
     #[test]
     fn same_seed_same_victims() {
-        let keys: Vec<u64> = (0..3000u64).map(|i| (i * 7919) % 500 + (i % 3) * 1000).collect();
+        // 90 blocks through 64 frames: which blocks survive depends on the draws.
+        let keys: Vec<u64> = (0..3000u64).map(|i| (i * 7919) % 90).collect();
         let run = |seed| {
-            let mut s = Steps::new(Hyperbolic::new(64, 8, seed), 64);
+            let mut s = Steps::new(Hyperbolic::new(64, 2, seed), 64);
             s.run(&keys)
         };
         assert_eq!(run(3), run(3));
-        assert_ne!(run(3), run(4));
+        let distinct: std::collections::HashSet<String> = (3..9).map(run).collect();
+        assert!(distinct.len() > 1, "six seeds gave the same hits");
     }
 }

@@ -277,6 +277,7 @@ policies! {
     Gdsf => super::Gdsf,
     WTinyLfu => super::WTinyLfu,
     Hyperbolic => super::Hyperbolic,
+    Lhd => super::Lhd,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).

@@ -1,10 +1,8 @@
-//! W-TinyLFU: Einziger, Friedman & Manes, "TinyLFU: A Highly Efficient Cache Admission Policy",
-//! ACM TOS 13(4) 2017, §4 (window LRU, segmented-LRU main, TinyLFU admission between the
-//! window's victim and the main cache's victim) with the §3 sketch: a count-min sketch of 4-bit
-//! counters (§3.4.1), halved every W = 10 x cache additions (§3.3, reset), behind a doorkeeper
-//! Bloom filter (§3.4.2). `adaptive=true` sizes the window by hill climbing as Caffeine does
-//! (Einziger, Eytan, Friedman & Manes, Middleware 2018, §3). Deviation: none intended; the
-//! hashes are our own, so estimates (and misses) differ a little from any other sketch.
+//! W-TinyLFU: Einziger, Friedman & Manes, ACM TOS 13(4) 2017, §4 (window LRU, SLRU main cache, TinyLFU admission) with the §3 sketch (§3.3 reset, §3.4.1 4-bit counters, §3.4.2 doorkeeper).
+//! Deviation: none in the rules (our own sketch hashes); `variant=libcachesim` counts as libCacheSim's WTinyLFU.c does.
+//!
+//! `adaptive=true` sizes the window by hill climbing as Caffeine does (Einziger, Eytan,
+//! Friedman & Manes, Middleware 2018, §3).
 //!
 //! Every demand access is recorded in the sketch (§4: TinyLFU sees all accesses, hits too). A
 //! prefetched block enters the window unrecorded; its first demand is then recorded as a first
@@ -13,7 +11,9 @@
 //! §4 happens at that point, with the newcomer not yet in the window.
 
 use super::lru::back_unpinned;
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::{
+    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
 use crate::list::{Links, List};
 use crate::spec::{Relative, SpecError};
 
@@ -39,7 +39,12 @@ pub struct Sketch {
     pub resets: u64,
 }
 
-const ROW_SEEDS: [u64; 4] = [0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0x85EB_CA77_C2B2_AE63];
+const ROW_SEEDS: [u64; 4] = [
+    0x9E37_79B9_7F4A_7C15,
+    0xC2B2_AE3D_27D4_EB4F,
+    0x1656_67B1_9E37_79F9,
+    0x85EB_CA77_C2B2_AE63,
+];
 
 #[inline]
 fn mix(mut z: u64) -> u64 {
@@ -55,7 +60,11 @@ impl Sketch {
         // About 8 bits per block the doorkeeper sees between resets, which is at most W, and no
         // more than 16 x the cache's worth (a huge W must not allocate a huge filter).
         let seen = sample.clamp(64, 16 * capacity.max(4) as u64);
-        let door_bits = if doorkeeper { (seen * 8).next_power_of_two() } else { 0 };
+        let door_bits = if doorkeeper {
+            (seen * 8).next_power_of_two()
+        } else {
+            0
+        };
         Sketch {
             table: vec![0; (4 * width / 16) as usize],
             width,
@@ -82,18 +91,27 @@ impl Sketch {
     fn door_bits(&self, h: u64) -> [u64; 3] {
         let x = mix(h ^ 0xD6E8_FEB8_6659_FD93);
         let y = mix(h ^ 0xA076_1D64_78BD_642F);
-        [x & self.door_mask, y & self.door_mask, x.wrapping_add(y.rotate_left(17)) & self.door_mask]
+        [
+            x & self.door_mask,
+            y & self.door_mask,
+            x.wrapping_add(y.rotate_left(17)) & self.door_mask,
+        ]
     }
 
     #[inline]
     fn in_door(&self, h: u64) -> bool {
-        self.door_bits(h).iter().all(|&b| self.door[(b / 64) as usize] >> (b % 64) & 1 == 1)
+        self.door_bits(h)
+            .iter()
+            .all(|&b| self.door[(b / 64) as usize] >> (b % 64) & 1 == 1)
     }
 
     /// The estimated frequency: the least of the 4 counters, plus one if the doorkeeper holds it.
     pub fn estimate(&self, key: u64) -> u64 {
         let h = mix(key);
-        let cm = (0..4).map(|r| self.counter(self.counter_index(r, h))).min().unwrap_or(0);
+        let cm = (0..4)
+            .map(|r| self.counter(self.counter_index(r, h)))
+            .min()
+            .unwrap_or(0);
         cm + (!self.door.is_empty() && self.in_door(h)) as u64
     }
 
@@ -146,7 +164,10 @@ impl Cbf {
         let per_entry = -(0.001f64.ln()) / (2f64.ln() * 2f64.ln());
         let hashes = (2f64.ln() * per_entry).ceil() as u32;
         let n = ((per_entry * entries as f64).ceil() as usize).max(2 * hashes as usize);
-        Cbf { counters: vec![0; n], hashes }
+        Cbf {
+            counters: vec![0; n],
+            hashes,
+        }
     }
 
     #[inline]
@@ -203,7 +224,14 @@ struct Climber {
 impl Climber {
     fn new(capacity: usize) -> Self {
         let initial_step = capacity as f64 * 0.0625;
-        Climber { period: 10 * capacity as u64, seen: 0, hits: 0, previous: 0.0, step: initial_step, initial_step }
+        Climber {
+            period: 10 * capacity as u64,
+            seen: 0,
+            hits: 0,
+            previous: 0.0,
+            step: initial_step,
+            initial_step,
+        }
     }
 
     /// The change of the window's size after one more access, if a period ended.
@@ -216,7 +244,11 @@ impl Climber {
         let ratio = self.hits as f64 / self.seen as f64;
         let delta = ratio - self.previous;
         let amount = if delta >= 0.0 { self.step } else { -self.step };
-        self.step = if delta.abs() >= 0.05 { self.initial_step.copysign(amount) } else { amount * 0.98 };
+        self.step = if delta.abs() >= 0.05 {
+            self.initial_step.copysign(amount)
+        } else {
+            amount * 0.98
+        };
         self.previous = ratio;
         self.seen = 0;
         self.hits = 0;
@@ -250,11 +282,24 @@ pub struct WTinyLfu {
 }
 
 impl WTinyLfu {
-    pub fn new(capacity: usize, window: f64, protected_share: f64, doorkeeper: bool, adaptive: bool) -> Self {
+    pub fn new(
+        capacity: usize,
+        window: f64,
+        protected_share: f64,
+        doorkeeper: bool,
+        adaptive: bool,
+    ) -> Self {
         Self::with_sample(capacity, window, protected_share, doorkeeper, adaptive, 10)
     }
 
-    pub fn with_sample(capacity: usize, window: f64, protected_share: f64, doorkeeper: bool, adaptive: bool, sample: u64) -> Self {
+    pub fn with_sample(
+        capacity: usize,
+        window: f64,
+        protected_share: f64,
+        doorkeeper: bool,
+        adaptive: bool,
+        sample: u64,
+    ) -> Self {
         let mut p = WTinyLfu {
             capacity,
             links: Links::with_nodes(capacity),
@@ -338,8 +383,19 @@ impl WTinyLfu {
     /// Test-only view: `W=[..] B=[..] P=[..]` (window, probation, protected), most recent first.
     #[doc(hidden)]
     pub fn dump(&self) -> String {
-        let show = |l: &List| self.links.iter(l).map(|f| self.keys[f as usize].to_string()).collect::<Vec<_>>().join(",");
-        format!("W=[{}] B=[{}] P=[{}]", show(&self.window), show(&self.probation), show(&self.protected))
+        let show = |l: &List| {
+            self.links
+                .iter(l)
+                .map(|f| self.keys[f as usize].to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        format!(
+            "W=[{}] B=[{}] P=[{}]",
+            show(&self.window),
+            show(&self.probation),
+            show(&self.protected)
+        )
     }
 
     pub fn window_max(&self) -> usize {
@@ -368,7 +424,9 @@ impl WTinyLfu {
     /// Demotes protected blocks beyond the protected share to probation's MRU end (§4, SLRU).
     fn demote_overflow(&mut self) {
         while self.protected.len() > self.protected_max {
-            let Some(f) = self.protected.back() else { break };
+            let Some(f) = self.protected.back() else {
+                break;
+            };
             self.move_to(f, Segment::Probation);
         }
     }
@@ -439,8 +497,12 @@ impl Policy for WTinyLfu {
             // The window is below its share (the climber grew it): the main cache gives way.
             return main_victim.or_else(|| back_unpinned(&self.links, &self.window, pins));
         }
-        let Some(candidate) = back_unpinned(&self.links, &self.window, pins) else { return main_victim };
-        let Some(victim) = main_victim else { return Some(candidate) };
+        let Some(candidate) = back_unpinned(&self.links, &self.window, pins) else {
+            return main_victim;
+        };
+        let Some(victim) = main_victim else {
+            return Some(candidate);
+        };
         // §4: the candidate enters the main cache only if TinyLFU estimates it more frequent.
         let c = self.estimate(self.keys[candidate as usize]);
         let v = self.estimate(self.keys[victim as usize]);
@@ -482,11 +544,22 @@ impl Policy for WTinyLfu {
             return Err(format!("W-TinyLFU holds {n} frames, cache {resident}"));
         }
         if self.protected.len() > self.protected_max {
-            return Err(format!("protected {} over its share {}", self.protected.len(), self.protected_max));
+            return Err(format!(
+                "protected {} over its share {}",
+                self.protected.len(),
+                self.protected_max
+            ));
         }
-        for (l, s) in [(&self.window, Segment::Window), (&self.probation, Segment::Probation), (&self.protected, Segment::Protected)] {
+        for (l, s) in [
+            (&self.window, Segment::Window),
+            (&self.probation, Segment::Probation),
+            (&self.protected, Segment::Protected),
+        ] {
             if let Some(f) = self.links.iter(l).find(|&f| self.segment[f as usize] != s) {
-                return Err(format!("frame {f} listed in {s:?} but marked {:?}", self.segment[f as usize]));
+                return Err(format!(
+                    "frame {f} listed in {s:?} but marked {:?}",
+                    self.segment[f as usize]
+                ));
             }
         }
         Ok(())
@@ -520,18 +593,29 @@ impl PolicyDef for WTinyLfu {
         let share = |name: &str| -> Result<f64, SpecError> {
             let f = match Relative::parse(args.text(name)) {
                 Ok(Relative::Fraction(f)) => f,
-                Ok(Relative::Absolute(s)) => s.to_blocks(env.block_size) as f64 / env.capacity as f64,
-                Err(e) => return Err(SpecError(format!("policy `w-tinylfu`: parameter {name}: {e}"))),
+                Ok(Relative::Absolute(s)) => {
+                    s.to_blocks(env.block_size) as f64 / env.capacity as f64
+                }
+                Err(e) => {
+                    return Err(SpecError(format!(
+                        "policy `w-tinylfu`: parameter {name}: {e}"
+                    )))
+                }
             };
             if (0.0..=1.0).contains(&f) {
                 Ok(f)
             } else {
-                Err(SpecError(format!("policy `w-tinylfu`: parameter {name}=`{}` must be between 0% and 100%", args.text(name))))
+                Err(SpecError(format!(
+                    "policy `w-tinylfu`: parameter {name}=`{}` must be between 0% and 100%",
+                    args.text(name)
+                )))
             }
         };
         let sample = args.u64("sample")?;
         if sample == 0 {
-            return Err(SpecError("policy `w-tinylfu`: sample must be at least 1 (times the cache)".into()));
+            return Err(SpecError(
+                "policy `w-tinylfu`: sample must be at least 1 (times the cache)".into(),
+            ));
         }
         let p = WTinyLfu::with_sample(
             env.capacity,
@@ -555,7 +639,10 @@ mod tests {
 
     fn small(cap: usize) -> Steps<WTinyLfu> {
         // Window 1 block, main 3 (protected share 2 of 3), no doorkeeper, no climbing.
-        Steps::new(WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false), cap)
+        Steps::new(
+            WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false),
+            cap,
+        )
     }
 
     #[test]
