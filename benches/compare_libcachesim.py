@@ -159,9 +159,11 @@ def main() -> int:
         row = []
         for make in (bufsim_cmd, lcs_cmd):
             best = min(measure(make(trace, policy, args.cache)) for _ in range(args.repeat))
-            _, small = measure(make(trace, policy, 1))
+            # libCacheSim's WTinyLFU cannot be built for 1 block (its SLRU segment would be 0).
+            base = 1000 if PEERS[policy][0] == "WTinyLFU" else 1
+            _, small = measure(make(trace, policy, base))
             _, big = measure(make(trace, policy, args.cache))
-            row.append((best[0], (big - small) * 1024 / args.cache))
+            row.append((best[0], (big - small) * 1024 / (args.cache - base)))
         (bt, bm), (lt, lm) = row
         print(f"{policy:{w}} {bt:9.3f} {lt:8.3f} {lt / bt:7.2f}x {bm:13.1f} {lm:10.1f}")
     if args.call:

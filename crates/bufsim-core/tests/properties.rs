@@ -45,6 +45,11 @@ const EXTRA_SPECS: &[&str] = &[
     "lrfu(lambda=0)",
     "lrfu(lambda=1)",
     "fbr(new=10%,old=50%,amax=2,cmax=3,history=100%)",
+    "gdsf(variant=libcachesim)",
+    "w-tinylfu(variant=libcachesim)",
+    "w-tinylfu(adaptive=true,window=0,doorkeeper=false)",
+    "hyperbolic(samples=1)",
+    "lhd(associativity=1)",
 ];
 
 fn all_specs() -> Vec<&'static str> {
