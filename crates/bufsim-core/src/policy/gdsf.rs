@@ -171,13 +171,6 @@ impl Policy for Gdsf {
                 self.order.len()
             ));
         }
-        // The paper's keys never fall below L (libCacheSim's newcomers may: they keep an older L).
-        if let (Entry::Paper, Some(top)) = (self.entry, self.order.peek()) {
-            let k = f64::from_bits(self.order.key(top).0);
-            if k < self.inflation {
-                return Err(format!("GDSF key {k} below L {}", self.inflation));
-            }
-        }
         Ok(())
     }
 }
