@@ -61,12 +61,22 @@ PEERS = {
     # Learned family: LeCaR with libCacheSim's rules and random stream (equal miss counts: each
     # simulator here is a fresh process, so both streams start from the same state).
     "lecar(variant=libcachesim)": ("LeCaR", {}),
+    # Frequency family: GDSF with libCacheSim's entry rule (equal misses); W-TinyLFU with its
+    # counting rules (within 1%: different hashes); Hyperbolic and LHD (within 1%: random samples).
+    "gdsf(variant=libcachesim)": ("GDSF", {}),
+    "w-tinylfu(variant=libcachesim)": ("WTinyLFU", {}),
+    "w-tinylfu": ("WTinyLFU", {}),
+    "hyperbolic": ("Hyperbolic", {}),
+    "lhd": ("LHD", {}),
 }
 
 
 # The memory baseline is the peak RSS at one cached block, except where libCacheSim refuses so
 # small a cache (S3FIFO and Clock2QPlus need a small FIFO of at least one block: 10 blocks).
-BASE_CACHE = {"s3-fifo(variant=libcachesim)": 100, "clock2q+": 100}
+# libCacheSim refuses 1-block caches for these (S3FIFO, Clock2QPlus: queues of 0 blocks; WTinyLFU:
+# an SLRU segment of 0), so their memory baseline is a small cache instead.
+BASE_CACHE = {"s3-fifo(variant=libcachesim)": 100, "clock2q+": 100, "w-tinylfu(variant=libcachesim)": 1000,
+              "w-tinylfu": 1000}
 
 
 def zipf_trace(path: Path, requests: int, distinct: int, alpha: float, seed: int) -> None:

@@ -11,6 +11,8 @@ oracleGeneral file with object size 1, and fed to libCacheSim's Python binding.
     python3 scripts/libcachesim_oracle.py --group issue3b --write-golden tests/golden/libcachesim_cloudphysics_arc_mq.csv
     python3 scripts/libcachesim_oracle.py --group fifo-family --write-golden tests/golden/libcachesim_cloudphysics_fifo-family.csv
     python3 scripts/libcachesim_oracle.py --group learned-family --write-golden tests/golden/libcachesim_cloudphysics_learned_family.csv
+    python3 scripts/libcachesim_oracle.py --group frequency-family --write-golden tests/golden/libcachesim_cloudphysics_frequency_family.csv
+    python3 scripts/libcachesim_oracle.py --group frequency-family-near --write-golden tests/golden/libcachesim_near_cloudphysics_frequency_family.csv
     python3 scripts/libcachesim_oracle.py --write-differences tests/golden/libcachesim_differences_cloudphysics.csv
 
 Golden file columns: policy,lcs_class,lcs_params,cache_blocks,accesses,misses
@@ -62,6 +64,14 @@ POLICIES = {
     # Cacheus draw from libCacheSim's thread-wide generator; each run gets a fresh process so
     # the stream starts at 0, which variant=libcachesim reproduces.
     "lecar(variant=libcachesim)": ("LeCaR", {}),
+    # Frequency family (docs/policies/gdsf.md): libCacheSim's GDSF lets the newcomer compete
+    # with the residents (size 1, so its key is L + frequency).
+    "gdsf(variant=libcachesim)": ("GDSF", {}),
+    # Within 1% only (hashes or random draws differ): tests/frequency_family_policies.rs reads
+    # these from tests/golden/libcachesim_near_cloudphysics_frequency_family.csv.
+    "w-tinylfu(variant=libcachesim)": ("WTinyLFU", {}),
+    "hyperbolic": ("Hyperbolic", {}),
+    "lhd": ("LHD", {}),
 }
 
 # Which golden file each policy's rows go to with --write-golden --group.
@@ -71,6 +81,8 @@ GROUPS = {
     "issue3b": ["arc", "mq(lifetime=10000)"],
     "fifo-family": ["sieve", "s3-fifo", "s3-fifo(variant=libcachesim)", "slru(variant=libcachesim)", "clock2q+"],
     "learned-family": ["lecar(variant=libcachesim)"],
+    "frequency-family": ["gdsf(variant=libcachesim)"],
+    "frequency-family-near": ["w-tinylfu(variant=libcachesim)", "hyperbolic", "lhd"],
 }
 
 # Classes whose results depend on libCacheSim's random stream, which lives for the whole

@@ -45,6 +45,11 @@ const EXTRA_SPECS: &[&str] = &[
     "lrfu(lambda=0)",
     "lrfu(lambda=1)",
     "fbr(new=10%,old=50%,amax=2,cmax=3,history=100%)",
+    "gdsf(variant=libcachesim)",
+    "w-tinylfu(variant=libcachesim)",
+    "w-tinylfu(adaptive=true,window=0%,doorkeeper=false)",
+    "hyperbolic(samples=1)",
+    "lhd(associativity=1)",
 ];
 
 fn all_specs() -> Vec<&'static str> {
@@ -64,7 +69,9 @@ proptest! {
     #[test]
     fn opt_never_loses(blocks in trace(), cap in 1usize..24) {
         let opt = misses("opt", cap, &blocks, 3, false);
-        for spec in all_specs() {
+        // OPT must cache every missed block; a policy that may refuse one (libCacheSim's GDSF
+        // entry rule) is not bound by it.
+        for spec in all_specs().into_iter().filter(|s| *s != "gdsf(variant=libcachesim)") {
             prop_assert!(opt <= misses(spec, cap, &blocks, 3, false), "{} beat OPT", spec);
         }
     }

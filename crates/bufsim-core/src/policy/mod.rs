@@ -24,6 +24,10 @@ mod experts;
 mod lecar;
 mod fifo;
 mod gds;
+mod gdsf;
+mod w_tinylfu;
+mod hyperbolic;
+mod lhd;
 mod lfu;
 mod linux_2list;
 mod lru;
@@ -52,6 +56,10 @@ pub use cart::Cart;
 pub use lecar::Lecar;
 pub use fifo::Fifo;
 pub use gds::Gds;
+pub use gdsf::Gdsf;
+pub use w_tinylfu::WTinyLfu;
+pub use hyperbolic::Hyperbolic;
+pub use lhd::Lhd;
 pub use lfu::Lfu;
 pub use linux_2list::Linux2List;
 pub use lru::Lru;
@@ -195,7 +203,8 @@ pub trait Policy {
     fn first_demand(&mut self, frame: Frame, a: &Access);
 
     /// Chooses a resident frame to give up for `incoming`, skipping pinned frames.
-    /// Returns `None` only when every resident frame is pinned. Must not change residency:
+    /// Returns `None` when every resident frame is pinned, or when the policy refuses to cache
+    /// `incoming` (libCacheSim's GDSF rule): the block is then not cached. Must not change residency:
     /// the cache calls `remove` for the chosen frame next.
     fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame>;
 

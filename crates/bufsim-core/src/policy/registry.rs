@@ -307,6 +307,10 @@ policies! {
     Clock2QPlus => super::Clock2QPlus,
     Lecar => super::Lecar,
     Cart => super::Cart,
+    Gdsf => super::Gdsf,
+    WTinyLfu => super::WTinyLfu,
+    Hyperbolic => super::Hyperbolic,
+    Lhd => super::Lhd,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
@@ -353,6 +357,14 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "quick demotion (10% probationary FIFO + ghost) and lazy promotion (2-bit CLOCK main)",
         params: &[],
         preset_of: Some("s3-fifo(threshold=1)"),
+    },
+    PolicyInfo {
+        name: "lfu-da",
+        aliases: &["lfuda"],
+        paper: "Arlitt, Cherkasova, Dilley, Friedrich & Jin, ACM PER 2000, §3: LFU with dynamic aging, K = F + L (GDSF with unit costs)",
+        summary: "LFU-DA: evicts the least K = accesses + L, L set to each victim's K",
+        params: &[],
+        preset_of: Some("lfu(aging=dynamic)"),
     },
     PolicyInfo {
         name: "lrfu-accusim",

@@ -1,0 +1,720 @@
+//! W-TinyLFU: Einziger, Friedman & Manes, ACM TOS 13(4) 2017, §4 (window LRU, SLRU main cache, TinyLFU admission) with the §3 sketch (§3.3 reset, §3.4.1 4-bit counters, §3.4.2 doorkeeper).
+//! Deviation: none in the rules (our own sketch hashes); `variant=libcachesim` counts as libCacheSim's WTinyLFU.c does.
+//!
+//! `adaptive=true` sizes the window by hill climbing as Caffeine does (Einziger, Eytan,
+//! Friedman & Manes, Middleware 2018, §3).
+//!
+//! Every demand access is recorded in the sketch (§4: TinyLFU sees all accesses, hits too). A
+//! prefetched block enters the window unrecorded; its first demand is then recorded as a first
+//! access and does not promote it. The cache calls `victim` before it inserts, so the window's
+//! victim (the candidate) moves to probation, or is evicted, then: the frequency comparison of
+//! §4 happens at that point, with the newcomer not yet in the window.
+
+use super::lru::back_unpinned;
+use super::{
+    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
+use crate::list::{Links, List};
+use crate::spec::{Relative, SpecError};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Segment {
+    Window,
+    Probation,
+    Protected,
+}
+
+/// The TinyLFU frequency sketch (§3): 4 rows of 4-bit counters and a doorkeeper.
+pub struct Sketch {
+    /// 16 counters per word; `4 * width` counters in all.
+    table: Vec<u64>,
+    /// Counters per row, a power of two.
+    width: u64,
+    /// Doorkeeper bits (§3.4.2); empty when the doorkeeper is off.
+    door: Vec<u64>,
+    door_mask: u64,
+    /// Additions since the last reset, and W.
+    size: u64,
+    sample: u64,
+    pub resets: u64,
+}
+
+const ROW_SEEDS: [u64; 4] = [
+    0x9E37_79B9_7F4A_7C15,
+    0xC2B2_AE3D_27D4_EB4F,
+    0x1656_67B1_9E37_79F9,
+    0x85EB_CA77_C2B2_AE63,
+];
+
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Sketch {
+    /// A sketch for a cache of `capacity` blocks, reset every `sample` additions.
+    pub fn new(capacity: usize, sample: u64, doorkeeper: bool) -> Self {
+        let width = (capacity.max(256) as u64).next_power_of_two();
+        // About 8 bits per block the doorkeeper sees between resets, which is at most W, and no
+        // more than 16 x the cache's worth (a huge W must not allocate a huge filter).
+        let seen = sample.clamp(64, 16 * capacity.max(4) as u64);
+        let door_bits = if doorkeeper {
+            (seen * 8).next_power_of_two()
+        } else {
+            0
+        };
+        Sketch {
+            table: vec![0; (4 * width / 16) as usize],
+            width,
+            door: vec![0; (door_bits / 64) as usize],
+            door_mask: door_bits.wrapping_sub(1),
+            size: 0,
+            sample: sample.max(1),
+            resets: 0,
+        }
+    }
+
+    #[inline]
+    fn counter_index(&self, row: usize, h: u64) -> u64 {
+        let x = mix(h ^ ROW_SEEDS[row]);
+        row as u64 * self.width + (x & (self.width - 1))
+    }
+
+    #[inline]
+    fn counter(&self, i: u64) -> u64 {
+        (self.table[(i / 16) as usize] >> ((i % 16) * 4)) & 0xF
+    }
+
+    #[inline]
+    fn door_bits(&self, h: u64) -> [u64; 3] {
+        let x = mix(h ^ 0xD6E8_FEB8_6659_FD93);
+        let y = mix(h ^ 0xA076_1D64_78BD_642F);
+        [
+            x & self.door_mask,
+            y & self.door_mask,
+            x.wrapping_add(y.rotate_left(17)) & self.door_mask,
+        ]
+    }
+
+    #[inline]
+    fn in_door(&self, h: u64) -> bool {
+        self.door_bits(h)
+            .iter()
+            .all(|&b| self.door[(b / 64) as usize] >> (b % 64) & 1 == 1)
+    }
+
+    /// The estimated frequency: the least of the 4 counters, plus one if the doorkeeper holds it.
+    pub fn estimate(&self, key: u64) -> u64 {
+        let h = mix(key);
+        let cm = (0..4)
+            .map(|r| self.counter(self.counter_index(r, h)))
+            .min()
+            .unwrap_or(0);
+        cm + (!self.door.is_empty() && self.in_door(h)) as u64
+    }
+
+    /// Records one access (§3.4.2: a first sighting only sets the doorkeeper's bits).
+    pub fn add(&mut self, key: u64) {
+        let h = mix(key);
+        let mut counted = true;
+        if !self.door.is_empty() && !self.in_door(h) {
+            for b in self.door_bits(h) {
+                self.door[(b / 64) as usize] |= 1 << (b % 64);
+            }
+            counted = false;
+        }
+        if counted {
+            for r in 0..4 {
+                let i = self.counter_index(r, h);
+                if self.counter(i) < 15 {
+                    self.table[(i / 16) as usize] += 1 << ((i % 16) * 4);
+                }
+            }
+        }
+        self.size += 1;
+        if self.size >= self.sample {
+            self.reset();
+        }
+    }
+
+    /// §3.3: halve every counter and the sample count, and clear the doorkeeper.
+    fn reset(&mut self) {
+        for w in &mut self.table {
+            *w = (*w >> 1) & 0x7777_7777_7777_7777;
+        }
+        self.door.iter_mut().for_each(|w| *w = 0);
+        self.size /= 2;
+        self.resets += 1;
+    }
+}
+
+/// libCacheSim's frequency filter for W-TinyLFU (`variant=libcachesim`): a counting Bloom
+/// filter of 32-bit counters sized for the main cache at a 0.1% error (14.4 counters per block,
+/// 10 hash functions by double hashing), every counter of a key incremented, the least read,
+/// all halved by `decay`. Our hash replaces its XXH64.
+pub struct Cbf {
+    counters: Vec<u32>,
+    hashes: u32,
+}
+
+impl Cbf {
+    pub fn new(entries: usize) -> Self {
+        let per_entry = -(0.001f64.ln()) / (2f64.ln() * 2f64.ln());
+        let hashes = (2f64.ln() * per_entry).ceil() as u32;
+        let n = ((per_entry * entries as f64).ceil() as usize).max(2 * hashes as usize);
+        Cbf {
+            counters: vec![0; n],
+            hashes,
+        }
+    }
+
+    #[inline]
+    fn slots(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+        let a = mix(key ^ ROW_SEEDS[0]) as u32;
+        let b = mix(key ^ ROW_SEEDS[1]) as u32;
+        let n = self.counters.len() as u32;
+        (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
+    }
+
+    pub fn estimate(&self, key: u64) -> u64 {
+        self.slots(key).map(|i| self.counters[i]).min().unwrap_or(0) as u64
+    }
+
+    pub fn add(&mut self, key: u64) {
+        let n = self.counters.len() as u32;
+        let a = mix(key ^ ROW_SEEDS[0]) as u32;
+        let b = mix(key ^ ROW_SEEDS[1]) as u32;
+        for i in 0..self.hashes {
+            let c = &mut self.counters[(a.wrapping_add(i.wrapping_mul(b)) % n) as usize];
+            *c = c.saturating_add(1);
+        }
+    }
+
+    pub fn decay(&mut self) {
+        self.counters.iter_mut().for_each(|c| *c >>= 1);
+    }
+}
+
+/// Which counting rules run: the paper's, or libCacheSim's.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Rules {
+    /// TOS 2017: every demand access is counted in the sketch; reset every W additions.
+    Paper,
+    /// libCacheSim's WTinyLFU.c: a counting Bloom filter; misses and main-cache hits are
+    /// counted (window hits are not), each window victim once more when its fate is decided;
+    /// halved after 32 x main-cache-size main-cache hits; a block entering the main cache goes
+    /// to the first segment with room (probation, else protected).
+    LibCacheSim,
+}
+
+/// Caffeine's hill climber (Middleware 2018, §3): every `period` demand accesses, move the
+/// window by `step` in the direction that last improved the hit ratio; reverse on a loss; the
+/// step decays by 0.98 a period and restarts after a change of 5% or more.
+struct Climber {
+    period: u64,
+    seen: u64,
+    hits: u64,
+    previous: f64,
+    step: f64,
+    initial_step: f64,
+}
+
+impl Climber {
+    fn new(capacity: usize) -> Self {
+        let initial_step = capacity as f64 * 0.0625;
+        Climber {
+            period: 10 * capacity as u64,
+            seen: 0,
+            hits: 0,
+            previous: 0.0,
+            step: initial_step,
+            initial_step,
+        }
+    }
+
+    /// The change of the window's size after one more access, if a period ended.
+    fn record(&mut self, hit: bool) -> Option<f64> {
+        self.seen += 1;
+        self.hits += hit as u64;
+        if self.seen < self.period {
+            return None;
+        }
+        let ratio = self.hits as f64 / self.seen as f64;
+        let delta = ratio - self.previous;
+        let amount = if delta >= 0.0 { self.step } else { -self.step };
+        self.step = if delta.abs() >= 0.05 {
+            self.initial_step.copysign(amount)
+        } else {
+            amount * 0.98
+        };
+        self.previous = ratio;
+        self.seen = 0;
+        self.hits = 0;
+        Some(amount)
+    }
+}
+
+pub struct WTinyLfu {
+    capacity: usize,
+    links: Links,
+    window: List,
+    probation: List,
+    protected: List,
+    segment: Vec<Segment>,
+    keys: Vec<u64>,
+    /// Window share of the cache in blocks (fractional while the climber moves it).
+    window_size: f64,
+    window_max: usize,
+    protected_max: usize,
+    /// Protected share of the main cache (§4: 80%).
+    protected_share: f64,
+    pub sketch: Sketch,
+    rules: Rules,
+    cbf: Cbf,
+    /// libCacheSim's count of main-cache hits since the last decay, and its period.
+    main_hits: u64,
+    decay_period: u64,
+    climber: Option<Climber>,
+    pub admitted: u64,
+    pub rejected: u64,
+}
+
+impl WTinyLfu {
+    pub fn new(
+        capacity: usize,
+        window: f64,
+        protected_share: f64,
+        doorkeeper: bool,
+        adaptive: bool,
+    ) -> Self {
+        Self::with_sample(capacity, window, protected_share, doorkeeper, adaptive, 10)
+    }
+
+    pub fn with_sample(
+        capacity: usize,
+        window: f64,
+        protected_share: f64,
+        doorkeeper: bool,
+        adaptive: bool,
+        sample: u64,
+    ) -> Self {
+        let mut p = WTinyLfu {
+            capacity,
+            links: Links::with_nodes(capacity),
+            window: List::new(),
+            probation: List::new(),
+            protected: List::new(),
+            segment: vec![Segment::Window; capacity],
+            keys: vec![0; capacity],
+            window_size: window * capacity as f64,
+            window_max: 0,
+            protected_max: 0,
+            protected_share,
+            sketch: Sketch::new(capacity, sample.saturating_mul(capacity as u64), doorkeeper),
+            rules: Rules::Paper,
+            cbf: Cbf::new(0),
+            main_hits: 0,
+            decay_period: 0,
+            climber: adaptive.then(|| Climber::new(capacity)),
+            admitted: 0,
+            rejected: 0,
+        };
+        p.resize(0.0);
+        p
+    }
+
+    /// libCacheSim's counting rules and filter (`variant=libcachesim`).
+    pub fn libcachesim_rules(mut self) -> Self {
+        let main = self.capacity - self.window_max.min(self.capacity);
+        self.rules = Rules::LibCacheSim;
+        self.cbf = Cbf::new(main);
+        self.decay_period = 32 * main as u64;
+        self
+    }
+
+    #[inline]
+    fn count(&mut self, key: u64) {
+        match self.rules {
+            Rules::Paper => self.sketch.add(key),
+            Rules::LibCacheSim => self.cbf.add(key),
+        }
+    }
+
+    #[inline]
+    pub fn estimate(&self, key: u64) -> u64 {
+        match self.rules {
+            Rules::Paper => self.sketch.estimate(key),
+            Rules::LibCacheSim => self.cbf.estimate(key),
+        }
+    }
+
+    /// Where a block leaving the window lands in the main cache: probation (§4), or under
+    /// libCacheSim's rules the first segment with room.
+    fn enter_main(&mut self, f: Frame) {
+        let to = if self.rules == Rules::LibCacheSim {
+            let main = self.capacity - self.window_max.min(self.capacity);
+            let probation_max = main - self.protected_max;
+            if self.probation.len() < probation_max || self.protected.len() >= self.protected_max {
+                Segment::Probation
+            } else {
+                Segment::Protected
+            }
+        } else {
+            Segment::Probation
+        };
+        self.move_to(f, to);
+        if self.rules == Rules::LibCacheSim {
+            self.cbf.add(self.keys[f as usize]);
+        }
+    }
+
+    /// Moves the window's size by `amount` blocks, keeping at least one block in the window and
+    /// one in the main cache (when the cache has two).
+    fn resize(&mut self, amount: f64) {
+        let hi = (self.capacity.saturating_sub(1)).max(1) as f64;
+        self.window_size = (self.window_size + amount).clamp(1.0, hi);
+        self.window_max = self.window_size.floor() as usize;
+        let main = self.capacity - self.window_max.min(self.capacity);
+        self.protected_max = (self.protected_share * main as f64) as usize;
+    }
+
+    /// Test-only view: `W=[..] B=[..] P=[..]` (window, probation, protected), most recent first.
+    #[doc(hidden)]
+    pub fn dump(&self) -> String {
+        let show = |l: &List| {
+            self.links
+                .iter(l)
+                .map(|f| self.keys[f as usize].to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        format!(
+            "W=[{}] B=[{}] P=[{}]",
+            show(&self.window),
+            show(&self.probation),
+            show(&self.protected)
+        )
+    }
+
+    pub fn window_max(&self) -> usize {
+        self.window_max
+    }
+
+    fn list(&mut self, s: Segment) -> &mut List {
+        match s {
+            Segment::Window => &mut self.window,
+            Segment::Probation => &mut self.probation,
+            Segment::Protected => &mut self.protected,
+        }
+    }
+
+    fn move_to(&mut self, f: Frame, to: Segment) {
+        let from = self.segment[f as usize];
+        let mut src = std::mem::take(self.list(from));
+        self.links.remove(&mut src, f);
+        *self.list(from) = src;
+        let mut dst = std::mem::take(self.list(to));
+        self.links.push_front(&mut dst, f);
+        *self.list(to) = dst;
+        self.segment[f as usize] = to;
+    }
+
+    /// Demotes protected blocks beyond the protected share to probation's MRU end (§4, SLRU).
+    fn demote_overflow(&mut self) {
+        while self.protected.len() > self.protected_max {
+            let Some(f) = self.protected.back() else {
+                break;
+            };
+            self.move_to(f, Segment::Probation);
+        }
+    }
+
+    /// Sends window blocks beyond the window's share to probation while the cache has room.
+    fn drain_window(&mut self) {
+        while self.window.len() > self.window_max {
+            let Some(f) = self.window.back() else { break };
+            self.enter_main(f);
+        }
+    }
+
+    fn climb(&mut self, hit: bool) {
+        if let Some(amount) = self.climber.as_mut().and_then(|c| c.record(hit)) {
+            self.resize(amount);
+            self.demote_overflow();
+        }
+    }
+}
+
+impl Policy for WTinyLfu {
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        self.keys[frame as usize] = a.key;
+        self.segment[frame as usize] = Segment::Window;
+        self.links.push_front(&mut self.window, frame);
+        if origin == Origin::Demand {
+            self.count(a.key);
+            self.climb(false);
+        }
+        self.drain_window();
+    }
+
+    fn hit(&mut self, frame: Frame, a: &Access) {
+        if self.rules == Rules::Paper {
+            self.sketch.add(a.key);
+        } else if self.segment[frame as usize] != Segment::Window {
+            self.cbf.add(a.key);
+            self.main_hits += 1;
+            if self.main_hits >= self.decay_period {
+                self.main_hits = 0;
+                self.cbf.decay();
+            }
+        }
+        match self.segment[frame as usize] {
+            Segment::Window => self.links.move_to_front(&mut self.window, frame),
+            Segment::Protected => self.links.move_to_front(&mut self.protected, frame),
+            Segment::Probation => {
+                self.move_to(frame, Segment::Protected);
+                self.demote_overflow();
+            }
+        }
+        self.climb(true);
+    }
+
+    fn first_demand(&mut self, frame: Frame, a: &Access) {
+        self.count(a.key);
+        let s = self.segment[frame as usize];
+        let mut l = std::mem::take(self.list(s));
+        self.links.move_to_front(&mut l, frame);
+        *self.list(s) = l;
+        self.climb(true);
+    }
+
+    fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        let main_victim = back_unpinned(&self.links, &self.probation, pins)
+            .or_else(|| back_unpinned(&self.links, &self.protected, pins));
+        if self.window.len() < self.window_max {
+            // The window is below its share (the climber grew it): the main cache gives way.
+            return main_victim.or_else(|| back_unpinned(&self.links, &self.window, pins));
+        }
+        let Some(candidate) = back_unpinned(&self.links, &self.window, pins) else {
+            return main_victim;
+        };
+        let Some(victim) = main_victim else {
+            return Some(candidate);
+        };
+        // §4: the candidate enters the main cache only if TinyLFU estimates it more frequent.
+        let c = self.estimate(self.keys[candidate as usize]);
+        let v = self.estimate(self.keys[victim as usize]);
+        if c > v {
+            self.admitted += 1;
+            // The victim's frame is still listed; libCacheSim evicts it before placing the
+            // candidate, so the segment with room is judged without it.
+            let vs = self.segment[victim as usize];
+            let mut l = std::mem::take(self.list(vs));
+            self.links.remove(&mut l, victim);
+            *self.list(vs) = l;
+            self.enter_main(candidate);
+            let mut l = std::mem::take(self.list(vs));
+            self.links.push_back(&mut l, victim);
+            *self.list(vs) = l;
+            Some(victim)
+        } else {
+            self.rejected += 1;
+            if self.rules == Rules::LibCacheSim {
+                self.cbf.add(self.keys[candidate as usize]);
+            }
+            Some(candidate)
+        }
+    }
+
+    fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
+        let s = self.segment[frame as usize];
+        let mut l = std::mem::take(self.list(s));
+        self.links.remove(&mut l, frame);
+        *self.list(s) = l;
+    }
+
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.links.check(&self.window)?;
+        self.links.check(&self.probation)?;
+        self.links.check(&self.protected)?;
+        let n = self.window.len() + self.probation.len() + self.protected.len();
+        if n != resident {
+            return Err(format!("W-TinyLFU holds {n} frames, cache {resident}"));
+        }
+        if self.protected.len() > self.protected_max {
+            return Err(format!(
+                "protected {} over its share {}",
+                self.protected.len(),
+                self.protected_max
+            ));
+        }
+        for (l, s) in [
+            (&self.window, Segment::Window),
+            (&self.probation, Segment::Probation),
+            (&self.protected, Segment::Protected),
+        ] {
+            if let Some(f) = self.links.iter(l).find(|&f| self.segment[f as usize] != s) {
+                return Err(format!(
+                    "frame {f} listed in {s:?} but marked {:?}",
+                    self.segment[f as usize]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("tinylfu_admitted", self.admitted as f64));
+        out.push(("tinylfu_rejected", self.rejected as f64));
+        out.push(("tinylfu_window_blocks", self.window_max as f64));
+    }
+}
+
+impl PolicyDef for WTinyLfu {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "w-tinylfu",
+        aliases: &["wtinylfu", "tinylfu"],
+        paper: "Einziger, Friedman & Manes, ACM TOS 2017, §4 (W-TinyLFU) with the §3 sketch; adaptive window: Middleware 2018 §3 (Caffeine)",
+        summary: "window LRU + segmented LRU; a count-min sketch decides which of the two victims stays",
+        params: &[
+            ParamInfo { name: "window", default: "1%", doc: "window LRU's share of the cache (§4: 1%); the climber's start with adaptive=true" },
+            ParamInfo { name: "protected", default: "80%", doc: "protected segment's share of the main cache (§4: 80%)" },
+            ParamInfo { name: "doorkeeper", default: "true", doc: "Bloom filter in front of the sketch (§3.4.2)" },
+            ParamInfo { name: "adaptive", default: "false", doc: "size the window by hill climbing on the hit ratio (Caffeine)" },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (its counting Bloom filter and counting rules, see docs/policies/w-tinylfu.md)" },
+            ParamInfo { name: "sample", default: "10", doc: "W, the additions between resets, as a multiple of the cache (§3.3; Caffeine: 10)" },
+        ],
+        preset_of: None,
+    };
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        // Shares stay fractional: the window is floor(share x cache) blocks, as libCacheSim sizes it.
+        let share = |name: &str| -> Result<f64, SpecError> {
+            let f = match Relative::parse(args.text(name)) {
+                Ok(Relative::Fraction(f)) => f,
+                Ok(Relative::Absolute(s)) => {
+                    s.to_blocks(env.block_size) as f64 / env.capacity as f64
+                }
+                Err(e) => {
+                    return Err(SpecError(format!(
+                        "policy `w-tinylfu`: parameter {name}: {e}"
+                    )))
+                }
+            };
+            if (0.0..=1.0).contains(&f) {
+                Ok(f)
+            } else {
+                Err(SpecError(format!(
+                    "policy `w-tinylfu`: parameter {name}=`{}` must be between 0% and 100%",
+                    args.text(name)
+                )))
+            }
+        };
+        let sample = args.u64("sample")?;
+        if sample == 0 {
+            return Err(SpecError(
+                "policy `w-tinylfu`: sample must be at least 1 (times the cache)".into(),
+            ));
+        }
+        let p = WTinyLfu::with_sample(
+            env.capacity,
+            share("window")?,
+            share("protected")?,
+            args.bool("doorkeeper")?,
+            args.bool("adaptive")?,
+            sample,
+        );
+        Ok(match args.choice("variant", &["paper", "libcachesim"])? {
+            "libcachesim" => p.libcachesim_rules(),
+            _ => p,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    fn small(cap: usize) -> Steps<WTinyLfu> {
+        // Window 1 block, main 3 (protected share 2 of 3), no doorkeeper, no climbing.
+        Steps::new(
+            WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false),
+            cap,
+        )
+    }
+
+    #[test]
+    fn window_victims_enter_the_main_cache_while_it_has_room() {
+        let mut s = small(4);
+        assert_eq!(s.run(&[1, 2, 3, 4]), "MMMM");
+        assert_eq!(s.policy().dump(), "W=[4] B=[3,2,1] P=[]");
+        // A probation hit moves to protected.
+        assert_eq!(s.demand(2), 'H');
+        assert_eq!(s.policy().dump(), "W=[4] B=[3,1] P=[2]");
+    }
+
+    #[test]
+    fn the_more_frequent_of_the_two_victims_stays() {
+        let mut s = small(4);
+        // 1 seen 3 times, 2 and 3 once each; 4 fills the window.
+        assert_eq!(s.run(&[1, 1, 1, 2, 3, 4]), "MHHMMM");
+        assert_eq!(s.policy().dump(), "W=[4] B=[3,2,1] P=[]");
+        // 5: candidate 4 (estimate 1) vs probation's LRU 1 (estimate 3): 4 is evicted.
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(s.policy().dump(), "W=[5] B=[3,2,1] P=[]");
+        // 5 again and again: estimate 3 beats probation's LRU 1? No: 1 has 3 too (ties reject),
+        // so 5 waits in the window. 6: candidate 5 (3) vs 1 (3): rejected.
+        assert_eq!(s.run(&[5, 5, 6]), "HHM");
+        assert_eq!(s.policy().dump(), "W=[6] B=[3,2,1] P=[]");
+        // 6 four times: estimate 4 > 3: admitted, 1 evicted. 7 pushes 6 out of the window.
+        assert_eq!(s.run(&[6, 6, 6, 7]), "HHHM");
+        assert_eq!(s.policy().dump(), "W=[7] B=[6,3,2] P=[]");
+        assert_eq!((s.policy().admitted, s.policy().rejected), (1, 2));
+    }
+
+    #[test]
+    fn sketch_counts_saturate_halve_and_pass_the_doorkeeper() {
+        let mut k = Sketch::new(64, 1000, true);
+        k.add(7);
+        // The first sighting only sets the doorkeeper.
+        assert_eq!(k.estimate(7), 1);
+        for _ in 0..30 {
+            k.add(7);
+        }
+        // 4-bit counters stop at 15, plus the doorkeeper's one.
+        assert_eq!(k.estimate(7), 16);
+        let mut k = Sketch::new(64, 20, false);
+        for _ in 0..12 {
+            k.add(9);
+        }
+        for i in 0..8 {
+            k.add(1000 + i);
+        }
+        // The 20th addition halved every counter: 12 -> 6.
+        assert_eq!(k.resets, 1);
+        assert_eq!(k.estimate(9), 6);
+    }
+
+    #[test]
+    fn prefetched_blocks_are_not_counted_until_demanded() {
+        let mut s = small(4);
+        s.prefetch(9);
+        assert_eq!(s.policy().sketch.estimate(9), 0);
+        assert_eq!(s.demand(9), 'H');
+        assert_eq!(s.policy().sketch.estimate(9), 1);
+        assert_eq!(s.policy().dump(), "W=[9] B=[] P=[]");
+    }
+
+    #[test]
+    fn the_climber_moves_the_window_and_keeps_the_invariants() {
+        let mut s = Steps::new(WTinyLfu::new(50, 0.01, 0.8, true, true), 50);
+        let start = s.policy().window_max();
+        for i in 0..5000u64 {
+            // A loop over 40 blocks with a scan of new blocks every 7th access.
+            s.demand(if i % 7 == 0 { 1000 + i } else { i % 40 });
+        }
+        assert_ne!(s.policy().window_max(), start, "the window never moved");
+    }
+}
