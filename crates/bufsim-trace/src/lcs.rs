@@ -36,6 +36,10 @@ pub struct LcsTxtReader {
 }
 
 impl LcsTxtReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         LcsTxtReader { lines }
     }
@@ -82,6 +86,10 @@ fn split_tabs(line: &[u8], fields: &mut Vec<(usize, usize)>) {
 }
 
 impl LcsCsvReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(mut lines: LineReader) -> Result<Self, TraceError> {
         if !lines.advance_content()? {
             return Err(lines.error("empty trace: expected a header line naming the columns (obj_id, and time, obj_size, op if present)"));

@@ -37,10 +37,10 @@ pub use detect::{detect, detect_bytes};
 pub use devices::MAX_DEVICES;
 pub use error::{Location, TraceError, TraceErrorKind};
 pub use format::Format;
-pub use input::Compression;
+pub use input::{not_rewindable, rewindable, Compression, STDIN};
 pub use lcs::object_block;
 pub use oracle::{encode_record as encode_oracle_record, OracleReader, RECORD as ORACLE_RECORD};
-pub use reader::{resolve, ReadOptions, SkipReport, TraceReader};
+pub use reader::{resolve, ReadOptions, SkipReport, TraceReader, MAX_REQUEST_SIZE};
 pub use request::{AddressKind, Op, Request};
 pub use writer::BlockCsvWriter;
 
