@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import u64
 
 EXIT_USAGE = 2
 
@@ -47,7 +48,7 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
                    help="drop write requests (by default reads and writes are both cache accesses)")
     p.add_argument("--cluster", default="64KiB", metavar="SIZE",
                    help="largest disk request the I/O clusterer forms (default: 64KiB)")
-    p.add_argument("--seed", type=int, default=42,
+    p.add_argument("--seed", type=u64, default=42,
                    help="seed of every random choice; same inputs and seed give identical results (default: 42)")
 
 
@@ -481,7 +482,7 @@ def add_amp_commands(sub) -> None:
                          description="Write the synthetic trace SPEC, generated from --seed, as interchange CSV "
                          "with a ctx column. `bufsim generate --list` lists the generators and their parameters.")
     gen.add_argument("spec", nargs="?", help="generator spec such as amp-c or amp-mix(loop1=2000,loop1-share=0.4)")
-    gen.add_argument("--seed", type=int, default=1, help="seed of the generator (default: 1)")
+    gen.add_argument("--seed", type=u64, default=1, help="seed of the generator (default: 1)")
     gen.add_argument("--out", "-o", metavar="FILE", help="output CSV (default: NAME-SEED.csv)")
     gen.add_argument("--list", action="store_true", help="list the generators")
     gen.set_defaults(func=cmd_generate)
@@ -572,7 +573,7 @@ def add_analysis_commands(sub) -> None:
     an.add_argument("--policy", "-p", action="append", metavar="SPEC",
                     help="policy of the breakdown; repeat for several (default: those of the paper's Table 3 "
                     "that bufsim has, and opt)")
-    an.add_argument("--seed", type=int, default=42, help="seed of the breakdown's random policies (default: 42)")
+    an.add_argument("--seed", type=u64, default=42, help="seed of the breakdown's random policies (default: 42)")
     an.set_defaults(func=cmd_analyze)
 
     mr = sub.add_parser("mrc", help="LRU miss ratio curve in one pass (exact, and SHARDS sampling)",
@@ -588,7 +589,7 @@ def add_analysis_commands(sub) -> None:
     mr.add_argument("--shards-size", type=int, metavar="BLOCKS",
                     help="also estimate by fixed-size SHARDS keeping at most this many sampled blocks, e.g. 8192")
     mr.add_argument("--no-exact", action="store_true", help="SHARDS only (no exact curve, so no error report)")
-    mr.add_argument("--seed", type=int, default=42, help="seed of the SHARDS sampling hash (default: 42)")
+    mr.add_argument("--seed", type=u64, default=42, help="seed of the SHARDS sampling hash (default: 42)")
     mr.set_defaults(func=cmd_mrc)
 
 
@@ -776,6 +777,7 @@ EMPTY_TRACE = "the trace holds no requests (a header only?); every count below i
 
 def main(argv: Sequence[str] | None = None) -> int:
     from bufsim._core import BufsimError
+    from bufsim.errors import guard
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -784,7 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return func(args)
+        return guard(func, args)
     except BrokenPipeError:
         # The reader stopped early (`bufsim ... | head`): not an error. Point stdout at
         # /dev/null so the interpreter's final flush does not complain again.

@@ -22,6 +22,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import check_fields, check_scheduler
 from bufsim.api import (DEFAULT_DEVICE, DEFAULT_IO_SCHEDULER, TIMING_FIELDS, Result, SizeLike, block_size_bytes,
                         gap_text, size_text, storage_args, storage_echo, think_text)
 
@@ -226,6 +227,7 @@ class SweepSpec:
         for required in ("traces", "policies", "caches"):
             if required not in data:
                 raise SpecError(f"{path}: missing `{required}`")
+        check_fields(path, data, cls)
         base = Path(path).resolve().parent
         data["traces"] = [str(base / t) if not os.path.isabs(t) else t for t in data["traces"]]
         if "first_level" in data:
@@ -461,6 +463,8 @@ def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, j
               scheduler: str | None = None, progress: bool = True):
     """Runs the sweep into the DuckDB file ``out`` and returns its rows (a DataFrame) in grid
     order. With ``resume`` runs already in ``out`` are skipped."""
+    if scheduler:
+        check_scheduler(scheduler)
     runs = list(spec.runs())
     if not runs:
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
