@@ -108,13 +108,19 @@ impl Opened {
         let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
         let regular = meta.is_file() && path != STDIN;
         let keep = if regular { file.try_clone().ok() } else { None };
-        let (mut rest, compression) = decompressed(Box::new(BufReader::with_capacity(READ_BUFFER, file)), path)?;
+        Self::from_read(Box::new(file), path, head, regular.then_some(meta.len()), keep)
+    }
+
+    /// Reads up to `head` bytes of any input's decompressed content; `plain_len` is its length
+    /// when known, `file` the file for positional reads (both only for a regular file).
+    pub(crate) fn from_read(input: Box<dyn Read + Send>, path: &str, head: usize, plain_len: Option<u64>, keep: Option<File>) -> Result<Opened, TraceError> {
+        let (mut rest, compression) = decompressed(Box::new(BufReader::with_capacity(READ_BUFFER, input)), path)?;
         let mut buf = Vec::with_capacity(head);
         (&mut rest).take(head as u64).read_to_end(&mut buf).map_err(|e| TraceError::io(path, &e))?;
         let len = if buf.len() < head {
             Some(buf.len() as u64)
-        } else if compression == Compression::None && regular {
-            Some(meta.len())
+        } else if compression == Compression::None {
+            plain_len
         } else {
             None
         };

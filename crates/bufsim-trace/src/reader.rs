@@ -149,6 +149,14 @@ impl TraceReader {
         Self::from_input_at(opened.into_input(), path, format, opts, lines_before)
     }
 
+    /// Reads any input in one pass, detecting its format from a buffered head (as
+    /// [`TraceReader::open_with`] reads standard input); `name` is used in errors.
+    pub fn detect_read(input: Box<dyn std::io::Read + Send>, name: &str, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        let mut opened = Opened::from_read(input, name, HEAD, None, None)?;
+        let (format, lines_before) = detect_opened(&mut opened, name)?;
+        Self::from_input_at(opened.into_input(), name, format, opts, lines_before)
+    }
+
     fn with(inner: Inner, format: Format, opts: &ReadOptions) -> TraceReader {
         TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default() }
     }
