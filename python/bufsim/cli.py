@@ -47,7 +47,7 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reads-only", action="store_true",
                    help="drop write requests (by default reads and writes are both cache accesses)")
     p.add_argument("--cluster", default="64KiB", metavar="SIZE",
-                   help="largest disk request the I/O clusterer forms (default: 64KiB)")
+                   help="largest disk request the I/O clusterer forms (default: 64KiB, or one block when blocks are larger)")
     p.add_argument("--seed", type=u64, default=42,
                    help="seed of every random choice; same inputs and seed give identical results (default: 42)")
 

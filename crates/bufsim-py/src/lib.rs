@@ -69,14 +69,20 @@ fn timing_options(t: &TimingArgs, block_size: u64) -> PyResult<(Option<TimingOpt
     Ok((Some(opts), gap))
 }
 
+/// The largest disk request the clusterer forms unless told otherwise (at least one block).
+const DEFAULT_CLUSTER: &str = "64KiB";
+
 #[allow(clippy::too_many_arguments)]
 fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, seed: u64, jobs: usize, check: bool, skip_bad: bool, t: &TimingArgs) -> PyResult<RunOptions> {
     let cluster_bytes = match Size::parse(cluster).map_err(|e| SpecError::new_err(format!("cluster size: {e}")))? {
         Size::Bytes(b) => b,
         Size::Blocks(n) => n.saturating_mul(block_size),
     };
+    // The default cluster (64 KiB) grows to one block when blocks are larger: a disk request
+    // is at least one block. A cluster the user gave is never changed.
+    let cluster_bytes = if cluster_bytes < block_size && cluster == DEFAULT_CLUSTER { block_size } else { cluster_bytes };
     if cluster_bytes < block_size {
-        return Err(SpecError::new_err(format!("cluster size `{cluster}` is smaller than one block")));
+        return Err(SpecError::new_err(format!("cluster size `{cluster}` is smaller than one block ({block_size} B); give --cluster of at least the block size")));
     }
     let (timing, file_gap_blocks) = timing_options(t, block_size)?;
     Ok(RunOptions {
