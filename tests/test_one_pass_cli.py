@@ -197,3 +197,41 @@ def test_a_comment_over_a_mebibyte_and_comment_blocks_over_64_kib_are_read(tmp_p
     t.write_text(f"# command: {'x' * 1_500_000}\n{notes}op,file,offset,size\nR,a,0,4096\nR,a,0,4096\n")
     r, a, h = counts(run(["run", t, "-c", "10blocks", "--json"]))
     assert (r, a, h) == (2, 2, 1)
+
+
+# --- collect: garbage logs, commands that cannot run, comments that hold line breaks ------------
+
+def test_collect_from_a_log_it_cannot_understand_exits_2_and_leaves_no_trace(tmp_path):
+    log = tmp_path / "g.log"
+    log.write_text("garbage line\nmore garbage\n")
+    out = tmp_path / "g.csv"
+    # Once exit 0 with a header-only trace.
+    one_line_error(run(["collect", "--from-strace", log, "-o", out]), "no strace output found (2 lines not understood)")
+    assert not out.exists()
+
+
+def test_collect_of_a_file_the_kernel_cannot_execute_exits_126(tmp_path):
+    import shutil
+
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    prog = tmp_path / "notexec"
+    prog.write_bytes(b"\x7fELF\x02\x01garbage")
+    prog.chmod(0o755)
+    p = run(["collect", "-o", tmp_path / "n.csv", "--", prog])
+    assert p.returncode == 126, p.stderr  # once 1, strace's own status
+    assert "could not be executed (ENOEXEC" in p.stderr.decode()
+
+
+def test_a_collected_command_line_with_line_breaks_stays_one_comment(tmp_path):
+    import shutil
+
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    data = tmp_path / "d"
+    data.write_bytes(b"x" * 10000)
+    out = tmp_path / "t.csv"
+    p = run(["collect", "-o", out, "--", "sh", "-c", f"cat {data} > /dev/null\ntrue"])
+    assert p.returncode == 0, p.stderr
+    r = run(["run", out, "-c", "10blocks", "--json"])
+    assert counts(r)[0] > 0

@@ -546,7 +546,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
 
 def add_analysis_commands(sub) -> None:
     def trace_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("trace", help="trace file (formats: see --format)")
+        p.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
         p.add_argument("--format", default="auto", metavar="F",
                        help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)} (default: auto)")
         p.add_argument("--block-size", default="4KiB", metavar="SIZE", help="cache block size (default: 4KiB)")
@@ -607,7 +607,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="simulate policies x cache sizes over a trace and print a table",
                          description="Simulate every --policy at every --cache size over TRACE. The trace "
                          "is decoded once and the runs share it, in parallel on all cores.")
-    run.add_argument("trace", help="trace file (formats: see --format)")
+    run.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
     run.add_argument("--policy", "-p", action="append", metavar="SPEC",
                      help="policy spec such as lru, lfu(aging=dynamic); repeat for several (default: lru). "
                      "`bufsim policies` lists them")
@@ -643,7 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
                         "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped. "
                         "The output appears only if the whole trace was read.")
-    cv.add_argument("trace", help="trace file (formats: see --format)")
+    cv.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
     cv.add_argument("--out", "-o", required=True, metavar="OUT.bst", help="where to write the binary trace")
     cv.add_argument("--format", default="auto", metavar="F",
                     help=f"input format: auto (detect from content) or one of {', '.join(_core.FORMATS)}; "

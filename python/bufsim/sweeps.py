@@ -576,10 +576,19 @@ class _InterruptAsFlag:
             signal.signal(signal.SIGINT, self._old)
 
 
+# How long a Dask sweep waits for a first worker before saying so.
+WORKER_WAIT_S = 60
+
+
 def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, scheduler: str) -> None:
     from dask.distributed import Client, as_completed
 
     with Client(scheduler, timeout="30s") as client:
+        try:
+            client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        except TimeoutError:
+            raise SpecError(f"the Dask scheduler at {scheduler} has had no worker for {WORKER_WAIT_S} s; start one "
+                            f"(`dask worker {scheduler}`) and run the sweep again with --resume") from None
         futures = {client.submit(run_one, asdict(r), pure=False, key=f"bufsim-{r.key}-{time.time_ns()}"): r
                    for r in longest_first(todo)}
         for fut in as_completed(futures):

@@ -78,8 +78,8 @@ fn run_options(format: &str, block_size: u64, reads_only: bool, cluster: &str, s
         Size::Bytes(b) => b,
         Size::Blocks(n) => n.saturating_mul(block_size),
     };
-    // The default cluster (64 KiB) grows to one block when blocks are larger: a disk request
-    // is at least one block. A cluster the user gave is never changed.
+    // The default cluster, 64KiB, grows to one block when blocks are larger: a disk request is
+    // at least one block. Any other cluster smaller than a block is refused.
     let cluster_bytes = if cluster_bytes < block_size && cluster == DEFAULT_CLUSTER { block_size } else { cluster_bytes };
     if cluster_bytes < block_size {
         return Err(SpecError::new_err(format!("cluster size `{cluster}` is smaller than one block ({block_size} B); give --cluster of at least the block size")));
