@@ -30,8 +30,9 @@ def test_a_sweep_runs_each_canonical_spec_once(tmp_path):
     import json
 
     rows = [json.loads(x) for x in p.stdout.splitlines()]
-    # Once five runs under five keys with identical results.
-    assert [r["policy"] for r in rows] == ["lru", "lirs"]
+    # One row per grid cell, as for any repeated spec; once five keys and five runs.
+    assert [r["policy"] for r in rows] == ["lru", "lru", "lru", "lirs", "lirs"]
+    assert len({r["key"] for r in rows}) == 2
 
 
 @pytest.mark.parametrize("spec,rule", [

@@ -260,8 +260,8 @@ class SweepSpec:
                        for d in (self.devices or [DEFAULT_DEVICE]) for s in (self.io_schedulers or [DEFAULT_IO_SCHEDULER])]
         else:
             timings = [{}]
-        # One spelling per policy, so `LRU` and `lru` are one run and one key.
-        policies = list(dict.fromkeys(_core.canonical_policy(p) for p in self.policies))
+        # One spelling per policy, so `LRU` and `lru` share one key (and are run once).
+        policies = [_core.canonical_policy(p) for p in self.policies]
         for t, p, f, c, timing in itertools.product(self.traces, policies, self.prefetches, sizes, timings):
             yield RunSpec(t, hashes[t], formats[t], p, f, c, bs, self.reads_only,
                           size_text(self.cluster, "cluster size"), self.seed, file_gap=gap, first_level=first,
