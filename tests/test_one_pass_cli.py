@@ -235,3 +235,8 @@ def test_a_collected_command_line_with_line_breaks_stays_one_comment(tmp_path):
     assert p.returncode == 0, p.stderr
     r = run(["run", out, "-c", "10blocks", "--json"])
     assert counts(r)[0] > 0
+
+
+def test_a_sweep_of_standard_input_says_to_save_it_first(cloudphysics, big_trace):
+    p = run(["sweep", "-", "-o", "/nonexistent/x.duckdb", "-c", "1MiB"], stdin=big_trace)
+    one_line_error(p, "a sweep reads its traces by path", "bufsim convert - -o t.bst")

@@ -246,6 +246,9 @@ class SweepSpec:
                     raise SpecError(f"cache size `{s}` holds no whole {bs}-byte block")
                 sizes.append(blocks)
         for t in self.traces:
+            if t == "-" or (os.path.exists(t) and not os.path.isfile(t)):
+                raise SpecError(f"{t}: a sweep reads its traces by path, again on resume and on Dask workers; "
+                                "save standard input or a pipe to a file first (`bufsim convert - -o t.bst`)")
             if not os.path.exists(t):
                 raise FileNotFoundError(f"{t}: no such file; check the path")
         hashes = {t: file_hash(t) for t in self.traces}
