@@ -39,19 +39,19 @@ fn floor(r: Relative, env: &BuildEnv) -> usize {
 
 /// Where a parameter in blocks must lie relative to the cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Limit {
+pub(crate) enum CacheLimit {
     /// Less than the cache: some frames must stay for the rest of the policy.
-    BelowCache,
+    Below,
     /// At most the cache.
-    AtMostCache,
+    AtMost,
     /// At least the cache.
-    AtLeastCache,
+    AtLeast,
 }
 
 /// [`blocks_floor`], refusing a value the user gave outside `limit` (a share such as `200%` at
 /// every cache size; a size or block count at the cache size being built). Defaults are the
 /// papers' and are fitted to tiny caches by the policy itself.
-pub(crate) fn blocks_floor_within(args: &Args, policy: &str, name: &str, env: &BuildEnv, limit: Limit, why: &str) -> Result<usize, SpecError> {
+pub(crate) fn blocks_floor_within(args: &Args, policy: &str, name: &str, env: &BuildEnv, limit: CacheLimit, why: &str) -> Result<usize, SpecError> {
     let r = parse_share(args, policy, name)?;
     let n = floor(r, env);
     if !args.is_given(name) {
@@ -59,20 +59,20 @@ pub(crate) fn blocks_floor_within(args: &Args, policy: &str, name: &str, env: &B
     }
     let cap = env.capacity;
     let ok = match (limit, r) {
-        (Limit::BelowCache, Relative::Fraction(f)) => f < 1.0,
-        (Limit::BelowCache, Relative::Absolute(_)) => n < cap || cap < 2,
-        (Limit::AtMostCache, Relative::Fraction(f)) => f <= 1.0,
-        (Limit::AtMostCache, Relative::Absolute(_)) => n <= cap,
-        (Limit::AtLeastCache, Relative::Fraction(f)) => f >= 1.0,
-        (Limit::AtLeastCache, Relative::Absolute(_)) => n >= cap,
+        (CacheLimit::Below, Relative::Fraction(f)) => f < 1.0,
+        (CacheLimit::Below, Relative::Absolute(_)) => n < cap || cap < 2,
+        (CacheLimit::AtMost, Relative::Fraction(f)) => f <= 1.0,
+        (CacheLimit::AtMost, Relative::Absolute(_)) => n <= cap,
+        (CacheLimit::AtLeast, Relative::Fraction(f)) => f >= 1.0,
+        (CacheLimit::AtLeast, Relative::Absolute(_)) => n >= cap,
     };
     if ok {
         return Ok(n);
     }
     let must = match limit {
-        Limit::BelowCache => "less than the cache",
-        Limit::AtMostCache => "at most the cache",
-        Limit::AtLeastCache => "at least the cache",
+        CacheLimit::Below => "less than the cache",
+        CacheLimit::AtMost => "at most the cache",
+        CacheLimit::AtLeast => "at least the cache",
     };
     let shown = match r {
         Relative::Fraction(f) => format!("{}% of the cache", f * 100.0),
