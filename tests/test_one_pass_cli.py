@@ -240,3 +240,13 @@ def test_a_collected_command_line_with_line_breaks_stays_one_comment(tmp_path):
 def test_a_sweep_of_standard_input_says_to_save_it_first(cloudphysics, big_trace):
     p = run(["sweep", "-", "-o", "/nonexistent/x.duckdb", "-c", "1MiB"], stdin=big_trace)
     one_line_error(p, "a sweep reads its traces by path", "bufsim convert - -o t.bst")
+
+
+def test_mrc_and_analyze_of_standard_input_equal_the_file(cloudphysics, big_trace):
+    for cmd in (["mrc"], ["analyze"]):
+        from_file = run([*cmd, cloudphysics, "--json"])
+        from_stdin = run([*cmd, "-", "--json"], stdin=big_trace)
+        assert from_file.returncode == from_stdin.returncode == 0, from_stdin.stderr
+        a, b = json.loads(from_file.stdout), json.loads(from_stdin.stdout)
+        a.pop("trace", None), b.pop("trace", None)
+        assert a == b, cmd

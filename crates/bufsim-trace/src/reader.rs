@@ -101,7 +101,7 @@ pub struct TraceReader {
 /// instead: it detects and reads in one pass.
 pub fn resolve(path: &str, format: Option<Format>) -> Result<Format, TraceError> {
     if !crate::rewindable(path) {
-        return Err(crate::input::not_rewindable(path, "telling the format before reading"));
+        return Err(crate::input::not_rewindable(path, "this command"));
     }
     match format {
         None => crate::detect(path),
