@@ -68,7 +68,7 @@ class TraceWriter:
         self.buf_len = 0
         self.limit = limit
         self.t0: Optional[int] = None
-        self._write("".join(f"# {c}\n" for c in comments) + CSV_HEADER + "\n")
+        self._write("".join(f"# {_one_line(c)}\n" for c in comments) + CSV_HEADER + "\n")
 
     def _write(self, text: str) -> None:
         data = text.encode("utf-8", "surrogateescape")
@@ -112,7 +112,7 @@ class TraceWriter:
         self._drain()
         self.flush()
         if comments:
-            self._write("".join(f"# {c}\n" for c in comments))
+            self._write("".join(f"# {_one_line(c)}\n" for c in comments))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +164,11 @@ def strace_command(strace: str, output: str, command: Sequence[str], stacks: boo
     if version >= (5, 3):
         args.append("--seccomp-bpf")  # stop only at traced calls: several times faster
     return args + ["--", *command]
+
+
+def _one_line(comment: str) -> str:
+    """A comment kept on its line: a command's argument may hold line breaks."""
+    return comment.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _open_output(path: str) -> int:
@@ -242,6 +247,12 @@ def collect_from_log(log: str, output: str, *, stack_depth: int = 0, reads_only:
                 splitter.push(chunk)
         splitter.close()
         builder.finish()
+        if builder.root is None:
+            # Not one line was an strace line: an empty trace would hide that, so none is left.
+            if output != "-":
+                os.unlink(output)
+            raise CollectError(f"{log}: no strace output found ({builder.stats.unparsed} lines not understood); "
+                               "give a log written by `strace -f -y -ttt -T [-k] -o LOG COMMAND`")
         outcome = builder.root_exit or "ended without an exit line (log truncated?)"
         writer.close([f"end: converted from {log}; the command {outcome}"])
     finally:
@@ -334,7 +345,11 @@ def collect(command: Sequence[str], output: str, *, stack_depth: int = 0, stacks
         returncode = proc.wait()
         builder.finish()
         status = returncode if returncode >= 0 else 128 - returncode
-        if builder.root_exit is not None:
+        if not builder.root_executed and builder.root_exec_errno in ("ENOEXEC", "EACCES"):
+            # The command never ran: not an executable the kernel can start (as `env` reports).
+            status = EXIT_NOT_EXECUTABLE
+            outcome = f"could not be executed ({builder.root_exec_errno}: not a program the kernel can run)"
+        elif builder.root_exit is not None:
             outcome = builder.root_exit
         elif returncode < 0:
             outcome = f"was killed by {signal.Signals(-returncode).name}"

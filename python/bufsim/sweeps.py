@@ -24,6 +24,7 @@ from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result
 from bufsim.options import OPTION_FIELDS, Options, SizeLike, size_text
+from bufsim.errors import check_fields, check_scheduler
 
 DEFAULT_DB = "results.duckdb"
 
@@ -202,6 +203,7 @@ class SweepSpec:
         for required in ("traces", "policies", "caches"):
             if required not in data:
                 raise SpecError(f"{path}: missing `{required}`")
+        check_fields(path, data, cls)
         base = Path(path).resolve().parent
         data["traces"] = [str(base / t) if not os.path.isabs(t) else t for t in data["traces"]]
         grid = {k: data.pop(k) for k in cls.GRID if k in data}
@@ -223,12 +225,17 @@ class SweepSpec:
                     raise SpecError(f"cache size `{s}` holds no whole {bs}-byte block")
                 sizes.append(blocks)
         for t in self.traces:
+            if t == "-" or (os.path.exists(t) and not os.path.isfile(t)):
+                raise SpecError(f"{t}: a sweep reads its traces by path, again on resume and on Dask workers; "
+                                "save standard input or a pipe to a file first (`bufsim convert - -o t.bst`)")
             if not os.path.exists(t):
                 raise FileNotFoundError(f"{t}: no such file; check the path")
         hashes = {t: file_hash(t) for t in self.traces}
         fmt = resolved[0]["format"]
         formats = {t: (_core.detect_format(t) if fmt == "auto" else fmt) for t in self.traces}
-        for t, p, f, c, o in itertools.product(self.traces, self.policies, self.prefetches, sizes, resolved):
+        # One spelling per policy, so `LRU` and `lru` share one key (and are run once).
+        policies = [_core.canonical_policy(p) for p in self.policies]
+        for t, p, f, c, o in itertools.product(self.traces, policies, self.prefetches, sizes, resolved):
             storage = {k: o[k] for k in STORAGE_OPTIONS if o[k] is not None}
             yield RunSpec(t, hashes[t], formats[t], p, f, c, **{k.name: o[k.name] for k in RUN_OPTIONS},
                           storage=json.dumps(storage, sort_keys=True) if storage else "")
@@ -393,6 +400,8 @@ def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, j
     order. With ``resume`` runs already in ``out`` are skipped."""
     # spec.runs() checks every option, policy and read-ahead spec first: a typo must not
     # surface after an hour.
+    if dask:
+        check_scheduler(dask)
     runs = list(spec.runs())
     if not runs:
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
@@ -478,10 +487,19 @@ class _InterruptAsFlag:
             signal.signal(signal.SIGINT, self._old)
 
 
+# How long a Dask sweep waits for a first worker before saying so.
+WORKER_WAIT_S = 60
+
+
 def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, address: str) -> None:
     from dask.distributed import Client, as_completed
 
     with Client(address, timeout="30s") as client:
+        try:
+            client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        except TimeoutError:
+            raise SpecError(f"the Dask scheduler at {address} has had no worker for {WORKER_WAIT_S} s; start one "
+                            f"(`dask worker {address}`) and run the sweep again with --resume") from None
         futures = {client.submit(run_one, asdict(r), pure=False, key=f"bufsim-{r.key}-{time.time_ns()}"): r
                    for r in longest_first(todo)}
         for fut in as_completed(futures):

@@ -265,6 +265,10 @@ class TraceBuilder:
         self.root: Optional[int] = None
         self.root_exit: Optional[str] = None
         self.root_status: Optional[int] = None
+        # Whether the traced command itself started: a root whose execve only failed (ENOEXEC,
+        # EACCES) never ran, and exits as `env` does (126).
+        self.root_executed = False
+        self.root_exec_errno: Optional[str] = None
         self.first_time: Optional[int] = None
         self.stats = Stats()
         # The call whose -k frames are being read: (tid, time_us, call); frames follow their line.
@@ -334,6 +338,9 @@ class TraceBuilder:
         frames = self._frames
         self._last = None
         self._frames = []
+        if call.name in ("execve", "execveat") and tid == self.root and not self.root_executed:
+            self.root_executed = not call.failed
+            self.root_exec_errno = None if self.root_executed else call.errno
         if not call.failed or call.name == "close":
             handler = _HANDLERS.get(call.name)
             if handler is not None:

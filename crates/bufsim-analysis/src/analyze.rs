@@ -179,12 +179,15 @@ fn run(source: &Source, name: &str, format: Format, opts: &AnalysisOptions) -> R
 /// needs it in memory.
 pub fn analyze_trace(path: &str, opts: &AnalysisOptions) -> Result<Analysis, SimError> {
     opts.check()?;
-    let format = resolve_format(path, opts.format)?;
-    if opts.working_set || opts.breakdown.is_some() {
-        let loaded = LoadedTrace::load(path, Some(format))?;
+    // Standard input or a pipe is read once, into memory, for all the passes.
+    let once = !bufsim_core::trace::rewindable(path);
+    if opts.working_set || opts.breakdown.is_some() || once {
+        let loaded = LoadedTrace::load(path, opts.format)?;
+        let format = loaded.format;
         let source = Source::Memory { requests: &loaded.requests, kind: format.address_kind() };
         run(&source, path, format, opts)
     } else {
+        let format = resolve_format(path, opts.format)?;
         run(&Source::File { path, format }, path, format, opts)
     }
 }

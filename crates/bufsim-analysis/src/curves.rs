@@ -200,6 +200,11 @@ fn run(source: &Source, name: &str, opts: &MrcOptions) -> Result<MrcReport, SimE
 /// Miss ratio curves of the trace at `path`, streamed (constant memory besides per-block state).
 pub fn mrc_trace(path: &str, opts: &MrcOptions) -> Result<MrcReport, SimError> {
     opts.check()?;
+    if !bufsim_core::trace::rewindable(path) {
+        // Standard input or a pipe: read once, into memory, for every pass.
+        let loaded = bufsim_core::run::LoadedTrace::load(path, opts.format)?;
+        return run(&Source::Memory { requests: &loaded.requests, kind: loaded.format.address_kind() }, path, opts);
+    }
     let format = resolve_format(path, opts.format)?;
     run(&Source::File { path, format }, path, opts)
 }

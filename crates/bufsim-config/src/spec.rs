@@ -54,11 +54,12 @@ impl Spec {
             ));
         }
         let mut args: Vec<(String, String)> = Vec::new();
-        if let Some(body) = body {
+        // `lru()` has no parameters; `lru(,)` or `lru(k=2,)` has an empty one, a slip worth naming.
+        if let Some(body) = body.filter(|b| !b.trim().is_empty()) {
             for part in split_top_level(body).map_err(|m| SpecError(format!("`{t}`: {m}")))? {
                 let part = part.trim();
                 if part.is_empty() {
-                    continue;
+                    return err(format!("`{t}`: empty parameter between commas; write key=value pairs separated by single commas"));
                 }
                 let Some(eq) = part.find('=') else {
                     return err(format!("`{t}`: parameter `{part}` needs a value, as in key=value"));
@@ -280,7 +281,7 @@ mod tests {
 
     #[test]
     fn rejects_malformed_specs() {
-        for bad in ["", "lru(", "lru(k)", "lru(k=1,k=2)", "l ru", "lru(a=(1)", "(x=1)"] {
+        for bad in ["", "lru(", "lru(k)", "lru(k=1,k=2)", "l ru", "lru(a=(1)", "(x=1)", "lru(,)", "lru(k=1,)", "lru(,k=1)"] {
             assert!(Spec::parse(bad).is_err(), "{bad}");
         }
     }

@@ -467,8 +467,15 @@ impl Options {
             Size::Bytes(b) => b,
             Size::Blocks(n) => n.saturating_mul(block_size),
         };
+        // The default cluster grows to one block when blocks are larger than it: a disk request
+        // is at least one block. A cluster the user gave that is smaller than a block is refused.
+        let default_cluster = Options::default().cluster;
+        let cluster_bytes = if cluster_bytes < block_size && self.cluster == default_cluster { block_size } else { cluster_bytes };
         if cluster_bytes < block_size {
-            return Err(SpecError(format!("cluster size `{}` is smaller than one block", self.cluster)));
+            return Err(SpecError(format!(
+                "cluster size `{}` is smaller than one block ({block_size} B); give a cluster of at least the block size",
+                self.cluster
+            )));
         }
         let file_gap_blocks = match Size::parse(&self.file_gap).map_err(|e| SpecError(format!("file gap: {e}")))? {
             Size::Bytes(b) => b.div_ceil(block_size),

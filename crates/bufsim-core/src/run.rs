@@ -104,10 +104,23 @@ pub struct RunResult {
     pub skipped: SkipReport,
 }
 
-/// Where the requests come from: the file again, or the copy decoded into memory.
+/// Where the requests come from: the file again, a reader opened once (an input that cannot be
+/// read twice: standard input, a pipe), or the copy decoded into memory.
 pub(crate) enum Source<'a> {
     File { path: &'a str, format: Format, read: ReadOptions },
+    Once(std::sync::Mutex<Option<TraceReader>>),
     Memory(&'a [Request]),
+}
+
+impl Source<'_> {
+    /// A reader from the start of the trace; an input read once gives its reader only once.
+    fn reader(&self) -> Result<TraceReader, TraceError> {
+        match self {
+            Source::File { path, format, read } => TraceReader::open_with(path, Some(*format), read),
+            Source::Once(cell) => cell.lock().ok().and_then(|mut r| r.take()).ok_or_else(|| bufsim_trace::not_rewindable("-", "this run")),
+            Source::Memory(_) => unreachable!("requests in memory need no reader"),
+        }
+    }
 }
 
 /// Everything a run needs besides its policy, computed once per trace.
@@ -172,8 +185,8 @@ pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, Si
 
 fn for_each_request(source: &Source, mut f: impl FnMut(&Request)) -> Result<(), TraceError> {
     match source {
-        Source::File { path, format, read } => {
-            let mut reader = TraceReader::open_with(path, Some(*format), read)?;
+        Source::File { .. } | Source::Once(_) => {
+            let mut reader = source.reader()?;
             while let Some(r) = reader.next_request()? {
                 f(&r);
             }
@@ -276,8 +289,8 @@ impl PolicyVisitor for Simulate<'_> {
             engine = engine.with_prefetching(p, future);
         }
         match self.source {
-            Source::File { path, format, read } => {
-                let mut reader = TraceReader::open_with(path, Some(*format), read)?;
+            Source::File { .. } | Source::Once(_) => {
+                let mut reader = self.source.reader()?;
                 engine.run(|| reader.next_request())?;
                 *self.skipped.borrow_mut() = reader.skipped().clone();
             }
@@ -333,8 +346,8 @@ impl Simulate<'_> {
         }
         let cfg = self.opts.engine;
         match self.source {
-            Source::File { path, format, read } => {
-                let mut reader = TraceReader::open_with(path, Some(*format), read)?;
+            Source::File { .. } | Source::Once(_) => {
+                let mut reader = self.source.reader()?;
                 engine.run(|| loop {
                     match reader.next_request()? {
                         Some(r) if !included(&r, &cfg) => continue,
@@ -419,8 +432,11 @@ pub fn resolve_format(path: &str, format: Option<Format>) -> Result<Format, Trac
 /// Runs every configuration over the trace at `path`; results come back in the order given.
 pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
     let blocks = validate(configs, opts)?;
-    let format = resolve_format(path, opts.format)?;
     let read = ReadOptions { skip_bad: opts.skip_bad };
+    if !bufsim_trace::rewindable(path) {
+        return run_once(path, configs, &blocks, opts, &read);
+    }
+    let format = resolve_format(path, opts.format)?;
     if opts.first_level.is_some() {
         let (requests, skipped) = decode_with(path, format, &read)?;
         return with_skipped(run_requests(&requests, format.address_kind(), configs, opts), &skipped);
@@ -436,6 +452,48 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
     let source = Source::Memory(&requests);
     let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
     with_skipped(run_parallel(&source, &prepared, configs, &blocks, opts), &skipped)
+}
+
+/// [`run_trace`] over an input that can be read only once (standard input, a pipe, a FIFO):
+/// the trace is detected and read in one pass. Several runs share a copy decoded into memory;
+/// one run streams it, and is refused if it needs a pre-pass (OPT's future, file sizes).
+fn run_once(path: &str, configs: &[RunConfig], blocks: &[u64], opts: &RunOptions, read: &ReadOptions) -> Result<Vec<RunResult>, SimError> {
+    let reader = TraceReader::open_with(path, opts.format, read)?;
+    let format = reader.format();
+    let kind = format.address_kind();
+    let need_future = configs.iter().any(|c| needs_future(&c.policy));
+    let need_sizes = configs.iter().any(prefetches);
+    if opts.first_level.is_some() || configs.len() > 1 {
+        let (requests, skipped) = drain(reader)?;
+        return with_skipped(run_requests(&requests, kind, configs, opts), &skipped);
+    }
+    let pre_pass = if need_future {
+        Some("policy opt (its future)")
+    } else if kind == AddressKind::File {
+        Some("a file trace (its files' sizes, for the layout)")
+    } else if need_sizes {
+        Some("read-ahead (its files' sizes)")
+    } else if opts.timing.is_some() {
+        Some("timed mode (its streams)")
+    } else if opts.array.is_some() {
+        Some("an array (its devices)")
+    } else {
+        None
+    };
+    if let Some(what) = pre_pass {
+        return Err(bufsim_trace::not_rewindable(path, what).into());
+    }
+    let source = Source::Once(std::sync::Mutex::new(Some(reader)));
+    let prepared = prepare(&source, kind, false, false, opts)?;
+    Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?])
+}
+
+fn drain(mut reader: TraceReader) -> Result<(Vec<Request>, SkipReport), TraceError> {
+    let mut requests = Vec::new();
+    while let Some(r) = reader.next_request()? {
+        requests.push(r);
+    }
+    Ok((requests, reader.skipped().clone()))
 }
 
 /// Gives every result the report of the one read their trace came from.
@@ -461,9 +519,10 @@ impl LoadedTrace {
         Self::load_with(path, format, &ReadOptions::default())
     }
 
+    /// Reads the trace once (standard input and pipes too), detecting its format if not given.
     pub fn load_with(path: &str, format: Option<Format>, read: &ReadOptions) -> Result<LoadedTrace, TraceError> {
-        let format = resolve_format(path, format)?;
-        let mut reader = TraceReader::open_with(path, Some(format), read)?;
+        let mut reader = TraceReader::open_with(path, format, read)?;
+        let format = reader.format();
         let mut requests = Vec::new();
         while let Some(r) = reader.next_request()? {
             requests.push(r);

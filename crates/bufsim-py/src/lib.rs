@@ -339,6 +339,12 @@ fn size_to_blocks(text: &str, block_size: u64) -> PyResult<u64> {
         .map_err(|e| SpecError::new_err(e.to_string()))
 }
 
+/// The one spelling of a policy spec (`LRU`, ` lru`, `lru()` are `lru`); sweeps key runs by it.
+#[pyfunction]
+fn canonical_policy(spec: &str) -> PyResult<String> {
+    bufsim_core::policy::registry::canonical(spec).map_err(|e| SpecError::new_err(e.to_string()))
+}
+
 /// Tells a trace's format from its content.
 #[pyfunction]
 fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
@@ -595,6 +601,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_policy, m)?)?;
     m.add_function(wrap_pyfunction!(filter_trace, m)?)?;
     m.add_function(wrap_pyfunction!(breakdown, m)?)?;
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;

@@ -15,6 +15,10 @@ pub struct ArcReader {
 }
 
 impl ArcReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         ArcReader { lines, fields: Vec::with_capacity(4) }
     }

@@ -77,6 +77,10 @@ fn starts_summary(t: &[u8]) -> bool {
 }
 
 impl BlkparseReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader, event: BlkEvent) -> Self {
         BlkparseReader { lines, event, fields: Vec::with_capacity(12), devices: DeviceTable::default(), in_summary: false }
     }

@@ -1,8 +1,8 @@
 //! bufsim's own binary trace format (`.bst`): a 64-byte header, fixed-size little-endian
 //! records, then a table of names. It keeps exactly what a [`Request`] holds, only the columns
-//! the source trace has, and reads at memory speed (memory-mapped when the file is not
-//! compressed). The byte layout is documented in docs/trace-formats.md; change [`VERSION`]
-//! whenever it changes.
+//! the source trace has, and reads fast: large sequential reads, never a memory map, so a
+//! file cut short while it is read gives an error rather than a bus error. The byte layout is
+//! documented in docs/trace-formats.md; change [`VERSION`] whenever it changes.
 //!
 //! Header (all integers little endian):
 //! ```text
@@ -25,7 +25,7 @@
 //! order, `u32 length` and that many bytes of UTF-8.
 
 use std::fs::File;
-use std::io::{BufRead, BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufWriter, Read, Seek, SeekFrom, Write};
 
 use crate::error::{Location, TraceError};
 use crate::request::{AddressKind, Op, Request};
@@ -181,6 +181,23 @@ impl Header {
             return Err(bad(40, "a file trace without file names".into()));
         }
         Ok(header)
+    }
+
+    /// The byte offset where the records end (the name table starts), checked against the
+    /// length of the whole file: a header promising more records than the file holds is a
+    /// file cut short (or still being written).
+    fn end(&self, file_len: u64, path: &str) -> Result<u64, TraceError> {
+        let len = self.record_len() as u64;
+        let end = HEADER_LEN as u64 + self.records * len;
+        if end > file_len {
+            let whole = (file_len - HEADER_LEN as u64) / len;
+            return Err(TraceError::malformed(
+                path,
+                Location::Byte(HEADER_LEN as u64 + whole * len),
+                format!("truncated: the header promises {} records, the file holds {whole}", self.records),
+            ));
+        }
+        Ok(end)
     }
 
     /// How many file or device ids records may use.
@@ -342,27 +359,9 @@ fn decode_names(bytes: &[u8], count: u32, at: u64, path: &str) -> Result<Vec<Str
     Ok(names)
 }
 
-/// The bytes of a whole `.bst`: a memory map of the file, or a copy in memory.
-enum Backing {
-    Map(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl std::ops::Deref for Backing {
-    type Target = [u8];
-
-    #[inline]
-    fn deref(&self) -> &[u8] {
-        match self {
-            Backing::Map(m) => m,
-            Backing::Owned(v) => v,
-        }
-    }
-}
-
-/// The fast path: the file is mapped into memory and records are decoded in place.
+/// A whole `.bst` held in memory, its records decoded in place.
 pub struct MappedBstReader {
-    map: Backing,
+    map: Vec<u8>,
     path: String,
     header: Header,
     layout: Layout,
@@ -370,51 +369,18 @@ pub struct MappedBstReader {
     ids: u32,
     pos: usize,
     end: usize,
-    /// Pages up to here are mapped in ahead of the reader (see [`WINDOW`]).
-    populated: usize,
-    /// Mapped pages before this offset were handed back.
-    released: usize,
 }
 
-/// The map is worked through in windows of this many bytes: the next window's pages are mapped
-/// in one call ahead of the reader (cheaper than a page fault every few pages), and windows
-/// already read are handed back, so the resident memory of a long read stays bounded (the data
-/// stays in the page cache).
-const WINDOW: usize = 16 << 20;
-
 impl MappedBstReader {
-    pub fn open(file: &File, path: &str) -> Result<Self, TraceError> {
-        // SAFETY: the map is read-only; a trace changed by another process while it is read
-        // yields wrong requests (each one checked as usual) but never touches our memory.
-        let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| TraceError::io(path, &e))?;
-        // Read-ahead hint only: failing to give it changes nothing but speed.
-        let _ = map.advise(memmap2::Advice::Sequential);
-        Self::new(Backing::Map(map), path)
-    }
-
     /// Reads a whole `.bst` held in memory.
     pub fn from_bytes(bytes: Vec<u8>, path: &str) -> Result<Self, TraceError> {
-        Self::new(Backing::Owned(bytes), path)
-    }
-
-    fn new(map: Backing, path: &str) -> Result<Self, TraceError> {
+        let map = bytes;
         let header = Header::decode(&map, path)?;
         let layout = Layout::of(header.columns);
-        let end = HEADER_LEN as u64 + header.records * layout.len as u64;
-        if end > map.len() as u64 {
-            let whole = (map.len() - HEADER_LEN) / layout.len;
-            return Err(TraceError::malformed(
-                path,
-                Location::Byte((HEADER_LEN + whole * layout.len) as u64),
-                format!("truncated: the header promises {} records, the file holds {whole}", header.records),
-            ));
-        }
-        let end = end as usize;
+        let end = header.end(map.len() as u64, path)? as usize;
         let names = decode_names(&map[end..], header.names, end as u64, path)?;
         let ids = header.ids();
-        let mut r = MappedBstReader { map, path: path.to_string(), header, layout, names, ids, pos: HEADER_LEN, end, populated: 0, released: 0 };
-        r.next_window();
-        Ok(r)
+        Ok(MappedBstReader { map, path: path.to_string(), header, layout, names, ids, pos: HEADER_LEN, end })
     }
 
     pub fn header(&self) -> &Header {
@@ -425,6 +391,15 @@ impl MappedBstReader {
         &self.names
     }
 
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The byte offset of the record read last.
+    pub(crate) fn record_offset(&self) -> u64 {
+        self.pos.saturating_sub(self.layout.len) as u64
+    }
+
     #[inline]
     pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         if self.pos >= self.end {
@@ -432,35 +407,11 @@ impl MappedBstReader {
         }
         let at = self.pos;
         self.pos += self.layout.len;
-        if self.pos > self.populated {
-            self.next_window();
-        }
         let r = decode_record(&self.map[at..self.pos], &self.layout, self.header.in_blocks);
         if !self.header.valid(&r, self.ids) {
             return Err(Header::bad_record(&r, self.ids, &self.path, at as u64));
         }
         Ok(Some(r))
-    }
-
-    /// Maps in the window after `populated` and hands back windows the reader has left.
-    /// Both are hints: when the kernel refuses one, pages are faulted in and kept as usual.
-    #[cold]
-    fn next_window(&mut self) {
-        let Backing::Map(m) = &self.map else {
-            self.populated = usize::MAX;
-            return;
-        };
-        let len = WINDOW.min(m.len().saturating_sub(self.populated));
-        if len > 0 {
-            let _ = m.advise_range(memmap2::Advice::PopulateRead, self.populated, len);
-        }
-        self.populated += WINDOW;
-        while self.released + 2 * WINDOW <= self.pos {
-            // SAFETY: the map is a read-only view of a file, so dropping its pages only makes a
-            // later access read them from the file again; nothing before `pos` is read again.
-            let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, self.released, WINDOW) };
-            self.released += WINDOW;
-        }
     }
 }
 
@@ -497,8 +448,38 @@ impl BstReader {
         Ok(BstReader { inner, path: path.to_string(), header, layout, names: Vec::new(), buf: vec![0; layout.len], read: 0 })
     }
 
+    /// Reads a plain `.bst` file: its length and name table are checked first, then records
+    /// are read in order. A file cut short while it is read ends in an error, never a fault.
+    pub(crate) fn from_file(mut file: File, path: &str) -> Result<Self, TraceError> {
+        let io = |e: std::io::Error| TraceError::io(path, &e);
+        let file_len = file.metadata().map_err(io)?.len();
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        let mut inner: Box<dyn BufRead + Send> = Box::new(std::io::BufReader::with_capacity(crate::input::READ_BUFFER, file));
+        let mut head = [0u8; HEADER_LEN];
+        let got = read_full(&mut *inner, &mut head, path)?;
+        let header = Header::decode(&head[..got], path)?;
+        let end = header.end(file_len, path)?;
+        // The names first (the table is at most a few MiB), from a second handle on the file.
+        let mut names_file = std::io::BufReader::new(File::open(path).map_err(io)?);
+        names_file.seek(SeekFrom::Start(end)).map_err(io)?;
+        let mut table = Vec::new();
+        std::io::Read::take(&mut names_file, file_len - end).read_to_end(&mut table).map_err(io)?;
+        let names = decode_names(&table, header.names, end, path)?;
+        let layout = Layout::of(header.columns);
+        Ok(BstReader { inner, path: path.to_string(), header, layout, names, buf: vec![0; layout.len], read: 0 })
+    }
+
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The byte offset of the record read last.
+    pub(crate) fn record_offset(&self) -> u64 {
+        self.offset().saturating_sub(self.layout.len as u64)
     }
 
     /// The names; read at the end of the stream, so empty until every record was read.

@@ -24,6 +24,10 @@ fn scsi_op(code: u64) -> Option<Op> {
 }
 
 impl CloudPhysicsReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         CloudPhysicsReader {
             lines,

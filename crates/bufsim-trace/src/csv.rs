@@ -42,6 +42,10 @@ pub struct CsvReader {
 }
 
 impl CsvReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(mut lines: LineReader) -> Result<Self, TraceError> {
         // Find the header: the first line that is neither blank nor a comment.
         loop {

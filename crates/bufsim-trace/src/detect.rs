@@ -1,37 +1,75 @@
-//! Telling a trace's format from its content (the first 64 KiB after decompression), never
-//! from its name.
-
-use std::io::Read;
+//! Telling a trace's format from its content (the first 64 KiB after decompression, past any
+//! longer block of leading comments), never from its name.
 
 use crate::blkparse::BlkEvent;
 use crate::bst;
 use crate::error::TraceError;
 use crate::format::Format;
-use crate::input::{open_file, open_input, Compression};
+use crate::input::Opened;
 use crate::lines::{parse_fixed, parse_u64, split_ws, trim};
 use crate::request::AddressKind;
 use crate::{cloudphysics, msr, ORACLE_RECORD};
 
-const HEAD: usize = 64 * 1024;
+pub(crate) const HEAD: usize = 64 * 1024;
 /// Content lines looked at (a separator or a named object can sit a few lines in).
 const SAMPLE_LINES: usize = 64;
 
 /// Tells the format of the trace at `path` from its content.
 pub fn detect(path: &str) -> Result<Format, TraceError> {
-    let (mut input, compression) = open_input(path)?;
-    let mut head = Vec::with_capacity(HEAD);
-    (&mut input).take(HEAD as u64).read_to_end(&mut head).map_err(|e| TraceError::io(path, &e))?;
-    let len = if compression == Compression::None {
-        Some(open_file(path)?.metadata().map_err(|e| TraceError::io(path, &e))?.len())
-    } else if head.len() < HEAD {
-        Some(head.len() as u64)
-    } else {
-        None
-    };
-    detect_bytes(&head, len).ok_or_else(|| {
-        let what = if head.is_empty() { "the trace is empty" } else { "cannot tell the trace format from its content" };
-        TraceError::unknown_format(path, format!("{what}; pass --format with one of {}", Format::NAMES.join(", ")))
-    })
+    let mut opened = Opened::open(path, HEAD)?;
+    Ok(detect_opened(&mut opened, path)?.0)
+}
+
+/// Tells the format of an opened trace from its head, and how many leading lines (comments too
+/// long for the head) it passed over; those are consumed, everything else stays to be read.
+pub(crate) fn detect_opened(o: &mut Opened, path: &str) -> Result<(Format, u64), TraceError> {
+    let mut skipped = 0u64;
+    loop {
+        if let Some(f) = detect_bytes(&o.head, o.len) {
+            return Ok((f, skipped));
+        }
+        // A head that is nothing but comments (a long command line or notes written by a
+        // collector): pass over them and look at what follows.
+        let dropped = (o.head.len() >= HEAD).then(|| leading_comments(&o.head)).flatten();
+        let Some((bytes, lines, cut_comment)) = dropped else {
+            let what = if o.head.is_empty() { "the trace is empty" } else { "cannot tell the trace format from its content" };
+            return Err(TraceError::unknown_format(path, format!("{what}; pass --format with one of {}", Format::NAMES.join(", "))));
+        };
+        o.drop_head(bytes);
+        skipped += lines;
+        if cut_comment {
+            o.skip_line(path)?;
+            skipped += 1;
+        }
+        let want = HEAD - o.head.len();
+        if o.extend_head(want, path)? < want {
+            o.len = Some(o.head.len() as u64);
+        } else {
+            o.len = None;
+        }
+    }
+}
+
+/// For a text head whose whole lines are all blank or `#` comments: the bytes and the number of
+/// those lines, and whether the cut-off line after them is a comment too. `None` otherwise.
+fn leading_comments(head: &[u8]) -> Option<(usize, u64, bool)> {
+    let end = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+    let mut lines = 0;
+    let whole = if end > 0 { &head[..end - 1] } else { &[][..] };
+    for line in whole.split(|&c| c == b'\n').take(if end > 0 { usize::MAX } else { 0 }) {
+        let t = trim(line.strip_suffix(b"\r").unwrap_or(line));
+        if !t.is_empty() && t[0] != b'#' {
+            return None;
+        }
+        lines += 1;
+    }
+    let rest = trim(&head[end..]);
+    let cut_comment = rest.first() == Some(&b'#');
+    if !cut_comment && !rest.is_empty() {
+        // A content line longer than the head is no trace bufsim reads.
+        return None;
+    }
+    (end > 0 || cut_comment).then_some((if cut_comment { head.len() } else { end }, lines, cut_comment))
 }
 
 /// The format of a trace whose (decompressed) content starts with `head`; `len` is the whole

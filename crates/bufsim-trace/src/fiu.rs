@@ -21,6 +21,10 @@ pub struct FiuReader {
 }
 
 impl FiuReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         FiuReader { lines, fields: Vec::with_capacity(12), devices: DeviceTable::default(), key: [0; 8] }
     }

@@ -52,15 +52,29 @@ pub fn read_arbitrary(bytes: &[u8], format: Format) {
     }
 }
 
+/// Reads `bytes` the way a pipe is read: detected from a buffered head (passing over leading
+/// comments), then read on from the same stream; with the same promises as [`read_arbitrary`].
+pub fn detect_and_read_stream(bytes: &[u8]) {
+    let bound = bytes.len() as u64 + 1;
+    for skip_bad in [false, true] {
+        let opts = ReadOptions { skip_bad };
+        let input: Box<dyn std::io::Read + Send> = Box::new(Cursor::new(bytes.to_vec()));
+        if let Ok(r) = TraceReader::detect_read(input, "fuzz", &opts) {
+            drain(r, Some(bound));
+        }
+    }
+}
+
 fn drain(mut r: TraceReader, bound: Option<u64>) {
     let mut n = 0u64;
     loop {
         match r.next_request() {
             Ok(Some(req)) => {
                 n += 1;
-                if !req.in_blocks {
-                    assert!(req.offset.checked_add(req.size).is_some(), "byte range wraps: {req:?}");
-                }
+                // No range wraps (a block range may end at 2^64 - 1, so its last block is
+                // addressable), and no request is too large to split into accesses.
+                assert!(req.offset.checked_add(req.size).is_some(), "range wraps: {req:?}");
+                assert!(req.size <= crate::MAX_REQUEST_SIZE, "request too large: {req:?}");
                 if r.address_kind() == AddressKind::Device {
                     assert!((req.file as usize) < MAX_DEVICES, "device {} cannot be numbered", req.file);
                 }

@@ -1,12 +1,18 @@
-//! Opening a trace: the file, and a streaming decompressor when its first bytes are the magic
-//! of gzip (`1f 8b`) or zstd (`28 b5 2f fd`), whatever the file is called.
+//! Opening a trace: the file (or standard input, `-`), and a streaming decompressor when its
+//! first bytes are the magic of gzip (`1f 8b`) or zstd (`28 b5 2f fd`), whatever it is called.
+//!
+//! Every trace is opened once. What format detection looks at is read into a buffer that the
+//! reader then consumes first, so a pipe, a FIFO or standard input loses nothing to detection.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 
 use crate::error::TraceError;
 
 pub(crate) const READ_BUFFER: usize = 1 << 20;
+
+/// The name that stands for standard input.
+pub const STDIN: &str = "-";
 
 /// How a trace file is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,13 +35,37 @@ impl Compression {
     }
 }
 
+/// Whether the trace at `path` can be read more than once: a regular file can, standard input,
+/// a pipe (`<(zcat t.gz)`, `/dev/stdin`) or a FIFO cannot. Looks without opening, since opening
+/// a FIFO waits for its writer.
+pub fn rewindable(path: &str) -> bool {
+    path != STDIN && std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true)
+}
+
+/// What a pre-pass on an input that cannot be read twice is told.
+pub fn not_rewindable(path: &str, what: &str) -> TraceError {
+    let name = if path == STDIN { "standard input" } else { "this input is a pipe or FIFO and" };
+    TraceError::unknown_format(
+        path,
+        format!("{what} reads the trace twice, but {name} cannot be read again; save the trace to a file first (`bufsim convert {path} -o t.bst`)"),
+    )
+}
+
 pub(crate) fn open_file(path: &str) -> Result<File, TraceError> {
-    let f = File::open(path).map_err(|e| TraceError::io(path, &e))?;
+    let f = if path == STDIN { stdin_file(path)? } else { File::open(path).map_err(|e| TraceError::io(path, &e))? };
     let meta = f.metadata().map_err(|e| TraceError::io(path, &e))?;
     if meta.is_dir() {
         return Err(TraceError::unknown_format(path, "is a directory; give a trace file"));
     }
     Ok(f)
+}
+
+/// Standard input as a file of its own (a duplicate descriptor), read without Rust's stdin lock
+/// and line buffer.
+fn stdin_file(path: &str) -> Result<File, TraceError> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().map_err(|e| TraceError::io(path, &e))?;
+    Ok(File::from(fd))
 }
 
 /// Wraps `inner` in a decompressor if its first bytes ask for one.
@@ -60,8 +90,85 @@ pub fn decompressed(mut inner: Box<dyn BufRead + Send>, path: &str) -> Result<(B
     Ok((out, c))
 }
 
-/// Opens `path` for reading, decompressing as it goes.
-pub(crate) fn open_input(path: &str) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
-    let file = open_file(path)?;
-    decompressed(Box::new(BufReader::with_capacity(READ_BUFFER, file)), path)
+/// An opened trace: its decompressed content, with the first bytes already read (for format
+/// detection) held in front of the rest.
+pub(crate) struct Opened {
+    /// The (decompressed) length when known: a whole plain file, or content shorter than the head.
+    pub(crate) len: Option<u64>,
+    pub(crate) head: Vec<u8>,
+    rest: Box<dyn BufRead + Send>,
+    /// The file itself, for readers that read it at positions (an uncompressed `.bst`).
+    pub(crate) file: Option<File>,
+}
+
+impl Opened {
+    /// Opens `path` and reads up to `head` bytes of its decompressed content.
+    pub(crate) fn open(path: &str, head: usize) -> Result<Opened, TraceError> {
+        let file = open_file(path)?;
+        let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
+        let regular = meta.is_file() && path != STDIN;
+        let keep = if regular { file.try_clone().ok() } else { None };
+        Self::from_read(Box::new(file), path, head, regular.then_some(meta.len()), keep)
+    }
+
+    /// Reads up to `head` bytes of any input's decompressed content; `plain_len` is its length
+    /// when known, `file` the file for positional reads (both only for a regular file).
+    pub(crate) fn from_read(input: Box<dyn Read + Send>, path: &str, head: usize, plain_len: Option<u64>, keep: Option<File>) -> Result<Opened, TraceError> {
+        let (mut rest, compression) = decompressed(Box::new(BufReader::with_capacity(READ_BUFFER, input)), path)?;
+        let mut buf = Vec::with_capacity(head);
+        (&mut rest).take(head as u64).read_to_end(&mut buf).map_err(|e| TraceError::io(path, &e))?;
+        let len = if buf.len() < head {
+            Some(buf.len() as u64)
+        } else if compression == Compression::None {
+            plain_len
+        } else {
+            None
+        };
+        let file = if compression == Compression::None { keep } else { None };
+        Ok(Opened { len, head: buf, rest, file })
+    }
+
+    /// Passes over `n` bytes of the head (text detection found only comments there).
+    pub(crate) fn drop_head(&mut self, n: usize) {
+        self.head.drain(..n);
+    }
+
+    /// Reads more content into the head, up to `more` bytes; returns how many came.
+    pub(crate) fn extend_head(&mut self, more: usize, path: &str) -> Result<usize, TraceError> {
+        let before = self.head.len();
+        (&mut self.rest).take(more as u64).read_to_end(&mut self.head).map_err(|e| TraceError::io(path, &e))?;
+        Ok(self.head.len() - before)
+    }
+
+    /// Consumes the rest of the current line (it was not in the head); returns false at the end.
+    pub(crate) fn skip_line(&mut self, path: &str) -> Result<bool, TraceError> {
+        loop {
+            let avail = match self.rest.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(TraceError::io(path, &e)),
+            };
+            if avail.is_empty() {
+                return Ok(false);
+            }
+            match memchr::memchr(b'\n', avail) {
+                Some(i) => {
+                    self.rest.consume(i + 1);
+                    return Ok(true);
+                }
+                None => {
+                    let n = avail.len();
+                    self.rest.consume(n);
+                }
+            }
+        }
+    }
+
+    /// The whole content: the head, then the rest.
+    pub(crate) fn into_input(self) -> Box<dyn BufRead + Send> {
+        if self.head.is_empty() {
+            return self.rest;
+        }
+        Box::new(std::io::Cursor::new(self.head).chain(self.rest))
+    }
 }

@@ -13,7 +13,8 @@ use crate::error::TraceError;
 use crate::lines::{parse_fixed, parse_u64, split_commas, trim, LineReader};
 use crate::request::{Op, Request};
 
-/// The block number of an object id: the number itself, or the FNV-1a hash of the text.
+/// The block number of an object id: the number itself, or the FNV-1a hash of the text (a hash
+/// of 2^64-1, the one block number with no block after it, is taken as 2^64-2).
 pub fn object_block(id: &[u8]) -> u64 {
     if let Some(n) = parse_u64(id) {
         return n;
@@ -23,7 +24,7 @@ pub fn object_block(id: &[u8]) -> u64 {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    h
+    h.min(u64::MAX - 1)
 }
 
 fn access(block: u64, op: Op, time_ns: u64) -> Request {
@@ -36,6 +37,10 @@ pub struct LcsTxtReader {
 }
 
 impl LcsTxtReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         LcsTxtReader { lines }
     }
@@ -82,6 +87,10 @@ fn split_tabs(line: &[u8], fields: &mut Vec<(usize, usize)>) {
 }
 
 impl LcsCsvReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(mut lines: LineReader) -> Result<Self, TraceError> {
         if !lines.advance_content()? {
             return Err(lines.error("empty trace: expected a header line naming the columns (obj_id, and time, obj_size, op if present)"));

@@ -37,10 +37,10 @@ pub use detect::{detect, detect_bytes};
 pub use devices::MAX_DEVICES;
 pub use error::{Location, TraceError, TraceErrorKind};
 pub use format::Format;
-pub use input::Compression;
+pub use input::{not_rewindable, rewindable, Compression, STDIN};
 pub use lcs::object_block;
 pub use oracle::{encode_record as encode_oracle_record, OracleReader, RECORD as ORACLE_RECORD};
-pub use reader::{resolve, ReadOptions, SkipReport, TraceReader};
+pub use reader::{resolve, ReadOptions, SkipReport, TraceReader, MAX_REQUEST_SIZE};
 pub use request::{AddressKind, Op, Request};
 pub use writer::BlockCsvWriter;
 
@@ -135,7 +135,9 @@ mod tests {
         let input: Box<dyn BufRead + Send> = Box::new(std::io::Cursor::new(bytes));
         let mut r = TraceReader::from_input(input, "t.bin", Format::Oracle).unwrap();
         assert_eq!(r.next_request().unwrap().unwrap().offset, 42);
-        assert_eq!(r.next_request().unwrap().unwrap().offset, u64::MAX);
+        // Block 2^64-1 has no block after it: its one-block range cannot be expressed.
+        let err = r.next_request().unwrap_err().to_string();
+        assert!(err.starts_with("t.bin: byte 24: block 18446744073709551615 (+ 1) is past the largest block"), "{err}");
         let err = r.next_request().unwrap_err().to_string();
         assert_eq!(err, "t.bin: byte 48: truncated record: 3 of 24 bytes; an oracleGeneral file is a whole number of 24-byte records");
     }

@@ -14,6 +14,8 @@ pub(crate) struct LineReader {
     pub(crate) path: String,
     pub(crate) buf: Vec<u8>,
     pub(crate) line_no: u64,
+    /// The last line read had no line terminator: the input ended inside it.
+    pub(crate) unterminated: bool,
 }
 
 impl LineReader {
@@ -23,7 +25,14 @@ impl LineReader {
             path: path.to_string(),
             buf: Vec::with_capacity(256),
             line_no: 0,
+            unterminated: false,
         }
+    }
+
+    /// A reader whose first line is line `before + 1` (lines before it were read elsewhere).
+    pub(crate) fn after_lines(mut self, before: u64) -> Self {
+        self.line_no = before;
+        self
     }
 
     /// Reads the next line into `self.buf` without its line terminator.
@@ -33,6 +42,7 @@ impl LineReader {
         self.buf.clear();
         let mut seen = false;
         let mut too_long = false;
+        let mut seen_newline = false;
         loop {
             let avail = match self.inner.fill_buf() {
                 Ok(a) => a,
@@ -54,6 +64,7 @@ impl LineReader {
             }
             self.inner.consume(if done { take + 1 } else { take });
             if done {
+                seen_newline = true;
                 break;
             }
         }
@@ -61,7 +72,17 @@ impl LineReader {
             return Ok(false);
         }
         self.line_no += 1;
+        if !seen_newline {
+            self.unterminated = true;
+        }
         if too_long {
+            // A comment of any length is still a comment (a collector's note of a long
+            // command line): keep its mark only.
+            if trim(&self.buf).first() == Some(&b'#') {
+                self.buf.truncate(1);
+                self.buf[0] = b'#';
+                return Ok(true);
+            }
             self.buf.clear();
             return Err(self.error(format!(
                 "line longer than {} MiB; is this a text trace of the format given?",

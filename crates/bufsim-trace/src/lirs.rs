@@ -12,6 +12,10 @@ pub struct LirsReader {
 }
 
 impl LirsReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         LirsReader { lines }
     }

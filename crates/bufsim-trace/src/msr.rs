@@ -30,6 +30,10 @@ pub struct MsrReader {
 }
 
 impl MsrReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         MsrReader { lines, fields: Vec::with_capacity(8), devices: DeviceTable::default(), key: Vec::new() }
     }

@@ -26,6 +26,15 @@ pub struct OracleReader {
 const BUFFER: usize = RECORD * (1 << 15);
 
 impl OracleReader {
+    /// The byte offset after the last record read.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
     pub(crate) fn new(inner: Box<dyn BufRead + Send>, path: &str) -> Self {
         OracleReader {
             inner,

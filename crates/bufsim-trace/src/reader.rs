@@ -5,12 +5,13 @@ use std::io::{BufRead, BufReader};
 use crate::arc::ArcReader;
 use crate::blkparse::BlkparseReader;
 use crate::bst::{BstReader, Columns, Header, MappedBstReader};
+use crate::detect::{detect_opened, HEAD};
 use crate::cloudphysics::CloudPhysicsReader;
 use crate::csv::CsvReader;
 use crate::error::{Location, TraceError, TraceErrorKind};
 use crate::fiu::FiuReader;
 use crate::format::Format;
-use crate::input::{decompressed, open_file, open_input, Compression, READ_BUFFER};
+use crate::input::{decompressed, open_file, Compression, Opened, READ_BUFFER};
 use crate::lcs::{LcsCsvReader, LcsTxtReader};
 use crate::lines::LineReader;
 use crate::lirs::LirsReader;
@@ -27,11 +28,13 @@ pub struct ReadOptions {
 }
 
 /// The malformed records a `skip_bad` reader passed over: how many, and the first few
-/// (constant memory however many there are).
+/// (constant memory however many there are); and, for any reader, whether the trace ended
+/// inside a record (a text trace whose last line has no line end: cut short?).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SkipReport {
     pub count: u64,
     pub first: Vec<TraceError>,
+    pub ended_inside: Option<TraceError>,
 }
 
 impl SkipReport {
@@ -46,14 +49,22 @@ impl SkipReport {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.count == 0 && self.ended_inside.is_none()
     }
 
-    /// One line: `skipped 12 malformed records; first: t.csv:3: ...; t.csv:9: ...`.
+    /// One line: `skipped 12 malformed records; first: t.csv:3: ...; t.csv:9: ...`, and/or
+    /// `t.csv:9: the trace ends inside this line ...`.
     pub fn summary(&self) -> String {
-        let first: Vec<String> = self.first.iter().map(ToString::to_string).collect();
-        let s = if self.count == 1 { "" } else { "s" };
-        format!("skipped {} malformed record{s}; first: {}", self.count, first.join("; "))
+        let mut parts = Vec::new();
+        if self.count > 0 {
+            let first: Vec<String> = self.first.iter().map(ToString::to_string).collect();
+            let s = if self.count == 1 { "" } else { "s" };
+            parts.push(format!("skipped {} malformed record{s}; first: {}", self.count, first.join("; ")));
+        }
+        if let Some(e) = &self.ended_inside {
+            parts.push(e.to_string());
+        }
+        parts.join("; ")
     }
 }
 
@@ -84,14 +95,19 @@ pub struct TraceReader {
 
 /// The format to read `path` with: `format` if given (a `bst` file's address kind is read
 /// from its header), otherwise detected from the content.
+///
+/// It opens and reads the trace, so on an input that cannot be read twice (standard input, a
+/// pipe, see [`crate::rewindable`]) use [`TraceReader::open_with`] with the format unresolved
+/// instead: it detects and reads in one pass.
 pub fn resolve(path: &str, format: Option<Format>) -> Result<Format, TraceError> {
+    if !crate::rewindable(path) {
+        return Err(crate::input::not_rewindable(path, "this command"));
+    }
     match format {
         None => crate::detect(path),
         Some(Format::Bst(_)) => {
-            let (mut input, _) = open_input(path)?;
-            let mut head = [0u8; crate::bst::HEADER_LEN];
-            let got = read_up_to(&mut *input, &mut head).map_err(|e| TraceError::io(path, &e))?;
-            Ok(Format::Bst(Header::decode(&head[..got], path)?.kind))
+            let o = Opened::open(path, crate::bst::HEADER_LEN)?;
+            Ok(Format::Bst(Header::decode(&o.head, path)?.kind))
         }
         Some(f) => {
             // Reports a missing file before anything else.
@@ -101,18 +117,10 @@ pub fn resolve(path: &str, format: Option<Format>) -> Result<Format, TraceError>
     }
 }
 
-fn read_up_to(r: &mut dyn BufRead, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
+/// The most one request may cover: 2^32 - 1 bytes, or blocks in traces that count blocks (what
+/// a `.bst` record's size field holds). Anything larger is no request a system issues, and
+/// splitting it into block accesses would run for hours.
+pub const MAX_REQUEST_SIZE: u64 = u32::MAX as u64;
 
 impl TraceReader {
     /// Opens `path` in `format` (`None` detects it from the content); gzip and zstd files are
@@ -121,19 +129,36 @@ impl TraceReader {
         Self::open_with(path, format, &ReadOptions::default())
     }
 
+    /// The trace is opened once and read in one pass: detection looks at a buffered head that
+    /// the reader then consumes, so standard input (`-`), pipes and FIFOs lose nothing.
     pub fn open_with(path: &str, format: Option<Format>, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
-        let format = match format {
-            Some(f) => f,
-            None => crate::detect(path)?,
+        let mut opened = Opened::open(path, HEAD)?;
+        let (format, lines_before) = match format {
+            Some(f) => (f, 0),
+            None => detect_opened(&mut opened, path)?,
         };
-        let (input, compression) = open_input(path)?;
-        if matches!(format, Format::Bst(_)) && compression == Compression::None {
-            drop(input);
-            let mapped = MappedBstReader::open(&open_file(path)?, path)?;
-            let format = Format::Bst(mapped.header().kind);
-            return Ok(TraceReader { inner: Inner::MappedBst(mapped), format, skip_bad: opts.skip_bad, skipped: SkipReport::default() });
+        if matches!(format, Format::Bst(_)) {
+            if let Some(file) = opened.file.take() {
+                // A plain file is read by position (never mapped: a file cut short while it is
+                // read must give an error, not a bus error).
+                let r = BstReader::from_file(file, path)?;
+                let format = Format::Bst(r.header().kind);
+                return Ok(TraceReader::with(Inner::Bst(r), format, opts));
+            }
         }
-        Self::from_input_with(input, path, format, opts)
+        Self::from_input_at(opened.into_input(), path, format, opts, lines_before)
+    }
+
+    /// Reads any input in one pass, detecting its format from a buffered head (as
+    /// [`TraceReader::open_with`] reads standard input); `name` is used in errors.
+    pub fn detect_read(input: Box<dyn std::io::Read + Send>, name: &str, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        let mut opened = Opened::from_read(input, name, HEAD, None, None)?;
+        let (format, lines_before) = detect_opened(&mut opened, name)?;
+        Self::from_input_at(opened.into_input(), name, format, opts, lines_before)
+    }
+
+    fn with(inner: Inner, format: Format, opts: &ReadOptions) -> TraceReader {
+        TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default() }
     }
 
     /// Reads a whole trace held in memory (decompressing it if it is gzip or zstd); a `bst`
@@ -142,7 +167,7 @@ impl TraceReader {
         if matches!(format, Format::Bst(_)) && Compression::sniff(&bytes) == Compression::None {
             let r = MappedBstReader::from_bytes(bytes, name)?;
             let format = Format::Bst(r.header().kind);
-            return Ok(TraceReader { inner: Inner::MappedBst(r), format, skip_bad: opts.skip_bad, skipped: SkipReport::default() });
+            return Ok(TraceReader::with(Inner::MappedBst(r), format, opts));
         }
         // Bytes in memory need no read buffer (a decompressor gets its own).
         let (input, _) = decompressed(Box::new(std::io::Cursor::new(bytes)), name)?;
@@ -161,11 +186,17 @@ impl TraceReader {
     }
 
     pub fn from_input_with(input: Box<dyn BufRead + Send>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+        Self::from_input_at(input, name, format, opts, 0)
+    }
+
+    /// [`TraceReader::from_input_with`] for input whose first `lines_before` lines were read
+    /// already (comments detection passed over), so errors name the right lines.
+    fn from_input_at(input: Box<dyn BufRead + Send>, name: &str, format: Format, opts: &ReadOptions, lines_before: u64) -> Result<TraceReader, TraceError> {
         let inner = match format {
             Format::Oracle => Inner::Oracle(OracleReader::new(input, name)),
             Format::Bst(_) => Inner::Bst(BstReader::new(input, name)?),
             _ => {
-                let lines = LineReader::new(input, name);
+                let lines = LineReader::new(input, name).after_lines(lines_before);
                 match format {
                     Format::Csv | Format::BlockCsv => {
                         let r = CsvReader::new(lines)?;
@@ -195,7 +226,7 @@ impl TraceReader {
             Inner::Bst(r) => Format::Bst(r.header().kind),
             _ => format,
         };
-        Ok(TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default() })
+        Ok(TraceReader::with(inner, format, opts))
     }
 
     pub fn format(&self) -> Format {
@@ -280,7 +311,17 @@ impl TraceReader {
     #[inline]
     pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         loop {
-            match self.next_raw() {
+            let next = match self.next_raw() {
+                Ok(Some(r)) if r.size > MAX_REQUEST_SIZE || (r.in_blocks && r.offset.checked_add(r.size).is_none()) => {
+                    Err(self.out_of_range(&r))
+                }
+                Ok(None) => {
+                    self.note_end();
+                    Ok(None)
+                }
+                other => other,
+            };
+            match next {
                 Err(e)
                     if self.skip_bad
                         && e.kind == TraceErrorKind::Malformed
@@ -289,6 +330,92 @@ impl TraceReader {
                     self.skipped.add(e)
                 }
                 r => return r,
+            }
+        }
+    }
+}
+
+impl TraceReader {
+    /// Where the reader is: the line it read last, or the byte after the record it read last.
+    fn location(&self) -> Location {
+        let line = |l: &LineReader| Location::Line(l.line_no);
+        match &self.inner {
+            Inner::Csv(r) => line(r.lines()),
+            Inner::CloudPhysics(r) => line(r.lines()),
+            Inner::Msr(r) => line(r.lines()),
+            Inner::Blkparse(r) => line(r.lines()),
+            Inner::Spc(r) => line(r.lines()),
+            Inner::Fiu(r) => line(r.lines()),
+            Inner::LcsCsv(r) => line(r.lines()),
+            Inner::LcsTxt(r) => line(r.lines()),
+            Inner::Lirs(r) => line(r.lines()),
+            Inner::Arc(r) => line(r.lines()),
+            Inner::Oracle(r) => Location::Byte(r.offset().saturating_sub(crate::ORACLE_RECORD as u64)),
+            Inner::Bst(r) => Location::Byte(r.record_offset()),
+            Inner::MappedBst(r) => Location::Byte(r.record_offset()),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, r: &Request) -> TraceError {
+        let path = self.path();
+        let m = if r.size > MAX_REQUEST_SIZE {
+            let unit = if r.in_blocks { "blocks" } else { "bytes" };
+            format!("a request of {} {unit} is larger than bufsim takes (at most {MAX_REQUEST_SIZE} {unit} per request)", r.size)
+        } else {
+            format!(
+                "block {} (+ {}) is past the largest block number bufsim can address ({}): a sentinel value or a corrupt record?",
+                r.offset,
+                r.size,
+                u64::MAX - 1
+            )
+        };
+        TraceError::malformed(&path, self.location(), m)
+    }
+
+    fn path(&self) -> String {
+        match &self.inner {
+            Inner::Oracle(r) => r.path().to_string(),
+            Inner::Bst(r) => r.path().to_string(),
+            Inner::MappedBst(r) => r.path().to_string(),
+            _ => match self.location_lines() {
+                Some(l) => l.path.clone(),
+                None => String::new(),
+            },
+        }
+    }
+
+    fn location_lines(&self) -> Option<&LineReader> {
+        Some(match &self.inner {
+            Inner::Csv(r) => r.lines(),
+            Inner::CloudPhysics(r) => r.lines(),
+            Inner::Msr(r) => r.lines(),
+            Inner::Blkparse(r) => r.lines(),
+            Inner::Spc(r) => r.lines(),
+            Inner::Fiu(r) => r.lines(),
+            Inner::LcsCsv(r) => r.lines(),
+            Inner::LcsTxt(r) => r.lines(),
+            Inner::Lirs(r) => r.lines(),
+            Inner::Arc(r) => r.lines(),
+            _ => return None,
+        })
+    }
+
+    /// At the end of a text trace: a last line without its line end may be a record cut short.
+    #[cold]
+    fn note_end(&mut self) {
+        if self.skipped.ended_inside.is_some() {
+            return;
+        }
+        if let Some(l) = self.location_lines() {
+            if l.unterminated {
+                let e = TraceError::malformed(
+                    &l.path,
+                    Location::Line(l.line_no),
+                    "the trace ends inside this line (no line end): was it cut short? Its last record may be incomplete",
+                );
+                self.skipped.ended_inside = Some(e);
             }
         }
     }

@@ -20,6 +20,10 @@ pub struct SpcReader {
 }
 
 impl SpcReader {
+    pub(crate) fn lines(&self) -> &LineReader {
+        &self.lines
+    }
+
     pub(crate) fn new(lines: LineReader) -> Self {
         SpcReader { lines, fields: Vec::with_capacity(8), devices: DeviceTable::default() }
     }

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use bufsim_trace::fuzz::{read_arbitrary, ALL_FORMATS};
+use bufsim_trace::fuzz::{detect_and_read_stream, read_arbitrary, ALL_FORMATS};
 use bufsim_trace::{detect_bytes, AddressKind, BstWriter, Columns, Format, Op, ReadOptions, Request, TraceReader};
 
 /// Valid lines of every format, to mutate: random bytes alone rarely get past a header.
@@ -54,6 +54,7 @@ proptest! {
         }
         let _ = detect_bytes(&bytes, Some(bytes.len() as u64));
         let _ = detect_bytes(&bytes, None);
+        detect_and_read_stream(&bytes);
     }
 
     #[test]
@@ -62,6 +63,24 @@ proptest! {
             read_arbitrary(&bytes, format);
         }
         let _ = detect_bytes(&bytes, Some(bytes.len() as u64));
+        detect_and_read_stream(&bytes);
+    }
+
+    #[test]
+    fn leading_comments_of_any_length_never_panic_or_loop(
+        comment in proptest::collection::vec(any::<u8>(), 0..200),
+        repeat in 0usize..2000,
+        body in mutated(),
+    ) {
+        // Comment blocks around detection's 64 KiB head, then a (mutated) trace.
+        let mut bytes = Vec::new();
+        for _ in 0..repeat {
+            bytes.push(b'#');
+            bytes.extend(comment.iter().filter(|&&c| c != b'\n'));
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(&body);
+        detect_and_read_stream(&bytes);
     }
 
     #[test]

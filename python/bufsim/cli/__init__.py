@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from bufsim._core import BufsimError
+    from bufsim.errors import guard
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return func(args)
+        return guard(func, args)
     except BrokenPipeError:
         # The reader stopped early (`bufsim ... | head`): not an error. Point stdout at
         # /dev/null so the interpreter's final flush does not complain again.

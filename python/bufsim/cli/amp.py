@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+
+from bufsim.errors import u64
 import json
 import sys
 
@@ -76,7 +78,7 @@ def add_commands(sub) -> None:
                          description="Write the synthetic trace SPEC, generated from --seed, as interchange CSV "
                          "with a ctx column. `bufsim generate --list` lists the generators and their parameters.")
     gen.add_argument("spec", nargs="?", help="generator spec such as amp-c or amp-mix(loop1=2000,loop1-share=0.4)")
-    gen.add_argument("--seed", type=int, default=1, help="seed of the generator (default: 1)")
+    gen.add_argument("--seed", type=u64, default=1, help="seed of the generator (default: 1)")
     gen.add_argument("--out", "-o", metavar="FILE", help="output CSV (default: NAME-SEED.csv)")
     gen.add_argument("--list", action="store_true", help="list the generators")
     gen.set_defaults(func=cmd_generate)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+
+from bufsim.errors import u64
 import json
 
 from bufsim import _core
@@ -39,7 +41,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     def trace_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("trace", help="trace file (formats: see --format)")
+        p.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
         p.add_argument("--format", default="auto", metavar="F",
                        help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)} (default: auto)")
         p.add_argument("--block-size", default="4KiB", metavar="SIZE", help="cache block size (default: 4KiB)")
@@ -66,7 +68,7 @@ def add_commands(sub) -> None:
     an.add_argument("--policy", "-p", action="append", metavar="SPEC",
                     help="policy of the breakdown; repeat for several (default: those of the paper's Table 3 "
                     "that bufsim has, and opt)")
-    an.add_argument("--seed", type=int, help="seed of the breakdown's random policies (default: the run seed, as `bufsim run`)")
+    an.add_argument("--seed", type=u64, help="seed of the breakdown's random policies (default: the run seed, as `bufsim run`)")
     an.set_defaults(func=cmd_analyze)
 
     mr = sub.add_parser("mrc", help="LRU miss ratio curve in one pass (exact, and SHARDS sampling)",
@@ -82,5 +84,5 @@ def add_commands(sub) -> None:
     mr.add_argument("--shards-size", type=int, metavar="BLOCKS",
                     help="also estimate by fixed-size SHARDS keeping at most this many sampled blocks, e.g. 8192")
     mr.add_argument("--no-exact", action="store_true", help="SHARDS only (no exact curve, so no error report)")
-    mr.add_argument("--seed", type=int, help="seed of the SHARDS sampling hash (default: the run seed, as `bufsim run`)")
+    mr.add_argument("--seed", type=u64, help="seed of the SHARDS sampling hash (default: the run seed, as `bufsim run`)")
     mr.set_defaults(func=cmd_mrc)

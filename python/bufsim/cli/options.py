@@ -8,6 +8,7 @@ from typing import Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import u64
 
 EXIT_USAGE = 2
 
@@ -59,7 +60,7 @@ def add_options(p: argparse.ArgumentParser, sections: Sequence[str], *, grid: bo
         if f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:
-            kind = _number_or_text if f.sql in ("BIGINT", "UBIGINT") else str
+            kind = u64 if f.sql == "UBIGINT" else _number_or_text if f.sql == "BIGINT" else str
             g.add_argument(*names, dest=f.name, action="append" if repeat else "store", type=kind, default=None,
                            metavar=f.name.upper(), help=help)
 

@@ -100,7 +100,7 @@ def add_run(sub) -> None:
     run = sub.add_parser("run", help="simulate policies x cache sizes over a trace and print a table",
                          description="Simulate every --policy at every --cache size over TRACE. The trace "
                          "is decoded once and the runs share it, in parallel on all cores.")
-    run.add_argument("trace", help="trace file (formats: see --format)")
+    run.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
     run.add_argument("--policy", "-p", action="append", metavar="SPEC",
                      help="policy spec such as lru, lfu(aging=dynamic); repeat for several (default: lru). "
                      "`bufsim policies` lists them")

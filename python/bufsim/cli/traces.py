@@ -87,7 +87,7 @@ def add_filter_and_convert(sub) -> None:
                         description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
                         "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped. "
                         "The output appears only if the whole trace was read.")
-    cv.add_argument("trace", help="trace file (formats: see --format)")
+    cv.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
     cv.add_argument("--out", "-o", required=True, metavar="OUT.bst", help="where to write the binary trace")
     cv.add_argument("--format", default="auto", metavar="F",
                     help=f"input format: auto (detect from content) or one of {', '.join(_core.FORMATS)}; "

@@ -29,7 +29,7 @@
 //! without one it enters S as HIR (or LIR while fewer than Llirs blocks are LIR: a first
 //! access). Evicted unused, it leaves no entry in S.
 
-use super::shares::blocks_floor;
+use super::shares::{blocks_floor_within, CacheLimit};
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
@@ -486,8 +486,11 @@ impl PolicyDef for Lirs {
         preset_of: None,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let lhirs = blocks_floor(args, "lirs", "hir", env)?.max(args.u64("hir-min")? as usize);
-        let stack = blocks_floor(args, "lirs", "stack", env)?;
+        let lir_room = "at least one frame must hold LIR blocks";
+        let hir = blocks_floor_within(args, "lirs", "hir", env, CacheLimit::Below, lir_room)?;
+        let hir_min = blocks_floor_within(args, "lirs", "hir-min", env, CacheLimit::Below, lir_room)?;
+        let lhirs = hir.max(hir_min);
+        let stack = blocks_floor_within(args, "lirs", "stack", env, CacheLimit::AtLeast, "S holds every resident block")?;
         let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
         Ok(Lirs::new(env.capacity, lhirs, stack, libcachesim))
     }

@@ -3,7 +3,7 @@
 //! `policies!` below and one file.
 
 use super::{Access, Frame, Origin, Pins, Policy, Removal};
-use crate::spec::{Relative, Spec, SpecError};
+use crate::spec::{Spec, SpecError};
 
 /// One parameter of a policy. `default` is parsed by the same code as a user's value, so the
 /// default is written once, here.
@@ -41,6 +41,9 @@ pub struct Args<'a> {
     policy: &'static str,
     params: &'static [ParamInfo],
     given: &'a [(String, String)],
+    /// Values a preset sets: used like the user's, but not range-checked as the user's are
+    /// (a preset is a paper's setting, fitted to tiny caches like a default).
+    preset: &'a [(String, String)],
 }
 
 impl<'a> Args<'a> {
@@ -63,12 +66,19 @@ impl<'a> Args<'a> {
             policy: info.name,
             params: info.params,
             given,
+            preset: &[],
         })
+    }
+
+    /// [`Args::new`] under a preset's own values.
+    pub fn with_preset(info: &PolicyInfo, given: &'a [(String, String)], preset: &'a [(String, String)]) -> Result<Self, SpecError> {
+        Args::new(info, preset)?;
+        Ok(Args { preset, ..Args::new(info, given)? })
     }
 
     /// The text of a parameter: the user's, or the default.
     pub fn text(&self, name: &str) -> &str {
-        if let Some((_, v)) = self.given.iter().find(|(k, _)| k == name) {
+        if let Some((_, v)) = self.given.iter().chain(self.preset).find(|(k, _)| k == name) {
             return v;
         }
         self.params
@@ -125,11 +135,11 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// A size relative to the cache (`25%`, `4x`) or absolute (`100blocks`, `8MiB`), in blocks.
+    /// A size relative to the cache (`25%`, `4x`, `0.25`) or absolute (`100blocks`, `8MiB`, a
+    /// bare whole number of blocks: the one rule of [`super::shares::parse_share`]), in blocks
+    /// rounded to the nearest.
     pub fn blocks(&self, name: &str, env: &BuildEnv) -> Result<u64, SpecError> {
-        Relative::parse(self.text(name))
-            .map(|r| r.blocks(env.capacity as u64, env.block_size))
-            .map_err(|e| SpecError(format!("policy `{}`: parameter {name}: {e}", self.policy)))
+        super::shares::parse_share(self, self.policy, name).map(|r| r.blocks(env.capacity as u64, env.block_size))
     }
 
     /// One of a fixed set of words.
@@ -200,10 +210,10 @@ macro_rules! policies {
         const CAPABILITIES: &[(&str, Capabilities)] = &[$((<$ty as PolicyDef>::INFO.name, <$ty as PolicyDef>::CAPABILITIES)),*];
 
         impl AnyPolicy {
-            fn build_named(info_name: &str, args: &[(String, String)], env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
+            fn build_named(info_name: &str, args: &[(String, String)], preset: &[(String, String)], env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
                 $(
                     if <$ty as PolicyDef>::INFO.name == info_name {
-                        let a = Args::new(&<$ty as PolicyDef>::INFO, args)?;
+                        let a = Args::with_preset(&<$ty as PolicyDef>::INFO, args, preset)?;
                         return Ok(AnyPolicy::$variant(<$ty as PolicyDef>::build(&a, env)?));
                     }
                 )*
@@ -387,6 +397,49 @@ pub fn lookup(name: &str) -> Option<&'static PolicyInfo> {
     all().find(|p| p.name == n || p.aliases.contains(&n.as_str()))
 }
 
+/// The one spelling of a policy spec, used wherever two spellings must be seen as one run (the
+/// keys of a sweep): the registered name (aliases resolved, lower case), the parameters given
+/// in the order the registry declares them, those equal to their default (or the preset's
+/// value) dropped, and nested policy specs in their own canonical form. `LRU`, ` lru`, `lru()`
+/// are `lru`; `lirs(hir=1%)` is `lirs`; `lru(,)` is an error.
+pub fn canonical(spec: &str) -> Result<String, SpecError> {
+    let parsed = Spec::parse(spec)?;
+    let info = lookup(&parsed.name).ok_or_else(|| unknown_policy(&parsed.name))?;
+    let (params, preset) = match info.preset_of {
+        Some(base) => {
+            let expanded = Spec::parse(base)?;
+            let base_info = lookup(&expanded.name).expect("presets name registered policies");
+            (base_info, expanded.args)
+        }
+        None => (info, Vec::new()),
+    };
+    Args::new(params, &parsed.args)?;
+    let mut args = Vec::new();
+    for p in params.params {
+        let Some((_, v)) = parsed.args.iter().find(|(k, _)| k == p.name) else { continue };
+        let default = preset.iter().find(|(k, _)| k == p.name).map_or(p.default, |(_, d)| d.as_str());
+        let v = canonical_value(v);
+        if v != canonical_value(default) {
+            args.push((p.name.to_string(), v));
+        }
+    }
+    Ok(Spec { name: info.name.to_string(), args }.to_string())
+}
+
+/// A parameter's value in one spelling: trimmed, and canonical if it is itself a policy spec.
+fn canonical_value(v: &str) -> String {
+    let t = v.trim();
+    match Spec::parse(t) {
+        Ok(s) if lookup(&s.name).is_some() => canonical(t).unwrap_or_else(|_| t.to_string()),
+        _ => t.to_string(),
+    }
+}
+
+fn unknown_policy(name: &str) -> SpecError {
+    let names: Vec<&str> = all().map(|p| p.name).collect();
+    SpecError(format!("unknown policy `{name}`; known policies: {} (see `bufsim policies`)", names.join(", ")))
+}
+
 /// Builds a policy from a spec string such as `lru` or `lfu(aging=dynamic)`.
 pub fn build(spec: &str, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
     let parsed = Spec::parse(spec)?;
@@ -396,28 +449,17 @@ pub fn build(spec: &str, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
 /// Builds a policy from a parsed spec; presets expand to their own spec with the user's
 /// arguments applied on top.
 pub fn build_spec(spec: &Spec, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
-    let info = lookup(&spec.name).ok_or_else(|| {
-        let names: Vec<&str> = all().map(|p| p.name).collect();
-        SpecError(format!(
-            "unknown policy `{}`; known policies: {} (see `bufsim policies`)",
-            spec.name,
-            names.join(", ")
-        ))
-    })?;
-    if let Some(base) = info.preset_of {
-        let mut expanded = Spec::parse(base)?;
-        for (k, v) in &spec.args {
-            match expanded.args.iter_mut().find(|(ek, _)| ek == k) {
-                Some(slot) => slot.1 = v.clone(),
-                None => expanded.args.push((k.clone(), v.clone())),
-            }
-        }
-        return build_spec(&expanded, env);
-    }
+    let info = lookup(&spec.name).ok_or_else(|| unknown_policy(&spec.name))?;
     if env.capacity == 0 {
         return Err(SpecError("cache of 0 blocks; give at least 1block".into()));
     }
-    AnyPolicy::build_named(info.name, &spec.args, env)
+    if let Some(base) = info.preset_of {
+        // The user's arguments override the preset's.
+        let expanded = Spec::parse(base)?;
+        let base_info = lookup(&expanded.name).expect("presets name registered policies");
+        return AnyPolicy::build_named(base_info.name, &spec.args, &expanded.args, env);
+    }
+    AnyPolicy::build_named(info.name, &spec.args, &[], env)
 }
 
 /// The capabilities of the policy a name (or alias, or preset) stands for; none for unknown names.
@@ -458,6 +500,27 @@ mod tests {
             capacity: 100,
             block_size: 4096,
             seed: 1,
+        }
+    }
+
+    #[test]
+    fn every_spelling_of_a_spec_has_one_canonical_form() {
+        let c = |s: &str| canonical(s).map_err(|e| e.to_string());
+        for s in ["lru", "LRU", " lru", "lru()", " Lru ( ) "] {
+            assert_eq!(c(s).unwrap(), "lru", "{s:?}");
+        }
+        assert!(c("lru(,)").unwrap_err().contains("empty parameter"));
+        assert_eq!(c("lirs(hir=1%)").unwrap(), "lirs");
+        assert_eq!(c("lirs(stack=2x, HIR = 5%)").unwrap(), "lirs(hir=5%,stack=2x)");
+        assert_eq!(c("second-chance").unwrap(), "clock");
+        assert_eq!(c("lirs-accusim(hir=10%)").unwrap(), "lirs-accusim");
+        assert_eq!(c("lirs-accusim(hir=20%)").unwrap(), "lirs-accusim(hir=20%)");
+        assert!(c("amp(default=LRU)").unwrap().starts_with("amp(default=lru"), "{}", c("amp(default=LRU)").unwrap());
+        assert!(c("lur").unwrap_err().contains("unknown policy `lur`"));
+        assert!(c("lru(k=2)").unwrap_err().contains("takes no parameters"));
+        // Canonical forms build what the spellings build.
+        for s in ["LRU", "lirs(hir=1%)", "lirs(stack=2x, HIR = 5%)"] {
+            assert!(build(&canonical(s).unwrap(), &env()).is_ok(), "{s}");
         }
     }
 

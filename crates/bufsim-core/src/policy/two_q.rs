@@ -19,7 +19,7 @@ use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
-use super::shares::blocks_floor;
+use super::shares::{blocks_floor, blocks_floor_within, CacheLimit};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -190,7 +190,7 @@ impl PolicyDef for TwoQ {
         preset_of: None,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let kin = blocks_floor(args, "2q", "kin", env)?;
+        let kin = blocks_floor_within(args, "2q", "kin", env, CacheLimit::AtMost, "A1in is part of the cache")?;
         let kout = blocks_floor(args, "2q", "kout", env)?;
         Ok(TwoQ::new(env.capacity, kin, kout))
     }

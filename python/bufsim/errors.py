@@ -1,0 +1,158 @@
+"""One-line errors for the command line: every failure the user's input or environment can
+cause becomes ``bufsim: error: <where>: <problem>`` and exit status 2, never a traceback.
+
+The CLI runs each command through :func:`guard`; library code raises ``SpecError`` /
+``TraceFormatError`` / ``OSError`` as usual, and the few failures that come from elsewhere
+(a path that is not UTF-8, a results database DuckDB cannot open, an optional package that is
+not installed) are named here once, so every command reports them the same way."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+import types
+import typing
+from typing import Any, Callable
+
+from bufsim._core import SpecError
+
+EXIT_USAGE = 2
+
+# The optional packages a command may need, and the extra that installs each.
+# Packages some commands import, and the extra of bufsim that brings them (`None`: a dependency
+# of bufsim itself, so it is missing only from a broken install).
+OPTIONAL = {"pandas": None, "numpy": None, "duckdb": None, "matplotlib": None, "tqdm": None, "pyarrow": None,
+            "dask": "distributed", "distributed": "distributed"}
+
+
+def require(module: str, extra: str | None = None) -> Any:
+    """Imports ``module``, or raises a ``SpecError`` saying which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise SpecError(missing_package(module, extra or OPTIONAL.get(module.split(".")[0]), e)) from None
+
+
+def missing_package(module: str, extra: str | None, e: BaseException | None = None) -> str:
+    how = f"`pip install 'bufsim[{extra}]'`" if extra else f"`pip install {module}` (bufsim depends on it: reinstall bufsim)"
+    return f"this command needs the Python package {module}, which is not installed; install it with {how}"
+
+
+def u64(text: str) -> int:
+    """An argparse type: a whole number from 0 to 2^64 - 1 (seeds)."""
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise _argtype_error(f"expected a whole number, not {text!r}") from None
+    if not 0 <= n < 1 << 64:
+        raise _argtype_error(f"{text} is out of range: give a whole number from 0 to 2^64-1 ({(1 << 64) - 1})")
+    return n
+
+
+def _argtype_error(message: str) -> Exception:
+    import argparse
+
+    return argparse.ArgumentTypeError(message)
+
+
+# `tcp://host:port`, `host:port`, or another Dask protocol with a host and port.
+_SCHEDULER = re.compile(r"^(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$|^inproc://\S+$")
+
+
+def check_scheduler(address: str) -> str:
+    """Refuses a Dask scheduler address without a host and a port before connecting to it."""
+    if not _SCHEDULER.match(address):
+        raise SpecError(f"--dask {address!r} is not a Dask scheduler address; "
+                        "give tcp://HOST:PORT (the address `dask scheduler` prints, e.g. tcp://127.0.0.1:8786)")
+    return address
+
+
+def check_fields(where: str, data: dict, cls: type) -> None:
+    """Checks the values read from a file (TOML) against ``cls``'s dataclass field types, so a
+    wrong type is named with its key instead of failing deep inside a run."""
+    hints = typing.get_type_hints(cls)
+    for key, value in data.items():
+        want = hints.get(key)
+        if want is not None and not _matches(value, want):
+            raise SpecError(f"{where}: `{key}` must be {_describe(want)}, not {_shown(value)}")
+
+
+def _matches(value: Any, want: Any) -> bool:
+    origin = typing.get_origin(want)
+    if want is Any or want is object:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, a) for a in typing.get_args(want))
+    if want is type(None):
+        return value is None
+    if origin is list:
+        (item,) = typing.get_args(want) or (Any,)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if origin is dict or want is dict:
+        return isinstance(value, dict)
+    if want is bool:
+        return isinstance(value, bool)
+    if want is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if want is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(want, type):
+        return isinstance(value, want)
+    return True
+
+
+def _describe(want: Any) -> str:
+    origin = typing.get_origin(want)
+    if origin in (typing.Union, types.UnionType):
+        parts = [_describe(a) for a in typing.get_args(want) if a is not type(None)]
+        return " or ".join(parts)
+    if origin is list:
+        (item,) = typing.get_args(want) or (Any,)
+        return f"a list of {_describe(item).removeprefix('a ').removeprefix('an ')}s"
+    names = {str: "a string", int: "a whole number", float: "a number", bool: "true or false", dict: "a table"}
+    return names.get(want, "a table" if origin is dict else getattr(want, "__name__", str(want)))
+
+
+def _shown(value: Any) -> str:
+    kind = {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)
+    text = repr(value)
+    return f"{kind} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def message(e: BaseException) -> str | None:
+    """The one-line message for a failure the user can fix; ``None`` for a bug in bufsim."""
+    if isinstance(e, UnicodeError) and isinstance(getattr(e, "object", None), str) and "surrogate" in str(e):
+        shown = os.fsencode(e.object).decode("ascii", "backslashreplace")
+        return f"{shown}: the name is not valid UTF-8, which bufsim cannot pass on; rename the file " \
+               f"(or link to it under a UTF-8 name)"
+    if isinstance(e, ImportError) and (e.name or "").split(".")[0] in OPTIONAL:
+        top = (e.name or "").split(".")[0]
+        return missing_package(top, OPTIONAL[top])
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is not None and isinstance(e, duckdb.Error):
+        text = " ".join(str(e).split())
+        needed = re.search(r"'(\w+)' is required for this operation but it was not installed", text)
+        if needed and needed.group(1) in OPTIONAL:
+            return missing_package(needed.group(1), OPTIONAL[needed.group(1)])
+        if "lock" in text.lower():
+            return f"results database: {text}; another bufsim (or program) has it open: wait for it to finish, " \
+                   f"or write to another file"
+        return f"results database: {text}; give another file (-o) or remove this one"
+    if isinstance(e, OverflowError):
+        return f"a number is out of range ({e}); check the numbers given"
+    return None
+
+
+def guard(func: Callable[[Any], int], args: Any) -> int:
+    """Runs one command; a failure :func:`message` knows is printed on one line (exit 2)."""
+    try:
+        return func(args)
+    except Exception as e:
+        text = message(e)
+        if text is None:
+            raise
+        print(f"bufsim: error: {text}", file=sys.stderr)
+        return EXIT_USAGE
