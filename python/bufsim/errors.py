@@ -12,8 +12,6 @@ import importlib
 import os
 import re
 import sys
-import types
-import typing
 from typing import Any, Callable
 
 from bufsim._core import SpecError
@@ -67,59 +65,6 @@ def check_scheduler(address: str) -> str:
         raise SpecError(f"--dask {address!r} is not a Dask scheduler address; "
                         "give tcp://HOST:PORT (the address `dask scheduler` prints, e.g. tcp://127.0.0.1:8786)")
     return address
-
-
-def check_fields(where: str, data: dict, cls: type) -> None:
-    """Checks the values read from a file (TOML) against ``cls``'s dataclass field types, so a
-    wrong type is named with its key instead of failing deep inside a run."""
-    hints = typing.get_type_hints(cls)
-    for key, value in data.items():
-        want = hints.get(key)
-        if want is not None and not _matches(value, want):
-            raise SpecError(f"{where}: `{key}` must be {_describe(want)}, not {_shown(value)}")
-
-
-def _matches(value: Any, want: Any) -> bool:
-    origin = typing.get_origin(want)
-    if want is Any or want is object:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, a) for a in typing.get_args(want))
-    if want is type(None):
-        return value is None
-    if origin is list:
-        (item,) = typing.get_args(want) or (Any,)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
-    if origin is dict or want is dict:
-        return isinstance(value, dict)
-    if want is bool:
-        return isinstance(value, bool)
-    if want is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if want is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(want, type):
-        return isinstance(value, want)
-    return True
-
-
-def _describe(want: Any) -> str:
-    origin = typing.get_origin(want)
-    if origin in (typing.Union, types.UnionType):
-        parts = [_describe(a) for a in typing.get_args(want) if a is not type(None)]
-        return " or ".join(parts)
-    if origin is list:
-        (item,) = typing.get_args(want) or (Any,)
-        return f"a list of {_describe(item).removeprefix('a ').removeprefix('an ')}s"
-    names = {str: "a string", int: "a whole number", float: "a number", bool: "true or false", dict: "a table"}
-    return names.get(want, "a table" if origin is dict else getattr(want, "__name__", str(want)))
-
-
-def _shown(value: Any) -> str:
-    kind = {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
-            dict: "a table"}.get(type(value), type(value).__name__)
-    text = repr(value)
-    return f"{kind} {text[:60] + '...' if len(text) > 60 else text}"
 
 
 def message(e: BaseException) -> str | None:

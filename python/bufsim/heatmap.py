@@ -17,9 +17,8 @@ import struct
 import tempfile
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import PathLike, SizeLike, block_size_bytes, size_text
+from bufsim.api import PathLike, SizeLike, block_size_bytes, run, size_text
 
 if TYPE_CHECKING:
     import pandas
@@ -39,7 +38,7 @@ def hit_ratio_over_time(
     format: str = "auto",
     block_size: SizeLike = 4096,
     reads_only: bool = False,
-    seed: int = 42,
+    seed: Optional[int] = None,
     jobs: int = 0,
     progress: Optional[bool] = None,
 ) -> "pandas.DataFrame":
@@ -87,15 +86,14 @@ def hit_ratio_over_time(
                 f.write(_HEADER.pack(magic, version, hlen, flags, kind, rlen, cut, hlen + cut * rlen, nnames))
                 f.write(memoryview(data)[hlen:hlen + cut * rlen])
                 f.write(names)
-            runs = _core.run(prefix, [str(policy)], sizes, format="bst", block_size=bs,
-                             reads_only=reads_only, seed=seed, jobs=jobs)
-            for r in runs:
-                h0, a0 = before.get(r["cache_blocks"], (0, 0))
-                hits, acc = r["hits"] - h0, r["accesses"] - a0
+            options = {"format": "bst", "block_size": bs, "reads_only": reads_only, "seed": seed, "jobs": jobs}
+            for r in run(prefix, [str(policy)], sizes, {k: v for k, v in options.items() if v is not None}):
+                h0, a0 = before.get(r.cache_blocks, (0, 0))
+                hits, acc = r.hits - h0, r.accesses - a0
                 rows.append({"window": w, "first_request": start, "last_request": cut - 1,
-                             "cache_blocks": r["cache_blocks"], "block_size": bs, "accesses": acc,
+                             "cache_blocks": r.cache_blocks, "block_size": bs, "accesses": acc,
                              "hits": hits, "hit_ratio": hits / acc if acc else float("nan")})
-                before[r["cache_blocks"]] = (r["hits"], r["accesses"])
+                before[r.cache_blocks] = (r.hits, r.accesses)
             start = cut
     df = pd.DataFrame(rows)
     df.attrs.update({"trace": os.fspath(trace), "policy": str(policy), "requests": count})

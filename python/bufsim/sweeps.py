@@ -24,7 +24,7 @@ from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result
 from bufsim.options import OPTION_FIELDS, Options, SizeLike, size_text
-from bufsim.errors import check_fields, check_scheduler
+from bufsim.errors import check_scheduler
 
 DEFAULT_DB = "results.duckdb"
 
@@ -203,12 +203,24 @@ class SweepSpec:
         for required in ("traces", "policies", "caches"):
             if required not in data:
                 raise SpecError(f"{path}: missing `{required}`")
-        check_fields(path, data, cls)
+        for key in cls.GRID:
+            value = data.get(key)
+            items = (str, int) if key == "caches" else (str,)
+            if value is not None and not (isinstance(value, list)
+                                          and all(isinstance(v, items) and not isinstance(v, bool) for v in value)):
+                what = "strings or whole numbers" if key == "caches" else "strings"
+                raise SpecError(f"{path}: `{key}` must be a list of {what}, not {type(value).__name__} {value!r:.60}")
         base = Path(path).resolve().parent
         data["traces"] = [str(base / t) if not os.path.isabs(t) else t for t in data["traces"]]
         grid = {k: data.pop(k) for k in cls.GRID if k in data}
         storage = data.pop("storage", None)
-        return cls(**grid, storage=storage, options=data)
+        spec = cls(**grid, storage=storage, options=data)
+        try:
+            # Checked now, so a wrong value is named with the file it came from.
+            spec.options.replace(**spec.storage_settings()).resolved()
+        except SpecError as e:
+            raise SpecError(f"{path}: {e}") from None
+        return spec
 
     def runs(self) -> Iterator[Any]:
         """Every run of the grid, each option checked by the core before any run starts."""
