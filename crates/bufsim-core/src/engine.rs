@@ -13,13 +13,16 @@ use crate::policy::{Access, Frame, Policy};
 
 pub use crate::access::{for_each_block, included, EngineConfig, Future, FutureBuilder, Prefetching, Stats, LOOKAHEAD};
 
+/// Sees every demand access and whether it hit.
+pub type Observer<'a> = &'a mut dyn FnMut(&Access, bool);
+
 pub struct Engine<'a, P: Policy> {
     pub cache: Cache<P>,
     step: Step<'a>,
     clusterer: Clusterer,
     pub stats: Stats,
     /// Told the outcome of every demand access (analyses such as the MQ paper's Table 3).
-    observer: Option<&'a mut dyn FnMut(&Access, bool)>,
+    observer: Option<Observer<'a>>,
     /// Expected service time of each device id, for storage-aware policies' wait times in
     /// count mode (empty: the policy is not told about disk requests).
     expected: Vec<ExpectedService>,

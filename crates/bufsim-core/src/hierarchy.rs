@@ -261,7 +261,7 @@ impl<'a> FirstLevel<'a> {
                 self.emit(r, Op::Write, vd, vb, out);
                 self.flush_run(out);
             }
-            if !hit && !(write && write_back) {
+            if !hit && (!write || !write_back) {
                 self.emit(r, r.op, device, block, out);
             }
         }
