@@ -108,8 +108,8 @@ impl<P: Policy> Cache<P> {
     }
 
     /// [`Cache::demand`], also telling the frame that holds the block afterwards (`None` when
-    /// the miss was bypassed).
-    #[inline]
+    /// the miss was bypassed). Always inlined, so [`Cache::demand`] drops the frame for free.
+    #[inline(always)]
     pub fn demand_frame(&mut self, a: &Access) -> (Demand, Option<Frame>) {
         if let Some(v) = self.map.get_mut(a.key) {
             if *v & MAP_PREFETCHED == 0 {
