@@ -52,7 +52,7 @@ workloads: build strace
 	$(PY) -m pip install --quiet "tpchgen-cli>=4"
 	$(PY) scripts/collect_workloads.py
 
-# Issue 12: the report's browser test renders it in Debian's headless Chromium; the sweep
+# The report's browser test renders it in Debian's headless Chromium; the sweep
 # scaling benchmark (run it on an idle machine).
 .PHONY: chromium bench-sweep
 test-python: chromium

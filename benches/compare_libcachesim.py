@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark: bufsim vs libCacheSim's Python binding, whole process.
 
-The workload (issue 2): a 5-million-request oracleGeneral file, Zipf(alpha) over 1M distinct
+The workload: a 5-million-request oracleGeneral file, Zipf(alpha) over 1M distinct
 blocks, cache of 100k blocks. Each simulator runs as a fresh process that starts, reads the file
 and simulates; we time the whole process (wall clock, best of N) and read its peak RSS with
 wait4. Memory per cached block = (peak RSS at 100k blocks - peak RSS at 1 block) / 100k.
@@ -45,13 +45,13 @@ PEERS = {
     "clock-pro": ("ClockPro", {}),
     # libCacheSim's MQ: 8 queues, Qout 4x, lifetime 10,000 requests; the same as bufsim's spec.
     "mq(lifetime=10000)": ("MQ", {"n_queue": 8, "lifetime": 10000, "qout_size_ratio": 4.0}),
-    # Issue 3, part A: each configured as the libCacheSim class it is compared with, so both
-    # simulators do the same work and give the same miss counts (tests/golden/*issue3a.csv).
+    # LRU-K, 2Q, LIRS, LRFU: each configured as the libCacheSim class it is compared with, so both
+    # simulators do the same work and give the same miss counts (tests/golden/libcachesim_cloudphysics_lruk_2q_lirs_lrfu.csv).
     "lru-k(crp=0,history=0)": ("LRUK", {}),
     "2q": ("TwoQ", {}),
     "lirs(hir-min=1,stack=2x,variant=libcachesim)": ("LIRS", {}),
     # FIFO family and LFU: the same rules as the libCacheSim class (exact goldens on CloudPhysics
-    # in tests/golden/libcachesim_cloudphysics_fifo-family.csv). libCacheSim's LFU breaks ties
+    # in tests/golden/libcachesim_cloudphysics_fifo_family.csv). libCacheSim's LFU breaks ties
     # between equal counts its own way, so its miss counts may differ slightly from `lfu`'s.
     "sieve": ("Sieve", {}),
     "s3-fifo(variant=libcachesim)": ("S3FIFO", {}),

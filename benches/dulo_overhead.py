@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""DULO's cost against its base, CLOCK, in count mode (DULO issue: "overhead stays proportional
-to misses").
+"""DULO's cost against its base, CLOCK, in count mode (the goal: overhead stays proportional
+to misses).
 
 DULO only does extra work on misses (§3.4: a hit marks a block young; sequencing and merging
 happen when blocks enter the bank), so its time over CLOCK's should grow with the misses, not the

@@ -1,4 +1,4 @@
-"""Sweep throughput on 1 and on 2 cores (issue 12: a sweep on 2 cores at least 1.7x faster).
+"""Sweep throughput on 1 and on 2 cores (the goal: a sweep on 2 cores at least 1.7x faster).
 
     .venv/bin/python benches/sweep_scaling.py [--trace PATH] [--repeat 3] [--force]
 

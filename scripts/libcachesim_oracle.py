@@ -7,9 +7,9 @@ oracleGeneral file with object size 1, and fed to libCacheSim's Python binding.
 
     python3 scripts/libcachesim_oracle.py --policy lru --policy fifo --cache 1024 --cache 4096
     python3 scripts/libcachesim_oracle.py --group foundation --write-golden tests/golden/libcachesim_cloudphysics.csv
-    python3 scripts/libcachesim_oracle.py --group issue3a --write-golden tests/golden/libcachesim_cloudphysics_issue3a.csv
-    python3 scripts/libcachesim_oracle.py --group issue3b --write-golden tests/golden/libcachesim_cloudphysics_arc_mq.csv
-    python3 scripts/libcachesim_oracle.py --group fifo-family --write-golden tests/golden/libcachesim_cloudphysics_fifo-family.csv
+    python3 scripts/libcachesim_oracle.py --group lruk-2q-lirs-lrfu --write-golden tests/golden/libcachesim_cloudphysics_lruk_2q_lirs_lrfu.csv
+    python3 scripts/libcachesim_oracle.py --group arc-mq --write-golden tests/golden/libcachesim_cloudphysics_arc_mq.csv
+    python3 scripts/libcachesim_oracle.py --group fifo-family --write-golden tests/golden/libcachesim_cloudphysics_fifo_family.csv
     python3 scripts/libcachesim_oracle.py --group learned-family --write-golden tests/golden/libcachesim_cloudphysics_learned_family.csv
     python3 scripts/libcachesim_oracle.py --group frequency-family --write-golden tests/golden/libcachesim_cloudphysics_frequency_family.csv
     python3 scripts/libcachesim_oracle.py --group frequency-family-near --write-golden tests/golden/libcachesim_near_cloudphysics_frequency_family.csv
@@ -43,7 +43,7 @@ POLICIES = {
     "arc": ("ARC", {}),
     # libCacheSim's MQ: 8 queues, Qout 4x the cache, a fixed lifetime of 10,000 requests.
     "mq(lifetime=10000)": ("MQ", {"n_queue": 8, "lifetime": 10000, "qout_size_ratio": 4.0}),
-    # Issue 3, part A (written to tests/golden/libcachesim_cloudphysics_issue3a.csv). LRU-K
+    # Policies with history beyond recency (written to tests/golden/libcachesim_cloudphysics_lruk_2q_lirs_lrfu.csv). LRU-K
     # without CRP or retained history is libCacheSim's LRU_K; K=1 is LRU. LIRS's libcachesim
     # variant follows LIRS.c (1% HIR with a floor of 1 block, stack bound 2x the cache). LRFU
     # with lambda = 0 is LFU.
@@ -52,7 +52,7 @@ POLICIES = {
     "2q": ("TwoQ", {}),
     "lirs(hir-min=1,stack=2x,variant=libcachesim)": ("LIRS", {}),
     "lrfu(lambda=0)": ("LFU", {}),
-    # FIFO family (tests/golden/libcachesim_cloudphysics_fifo-family.csv). S3-FIFO as the paper
+    # FIFO family (tests/golden/libcachesim_cloudphysics_fifo_family.csv). S3-FIFO as the paper
     # runs it is libCacheSim's S3FIFOv0; `variant=libcachesim` is its current S3FIFO (main fills
     # first during warm-up). SLRU.c's four equal segments with its warm-up placement.
     "sieve": ("Sieve", {}),
@@ -77,8 +77,8 @@ POLICIES = {
 # Which golden file each policy's rows go to with --write-golden --group.
 GROUPS = {
     "foundation": ["lru", "fifo", "clock"],
-    "issue3a": ["lru-k(crp=0,history=0)", "lru-k(k=1)", "2q", "lirs(hir-min=1,stack=2x,variant=libcachesim)", "lrfu(lambda=0)"],
-    "issue3b": ["arc", "mq(lifetime=10000)"],
+    "lruk-2q-lirs-lrfu": ["lru-k(crp=0,history=0)", "lru-k(k=1)", "2q", "lirs(hir-min=1,stack=2x,variant=libcachesim)", "lrfu(lambda=0)"],
+    "arc-mq": ["arc", "mq(lifetime=10000)"],
     "fifo-family": ["sieve", "s3-fifo", "s3-fifo(variant=libcachesim)", "slru(variant=libcachesim)", "clock2q+"],
     "learned-family": ["lecar(variant=libcachesim)"],
     "frequency-family": ["gdsf(variant=libcachesim)"],

@@ -36,7 +36,7 @@ def bufsim_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, check=check)
 
 
-# The sweep of issue 12's checks (4 policies x 8 sizes x 2 read-ahead settings on the real
+# The reference sweep (4 policies x 8 sizes x 2 read-ahead settings on the real
 # trace), run once per session: the kill/resume and Dask tests compare against it, and the plot
 # and report tests draw it.
 SWEEP_POLICIES = ["lru", "fifo", "clock", "lfu"]

@@ -1,4 +1,4 @@
-"""AMP (issue 7) through Python and the command line: Table 1 reproduction, generators,
+"""AMP through Python and the command line: Table 1 reproduction, generators,
 partition timelines, per-context detection, and AMP without contexts equal to its default."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The FIFO family (SIEVE, S3-FIFO, SLRU, CLOCK-2Q+, QD-LP) against libCacheSim, where the exact
-golden file (tests/golden/libcachesim_cloudphysics_fifo-family.csv) cannot speak: libCacheSim's
+golden file (tests/golden/libcachesim_cloudphysics_fifo_family.csv) cannot speak: libCacheSim's
 QDLP gives up two blocks for one insertion when a ghost hit enters a full main cache, so bufsim's
 `qd-lp`, which gives up one, differs from it by a handful of misses (docs/policies/qd-lp.md)."""
 

@@ -88,7 +88,7 @@ impl StackDistances {
     /// Hints that `key` will be accessed soon: starts loading its index slot.
     #[inline]
     pub fn prefetch(&self, key: u64) {
-        self.slot_of.prefetch(key);
+        self.slot_of.warm(key);
     }
 
     /// Second hint, a few accesses after [`prefetch`](Self::prefetch): the index slot is cached

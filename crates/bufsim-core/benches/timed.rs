@@ -1,7 +1,7 @@
 //! Timed mode on the bundled CloudPhysics trace (113,872 requests, 1,141,869 block accesses)
 //! with the Cheetah 9LP (`st39102lw`), the noop scheduler and LRU, beside count mode on the same
-//! decoded trace. Throughput is block accesses per second; issue 5 asks at least 2 million for
-//! timed mode. Run: cargo bench -p bufsim-core --bench timed
+//! decoded trace. Throughput is block accesses per second; timed mode is meant to reach at least 2
+//! million. Run: cargo bench -p bufsim-core --bench timed
 
 use std::time::Duration;
 

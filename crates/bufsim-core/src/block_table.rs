@@ -52,6 +52,8 @@ impl Node {
 
 /// The table of one disk.
 pub struct BlockTable {
+    /// Boxed: a node is kilobytes, and growing the table must not move every node.
+    #[allow(clippy::vec_box)]
     nodes: Vec<Box<Node>>,
     free: Vec<u32>,
     root: u32,

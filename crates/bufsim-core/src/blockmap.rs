@@ -67,10 +67,10 @@ impl BlockMap {
     }
 
     /// Asks the CPU to start loading the slot where `key` would sit, so a lookup a few
-    /// requests later finds it in cache (the table is far larger than the CPU caches on big
-    /// simulations, and every access probes it).
+    /// requests later finds it in the CPU cache (the table is far larger than the CPU caches
+    /// on big simulations, and every access probes it). A memory hint, not read-ahead.
     #[inline]
-    pub fn prefetch(&self, key: u64) {
+    pub fn warm(&self, key: u64) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `home` is masked into the table; prefetching never faults.
         unsafe {

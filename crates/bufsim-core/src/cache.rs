@@ -77,10 +77,11 @@ impl<P: Policy> Cache<P> {
         self.map.get(key).map(|v| v & !MAP_PREFETCHED)
     }
 
-    /// Starts loading the index slot of `key` (a hint; see [`BlockMap::prefetch`]).
+    /// Starts loading the index slot of `key` into the CPU cache (a memory hint, unrelated to
+    /// read-ahead; see [`BlockMap::warm`]).
     #[inline]
-    pub fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
+    pub fn warm(&self, key: u64) {
+        self.map.warm(key);
     }
 
     #[inline]
@@ -103,21 +104,30 @@ impl<P: Policy> Cache<P> {
     /// A demand access of `a.key`: a hit updates the policy, a miss inserts the block.
     #[inline]
     pub fn demand(&mut self, a: &Access) -> Demand {
+        self.demand_frame(a).0
+    }
+
+    /// [`Cache::demand`], also telling the frame that holds the block afterwards (`None` when
+    /// the miss was bypassed). Always inlined, so [`Cache::demand`] drops the frame for free.
+    #[inline(always)]
+    pub fn demand_frame(&mut self, a: &Access) -> (Demand, Option<Frame>) {
         if let Some(v) = self.map.get_mut(a.key) {
             if *v & MAP_PREFETCHED == 0 {
-                self.policy.hit(*v, a);
-                Demand::Hit
+                let f = *v;
+                self.policy.hit(f, a);
+                (Demand::Hit, Some(f))
             } else {
                 *v &= !MAP_PREFETCHED;
                 let f = *v;
                 self.flags[f as usize] &= !PREFETCHED;
                 self.policy.first_demand(f, a);
-                Demand::PrefetchHit
+                (Demand::PrefetchHit, Some(f))
             }
-        } else if self.insert(a, Origin::Demand).is_some() {
-            Demand::Miss
         } else {
-            Demand::MissBypassed
+            match self.insert(a, Origin::Demand) {
+                Some(f) => (Demand::Miss, Some(f)),
+                None => (Demand::MissBypassed, None),
+            }
         }
     }
 

@@ -61,7 +61,7 @@ impl Clusterer {
             let joins = p.device == device
                 && p.start.checked_add(p.blocks) == Some(block)
                 && p.blocks < self.max_blocks
-                && !(sync && !p.sync);
+                && (!sync || p.sync);
             if joins {
                 p.blocks += 1;
                 return None;

@@ -12,7 +12,7 @@ use bufsim_trace::{AddressKind, Format, Op, Request, TraceError, TraceReader};
 use rustc_hash::FxHashMap;
 
 use crate::cache::{Cache, Demand};
-use crate::engine::{included, EngineConfig};
+use crate::access::{included, EngineConfig};
 use crate::layout::{block_key, FileExtents, Layout};
 use crate::policy::{build, registry::needs_future, AnyPolicy, BuildEnv, Access, NEVER};
 use crate::spec::{Size, SpecError};
@@ -261,7 +261,7 @@ impl<'a> FirstLevel<'a> {
                 self.emit(r, Op::Write, vd, vb, out);
                 self.flush_run(out);
             }
-            if !hit && !(write && write_back) {
+            if !hit && (!write || !write_back) {
                 self.emit(r, r.op, device, block, out);
             }
         }
@@ -312,7 +312,7 @@ pub fn filter_file(
     mut out: impl FnMut(&Request) -> Result<(), TraceError>,
 ) -> Result<Vec<ClientStats>, SimError> {
     cfg.validate(engine, seed)?;
-    let format = crate::run::resolve_format(path, format)?;
+    let format = bufsim_trace::resolve(path, format)?;
     let layout = match format.address_kind() {
         AddressKind::Device => Layout::Identity,
         AddressKind::File => {

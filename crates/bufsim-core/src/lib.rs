@@ -1,11 +1,12 @@
 //! bufsim's engine: a block cache driven by prefetch-aware replacement policies.
 //!
-//! The map of the crate follows a request: [`layout`] places its blocks on devices, [`engine`]
-//! splits it into block accesses, [`cache`] keeps residency and asks a [`policy`] for victims,
+//! The map of the crate follows a request: [`layout`] places its blocks on devices, [`access`]
+//! splits it into block accesses (one step shared by both engines), [`cache`] keeps residency and asks a [`policy`] for victims,
 //! [`run`] reads a trace once and runs many (policy, cache size) configurations over it.
 //! [`timed`] drives the same pipeline with discrete events, devices and I/O schedulers
 //! (execution time).
 
+pub mod access;
 pub mod array;
 pub mod block_table;
 pub mod blockmap;

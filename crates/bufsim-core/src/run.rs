@@ -282,8 +282,9 @@ impl PolicyVisitor for Simulate<'_> {
             return self.visit_timed(policy, t);
         }
         let future = if self.future { self.prepared.future.as_ref() } else { None };
+        let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
         let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future)
-            .with_storage(count_mode_view(&self.prepared.devices, self.opts.engine.block_size)?);
+            .with_storage(count_mode_view(&self.prepared.devices, self.opts.engine.block_size, expected), expected);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
             let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
             engine = engine.with_prefetching(p, future);
@@ -379,9 +380,8 @@ impl Simulate<'_> {
 /// What policies learn of the storage in count mode, which has no device models: the devices
 /// the layout uses (all of an array), each with timed mode's default device's expected service
 /// time. Their wait times are then requests x expected service time.
-fn count_mode_view(devices: &[u16], block_size: u64) -> Result<StorageView, SpecError> {
-    let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
-    Ok(StorageView::uniform(devices.iter().copied(), expected, block_size, TimelineClock::Accesses))
+fn count_mode_view(devices: &[u16], block_size: u64, expected: bufsim_device::ExpectedService) -> StorageView {
+    StorageView::uniform(devices.iter().copied(), expected, block_size, TimelineClock::Accesses)
 }
 
 fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {

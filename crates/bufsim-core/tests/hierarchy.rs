@@ -2,6 +2,8 @@
 //! a zero-size first level passes the whole trace down, LRU never misses below distance C
 //! (Table 3), and on the real trace the second level's temporal distances move past the first
 //! level's size (the paper's central observation, §3).
+// `iter::repeat_n` needs Rust 1.82; the workspace supports 1.80.
+#![allow(clippy::manual_repeat_n)]
 
 use std::collections::VecDeque;
 

@@ -354,7 +354,7 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
         .map_err(|e| to_py(SimError::Trace(e)))
 }
 
-// --- AMP (issue 7): partition timelines, synthetic streams, Table 1, pattern detection ---
+// --- AMP: partition timelines, synthetic streams, Table 1, pattern detection ---
 
 /// Runs one policy with every option of `run` and returns its partition timeline: the clock
 /// (`accesses` or `ns`) and rows `(time, partition, tag, blocks, value)` (`value` is NaN when

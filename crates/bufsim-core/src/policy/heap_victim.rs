@@ -1,5 +1,5 @@
 //! Victim choice from a priority heap when some frames are pinned (I/O in flight, or read ahead
-//! together with the incoming block). Shared by the heap-ordered policies of issue 3 (LRU-K,
+//! together with the incoming block). Shared by the heap-ordered policies (LRU-K,
 //! LRFU).
 
 use super::{Frame, Pins};

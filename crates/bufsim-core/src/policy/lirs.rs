@@ -21,7 +21,7 @@
 //! of Q when the LIR set is full (libCacheSim then evicts Q's front at once; here it is the next
 //! victim) and never makes that block LIR; the stack bound drops the oldest non-resident entry
 //! and never a resident one (limitStack). With `hir-min=1,stack=2x` it gives libCacheSim's miss
-//! counts (tests/golden/libcachesim_cloudphysics_issue3a.csv).
+//! counts (tests/golden/libcachesim_cloudphysics_lruk_2q_lirs_lrfu.csv).
 //!
 //! Prefetching (prefetching paper §4): a prefetched block is not put on S (that would distort
 //! the recency history) but into Q as a resident HIR; an entry it already had in S stays where

@@ -10,6 +10,7 @@
 //! prefetched block evicted unused leaves no ghost or history entry ([`Removal::UnusedPrefetch`]).
 
 pub mod registry;
+pub(crate) mod forward;
 pub mod partition;
 pub mod amp;
 pub mod storage;
@@ -39,7 +40,7 @@ mod random;
 mod steps;
 
 pub use arc::{Arc, ArcDump};
-// Issue 3, part A: LRU-K, 2Q, LIRS, LRFU, FBR.
+// Policies that keep history beyond recency: LRU-K, 2Q, LIRS, LRFU, FBR.
 mod fbr;
 mod heap_victim;
 mod lirs;

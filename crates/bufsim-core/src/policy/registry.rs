@@ -2,7 +2,8 @@
 //! (`bufsim policies`), Python and the docs all read it; adding a policy means one line in
 //! `policies!` below and one file.
 
-use super::{Access, Frame, Origin, Pins, Policy, Removal};
+use super::forward::forward_policy;
+use super::Policy;
 use crate::spec::{Spec, SpecError};
 
 /// One parameter of a policy. `default` is parsed by the same code as a user's value, so the
@@ -226,59 +227,7 @@ macro_rules! policies {
             }
         }
 
-        impl Policy for AnyPolicy {
-            #[inline]
-            fn prepare_insert(&mut self, a: &Access, o: Origin) {
-                match self { $(AnyPolicy::$variant(p) => p.prepare_insert(a, o)),* }
-            }
-            #[inline]
-            fn insert(&mut self, f: Frame, a: &Access, o: Origin) {
-                match self { $(AnyPolicy::$variant(p) => p.insert(f, a, o)),* }
-            }
-            #[inline]
-            fn hit(&mut self, f: Frame, a: &Access) {
-                match self { $(AnyPolicy::$variant(p) => p.hit(f, a)),* }
-            }
-            #[inline]
-            fn first_demand(&mut self, f: Frame, a: &Access) {
-                match self { $(AnyPolicy::$variant(p) => p.first_demand(f, a)),* }
-            }
-            #[inline]
-            fn victim(&mut self, pins: &Pins, a: &Access) -> Option<Frame> {
-                match self { $(AnyPolicy::$variant(p) => p.victim(pins, a)),* }
-            }
-            #[inline]
-            fn remove(&mut self, f: Frame, key: u64, why: Removal) {
-                match self { $(AnyPolicy::$variant(p) => p.remove(f, key, why)),* }
-            }
-            fn check(&self, resident: usize) -> Result<(), String> {
-                match self { $(AnyPolicy::$variant(p) => p.check(resident)),* }
-            }
-            fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
-                match self { $(AnyPolicy::$variant(p) => p.metrics(out)),* }
-            }
-            fn keeps_ghosts(&self) -> bool {
-                match self { $(AnyPolicy::$variant(p) => p.keeps_ghosts()),* }
-            }
-            #[inline]
-            fn ghost_hit(&self, key: u64) -> bool {
-                match self { $(AnyPolicy::$variant(p) => p.ghost_hit(key)),* }
-            }
-            #[inline]
-            fn ghost_len(&self) -> usize {
-                match self { $(AnyPolicy::$variant(p) => p.ghost_len()),* }
-            }
-            fn partition_timeline(&self) -> Option<&super::partition::Timeline> {
-                match self { $(AnyPolicy::$variant(p) => p.partition_timeline()),* }
-            }
-            fn storage(&mut self, view: &super::storage::StorageView) {
-                match self { $(AnyPolicy::$variant(p) => p.storage(view)),* }
-            }
-            #[inline]
-            fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
-                match self { $(AnyPolicy::$variant(p) => p.device_done(device, wait_ns, now)),* }
-            }
-        }
+        forward_policy!(enum AnyPolicy { $($variant),* });
     };
 }
 
@@ -296,7 +245,7 @@ policies! {
     Car => super::Car,
     Linux2List => super::Linux2List,
     Gds => super::Gds,
-    // Issue 3, part A.
+    // History beyond recency.
     LruK => super::LruK,
     TwoQ => super::TwoQ,
     Lirs => super::Lirs,
@@ -335,7 +284,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         params: &[],
         preset_of: Some("mq(queues=4,history=1x,lifetime=1x)"),
     },
-    // Issue 3, part A: AccuSim's settings (prefetching paper Table 2 and its public sources).
+    // AccuSim's settings (prefetching paper Table 2 and its public sources).
     PolicyInfo {
         name: "lirs-accusim",
         aliases: &[],

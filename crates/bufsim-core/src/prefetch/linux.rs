@@ -9,6 +9,7 @@
 //!   read-ahead of twice the last group size (at most `max`) follows the current group; the
 //!   current group becomes the previous one.
 //! - An access in the previous group, or to a block whose I/O is still in flight: nothing.
+//!
 //! Blocks of a group that are already cached are not read but still belong to the group (§2.1).
 
 use super::{state, BlockEvent, Plan, ReadAhead};

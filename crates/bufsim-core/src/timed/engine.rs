@@ -10,19 +10,17 @@
 //! request; asynchronous read-ahead runs on meanwhile (§5.2, Fig. 4).
 
 use bufsim_trace::Request;
-use rustc_hash::FxHashMap;
 
 use super::events::{Event, EventQueue};
 use super::histogram::LatencyHistogram;
 use super::storage::{CacheIo, Storage};
 use super::streams::Streams;
 use super::{DeviceStats, Summary, TimedStats};
+use crate::access::{self, Demanded, Drive, EngineConfig, Future, Prefetching, Stats, Step};
 use crate::cache::{Cache, Demand};
 use crate::cluster::{Clusterer, DiskRequest};
-use crate::engine::{EngineConfig, Future, Prefetching, Stats};
 use crate::layout::{block_key, Layout};
-use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal, NEVER};
-use crate::prefetch::Plan;
+use crate::policy::{Access, Frame, Policy};
 
 /// A frame whose block has no I/O in flight.
 const SETTLED: u32 = u32::MAX;
@@ -30,65 +28,6 @@ const SETTLED: u32 = u32::MAX;
 /// current request).
 const QUEUED: u32 = u32::MAX - 1;
 const NO_WAITER: u32 = u32::MAX;
-
-/// Tells the engine which frames the cache gave up and which it filled, through the
-/// policy contract (`remove`, `insert`), without touching the cache or the policy.
-pub struct Watch<P> {
-    pub inner: P,
-    removed: Vec<Frame>,
-    last_inserted: Frame,
-}
-
-impl<P> Watch<P> {
-    pub fn new(inner: P) -> Self {
-        Watch { inner, removed: Vec::new(), last_inserted: 0 }
-    }
-}
-
-impl<P: Policy> Policy for Watch<P> {
-    #[inline]
-    fn prepare_insert(&mut self, a: &Access, origin: Origin) {
-        self.inner.prepare_insert(a, origin)
-    }
-    #[inline]
-    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        self.last_inserted = frame;
-        self.inner.insert(frame, a, origin)
-    }
-    #[inline]
-    fn hit(&mut self, frame: Frame, a: &Access) {
-        self.inner.hit(frame, a)
-    }
-    #[inline]
-    fn first_demand(&mut self, frame: Frame, a: &Access) {
-        self.inner.first_demand(frame, a)
-    }
-    #[inline]
-    fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
-        self.inner.victim(pins, incoming)
-    }
-    #[inline]
-    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
-        self.removed.push(frame);
-        self.inner.remove(frame, key, why)
-    }
-    fn check(&self, resident: usize) -> Result<(), String> {
-        self.inner.check(resident)
-    }
-    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
-        self.inner.metrics(out)
-    }
-    fn partition_timeline(&self) -> Option<&crate::policy::partition::Timeline> {
-        self.inner.partition_timeline()
-    }
-    fn storage(&mut self, view: &crate::policy::storage::StorageView) {
-        self.inner.storage(view)
-    }
-    #[inline]
-    fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
-        self.inner.device_done(device, wait_ns, now)
-    }
-}
 
 /// What the engine keeps per cache frame besides the cache's own state (one cache line
 /// holds several frames' worth).
@@ -131,12 +70,8 @@ struct StreamState {
 }
 
 pub struct TimedEngine<'a, P: Policy> {
-    pub cache: Cache<Watch<P>>,
-    cfg: EngineConfig,
-    layout: &'a Layout,
-    future: Option<&'a [u64]>,
-    next_occurrence: Option<FxHashMap<u64, u64>>,
-    prefetching: Option<Prefetching<'a>>,
+    pub cache: Cache<P>,
+    step: Step<'a>,
     reads: Clusterer,
     writes: Clusterer,
     /// Frames in the read clusterer's open run, and whether the current request waits for it.
@@ -153,12 +88,9 @@ pub struct TimedEngine<'a, P: Policy> {
     streams: Streams,
     state: Vec<StreamState>,
     starts: Vec<u64>,
-    group: Vec<Frame>,
     pub stats: Stats,
     t: TimedStats,
     response: LatencyHistogram,
-    /// Logical time: demand block accesses so far.
-    time: u64,
     now: u64,
     /// Application requests issued so far; the current one's number.
     request: u64,
@@ -177,17 +109,13 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         streams: Streams,
         starts: Vec<u64>,
     ) -> Self {
-        let cluster_blocks = (cfg.cluster_bytes / cfg.block_size.max(1)).max(1);
+        let cluster_blocks = cfg.cluster_blocks();
         let n = streams.len();
-        let mut cache = Cache::new(Watch::new(policy), capacity);
+        let mut cache = Cache::new(policy, capacity);
         cache.policy.storage(&storage.view());
         TimedEngine {
             cache,
-            cfg,
-            layout,
-            future: future.map(|f| f.next_use.as_slice()),
-            next_occurrence: None,
-            prefetching: None,
+            step: Step::new(cfg, layout, future),
             reads: Clusterer::new(cluster_blocks),
             writes: Clusterer::new(cluster_blocks),
             open_frames: Vec::new(),
@@ -203,11 +131,9 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             streams,
             state: vec![StreamState::default(); n],
             starts,
-            group: Vec::new(),
             stats: Stats::default(),
             t: TimedStats::default(),
             response: LatencyHistogram::default(),
-            time: 0,
             now: 0,
             request: 0,
             stream: 0,
@@ -216,10 +142,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
 
     /// Turns read-ahead on (see [`crate::engine::Engine::with_prefetching`]).
     pub fn with_prefetching(mut self, p: Prefetching<'a>, future: Option<&'a Future>) -> Self {
-        if let Some(f) = future {
-            self.next_occurrence = Some(f.first_use.clone());
-        }
-        self.prefetching = Some(p);
+        self.step.set_prefetching(p, future);
         self
     }
 
@@ -262,16 +185,10 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     /// Takes stream `s`'s next request and schedules it after its think time, from `after`;
     /// or records that the stream is done.
     fn schedule_next<E>(&mut self, s: usize, after: u64, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
-        let (cache, layout, block_size) = (&self.cache, self.layout, self.cfg.block_size);
+        let (cache, layout, block_size) = (&self.cache, self.step.layout, self.step.cfg.block_size);
         // Start loading the index slot of each request's first block as it is read, a few
         // requests before it is issued.
-        let mut hint = |r: &Request| {
-            let (first, n) = r.block_range(block_size);
-            if n > 0 {
-                let (device, block) = layout.place(r.file, first);
-                cache.prefetch(block_key(device, block));
-            }
-        };
+        let mut hint = |r: &Request| access::warm(cache, layout, block_size, r);
         match self.streams.next(s, source, &mut hint)? {
             Some((r, think)) => {
                 self.t.think_time_ns = self.t.think_time_ns.saturating_add(think);
@@ -293,75 +210,8 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         self.stream = s as u32;
         self.state[s].issued_ns = self.now;
         self.stats.requests += 1;
-        self.t.bytes += if r.in_blocks { r.size.saturating_mul(self.cfg.block_size) } else { r.size };
-        let write = r.op.is_write();
-        let (first, n) = r.block_range(self.cfg.block_size);
-        for b in first..first + n {
-            let (device, block) = self.layout.place(r.file, b);
-            let key = block_key(device, block);
-            let next_use = match self.future {
-                Some(f) => f[self.time as usize],
-                None => NEVER,
-            };
-            if let Some(occ) = &mut self.next_occurrence {
-                occ.insert(key, next_use);
-            }
-            // Only look for an in-flight copy when some block is in flight at all.
-            let before = if self.in_flight_frames > 0 { self.cache.frame_of(key) } else { None };
-            let in_flight = before.map(|f| self.frames[f as usize].io).filter(|&io| io != SETTLED);
-            let a = Access { key, device, block, time: self.time, ctx: r.ctx, pid: r.pid, write, next_use, cost: 1.0 };
-            let outcome = self.cache.demand(&a);
-            let resident = matches!(outcome, Demand::Hit | Demand::PrefetchHit);
-            let mut hit = resident;
-            if let Some(io) = in_flight {
-                // The data is on its way: wait for the rest. If an earlier request started
-                // that I/O, the access found the block not ready and counts as a miss (§5.1:
-                // "access to a prefetched block is counted as a hit if the prefetching is
-                // completed and as a miss otherwise"); I/O this request started itself, at
-                // this instant, is its own fetch.
-                if io != QUEUED && self.ios[io as usize].request != self.request {
-                    hit = false;
-                    self.t.inflight_misses += 1;
-                }
-                self.await_io(io);
-            }
-            self.stats.accesses += 1;
-            self.stats.hits += hit as u64;
-            self.stats.misses += !hit as u64;
-            self.stats.write_accesses += write as u64;
-            self.stats.write_misses += (write && !hit) as u64;
-            self.stats.prefetch_hits += (outcome == Demand::PrefetchHit && hit) as u64;
-            match outcome {
-                Demand::Miss => {
-                    let f = self.cache.policy.last_inserted;
-                    self.placed(f, device, block);
-                    if write {
-                        // Whole-block overwrite: nothing to read; written back on eviction.
-                        self.frames[f as usize].dirty = true;
-                    } else {
-                        self.read_block(device, block, true, Some(f), true);
-                    }
-                }
-                Demand::MissBypassed => {
-                    // Every frame is pinned: the block goes straight to or from the device.
-                    if write {
-                        self.write_block(device, block);
-                    } else {
-                        self.read_block(device, block, true, None, true);
-                    }
-                }
-                Demand::Hit | Demand::PrefetchHit => {
-                    if write {
-                        let f = before.or_else(|| self.cache.frame_of(key)).expect("a hit is resident");
-                        self.frames[f as usize].dirty = true;
-                    }
-                }
-            }
-            if !write && self.prefetching.is_some() {
-                self.read_ahead(&r, b, first, n, !resident, in_flight.is_some(), &a);
-            }
-            self.time += 1;
-        }
+        self.t.bytes += if r.in_blocks { r.size.saturating_mul(self.step.cfg.block_size) } else { r.size };
+        access::blocks(self, &r);
         // The end of the request unplugs the queues.
         if let Some(c) = self.reads.flush() {
             self.issue_read(c);
@@ -372,10 +222,10 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     }
 
     /// The block in `frame` just arrived (demand or read-ahead) at `device`, `block`: write
-    /// back the dirty blocks the insertion evicted, then note the new block.
+    /// back the dirty block the insertion evicted, if any, then note the new block.
     #[inline]
     fn placed(&mut self, frame: Frame, device: u16, block: u64) {
-        while let Some(v) = self.cache.policy.removed.pop() {
+        if let Some((v, _)) = self.cache.take_victim() {
             let v = v as usize;
             debug_assert_eq!(self.frames[v].io, SETTLED, "evicted a block in flight");
             if self.frames[v].dirty {
@@ -460,16 +310,8 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         if std::mem::take(&mut self.open_awaited) {
             self.await_io(slot);
         }
-        self.stats.disk_requests += 1;
-        self.stats.blocks_read += c.blocks;
-        self.stats.request_sizes.add(c.blocks);
-        let class = if c.sync {
-            self.stats.sync_requests += 1;
-            &mut self.t.sync
-        } else {
-            self.stats.async_requests += 1;
-            &mut self.t.async_
-        };
+        self.stats.disk_read(c.blocks, c.sync);
+        let class = if c.sync { &mut self.t.sync } else { &mut self.t.async_ };
         class.requests += 1;
         class.blocks += c.blocks;
         self.ios[slot as usize].parts = self.storage.submit(&what, slot, self.now, &mut self.events);
@@ -536,68 +378,8 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         Ok(())
     }
 
-    /// Asks the read-ahead algorithm about one demand read and carries out its plan.
-    #[allow(clippy::too_many_arguments)]
-    fn read_ahead(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, in_flight: bool, a: &Access) {
-        let frame = self.cache.frame_of(a.key);
-        let by_prefetch = !miss && frame.is_some_and(|f| self.cache.by_prefetch(f));
-        let p = self.prefetching.as_mut().expect("read_ahead without prefetching");
-        if let Some(plan) = p.on_access(r, b, first, n, miss, in_flight, by_prefetch) {
-            self.carry_out(plan, r, frame, miss, a);
-        }
-    }
-
-    /// Reads the blocks of `plan` that are not cached, as count mode does
-    /// ([`crate::engine::Engine`]), except that every block read stays pinned until its I/O
-    /// completes, which keeps blocks fetched together from evicting each other (§4).
-    fn carry_out(&mut self, plan: Plan, r: &Request, demanded: Option<Frame>, miss: bool, a: &Access) {
-        let sync = plan.sync && miss;
-        let pin_group = !plan.stop_before_group_eviction;
-        self.group.clear();
-        // The demanded block must survive its own read-ahead; if its I/O is in flight it is
-        // pinned already.
-        let held = demanded.filter(|&f| self.frames[f as usize].io == SETTLED);
-        if let Some(f) = held {
-            self.cache.pin(f);
-        }
-        for fb in plan.start..plan.start + plan.len {
-            let (device, block) = self.layout.place(r.file, fb);
-            let key = block_key(device, block);
-            if self.cache.contains(key) {
-                if plan.stop_at_cached {
-                    break;
-                }
-                continue;
-            }
-            let next_use = self.next_occurrence.as_ref().and_then(|m| m.get(&key).copied()).unwrap_or(NEVER);
-            let pa = Access { key, device, block, write: false, next_use, ..*a };
-            let inserted = if pin_group {
-                self.cache.insert(&pa, Origin::Prefetch)
-            } else {
-                // Table 1's rule: choosing a block of the group as the victim ends the plan,
-                // so the group's in-flight pins are lifted while the victim is chosen.
-                for &g in &self.group {
-                    self.cache.unpin(g);
-                }
-                let got = self.cache.insert_unless_evicting(&pa, &self.group);
-                for &g in &self.group {
-                    self.cache.pin(g);
-                }
-                got
-            };
-            let Some(f) = inserted else { break };
-            self.placed(f, device, block);
-            self.group.push(f);
-            self.stats.prefetched += 1;
-            self.read_block(device, block, sync, Some(f), false);
-        }
-        if let Some(f) = held {
-            self.cache.unpin(f);
-        }
-    }
-
     /// Counters, timing and the cache (for invariant checks).
-    pub fn finish(mut self) -> (Stats, TimedStats, Cache<Watch<P>>) {
+    pub fn finish(mut self) -> (Stats, TimedStats, Cache<P>) {
         let mut s = self.stats;
         s.evictions = self.cache.evictions;
         s.prefetched_unused = self.cache.evicted_unused;
@@ -625,4 +407,104 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             .collect();
         (s, self.t, self.cache)
     }
+}
+
+impl<'a, P: Policy> Drive<'a> for TimedEngine<'a, P> {
+    type P = P;
+
+    #[inline]
+    fn step(&mut self) -> &mut Step<'a> {
+        &mut self.step
+    }
+
+    #[inline]
+    fn cache(&mut self) -> &mut Cache<P> {
+        &mut self.cache
+    }
+
+    #[inline]
+    fn stats(&mut self) -> &mut Stats {
+        &mut self.stats
+    }
+
+    #[inline]
+    fn demand(&mut self, a: &Access) -> Demanded {
+        let (key, device, block, write) = (a.key, a.device, a.block, a.write);
+        // Only look for an in-flight copy when some block is in flight at all.
+        let before = if self.in_flight_frames > 0 { self.cache.frame_of(key) } else { None };
+        let in_flight = before.map(|f| self.frames[f as usize].io).filter(|&io| io != SETTLED);
+        let (outcome, frame) = self.cache.demand_frame(a);
+        let mut hit = matches!(outcome, Demand::Hit | Demand::PrefetchHit);
+        if let Some(io) = in_flight {
+            // The data is on its way: wait for the rest. If an earlier request started that
+            // I/O, the access found the block not ready and counts as a miss (§5.1: "access to
+            // a prefetched block is counted as a hit if the prefetching is completed and as a
+            // miss otherwise"); I/O this request started itself, at this instant, is its own
+            // fetch.
+            if io != QUEUED && self.ios[io as usize].request != self.request {
+                hit = false;
+                self.t.inflight_misses += 1;
+            }
+            self.await_io(io);
+        }
+        match outcome {
+            Demand::Miss => {
+                let f = frame.expect("a miss not bypassed is inserted");
+                self.placed(f, device, block);
+                if write {
+                    // Whole-block overwrite: nothing to read; written back on eviction.
+                    self.frames[f as usize].dirty = true;
+                } else {
+                    self.read_block(device, block, true, Some(f), true);
+                }
+            }
+            Demand::MissBypassed => {
+                // Every frame is pinned: the block goes straight to or from the device.
+                if write {
+                    self.write_block(device, block);
+                } else {
+                    self.read_block(device, block, true, None, true);
+                }
+            }
+            Demand::Hit | Demand::PrefetchHit => {
+                if write {
+                    let f = frame.expect("a hit is resident");
+                    self.frames[f as usize].dirty = true;
+                }
+            }
+        }
+        Demanded { outcome, hit, in_flight: in_flight.is_some() }
+    }
+
+    /// The demanded block must survive its own read-ahead; if its I/O is in flight it is
+    /// pinned already.
+    #[inline]
+    fn hold(&self, frame: Frame) -> bool {
+        self.frames[frame as usize].io == SETTLED
+    }
+
+    /// Every block read stays pinned until its I/O completes, which keeps blocks fetched
+    /// together from evicting each other (§4) without pinning them for the plan alone.
+    #[inline]
+    fn fetched(&mut self, frame: Frame, device: u16, block: u64, sync: bool, _pin_group: bool) {
+        self.placed(frame, device, block);
+        self.read_block(device, block, sync, Some(frame), false);
+    }
+
+    #[inline]
+    fn insert_unless_evicting(&mut self, a: &Access) -> Option<Frame> {
+        // Table 1's rule: choosing a block of the group as the victim ends the plan, so the
+        // group's in-flight pins are lifted while the victim is chosen.
+        for &g in &self.step.group {
+            self.cache.unpin(g);
+        }
+        let got = self.cache.insert_unless_evicting(a, &self.step.group);
+        for &g in &self.step.group {
+            self.cache.pin(g);
+        }
+        got
+    }
+
+    #[inline]
+    fn plan_done(&mut self, _pin_group: bool) {}
 }

@@ -107,8 +107,8 @@ pub struct Streams {
 
 /// How many requests [`Streams::next`] keeps read ahead of the ones it hands out, so the
 /// engine can start loading their cache index slots early (as count mode's
-/// [`crate::engine::LOOKAHEAD`] does).
-pub const READ_AHEAD: usize = crate::engine::LOOKAHEAD;
+/// [`crate::access::LOOKAHEAD`] does).
+pub const READ_AHEAD: usize = crate::access::LOOKAHEAD;
 
 impl Streams {
     pub fn new(plan: &StreamPlan, think: Think) -> Self {

@@ -12,7 +12,8 @@ pub mod table1;
 
 use super::partition::Steal;
 use super::registry::{build_spec, lookup};
-use super::{Access, AnyPolicy, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, Removal};
+use super::forward::forward_policy;
+use super::{AnyPolicy, Args, BuildEnv, ParamInfo};
 use crate::spec::{Spec, SpecError};
 use manager::{Manager, ManagerConfig, MAX_MRU};
 
@@ -42,53 +43,7 @@ impl DefaultPolicy {
     }
 }
 
-impl Policy for DefaultPolicy {
-    #[inline]
-    fn prepare_insert(&mut self, a: &Access, o: Origin) {
-        self.0.prepare_insert(a, o)
-    }
-    #[inline]
-    fn insert(&mut self, f: Frame, a: &Access, o: Origin) {
-        self.0.insert(f, a, o)
-    }
-    #[inline]
-    fn hit(&mut self, f: Frame, a: &Access) {
-        self.0.hit(f, a)
-    }
-    #[inline]
-    fn first_demand(&mut self, f: Frame, a: &Access) {
-        self.0.first_demand(f, a)
-    }
-    #[inline]
-    fn victim(&mut self, pins: &Pins, a: &Access) -> Option<Frame> {
-        self.0.victim(pins, a)
-    }
-    #[inline]
-    fn remove(&mut self, f: Frame, key: u64, why: Removal) {
-        self.0.remove(f, key, why)
-    }
-    fn check(&self, resident: usize) -> Result<(), String> {
-        self.0.check(resident)
-    }
-    fn keeps_ghosts(&self) -> bool {
-        self.0.keeps_ghosts()
-    }
-    #[inline]
-    fn ghost_hit(&self, key: u64) -> bool {
-        self.0.ghost_hit(key)
-    }
-    #[inline]
-    fn ghost_len(&self) -> usize {
-        self.0.ghost_len()
-    }
-    fn storage(&mut self, view: &crate::policy::storage::StorageView) {
-        self.0.storage(view)
-    }
-    #[inline]
-    fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
-        self.0.device_done(device, wait_ns, now)
-    }
-}
+forward_policy!(impl[] DefaultPolicy, |d| *d.0);
 
 /// The manager's parameters, shared by `amp`, `pcc` and `dear` (written once, here).
 pub(crate) const P_DEFAULT: ParamInfo = ParamInfo {
@@ -184,7 +139,7 @@ pub fn classify(accesses: &[(u64, u64)], spec: &str) -> Result<Vec<(u64, Context
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::build;
+    use crate::policy::{build, Policy};
 
     fn env() -> BuildEnv {
         BuildEnv { capacity: 64, block_size: 4096, seed: 1 }

@@ -65,10 +65,10 @@ impl Landlord {
     #[inline]
     pub fn cost_of(&self, device: u16) -> f64 {
         match self.cost.get(device as usize) {
-            Some(&c) if c == c => c,
+            Some(&c) if !c.is_nan() => c,
             // A device the storage view did not list: the mean cost of the others, or 1.
             _ => {
-                let (n, sum) = self.cost.iter().filter(|c| **c == **c).fold((0u32, 0.0), |(n, s), c| (n + 1, s + c));
+                let (n, sum) = self.cost.iter().filter(|c| !c.is_nan()).fold((0u32, 0.0), |(n, s), c| (n + 1, s + c));
                 if n == 0 { 1.0 } else { sum / n as f64 }
             }
         }

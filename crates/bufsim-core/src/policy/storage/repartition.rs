@@ -169,7 +169,7 @@ impl Repartitioner {
         self.wait.iter_mut().for_each(|w| *w = 0.0);
         // §3.1 step 1: the mean wait time across devices.
         let mean = last.wait_ns.iter().sum::<f64>() / n.max(1) as f64;
-        if !(mean > 0.0) {
+        if mean.is_nan() || mean <= 0.0 {
             // Nothing waited on: no relative wait times, and no trend to carry over.
             last.relative.resize(n, 0.0);
             for p in 0..n {
@@ -236,8 +236,8 @@ impl Repartitioner {
         self.got.resize(n, 0);
         let want = &self.want;
         apportion(supplied, |p| want[p] as f64, |p| want[p], &mut self.got);
-        for p in 0..n {
-            targets[p] = targets[p] + self.got[p] - self.give[p];
+        for (p, t) in targets.iter_mut().enumerate().take(n) {
+            *t = *t + self.got[p] - self.give[p];
             last.moved[p] = self.got[p] as i64 - self.give[p] as i64;
         }
         supplied
@@ -257,7 +257,7 @@ pub(crate) fn apportion(total: usize, weight: impl Fn(usize) -> f64, cap: impl F
     let open = |p: usize, out: &[usize]| weight(p) > 0.0 && out[p] < cap(p);
     while left > 0 {
         let sum: f64 = (0..n).filter(|&p| open(p, out)).map(&weight).sum();
-        if !(sum > 0.0) {
+        if sum.is_nan() || sum <= 0.0 {
             break;
         }
         let mut placed = 0usize;

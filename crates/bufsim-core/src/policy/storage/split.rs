@@ -183,6 +183,8 @@ impl<P: Policy> DeviceSplit<P> {
     }
 
     #[cold]
+    // `is_multiple_of` needs Rust 1.87; the workspace supports 1.80.
+    #[allow(clippy::manual_is_multiple_of)]
     fn end_epoch(&mut self, now: u64) {
         if self.adapt {
             self.moved += self.repartitioner.repartition(&mut self.targets) as u64;

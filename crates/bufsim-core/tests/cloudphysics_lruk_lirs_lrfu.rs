@@ -1,6 +1,6 @@
-//! Issue 3 part A on the real CloudPhysics trace (4 KiB blocks): degenerate settings that must
+//! LRU-K, LIRS and LRFU on the real CloudPhysics trace (4 KiB blocks): degenerate settings that must
 //! reproduce LRU and LFU exactly, and the differences from libCacheSim pinned to their cause.
-//! libCacheSim's own numbers are in tests/golden/libcachesim_cloudphysics_issue3a.csv and are
+//! libCacheSim's own numbers are in tests/golden/libcachesim_cloudphysics_lruk_2q_lirs_lrfu.csv and are
 //! checked by libcachesim_golden.rs (and live by tests/test_oracle.py).
 
 use bufsim_core::run::{run_trace, RunConfig, RunOptions};
@@ -33,7 +33,7 @@ fn misses(specs: &[&str], sizes: &[u64], prefetch: Option<&str>) -> Vec<Vec<u64>
 /// LRU's misses (equal to libCacheSim's LRU: tests/golden/libcachesim_cloudphysics.csv).
 const LRU: [u64; 5] = [1028965, 1022509, 1009752, 857352, 269239];
 /// LFU's misses, least recently used first among equal counts (equal to libCacheSim's LFU and
-/// to `lrfu(lambda=0)`: tests/golden/libcachesim_cloudphysics_issue3a.csv).
+/// to `lrfu(lambda=0)`: tests/golden/libcachesim_cloudphysics_lruk_2q_lirs_lrfu.csv).
 const LFU: [u64; 5] = [1078548, 1059266, 988333, 817365, 269243];
 
 #[test]

@@ -1,4 +1,4 @@
-//! Hand-computed sequences for LRU-K, 2Q, LIRS, LRFU and FBR (issue 3, part A), step by step.
+//! Hand-computed sequences for LRU-K, 2Q, LIRS, LRFU and FBR, step by step.
 //! Each comment gives the state after the access, in the form the policy's test-only `dump`
 //! prints; the asserts compare against that dump. Times are demand access numbers from 0.
 //! The prefetch cases follow the prefetching paper §4 rule by rule.

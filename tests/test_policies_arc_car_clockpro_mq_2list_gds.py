@@ -1,4 +1,4 @@
-"""The policies of issue 3, part B (ARC, CAR, CLOCK-Pro, MQ, Linux two-list, GreedyDual-Size)
+"""ARC, CAR, CLOCK-Pro, MQ, Linux two-list and GreedyDual-Size
 through the Python API and the command line: listed with parameters and papers, runnable with
 and without read-ahead on the real trace, and bad parameters refused with one-line errors."""
 
@@ -10,14 +10,14 @@ from hypothesis import given, settings, strategies as st
 import bufsim
 from conftest import block_trace, bufsim_cli
 
-PART_B = ["arc", "car", "clock-pro", "mq", "linux-2list", "gds"]
+POLICIES = ["arc", "car", "clock-pro", "mq", "linux-2list", "gds"]
 
 
 def test_listed_with_parameters_defaults_and_papers():
     infos = {p["name"]: p for p in bufsim.policies()}
-    for name in PART_B:
+    for name in POLICIES:
         assert infos[name]["paper"] and infos[name]["summary"], name
-    params = {n: {k: d for k, d, _ in infos[n]["params"]} for n in PART_B}
+    params = {n: {k: d for k, d, _ in infos[n]["params"]} for n in POLICIES}
     assert params["mq"] == {"queues": "8", "history": "4x", "lifetime": "adaptive"}
     assert params["arc"] == {"adapt": "real"}
     assert params["linux-2list"] == {"active-ratio": "1"}
@@ -27,7 +27,7 @@ def test_listed_with_parameters_defaults_and_papers():
     assert "mq-accusim" in out and "lifetime=adaptive" in out and "CLOCK-Pro" in out
 
 
-@pytest.mark.parametrize("policy", PART_B + ["mq-accusim"])
+@pytest.mark.parametrize("policy", POLICIES + ["mq-accusim"])
 @pytest.mark.parametrize("prefetch", ["none", "linux"])
 def test_runs_on_the_real_trace(policy, prefetch, cloudphysics):
     r = bufsim.simulate(cloudphysics, policy=policy, cache=4096, prefetch=prefetch, check=True)

@@ -1,0 +1,366 @@
+//! The access step both engines share: a request split into block accesses, each placed by the
+//! layout, given to the cache, counted, and told to read-ahead, whose plan is carried out here.
+//!
+//! Count mode ([`crate::engine`]) and timed mode ([`crate::timed`]) differ only in what a
+//! demand access and a block read do to their I/O state: they say so through [`Drive`], and
+//! everything else (placement, OPT's future, counters, read-ahead plans and the pinning rules
+//! of the prefetching paper §4) is written once, here.
+
+use bufsim_trace::Request;
+use rustc_hash::FxHashMap;
+
+use crate::cache::{Cache, Demand};
+use crate::cluster::RequestSizes;
+use crate::layout::{block_key, Layout};
+use crate::policy::{Access, Frame, Origin, Policy, NEVER};
+use crate::prefetch::{AnyReadAhead, BlockEvent, Plan};
+
+/// How requests become block accesses and disk requests.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineConfig {
+    /// Bytes per cache block (4 KiB by default).
+    pub block_size: u64,
+    /// Drop write requests instead of treating them as cache accesses.
+    pub reads_only: bool,
+    /// Largest disk request the clusterer forms, in bytes (64 KiB by default, §2.1).
+    pub cluster_bytes: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig { block_size: 4096, reads_only: false, cluster_bytes: 64 * 1024 }
+    }
+}
+
+impl EngineConfig {
+    /// Blocks in the largest disk request the clusterer forms (at least one).
+    pub fn cluster_blocks(&self) -> u64 {
+        (self.cluster_bytes / self.block_size.max(1)).max(1)
+    }
+}
+
+/// Counters of one run. `hits + misses == accesses` always.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Requests simulated (after `reads_only` filtering).
+    pub requests: u64,
+    /// Demand block accesses.
+    pub accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub write_accesses: u64,
+    pub write_misses: u64,
+    /// Blocks given up to make room.
+    pub evictions: u64,
+    /// Disk read requests after clustering, and how many were synchronous (held a demand miss)
+    /// or asynchronous (read-ahead only).
+    pub disk_requests: u64,
+    pub sync_requests: u64,
+    pub async_requests: u64,
+    /// Blocks read from disk (demand read misses plus blocks read ahead).
+    pub blocks_read: u64,
+    /// Blocks inserted by read-ahead.
+    pub prefetched: u64,
+    /// First demand accesses to blocks read ahead (hits thanks to prefetching).
+    pub prefetch_hits: u64,
+    /// Blocks read ahead and evicted before any demand access.
+    pub prefetched_unused: u64,
+    /// Disk requests by size in blocks (DULO's sequence-size distribution).
+    pub request_sizes: RequestSizes,
+}
+
+impl Stats {
+    pub fn hit_ratio(&self) -> f64 {
+        if self.accesses == 0 {
+            0.0
+        } else {
+            self.hits as f64 / self.accesses as f64
+        }
+    }
+
+    /// Counts one demand access that the cache answered with `outcome` and that the engine
+    /// judged a hit or not (timed mode: a block still in flight is a miss, whatever the cache
+    /// found).
+    #[inline]
+    fn record(&mut self, outcome: Demand, hit: bool, write: bool) {
+        self.accesses += 1;
+        self.hits += hit as u64;
+        self.misses += !hit as u64;
+        self.write_accesses += write as u64;
+        self.write_misses += (write && !hit) as u64;
+        self.prefetch_hits += (outcome == Demand::PrefetchHit && hit) as u64;
+    }
+
+    /// Counts one disk read request.
+    #[inline]
+    pub(crate) fn disk_read(&mut self, blocks: u64, sync: bool) {
+        self.disk_requests += 1;
+        self.blocks_read += blocks;
+        self.request_sizes.add(blocks);
+        if sync {
+            self.sync_requests += 1;
+        } else {
+            self.async_requests += 1;
+        }
+    }
+}
+
+/// Calls `f(device, device_block)` for every block `r` touches, in order.
+#[inline]
+pub fn for_each_block(r: &Request, cfg: &EngineConfig, layout: &Layout, mut f: impl FnMut(u16, u64)) {
+    let (first, n) = r.block_range(cfg.block_size);
+    for b in first..first + n {
+        let (dev, blk) = layout.place(r.file, b);
+        f(dev, blk);
+    }
+}
+
+/// Whether the engine simulates this request at all.
+#[inline]
+pub fn included(r: &Request, cfg: &EngineConfig) -> bool {
+    !(cfg.reads_only && r.op.is_write())
+}
+
+/// What OPT knows of the future: the next-use time of every demand access, and the first use
+/// of every block (for blocks read ahead before their first demand).
+#[derive(Default)]
+pub struct Future {
+    pub next_use: Vec<u64>,
+    pub first_use: FxHashMap<u64, u64>,
+}
+
+/// Builds [`Future`] in one pass over the demand accesses.
+#[derive(Default)]
+pub struct FutureBuilder {
+    last: FxHashMap<u64, u64>,
+    future: Future,
+}
+
+impl FutureBuilder {
+    #[inline]
+    pub fn push(&mut self, key: u64) {
+        let i = self.future.next_use.len() as u64;
+        self.future.next_use.push(NEVER);
+        match self.last.insert(key, i) {
+            Some(prev) => self.future.next_use[prev as usize] = i,
+            None => {
+                self.future.first_use.insert(key, i);
+            }
+        }
+    }
+
+    pub fn request(&mut self, r: &Request, cfg: &EngineConfig, layout: &Layout) {
+        if included(r, cfg) {
+            for_each_block(r, cfg, layout, |d, b| self.push(block_key(d, b)));
+        }
+    }
+
+    pub fn finish(self) -> Future {
+        self.future
+    }
+}
+
+/// Read-ahead for a run: the algorithm and the size of every file (it never reads past the end).
+pub struct Prefetching<'a> {
+    pub readahead: AnyReadAhead,
+    /// Blocks of each file (block traces: of each device), indexed by `Request::file`.
+    pub file_blocks: &'a [u64],
+}
+
+impl Prefetching<'_> {
+    /// Tells the read-ahead algorithm of a demand access to block `b` of `r`'s file (`r` spans
+    /// `n` blocks from `first`) and returns what to fetch, if anything. Only timed mode ever
+    /// sees a block whose I/O is `in_flight`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_access(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, in_flight: bool, by_prefetch: bool) -> Option<Plan> {
+        let ev = BlockEvent {
+            file: r.file,
+            block: b,
+            file_blocks: self.file_blocks.get(r.file as usize).copied().unwrap_or(0),
+            miss,
+            in_flight,
+            by_prefetch,
+            request_first: first,
+            request_blocks: n,
+        };
+        self.readahead.on_access(&ev)
+    }
+}
+
+/// How many requests ahead the engines hint the cache: far enough for a memory load to land,
+/// near enough that the hinted lines are still cached when used.
+pub const LOOKAHEAD: usize = 8;
+
+/// Starts loading the cache index slot of `r`'s first block, a few requests before `r` runs.
+#[inline]
+pub fn warm<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &Request) {
+    let (first, n) = r.block_range(block_size);
+    if n > 0 {
+        let (device, block) = layout.place(r.file, first);
+        cache.warm(block_key(device, block));
+    }
+}
+
+/// What both engines keep to turn requests into block accesses.
+pub struct Step<'a> {
+    pub cfg: EngineConfig,
+    pub layout: &'a Layout,
+    future: Option<&'a [u64]>,
+    /// Next demand time of every block, advanced as the trace is consumed (OPT with read-ahead).
+    next_occurrence: Option<FxHashMap<u64, u64>>,
+    prefetching: Option<Prefetching<'a>>,
+    /// Frames read ahead by the plan being carried out (reused: no allocation).
+    pub group: Vec<Frame>,
+    /// Logical time: demand block accesses so far.
+    pub time: u64,
+}
+
+impl<'a> Step<'a> {
+    pub fn new(cfg: EngineConfig, layout: &'a Layout, future: Option<&'a Future>) -> Self {
+        Step {
+            cfg,
+            layout,
+            future: future.map(|f| f.next_use.as_slice()),
+            next_occurrence: None,
+            prefetching: None,
+            group: Vec::new(),
+            time: 0,
+        }
+    }
+
+    /// Turns read-ahead on. With OPT (`future` given), blocks read ahead carry the time of
+    /// their next demand access.
+    pub fn set_prefetching(&mut self, p: Prefetching<'a>, future: Option<&'a Future>) {
+        if let Some(f) = future {
+            self.next_occurrence = Some(f.first_use.clone());
+        }
+        self.prefetching = Some(p);
+    }
+
+    /// The demand access to block `b` of `r`'s file, at the current logical time.
+    #[inline]
+    fn access(&mut self, r: &Request, b: u64, write: bool) -> Access {
+        let (device, block) = self.layout.place(r.file, b);
+        let key = block_key(device, block);
+        let next_use = match self.future {
+            Some(f) => f[self.time as usize],
+            None => NEVER,
+        };
+        if let Some(occ) = &mut self.next_occurrence {
+            occ.insert(key, next_use);
+        }
+        Access { key, device, block, time: self.time, ctx: r.ctx, pid: r.pid, write, next_use, cost: 1.0 }
+    }
+}
+
+/// What a demand access found, as the engine judges it.
+#[derive(Clone, Copy)]
+pub struct Demanded {
+    pub outcome: Demand,
+    /// Counted as a hit (timed mode: not if an earlier request's I/O for it is in flight).
+    pub hit: bool,
+    /// The block's I/O was in flight (timed mode only).
+    pub in_flight: bool,
+}
+
+impl Demanded {
+    /// Whether the block was resident (possibly still arriving) when demanded.
+    #[inline]
+    fn resident(&self) -> bool {
+        matches!(self.outcome, Demand::Hit | Demand::PrefetchHit)
+    }
+}
+
+/// An engine's side of the access step: how it reaches the shared state, and what a demand
+/// access and a block read ahead do to its I/O.
+pub trait Drive<'a> {
+    type P: Policy;
+
+    fn step(&mut self) -> &mut Step<'a>;
+    fn cache(&mut self) -> &mut Cache<Self::P>;
+    fn stats(&mut self) -> &mut Stats;
+
+    /// Looks up `a` in the cache and starts whatever read it needs.
+    fn demand(&mut self, a: &Access) -> Demanded;
+
+    /// Whether the demanded block `frame` must be pinned while its read-ahead is carried out
+    /// (timed mode: not when its I/O in flight pins it already).
+    fn hold(&self, frame: Frame) -> bool;
+
+    /// Read-ahead inserted block (`device`, `block`) in `frame`: read it, as part of the
+    /// synchronous request when `sync`. `pin_group`: blocks read together must not evict each
+    /// other for the rest of the plan.
+    fn fetched(&mut self, frame: Frame, device: u16, block: u64, sync: bool, pin_group: bool);
+
+    /// Inserts a block read ahead unless the victim is one of the plan's group (Table 1's
+    /// rule, [`Cache::insert_unless_evicting`]).
+    fn insert_unless_evicting(&mut self, a: &Access) -> Option<Frame>;
+
+    /// The plan is carried out: lift what [`Drive::fetched`] pinned for it alone.
+    fn plan_done(&mut self, pin_group: bool);
+}
+
+/// Simulates the block accesses of request `r`: each is placed, demanded, counted and told to
+/// read-ahead. The caller counts the request and issues the disk requests it leaves queued.
+#[inline]
+pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
+    let write = r.op.is_write();
+    let (first, n) = r.block_range(d.step().cfg.block_size);
+    for b in first..first + n {
+        let a = d.step().access(r, b, write);
+        let got = d.demand(&a);
+        d.stats().record(got.outcome, got.hit, write);
+        // Writes overwrite whole blocks in this model: they trigger no read-ahead.
+        if !write && d.step().prefetching.is_some() {
+            read_ahead(d, r, b, first, n, &got, &a);
+        }
+        d.step().time += 1;
+    }
+}
+
+/// Asks the read-ahead algorithm about one demand read and carries out its plan.
+fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u64, got: &Demanded, a: &Access) {
+    let miss = !got.resident();
+    let frame = d.cache().frame_of(a.key);
+    let by_prefetch = !miss && frame.is_some_and(|f| d.cache().by_prefetch(f));
+    let p = d.step().prefetching.as_mut().expect("read_ahead without prefetching");
+    if let Some(plan) = p.on_access(r, b, first, n, miss, got.in_flight, by_prefetch) {
+        carry_out(d, plan, r, frame, miss, a);
+    }
+}
+
+/// Reads the blocks of `plan` that are not cached. The demanded block is pinned (its I/O is in
+/// flight). The blocks read ahead with it are pinned too, so they never evict each other
+/// (prefetching paper §4), except under Table 1's rule, where choosing one of them as the
+/// victim ends the plan instead.
+fn carry_out<'a, D: Drive<'a>>(d: &mut D, plan: Plan, r: &Request, demanded: Option<Frame>, miss: bool, a: &Access) {
+    // Blocks read along with a demand miss share its synchronous disk request.
+    let sync = plan.sync && miss;
+    let pin_group = !plan.stop_before_group_eviction;
+    d.step().group.clear();
+    let held = demanded.filter(|&f| d.hold(f));
+    if let Some(f) = held {
+        d.cache().pin(f);
+    }
+    for fb in plan.start..plan.start + plan.len {
+        let (device, block) = d.step().layout.place(r.file, fb);
+        let key = block_key(device, block);
+        if d.cache().contains(key) {
+            if plan.stop_at_cached {
+                break;
+            }
+            continue;
+        }
+        let next_use = d.step().next_occurrence.as_ref().and_then(|m| m.get(&key).copied()).unwrap_or(NEVER);
+        let pa = Access { key, device, block, write: false, next_use, ..*a };
+        let inserted = if pin_group { d.cache().insert(&pa, Origin::Prefetch) } else { d.insert_unless_evicting(&pa) };
+        let Some(f) = inserted else { break };
+        d.step().group.push(f);
+        d.stats().prefetched += 1;
+        d.fetched(f, device, block, sync, pin_group);
+    }
+    d.plan_done(pin_group);
+    if let Some(f) = held {
+        d.cache().unpin(f);
+    }
+}
