@@ -735,6 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="convert a saved `strace -f [-k] -y -ttt -T` log instead of running a command")
     col.add_argument("command", nargs=argparse.REMAINDER, help="the command to trace, after --")
     col.set_defaults(func=cmd_collect)
+    from bufsim.workloads import add_command as add_workloads_command
+
+    add_workloads_command(sub)
 
 
     add_analysis_commands(sub)

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""Records the workload suite (python/bufsim/workloads.py) with `bufsim collect --tracer kernel`.
+
+    .venv/bin/python scripts/record_workloads.py                  # all nine (about an hour)
+    .venv/bin/python scripts/record_workloads.py --only cscope gcc
+
+Needs root, tracefs, and the Debian packages cscope glimpse linux-source gcc postgresql sqlite3 plus
+tpchgen-cli in .venv (`make workloads` installs them). Inputs are the Linux 6.1 sources from
+/usr/src/linux-source-6.1.tar.xz, unpacked under /tmp/bufsim-workloads. Each trace is converted to
+.bst and compressed with zstd into traces/kernel/NAME.bst.zst (bufsim reads it as it is); the
+page-cache companion file goes beside it, zstd-compressed, when it is small enough to commit
+(PAGECACHE_LIMIT), and traces/kernel/workloads.json gets the workload's entry. Every program is run
+with fixed inputs (the same symbols, words, queries, random seeds), so the requests are the same
+from run to run up to the kernel's and PostgreSQL's own timing-dependent behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from bufsim.ktrace import collect_kernel, pagecache_path  # noqa: E402
+from bufsim.workloads import SUITE  # noqa: E402
+
+OUT = ROOT / "traces" / "kernel"
+WORK = Path(os.environ.get("BUFSIM_WORKLOADS_TMP", "/tmp/bufsim-workloads"))
+SOURCE_TAR = Path("/usr/src/linux-source-6.1.tar.xz")
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+VENV_BIN = Path(sys.executable).parent
+PAGECACHE_LIMIT = 8 << 20  # compressed bytes of a page-cache file worth committing
+#: The dynamic loader's reads and pseudo-files are left out (not the compilers' own headers).
+LOADER_ONLY = ["*.so", "*.so.*", "/etc/ld.so.cache", "/proc", "/sys", "/dev"]
+SUBTREES = ["fs", "kernel", "mm", "include", "ipc", "block"]
+CSCOPE_SYMBOLS = [
+    "inode_lock", "kmalloc", "spin_lock", "mutex_lock", "schedule", "wake_up_process", "copy_from_user",
+    "filemap_read", "page_cache_sync_ra", "submit_bio", "iput", "dput", "d_alloc", "vfs_read", "vfs_write",
+    "generic_file_read_iter", "ext4_map_blocks", "btrfs_search_slot", "xfs_iget", "folio_lock",
+    "alloc_pages", "free_pages", "kmem_cache_alloc", "rcu_read_lock", "synchronize_rcu", "list_add",
+    "hlist_del", "atomic_inc", "refcount_inc", "task_struct", "mm_struct", "vm_area_struct", "do_fork",
+    "kernel_clone", "do_exit", "signal_wake_up", "send_sig", "hrtimer_start", "mod_timer", "queue_work",
+    "flush_work", "blk_mq_submit_bio", "bio_alloc", "sb_bread", "mark_buffer_dirty", "writeback_inodes_sb",
+    "balance_dirty_pages", "shrink_node", "lru_add_drain", "workingset_refault", "readahead_control",
+    "address_space", "super_block", "dentry", "file_operations", "path_lookupat", "do_sys_open",
+    "ksys_read", "fdget", "fput", "get_unused_fd_flags", "anon_inode_getfile", "seq_printf", "printk",
+]
+GLIMPSE_WORDS = [
+    "spinlock", "mutex", "inode", "dentry", "folio", "bio", "superblock", "readahead", "writeback",
+    "journal", "extent", "btree", "rcu", "refcount", "atomic", "schedule", "timer", "interrupt",
+    "signal", "futex", "semaphore", "completion", "workqueue", "kthread", "cgroup", "namespace",
+    "capability", "audit", "quota", "xattr", "acl", "checksum", "compression", "encryption",
+    "deadlock", "overflow", "alignment", "endian", "barrier", "preempt", "migrate", "hugepage",
+    "swap", "reclaim", "shrinker", "mmap", "fault", "truncate",
+]
+TPCH_SCALE = "0.3"
+TPCH_TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
+
+
+def run(cmd, **kw) -> None:
+    print("+", cmd if isinstance(cmd, str) else shlex.join(map(str, cmd)), file=sys.stderr, flush=True)
+    subprocess.run(cmd, check=True, **kw)
+
+
+def out(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def deb_version(pkg: str) -> str:
+    return out(["dpkg-query", "-W", "-f", "${Version}", pkg])
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs (prepared untraced)
+
+def sources() -> Path:
+    src = WORK / "src" / "linux-source-6.1"
+    if not (src / "Makefile").exists():
+        (WORK / "src").mkdir(parents=True, exist_ok=True)
+        run(["tar", "xf", str(SOURCE_TAR), "-C", str(WORK / "src")])
+    return src
+
+
+def kbuild() -> Path:
+    """A tinyconfig tree with `make prepare` done, its objects removed (so every run compiles)."""
+    b = WORK / "kbuild"
+    if not (b / ".config").exists():
+        shutil.rmtree(b, ignore_errors=True)
+        run(["cp", "-a", str(sources()), str(b)])
+        run(["make", "-s", "-C", str(b), "tinyconfig"])
+        run(["make", "-s", "-C", str(b), "-j2", "prepare"])
+    run(f"find {shlex.quote(str(b))} -name '*.o' -newer {shlex.quote(str(b / '.config'))} -delete", shell=True)
+    return b
+
+
+def script(name: str, body: str) -> Path:
+    p = WORK / f"{name}.sh"
+    p.write_text("set -e\n" + body)
+    return p
+
+
+def cscope_script(tag: str) -> Path:
+    src = sources()
+    d = WORK / f"cscope-{tag}"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    files = subprocess.run(["find", *SUBTREES, "-name", "*.[ch]", "-type", "f"], cwd=src, capture_output=True,
+                           text=True, check=True).stdout.split()
+    (d / "files.txt").write_text("\n".join(sorted(files)) + "\n")
+    q = "\n".join(f"cscope -d -L -0 {s} -f {d}/cscope.out > /dev/null" for s in CSCOPE_SYMBOLS)
+    return script(f"cscope-{tag}", f"cd {src}\ncscope -b -k -i {d}/files.txt -f {d}/cscope.out\n{q}\n")
+
+
+def glimpse_script(tag: str) -> Path:
+    src = sources()
+    d = WORK / f"glimpse-{tag}"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    q = "\n".join(f"glimpse -y -H {d} -c -w {w} > /dev/null || true" for w in GLIMPSE_WORDS)
+    return script(f"glimpse-{tag}", f"cd {src}\nglimpseindex -H {d} -n {' '.join(SUBTREES)} > /dev/null\n{q}\n")
+
+
+def gcc_script(tag: str) -> Path:
+    b = kbuild()
+    return script(f"gcc-{tag}", f"make -s -C {b} -j2 init/ kernel/ mm/ fs/ lib/ block/ security/ drivers/base/ "
+                                f"> /dev/null 2>&1 || true\n")
+
+
+def pg_cluster(tag: str) -> tuple[Path, Path]:
+    d = WORK / f"pg-{tag}"
+    shutil.rmtree(d, ignore_errors=True)
+    (d / "sock").mkdir(parents=True)
+    shutil.chown(d, "postgres", "postgres")
+    shutil.chown(d / "sock", "postgres", "postgres")
+    run(["runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(d / "data"), "-A", "trust",
+         "--no-sync"], stdout=subprocess.DEVNULL)
+    return d, d / "sock"
+
+
+def pg_start_stop(d: Path, sock: Path) -> tuple[str, str]:
+    pgctl = f"runuser -u postgres -- {PG_BIN}/pg_ctl -D {d}/data -l {d}/log -w"
+    opts = f"-c shared_buffers=16MB -c listen_addresses='' -k {sock} -c fsync=on -c max_parallel_workers_per_gather=0"
+    return f'{pgctl} -o "{opts}" start > /dev/null', f"{pgctl} -m fast stop > /dev/null"
+
+
+def tpch_script(tag: str) -> Path:
+    data = WORK / f"tpch-data-{TPCH_SCALE}"
+    if not (data / "lineitem.csv").exists():
+        data.mkdir(parents=True, exist_ok=True)
+        run([str(VENV_BIN / "tpchgen-cli"), "csv", "-s", TPCH_SCALE, f"--output-dir={data}"])
+    os.chmod(data, 0o755)
+    d, sock = pg_cluster(f"tpch-{tag}")
+    start, stop = pg_start_stop(d, sock)
+    psql = f"runuser -u postgres -- psql -q -X -h {sock} -d postgres -v ON_ERROR_STOP=0"
+    copies = "\n".join(f"{psql} -c \"copy {t} from '{data}/{t}.csv' with (format csv, header true)\"" for t in TPCH_TABLES)
+    schema = ROOT / "scripts" / "tpch" / "schema.sql"
+    queries = ROOT / "scripts" / "tpch" / "queries.sql"
+    return script(f"tpch-{tag}", f"""{start}
+{psql} -f {schema} > /dev/null
+{copies}
+{psql} -c "create index on lineitem (l_partkey, l_suppkey)" -c "create index on orders (o_custkey)" -c "analyze"
+PGOPTIONS='-c statement_timeout=120s' {psql} -f {queries} > /dev/null 2>&1 || true
+{stop}
+""")
+
+
+def pgbench_script(tag: str) -> Path:
+    d, sock = pg_cluster(f"pgbench-{tag}")
+    start, stop = pg_start_stop(d, sock)
+    bench = f"runuser -u postgres -- {PG_BIN}/pgbench -h {sock} postgres"
+    return script(f"pgbench-{tag}", f"""{start}
+{bench} -i -s 20 -q > /dev/null 2>&1
+{bench} -c 4 -j 2 -t 5000 --random-seed=42 > /dev/null 2>&1
+{stop}
+""")
+
+
+def randread_script(tag: str) -> Path:
+    d = WORK / f"randread-{tag}"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    rng = random.Random(42)
+    n = 1_500_000
+    build = d / "build.sql"
+    build.write_text(
+        "pragma cache_size=-1024; pragma mmap_size=0; pragma journal_mode=off;\n"
+        "create table t (k integer, v text);\n"
+        f"with recursive c(i) as (select 1 union all select i + 1 from c where i < {n}) "
+        "insert into t select (i * 2654435761) % 4294967291, hex(randomblob(48)) from c;\n"
+        "create index t_k on t (k);\n")
+    keys = [((rng.randrange(1, n + 1)) * 2654435761) % 4294967291 for _ in range(100_000)]
+    (d / "query.sql").write_text("pragma cache_size=-1024; pragma mmap_size=0;\n"
+                                 + "".join(f"select v from t where k = {k};\n" for k in keys))
+    return script(f"randread-{tag}", f"sqlite3 {d}/db < {build}\nsqlite3 {d}/db < {d}/query.sql > /dev/null\n")
+
+
+def together(name: str, parts: list[Path]) -> Path:
+    body = "".join(f"sh {p} &\n" for p in parts) + "wait\n"
+    return script(name, body)
+
+
+BUILDERS = {
+    "cscope": lambda: cscope_script("solo"),
+    "glimpse": lambda: glimpse_script("solo"),
+    "gcc": lambda: gcc_script("solo"),
+    "tpch": lambda: tpch_script("solo"),
+    "pgbench": lambda: pgbench_script("solo"),
+    "randread": lambda: randread_script("solo"),
+    "multi1": lambda: together("multi1", [cscope_script("m1"), gcc_script("m1")]),
+    "multi2": lambda: together("multi2", [glimpse_script("m2"), tpch_script("m2")]),
+    "multi3": lambda: together("multi3", [cscope_script("m3"), glimpse_script("m3"), gcc_script("m3"),
+                                          randread_script("m3")]),
+}
+PACKAGES = {
+    "cscope": ["cscope", "linux-source-6.1"], "glimpse": ["glimpse", "linux-source-6.1"],
+    "gcc": ["gcc-12", "make", "linux-source-6.1"], "tpch": ["postgresql-15"], "pgbench": ["postgresql-15"],
+    "randread": ["sqlite3"],
+}
+PACKAGES["multi1"] = sorted(set(PACKAGES["cscope"] + PACKAGES["gcc"]))
+PACKAGES["multi2"] = sorted(set(PACKAGES["glimpse"] + PACKAGES["tpch"]))
+PACKAGES["multi3"] = sorted(set(PACKAGES["cscope"] + PACKAGES["glimpse"] + PACKAGES["gcc"] + PACKAGES["randread"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics the papers give (prefetching paper Table 4: time between I/O calls)
+
+def call_gaps(csv_path: Path) -> tuple[float, float]:
+    """Mean and standard deviation (ms) of the time between one I/O call's completion and the same
+    process's next call: the think time the prefetching paper's Table 4 reports."""
+    last_end: dict[str, int] = {}
+    gaps: list[float] = []
+    with open(csv_path) as f:
+        for line in f:
+            if line.startswith(("#", "time_us")):
+                continue
+            t, dur, pid = line.split(",", 3)[:3]
+            t, dur = int(t), int(dur)
+            if pid in last_end:
+                gaps.append(max(0, t - last_end[pid]) / 1000)
+            last_end[pid] = t + dur
+    if len(gaps) < 2:
+        return 0.0, 0.0
+    return statistics.fmean(gaps), statistics.pstdev(gaps)
+
+
+def record(name: str) -> dict:
+    sh = BUILDERS[name]()
+    command = ["sh", str(sh)]
+    csv = WORK / f"{name}.csv"
+    print(f"recording {name}: {SUITE[name]}", file=sys.stderr, flush=True)
+    t = time.monotonic()
+    r = collect_kernel(command, str(csv), exclude=LOADER_ONLY, stacks=False, buffer_kb=262144)
+    traced_s = time.monotonic() - t
+    print(r.summary(), file=sys.stderr, flush=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    bst = WORK / f"{name}.bst"
+    bufsim = VENV_BIN / "bufsim"
+    run([str(bufsim), "convert", str(csv), "-o", str(bst)], stdout=subprocess.DEVNULL)
+    target = OUT / f"{name}.bst.zst"
+    run(["zstd", "-q", "-f", "-19", "-T2", str(bst), "-o", str(target)])
+    pc_target = OUT / f"{name}.pagecache.csv.zst"
+    run(["zstd", "-q", "-f", "-19", "-T2", pagecache_path(str(csv)), "-o", str(pc_target)])
+    if pc_target.stat().st_size > PAGECACHE_LIMIT:
+        pc_target.unlink()
+    stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", "--no-working-set", str(target)],
+                                      capture_output=True, text=True, check=True).stdout)
+    mean, sd = call_gaps(csv)
+    entry = {
+        "name": name,
+        "description": SUITE[name],
+        "command": sh.read_text().replace("set -e\n", "", 1).strip().splitlines(),
+        "packages": {p: deb_version(p) for p in PACKAGES[name]},
+        "kernel": f"Linux {platform.release()} {platform.machine()}",
+        "tracer": "bufsim collect --tracer kernel --no-stacks --exclude " + " --exclude ".join(LOADER_ONLY),
+        "outcome": r.outcome,
+        "lost_events": getattr(r, "lost_events", 0),
+        "requests": stats["requests"]["total"],
+        "reads": stats["requests"]["reads"],
+        "writes": stats["requests"]["writes"],
+        "block_accesses": stats["accesses"]["total"],
+        "footprint_blocks": stats["footprint"]["blocks"],
+        "files": stats["requests"]["files"],
+        "processes": stats["requests"]["pids"],
+        "consecutive": round(stats["consecutive"]["fraction"], 4),
+        "call_gap_mean_ms": round(mean, 4),
+        "call_gap_sd_ms": round(sd, 4),
+        "traced_s": round(traced_s, 1),
+        "path": target.name,
+        "pagecache": pc_target.name if pc_target.exists() else None,
+        "size_bytes": target.stat().st_size,
+    }
+    if name.startswith("tpch") or name == "pgbench":
+        entry["packages"]["tpchgen-cli" if name == "tpch" else "pgbench"] = (
+            out([str(VENV_BIN / "tpchgen-cli"), "--version"]) if name == "tpch" else out([str(PG_BIN / "pgbench"), "--version"]))
+    manifest = OUT / "workloads.json"
+    entries = json.loads(manifest.read_text()) if manifest.exists() else []
+    entries = [e for e in entries if e["name"] != name] + [entry]
+    order = list(SUITE)
+    entries.sort(key=lambda e: order.index(e["name"]))
+    manifest.write_text(json.dumps(entries, indent=1) + "\n")
+    for p in (csv, bst, Path(pagecache_path(str(csv)))):
+        p.unlink(missing_ok=True)
+    return entry
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=list(SUITE), help="record only these")
+    args = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    for name in args.only or list(SUITE):
+        e = record(name)
+        print(f"{name}: {e['requests']:,} requests, {e['block_accesses']:,} block accesses, footprint "
+              f"{e['footprint_blocks']:,} blocks, {e['size_bytes'] / (1 << 20):.1f} MiB", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
