@@ -271,9 +271,9 @@ def record(name: str) -> dict:
     bufsim = VENV_BIN / "bufsim"
     run([str(bufsim), "convert", str(csv), "-o", str(bst)], stdout=subprocess.DEVNULL)
     target = OUT / f"{name}.bst.zst"
-    run(["zstd", "-q", "-f", "-19", "-T2", str(bst), "-o", str(target)])
+    run(["zstd", "-q", "-f", "-15", "-T2", str(bst), "-o", str(target)])
     pc_target = OUT / f"{name}.pagecache.csv.zst"
-    run(["zstd", "-q", "-f", "-19", "-T2", pagecache_path(str(csv)), "-o", str(pc_target)])
+    run(["zstd", "-q", "-f", "-9", "-T2", pagecache_path(str(csv)), "-o", str(pc_target)])
     if pc_target.stat().st_size > PAGECACHE_LIMIT:
         pc_target.unlink()
     stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", "--no-working-set", str(target)],
@@ -322,11 +322,17 @@ def main() -> int:
     ap.add_argument("--only", nargs="+", choices=list(SUITE), help="record only these")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
+    failed = []
     for name in args.only or list(SUITE):
-        e = record(name)
+        try:
+            e = record(name)
+        except (subprocess.CalledProcessError, OSError) as exc:
+            print(f"{name}: not recorded: {exc}", file=sys.stderr, flush=True)
+            failed.append(name)
+            continue
         print(f"{name}: {e['requests']:,} requests, {e['block_accesses']:,} block accesses, footprint "
               f"{e['footprint_blocks']:,} blocks, {e['size_bytes'] / (1 << 20):.1f} MiB", file=sys.stderr, flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
