@@ -731,13 +731,32 @@ class PageCacheEvent:
     detail: str
 
 
+def _open_text(path: str):
+    """A text stream of a plain, gzip or zstd (through the ``zstd`` program) file."""
+    import gzip
+    import io
+
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic[:2] == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8")
+    if magic == b"\x28\xb5\x2f\xfd":
+        zstd = shutil.which("zstd")
+        if zstd is None:
+            raise CollectError(f"{path} is zstd-compressed and the zstd program is not installed; "
+                               "install zstd or decompress the file first")
+        data = subprocess.run([zstd, "-dc", path], capture_output=True, check=True).stdout
+        return io.StringIO(data.decode("utf-8"))
+    return open(path, "r", encoding="utf-8")
+
+
 def read_pagecache(path: str) -> list[PageCacheEvent]:
     """Reads a page-cache companion file (``bufsim collect --tracer kernel`` writes it next to the
-    trace as ``TRACE.pagecache.csv``). Raises ``bufsim.TraceFormatError`` naming file:line on a bad row."""
+    trace as ``TRACE.pagecache.csv``; gzip and zstd compressed files are read too). Raises ``bufsim.TraceFormatError`` naming file:line on a bad row."""
     from bufsim import TraceFormatError
 
     out: list[PageCacheEvent] = []
-    with open(path, "r", encoding="utf-8") as f:
+    with _open_text(path) as f:
         header_seen = False
         for n, line in enumerate(f, 1):
             if line.startswith("#") or not line.strip():
