@@ -1,6 +1,6 @@
 """How much each tracer slows a program: a C program doing 20,000 4 KiB preads of a cached 64 MiB
-file, run untraced, under `bufsim collect --tracer kernel`, and under `bufsim collect --tracer
-strace` (strace -f -k). The program times its own pread loop (CLOCK_MONOTONIC) and prints it, so
+file, run untraced, under `bufsim collect --tracer kernel` (with and without user stacks), and
+under `bufsim collect --tracer strace` (strace -f -k). The program times its own pread loop (CLOCK_MONOTONIC) and prints it, so
 the tracers' start-up and post-processing are not counted: only the slowdown the program feels.
 
     .venv/bin/python benches/collect_overhead.py [--runs 5] [--preads 20000]
@@ -67,6 +67,8 @@ def main() -> int:
         modes = {
             "untraced": prog,
             "kernel": [bufsim, "collect", "--tracer", "kernel", "-o", os.path.join(tmp, "k.csv"), "--", *prog],
+            "kernel --no-stacks": [bufsim, "collect", "--tracer", "kernel", "--no-stacks", "-o",
+                                   os.path.join(tmp, "kn.csv"), "--", *prog],
             "strace -k": [bufsim, "collect", "--tracer", "strace", "-o", os.path.join(tmp, "s.csv"), "--", *prog],
         }
         times: dict[str, list[float]] = {m: [] for m in modes}
@@ -76,12 +78,12 @@ def main() -> int:
     base = statistics.median(times["untraced"])
     print(f"{args.preads} preads of 4 KiB from a cached 64 MiB file, median of {args.runs} runs "
           f"(the program's own loop time)")
-    print(f"{'mode':<10} {'loop s':>9} {'us/pread':>9} {'slowdown':>9} {'overhead':>9}")
+    print(f"{'mode':<18} {'loop s':>9} {'us/pread':>9} {'slowdown':>9} {'overhead':>9}")
     over = {}
     for m in modes:
         med = statistics.median(times[m])
         over[m] = med / base - 1
-        print(f"{m:<10} {med:9.4f} {med / args.preads * 1e6:9.2f} {med / base:8.1f}x {over[m]:8.1%}")
+        print(f"{m:<18} {med:9.4f} {med / args.preads * 1e6:9.2f} {med / base:8.1f}x {over[m]:8.1%}")
     ratio = over["strace -k"] / over["kernel"] if over["kernel"] > 0 else float("inf")
     print(f"strace -k overhead / kernel tracer overhead: {ratio:.1f}x (the check wants >= 5x)")
     return 0 if ratio >= 5 else 1

@@ -897,6 +897,9 @@ def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0,
         for name in TRACED_CALLS:
             tasks.enable(f"syscalls/sys_enter_{name}")
             tasks.enable(f"syscalls/sys_exit_{name}")
+        if "syscalls/sys_enter_read" not in tasks.events:
+            raise CollectError("this kernel has no system-call tracepoints (tracefs events/syscalls, "
+                               "CONFIG_FTRACE_SYSCALLS); use --tracer strace")
         for ev in TASK_EVENTS:
             tasks.enable(ev)
         for ev in SYSTEM_EVENTS:
