@@ -68,6 +68,29 @@ CLONE_FILES, CLONE_THREAD = 0x400, 0x10000
 SEEK_END = 2
 
 
+@dataclass
+class KernelCollectResult(CollectResult):
+    """What :func:`collect_kernel` returns: :class:`~bufsim.collect.CollectResult` plus the page
+    cache's totals for the traced tasks and the events the kernel's buffer dropped."""
+
+    pagecache: str = ""
+    pagecache_rows: int = 0
+    looked_up: int = 0  # pages the traced reads looked up
+    hits: int = 0  # of those, pages already cached
+    inserted: int = 0
+    evicted: int = 0
+    disk_requests: int = 0
+    lost_events: int = 0
+
+    def summary(self) -> str:
+        text = super().summary()
+        text += (f"; page cache: {self.looked_up} pages looked up, {self.hits} hits, {self.inserted} inserted, "
+                 f"{self.evicted} evicted, {self.disk_requests} disk requests -> {self.pagecache}")
+        if self.lost_events:
+            text += f"; the kernel's trace buffer dropped {self.lost_events} events (records may be missing)"
+        return text
+
+
 def pagecache_path(trace: str) -> str:
     """The companion file of a trace written with ``--tracer kernel``."""
     return trace + ".pagecache.csv"
@@ -664,7 +687,7 @@ def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str)
         out.write(f"# {end}\n")
 
 
-def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comments: Sequence[str]) -> int:
+def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comments: Sequence[str]) -> dict:
     """Writes the page-cache companion file: the traced tasks' rows, plus evictions of files the
     traced tasks touched and disk requests they issued (with those requests' completions)."""
     t0 = replay.t_first or 0
@@ -701,6 +724,17 @@ def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comm
                 kind = "disk_complete"
             rows.append((e.t, e.tgid, kind, dev, "", sector, count, "", b.group(3)))
     rows.sort(key=lambda r: r[0])
+    totals = {"rows": len(rows), "looked_up": 0, "hits": 0, "inserted": 0, "evicted": 0, "disk_requests": 0}
+    for r in rows:
+        if r[2] == "lookup":
+            totals["looked_up"] += r[6]
+            totals["hits"] += r[7]
+        elif r[2] == "insert":
+            totals["inserted"] += r[6]
+        elif r[2] == "evict":
+            totals["evicted"] += r[6]
+        elif r[2] == "disk_issue":
+            totals["disk_requests"] += 1
     with open(path, "w") as out:
         out.write("".join(f"# {c}\n" for c in comments) + PAGECACHE_HEADER + "\n")
         buf = []
@@ -710,7 +744,7 @@ def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comm
                 out.write("".join(buf))
                 buf.clear()
         out.write("".join(buf))
-    return len(rows)
+    return totals
 
 
 # ---------------------------------------------------------------------------------------------
@@ -832,7 +866,7 @@ class _Child:
 def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0, stacks: bool = True,
                    reads_only: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = (),
                    no_libs: bool = False, timeout: Optional[float] = None,
-                   buffer_kb: int = 65536, keep_raw: Optional[str] = None) -> CollectResult:
+                   buffer_kb: int = 65536, keep_raw: Optional[str] = None) -> KernelCollectResult:
     """Runs ``command`` with the kernel tracer; writes ``output`` (interchange CSV, as
     :func:`bufsim.collect.collect`) and ``output + ".pagecache.csv"``. SIGTERM, SIGHUP and SIGINT
     go to the command (a second one kills it); ``timeout`` seconds kill it. The instances are
@@ -959,13 +993,15 @@ def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0,
         if lost:
             comments.append(f"warning: the kernel's trace buffer dropped {lost} events: records may be missing")
         _write_trace(replay, output, comments, f"end: the command {outcome}")
-        rows = _write_pagecache(replay, system_events, pagecache_path(output), [
+        totals = _write_pagecache(replay, system_events, pagecache_path(output), [
             "bufsim page-cache ground truth (docs/collect.md) for the trace " + os.path.basename(output),
             f"command: {' '.join(command)}",
         ])
-        result = CollectResult(output, status, outcome, replay.stats, 0)
-        result.pagecache_rows = rows  # type: ignore[attr-defined]
-        result.lost_events = lost  # type: ignore[attr-defined]
+        result = KernelCollectResult(output, status, outcome, replay.stats, 0, pagecache=pagecache_path(output),
+                                     pagecache_rows=totals["rows"], lost_events=lost)
+        result.looked_up, result.hits = totals["looked_up"], totals["hits"]
+        result.inserted, result.evicted = totals["inserted"], totals["evicted"]
+        result.disk_requests = totals["disk_requests"]
         return result
     finally:
         for sig, handler in previous.items():
