@@ -174,3 +174,90 @@ def test_pagecache_reader_names_bad_rows(tmp_path):
     bad.write_text("time_us,pid,event,dev,ino,index,count,hits,detail\n1,2,lookup,fe00,5,zero,1,1,\n")
     with pytest.raises(TraceFormatError, match=r"bad.pagecache.csv:2"):
         read_pagecache(str(bad))
+
+
+# ---------------------------------------------------------------------------------------------
+# The replay on hand-written trace_pipe text (no kernel needed): descriptor tables, shared offsets,
+# fork and threads, and the kernel's own file identity for reads.
+
+def _line(comm: str, tid: int, tgid: int, t_us: int, body: str) -> str:
+    return f"{comm:>16}-{tid:<7} ({tgid:>7}) [000] ..... {t_us // 1_000_000:5d}.{t_us % 1_000_000:06d}: {body}\n"
+
+
+def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
+    from bufsim.ktrace import FdLook, Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    dev = os.makedev(254, 0)
+    look = FdLook(dev, 77, 0o100644, 100_000, b"/data/f")
+    other = FdLook(dev, 88, 0o100644, 10, b"/data/log")
+    L = []
+    t = 1_000_000
+    # process 10 opens /data/f as fd 3, reads 4096 twice (offsets 0 and 4096), dups it to 4
+    L.append(_line("p", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x80000, mode: 0)"))
+    L.append(_line("p", 10, 10, t + 5, "sys_openat -> 0x3"))
+    for i in range(2):
+        L.append(_line("p", 10, 10, t + 10 + i * 10, "sys_read(fd: 0x3, buf: 0x1, count: 0x1000)"))
+        L.append(_line("p", 10, 10, t + 11 + i * 10, f"mm_filemap_get_pages: dev=254:0 ino=4d ofs={i * 4096}-{i * 4096 + 4095}"))
+        L.append(_line("p", 10, 10, t + 12 + i * 10, "sys_read -> 0x1000"))
+    L.append(_line("p", 10, 10, t + 40, "sys_dup(fildes: 0x3)"))
+    L.append(_line("p", 10, 10, t + 41, "sys_dup -> 0x4"))
+    # fork: child 11 (a process) shares the open file description, so its read continues at 8192
+    L.append(_line("p", 10, 10, t + 50, "sched_process_fork: comm=p pid=10 child_comm=p child_pid=11"))
+    L.append(_line("p", 11, 11, t + 60, "sys_read(fd: 0x4, buf: 0x1, count: 0x2000)"))
+    L.append(_line("p", 11, 11, t + 61, "sys_read -> 0x2000"))
+    # the parent then reads at 16384 (offset shared with the child), after the child closed its fd 3
+    L.append(_line("p", 11, 11, t + 62, "sys_close(fd: 0x3)"))
+    L.append(_line("p", 11, 11, t + 63, "sys_close -> 0x0"))
+    L.append(_line("p", 10, 10, t + 70, "sys_read(fd: 0x3, buf: 0x1, count: 0x100)"))
+    L.append(_line("p", 10, 10, t + 72, "sys_read -> 0x100"))
+    # a thread 12 of process 10 shares the table: pread at 500, then lseek + write on an O_APPEND file
+    L.append(_line("p", 10, 10, t + 80, "sched_process_fork: comm=p pid=10 child_comm=p child_pid=12"))
+    L.append(_line("p", 12, 10, t + 90, "sys_pread64(fd: 0x3, buf: 0x1, count: 0x10, pos: 0x1f4)"))
+    L.append(_line("p", 12, 10, t + 91, "sys_pread64 -> 0x10"))
+    L.append(_line("p", 12, 10, t + 100, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x441, mode: 0x1a4)"))
+    L.append(_line("p", 12, 10, t + 101, "sys_openat -> 0x5"))
+    L.append(_line("p", 12, 10, t + 110, "sys_write(fd: 0x5, buf: 0x1, count: 0x5)"))
+    L.append(_line("p", 12, 10, t + 112, "sys_write -> 0x5"))
+    # a failed read leaves no record
+    L.append(_line("p", 10, 10, t + 120, "sys_read(fd: 0x3, buf: 0x1, count: 0x10)"))
+    L.append(_line("p", 10, 10, t + 121, "sys_read -> 0xfffffffffffffff7"))
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    looks = {(10, 3, t + 5): look, (12, 5, t + 101): other}
+    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    got = [(tm - t, dur, pid, op, rp.name(f), off, size) for tm, dur, pid, _, op, f, off, size in rp.records]
+    fname, lname = f"{dev:x}:77:/data/f", f"{dev:x}:88:/data/log"
+    assert got == [
+        (10, 2, 10, "R", fname, 0, 4096),
+        (20, 2, 10, "R", fname, 4096, 4096),
+        (60, 1, 11, "R", fname, 8192, 8192),
+        (70, 2, 10, "R", fname, 16384, 256),
+        (90, 1, 10, "R", fname, 500, 16),
+        (110, 2, 10, "W", lname, 10, 5),
+    ]
+    lookups = [r for r in rp.pagecache if r[2] == "lookup"]
+    assert [(r[4], r[5], r[6], r[7]) for r in lookups] == [(77, 0, 1, 1), (77, 1, 1, 1)]
+
+
+def test_replay_names_a_read_by_the_kernels_inode_when_the_open_was_missed(tmp_path):
+    from bufsim.ktrace import Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    t = 5_000_000
+    L = [_line("p", 20, 20, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+         _line("p", 20, 20, t + 1, "sys_openat -> 0x3"),
+         _line("p", 20, 20, t + 2, "sys_read(fd: 0x3, buf: 0x1, count: 0x200)"),
+         _line("p", 20, 20, t + 3, "mm_filemap_add_to_page_cache: dev 254:0 ino 2a pfn=0x1 ofs=0 order=0"),
+         _line("p", 20, 20, t + 4, "mm_filemap_get_pages: dev=254:0 ino=2a ofs=0-4095"),
+         _line("p", 20, 20, t + 5, "sys_read -> 0x200")]
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    rp = Replay({}, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    assert [(rp.name(r[5]), r[6], r[7]) for r in rp.records] == [(f"{os.makedev(254, 0):x}:42:?", 0, 512)]
+    # the page was inserted during this read: the lookup is a miss
+    assert [(r[2], r[7]) for r in rp.pagecache] == [("insert", ""), ("lookup", 0)]
