@@ -8,7 +8,7 @@ Needs root, tracefs, and the Debian packages cscope glimpse linux-source gcc pos
 tpchgen-cli in .venv (`make workloads` installs them). Inputs are the Linux 6.1 sources from
 /usr/src/linux-source-6.1.tar.xz, unpacked under /tmp/bufsim-workloads. Each trace is converted to
 .bst and compressed with zstd into traces/kernel/NAME.bst.zst (bufsim reads it as it is); the
-page-cache companion file goes beside it, zstd-compressed, when it is small enough to commit
+page-cache companion file goes beside it, gzip-compressed, when it is small enough to commit
 (PAGECACHE_LIMIT), and traces/kernel/workloads.json gets the workload's entry. Every program is run
 with fixed inputs (the same symbols, words, queries, random seeds), so the requests are the same
 from run to run up to the kernel's and PostgreSQL's own timing-dependent behaviour.
@@ -17,6 +17,7 @@ from run to run up to the kernel's and PostgreSQL's own timing-dependent behavio
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
@@ -276,8 +277,11 @@ def record(name: str) -> dict:
     run([str(bufsim), "convert", str(csv), "-o", str(bst)], stdout=subprocess.DEVNULL)
     target = OUT / f"{name}.bst.zst"
     run(["zstd", "-q", "-f", "-15", "-T2", str(bst), "-o", str(target)])
-    pc_target = OUT / f"{name}.pagecache.csv.zst"
-    run(["zstd", "-q", "-f", "-9", "-T2", pagecache_path(str(csv)), "-o", str(pc_target)])
+    # gzip, not zstd: Python reads it without the zstd program (bufsim.ktrace.read_pagecache)
+    pc_target = OUT / f"{name}.pagecache.csv.gz"
+    with open(pagecache_path(str(csv)), "rb") as src, open(pc_target, "wb") as raw, \
+            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
     if pc_target.stat().st_size > PAGECACHE_LIMIT:
         pc_target.unlink()
     stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", "--no-working-set", str(target)],
@@ -356,7 +360,7 @@ def write_readme() -> None:
              "Recorded on a live kernel with `bufsim collect --tracer kernel` (docs/collect.md) by "
              "`make kernel-workloads` (`scripts/record_workloads.py`); `bufsim workloads [--json]` lists "
              "each with its command, package versions and kernel. Every trace is a zstd-compressed `.bst` "
-             "that `bufsim run` and `bufsim analyze` read directly; `NAME.pagecache.csv.zst` beside it is "
+             "that `bufsim run` and `bufsim analyze` read directly; `NAME.pagecache.csv.gz` beside it is "
              "the kernel's page-cache ground truth for the same run (`bufsim.ktrace.read_pagecache`), "
              "kept when small enough to commit.", "",
              "| workload | what ran | requests | block accesses | footprint (MiB) | files | consecutive | "

@@ -784,9 +784,10 @@ def _open_text(path: str):
     return open(path, "r", encoding="utf-8")
 
 
-def read_pagecache(path: str) -> list[PageCacheEvent]:
+def read_pagecache(path: str, limit: Optional[int] = None) -> list[PageCacheEvent]:
     """Reads a page-cache companion file (``bufsim collect --tracer kernel`` writes it next to the
-    trace as ``TRACE.pagecache.csv``; gzip and zstd compressed files are read too). Raises ``bufsim.TraceFormatError`` naming file:line on a bad row."""
+    trace as ``TRACE.pagecache.csv``; gzip and zstd compressed files are read too), the first
+    ``limit`` events when given. Raises ``bufsim.TraceFormatError`` naming file:line on a bad row."""
     from bufsim import TraceFormatError
 
     out: list[PageCacheEvent] = []
@@ -800,6 +801,8 @@ def read_pagecache(path: str) -> list[PageCacheEvent]:
                     raise TraceFormatError(f"{path}:{n}: expected the header {PAGECACHE_HEADER}")
                 header_seen = True
                 continue
+            if limit is not None and len(out) >= limit:
+                break
             parts = line.rstrip("\n").split(",", 8)
             try:
                 t, pid, ev, dev, ino, index, count, hits, detail = parts
