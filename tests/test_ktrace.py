@@ -261,3 +261,20 @@ def test_replay_names_a_read_by_the_kernels_inode_when_the_open_was_missed(tmp_p
     assert [(rp.name(r[5]), r[6], r[7]) for r in rp.records] == [(f"{os.makedev(254, 0):x}:42:?", 0, 512)]
     # the page was inserted during this read: the lookup is a miss
     assert [(r[2], r[7]) for r in rp.pagecache] == [("insert", ""), ("lookup", 0)]
+
+
+def test_instances_of_a_killed_collector_are_removed_by_the_next_run(program, tmp_path):
+    from bufsim.ktrace import find_tracefs
+
+    root = find_tracefs()
+    dead = 4_000_000  # above pid_max's default: no such process
+    stale = Path(root) / "instances" / f"bufsim-{dead}-test-tasks"
+    stale.mkdir()
+    try:
+        (stale / "events" / "sched" / "sched_process_fork" / "enable").write_text("1")
+        exe, data = program
+        collect_kernel([str(exe), str(data)], str(tmp_path / "t.csv"))
+        assert not stale.exists()
+    finally:
+        if stale.exists():
+            stale.rmdir()

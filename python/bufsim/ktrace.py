@@ -178,6 +178,30 @@ class Instance:
                 time.sleep(0.1)  # a reader still has trace_pipe open
 
 
+def remove_stale_instances(root: str) -> list[str]:
+    """Removes instances left by a ``bufsim collect`` that was itself killed with SIGKILL (the one
+    case its cleanup cannot run): ``bufsim-PID-...`` whose PID no longer exists."""
+    removed = []
+    base = os.path.join(root, "instances")
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        parts = name.split("-")
+        if len(parts) < 3 or parts[0] != "bufsim" or not parts[1].isdigit():
+            continue
+        if os.path.exists(f"/proc/{parts[1]}"):
+            continue
+        inst = Instance.__new__(Instance)
+        inst.path = os.path.join(base, name)
+        inst.events = []
+        inst.try_write("events/enable", "0")
+        inst.remove()
+        removed.append(name)
+    return removed
+
+
 class PipeCopier(threading.Thread):
     """Copies an instance's trace_pipe to a file as it fills; ``on_chunk`` sees the text first."""
 
@@ -880,6 +904,7 @@ def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0,
         raise CollectError(f"--stack-depth must be 0 (whole stack) or a positive number of frames, not {stack_depth}")
     root = find_tracefs()
     _resolve(command)
+    remove_stale_instances(root)
     excl = list(exclude) + (list(NO_LIBS_PATTERNS) if no_libs else [])
     options = " ".join(["--tracer kernel", *(["--reads-only"] if reads_only else []),
                         *(f"--include {p}" for p in include), *(f"--exclude {p}" for p in exclude),
