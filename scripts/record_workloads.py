@@ -284,7 +284,7 @@ def record(name: str) -> dict:
         shutil.copyfileobj(src, dst, 1 << 20)
     if pc_target.stat().st_size > PAGECACHE_LIMIT:
         pc_target.unlink()
-    stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", "--no-working-set", str(target)],
+    stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", str(target)],
                                       capture_output=True, text=True, check=True).stdout)
     mean, sd = call_gaps(csv)
     entry = {
@@ -306,6 +306,7 @@ def record(name: str) -> dict:
         "files": stats["requests"]["files"],
         "processes": stats["requests"]["pids"],
         "consecutive": round(stats["consecutive"]["fraction"], 4),
+        "working_set_blocks": stats["working_set"]["blocks"] if stats.get("working_set") else None,
         "call_gap_mean_ms": round(mean, 4),
         "call_gap_sd_ms": round(sd, 4),
         "traced_s": round(traced_s, 1),
@@ -363,20 +364,23 @@ def write_readme() -> None:
              "that `bufsim run` and `bufsim analyze` read directly; `NAME.pagecache.csv.gz` beside it is "
              "the kernel's page-cache ground truth for the same run (`bufsim.ktrace.read_pagecache`), "
              "kept when small enough to commit.", "",
-             "| workload | what ran | requests | block accesses | footprint (MiB) | files | consecutive | "
-             "time between I/O calls, mean / SD (ms) | traced s | size (MiB) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| workload | what ran | requests | block accesses | footprint (MiB) | working set (MiB) | files | "
+             "consecutive | time between I/O calls, mean / SD (ms) | traced s | size (MiB) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, what in SUITE.items():
         e = by.get(name)
         if e is None:
-            lines.append(f"| `{name}` | {what} | not recorded | | | | | | | |")
+            lines.append(f"| `{name}` | {what} | not recorded | | | | | | | | |")
             continue
         lines.append(f"| `{name}` | {what} | {e['requests']:,} | {e['block_accesses']:,} | "
-                     f"{e['footprint_blocks'] * 4096 / (1 << 20):,.0f} | {e['files']:,} | {e['consecutive']:.1%} | "
+                     f"{e['footprint_blocks'] * 4096 / (1 << 20):,.0f} | "
+                     f"{'-' if e.get('working_set_blocks') is None else format(e['working_set_blocks'] * 4096 / (1 << 20), ',.0f')} | "
+                     f"{e['files']:,} | {e['consecutive']:.1%} | "
                      f"{e['call_gap_mean_ms']:.3f} / {e['call_gap_sd_ms']:.3f} | {e['traced_s']:.0f} | "
                      f"{e['size_bytes'] / (1 << 20):.1f} |")
     lines += ["", "Requests, block accesses (4 KiB blocks each request touches), footprint (distinct blocks), "
-              "files and consecutive (the fraction of block references to the same or next block of the "
+              "working set (the smallest cache in which OPT reaches 90% of its infinite-cache hit ratio, the "
+              "prefetching paper's definition), files and consecutive (the fraction of block references to the same or next block of the "
               "same file as the same process's previous one, prefetching paper §6.1) are `bufsim analyze "
               "--json` of each trace; the time between I/O calls (from one call's completion to the same "
               "process's next call, the prefetching paper's Table 4 measure) is computed by the recorder "
@@ -400,11 +404,47 @@ def write_readme() -> None:
     readme.write_text(text)
 
 
+def refresh(names: list[str]) -> None:
+    """Recomputes each recorded workload's `bufsim analyze` statistics, working-set size included
+    (prefetching paper §6.1: the smallest cache where OPT reaches 90% of its infinite-cache hit
+    ratio), from its committed trace, and stores page-cache companions gzip-compressed."""
+    manifest = OUT / "workloads.json"
+    entries = json.loads(manifest.read_text())
+    bufsim = VENV_BIN / "bufsim"
+    for e in entries:
+        if e["name"] not in names:
+            continue
+        pc = e.get("pagecache")
+        if pc and pc.endswith(".zst"):
+            gz = OUT / (pc[:-4] + ".gz")
+            data = subprocess.run(["zstd", "-dc", str(OUT / pc)], capture_output=True, check=True).stdout
+            with open(gz, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0,
+                                                        filename="") as dst:
+                dst.write(data)
+            (OUT / pc).unlink()
+            e["pagecache"] = gz.name
+        stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", str(OUT / e["path"])],
+                                          capture_output=True, text=True, check=True).stdout)
+        e["working_set_blocks"] = stats["working_set"]["blocks"] if stats.get("working_set") else None
+        e["requests"] = stats["requests"]["total"]
+        e["block_accesses"] = stats["accesses"]["total"]
+        e["footprint_blocks"] = stats["footprint"]["blocks"]
+        e["consecutive"] = round(stats["consecutive"]["fraction"], 4)
+        print(f"{e['name']}: working set {e['working_set_blocks']} blocks", file=sys.stderr, flush=True)
+    manifest.write_text(json.dumps(entries, indent=1) + "\n")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", choices=list(SUITE), help="record only these")
     ap.add_argument("--readme", action="store_true", help="only rewrite traces/README.md's section")
+    ap.add_argument("--refresh", action="store_true",
+                    help="only recompute the recorded workloads' statistics (with working sets) from their traces")
     args = ap.parse_args()
+    if args.refresh:
+        refresh(args.only or list(SUITE))
+        write_readme()
+        return 0
     if args.readme:
         write_readme()
         return 0
