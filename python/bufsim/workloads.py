@@ -19,7 +19,7 @@ SUITE = {
     "glimpse": "glimpseindex indexes the same sources, then 48 `glimpse -w WORD` searches read the "
                "index and the files it points to",
     "gcc": "a Linux 6.1 kernel build (x86_64 defconfig, `make prepare` done beforehand): make -j2 init/ kernel/ "
-           "mm/ fs/ lib/ block/ ipc/ security/ crypto/",
+           "mm/ block/ ipc/",
     "tpch": "TPC-H on PostgreSQL 15 (shared_buffers 16MB, scale factor 0.3 from tpchgen-cli): load with COPY, "
             "index, analyze, then the 22 queries",
     "pgbench": "pgbench on PostgreSQL 15 (shared_buffers 16MB, its own buffer pool as the first-level cache): "
