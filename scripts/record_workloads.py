@@ -408,13 +408,15 @@ def write_readme() -> None:
 def refresh(names: list[str]) -> None:
     """Recomputes each recorded workload's `bufsim analyze` statistics, working-set size included
     (prefetching paper §6.1: the smallest cache where OPT reaches 90% of its infinite-cache hit
-    ratio), from its committed trace, and stores page-cache companions gzip-compressed."""
+    ratio), from its committed trace, and stores page-cache companions gzip-compressed. The manifest
+    is re-read just before it is written, so recordings finishing meanwhile are kept."""
     manifest = OUT / "workloads.json"
-    entries = json.loads(manifest.read_text())
     bufsim = VENV_BIN / "bufsim"
-    for e in entries:
+    updates: dict[str, dict] = {}
+    for e in json.loads(manifest.read_text()):
         if e["name"] not in names:
             continue
+        u: dict = {}
         pc = e.get("pagecache")
         if pc and pc.endswith(".zst"):
             gz = OUT / (pc[:-4] + ".gz")
@@ -423,15 +425,19 @@ def refresh(names: list[str]) -> None:
                                                         filename="") as dst:
                 dst.write(data)
             (OUT / pc).unlink()
-            e["pagecache"] = gz.name
+            u["pagecache"] = gz.name
         stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", str(OUT / e["path"])],
                                           capture_output=True, text=True, check=True).stdout)
-        e["working_set_blocks"] = stats["working_set"]["blocks"] if stats.get("working_set") else None
-        e["requests"] = stats["requests"]["total"]
-        e["block_accesses"] = stats["accesses"]["total"]
-        e["footprint_blocks"] = stats["footprint"]["blocks"]
-        e["consecutive"] = round(stats["consecutive"]["fraction"], 4)
-        print(f"{e['name']}: working set {e['working_set_blocks']} blocks", file=sys.stderr, flush=True)
+        u["working_set_blocks"] = stats["working_set"]["blocks"] if stats.get("working_set") else None
+        u["requests"] = stats["requests"]["total"]
+        u["block_accesses"] = stats["accesses"]["total"]
+        u["footprint_blocks"] = stats["footprint"]["blocks"]
+        u["consecutive"] = round(stats["consecutive"]["fraction"], 4)
+        updates[e["name"]] = u
+        print(f"{e['name']}: working set {u['working_set_blocks']} blocks", file=sys.stderr, flush=True)
+    entries = json.loads(manifest.read_text())
+    for e in entries:
+        e.update(updates.get(e["name"], {}))
     manifest.write_text(json.dumps(entries, indent=1) + "\n")
 
 
