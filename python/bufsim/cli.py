@@ -705,7 +705,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run COMMAND (and every process and thread it starts) under `strace -f -k -y -ttt -T` "
         "and write its reads and writes of regular files as bufsim interchange CSV: time_us, dur_us, pid, "
         "ctx (a hash of the call stack, AMP's program context), op, file (DEV:INO:PATH), offset, size. "
-        "Needs strace (Debian/Ubuntu: apt-get install strace). See docs/collect.md.",
+        "Needs strace (Debian/Ubuntu: apt-get install strace). With --tracer kernel (root, tracefs) the "
+        "kernel's tracepoints record the same columns with true timing, and TRACE.pagecache.csv gets the page "
+        "cache's own lookups, insertions, evictions, read-ahead and disk requests. See docs/collect.md.",
         epilog="Exit status: the command's own; 128+N if a signal N killed it; 127 if it was not found, "
         "126 if it is not executable; 2 for bufsim's own errors (bad options, strace missing). The trace "
         "written so far stays valid whatever stops the command.")
