@@ -26,9 +26,9 @@ SUITE = {
                "initialise scale 20, then 20,000 TPC-B-like transactions from 4 clients",
     "randread": "SQLite (1 MiB page cache, no mmap): build a 1.5M-row table and its index, then 100,000 "
                 "point queries on random keys",
-    "multi1": "cscope and gcc at the same time",
+    "multi1": "cscope and a kernel build (tinyconfig, make -j2 vmlinux) at the same time",
     "multi2": "glimpse and tpch at the same time",
-    "multi3": "cscope, glimpse, gcc and randread at the same time",
+    "multi3": "cscope, glimpse, a kernel build (tinyconfig, make -j2 vmlinux) and randread at the same time",
 }
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "traces" / "kernel"
