@@ -65,6 +65,9 @@ GLIMPSE_WORDS = [
     "deadlock", "overflow", "alignment", "endian", "barrier", "preempt", "migrate", "hugepage",
     "swap", "reclaim", "shrinker", "mmap", "fault", "truncate",
 ]
+#: Workloads stopped after this many seconds (everything they started is killed; the trace is
+#: whole up to that moment): the four-program mix would otherwise trace for a quarter of an hour.
+TIMEOUTS = {"multi3": 240.0}
 #: The parts of an x86_64 defconfig kernel the gcc workload compiles (the core kernel: about 1M block
 #: accesses; fs/ and lib/ would add an hour of tracing on a 2-core machine).
 KBUILD_DIRS = ["init/", "kernel/", "mm/", "block/", "ipc/"]
@@ -272,7 +275,8 @@ def record(name: str) -> dict:
     csv = WORK / f"{name}.csv"
     print(f"recording {name}: {SUITE[name]}", file=sys.stderr, flush=True)
     t = time.monotonic()
-    r = collect_kernel(command, str(csv), exclude=LOADER_ONLY, stacks=False, buffer_kb=262144)
+    r = collect_kernel(command, str(csv), exclude=LOADER_ONLY, stacks=False, buffer_kb=262144,
+                       timeout=TIMEOUTS.get(name))
     traced_s = time.monotonic() - t
     print(r.summary(), file=sys.stderr, flush=True)
     OUT.mkdir(parents=True, exist_ok=True)

@@ -854,11 +854,14 @@ class _Child:
     """The traced command, forked here so that it waits (on a pipe) until the tracer has put its pid
     in set_event_pid and enabled the events, then execs: its very first system call is traced."""
 
-    def __init__(self, command: list[str], go_r: int, go_w: int):
+    def __init__(self, command: list[str], go_r: int, go_w: int, new_group: bool = False):
         self.returncode: Optional[int] = None
+        self.group = new_group
         pid = os.fork()
         if pid == 0:  # the child: no Python cleanup may run here
             try:
+                if new_group:
+                    os.setpgid(0, 0)  # so that a timeout can kill everything the command started
                 for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                     signal.signal(sig, signal.SIG_DFL)
                 os.close(go_w)
@@ -885,7 +888,10 @@ class _Child:
 
     def kill(self) -> None:
         try:
-            os.kill(self.pid, signal.SIGKILL)
+            if self.group:
+                os.killpg(self.pid, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 
@@ -954,7 +960,7 @@ def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0,
             except ValueError:
                 pass
 
-        proc = _Child(list(command), go_r, go_w)
+        proc = _Child(list(command), go_r, go_w, new_group=timeout is not None)
         tasks.write("set_event_pid", str(proc.pid))
         for name in TRACED_CALLS:
             tasks.enable(f"syscalls/sys_enter_{name}")
