@@ -393,7 +393,11 @@ def write_readme() -> None:
               "--json` of each trace; the time between I/O calls (from one call's completion to the same "
               "process's next call, the prefetching paper's Table 4 measure) is computed by the recorder "
               "from the trace's `time_us` and `dur_us`, which the kernel tracer takes from the kernel's "
-              "monotonic clock without stopping the program. The same statistics in the papers, for the "
+              "monotonic clock without stopping the program. Traced s is the wall time of the whole "
+              "recording, the replay after the command included. These traces were recorded on a 2-core "
+              "machine shared with other jobs (load average 15-20; gcc, tpch, pgbench, multi1 and multi2 "
+              "also beside other recordings), so the times between I/O calls include waiting for a CPU "
+              "and are upper bounds for this machine. The same statistics in the papers, for the "
               "same applications on their machines and inputs:", "",
               "| workload | prefetching paper Table 4 | DULO Table 2 | AMP Table 2 |", "|---|---|---|---|"]
     for name in SUITE:
