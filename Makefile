@@ -51,6 +51,17 @@ workloads: build strace
 	@command -v sqlite3 >/dev/null || (apt-get update -qq && apt-get install -y -qq sqlite3)
 	$(PY) -m pip install --quiet "tpchgen-cli>=4"
 	$(PY) scripts/collect_workloads.py
+	$(MAKE) kernel-workloads
+
+# The suite recorded with the kernel tracer (root, tracefs): traces/kernel/, `bufsim workloads`.
+.PHONY: kernel-workloads
+kernel-workloads: build
+	@for c in cscope glimpse gcc psql sqlite3 zstd; do command -v $$c >/dev/null || missing=1; done; \
+	  test -f /usr/src/linux-source-6.1.tar.xz || missing=1; \
+	  test -z "$$missing" || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    cscope glimpse linux-source gcc make flex bison bc libelf-dev libssl-dev postgresql sqlite3 zstd)
+	$(PY) -m pip install --quiet "tpchgen-cli>=4"
+	$(PY) scripts/record_workloads.py
 
 # The report's browser test renders it in Debian's headless Chromium; the sweep
 # scaling benchmark (run it on an idle machine).

@@ -9,7 +9,7 @@ import sys
 from typing import Callable, Sequence
 
 from bufsim import _core
-from bufsim.cli import amp, analysis, catalog, figures, simulation, traces
+from bufsim.cli import amp, analysis, catalog, figures, simulation, traces, workloads
 from bufsim.cli.options import EXIT_USAGE
 
 __all__ = ["build_parser", "main", "EXIT_USAGE"]
@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.add_commands(sub)
     figures.add_commands(sub)
     amp.add_commands(sub)
+    workloads.add_commands(sub)
     return ap
 
 

@@ -1,0 +1,1054 @@
+"""``bufsim collect --tracer kernel``: record a program's file I/O from the kernel's own tracepoints
+(tracefs), with true timing, plus the page cache's ground truth for the same run.
+
+The prefetching paper's traces came from a modified strace (§6.1); here the same request records
+(time, duration, pid, ctx, op, file, offset, size) come from ``syscalls:sys_enter_*/sys_exit_*``
+without stopping the program, and the kernel's page-cache decisions (``filemap``, ``readahead``,
+``block`` tracepoints) go to a companion file, ``TRACE.pagecache.csv`` (docs/collect.md).
+
+Two private tracefs instances are used: one follows the traced process tree (``set_event_pid`` with
+``options/event-fork``) and carries the syscalls, page-cache lookups, insertions, faults and
+read-ahead decisions, which all happen in the reading task; the other is system-wide for what
+happens in other contexts (evictions by reclaim, disk requests and their completions in interrupts)
+and is filtered afterwards to the traced files and tasks. Reader threads copy both pipes to
+temporary files while the command runs, and look at each newly opened descriptor through
+``/proc/TID/fd/N`` within moments of the open (the kernel tracepoints carry no path strings on this
+kernel: event probes are not built in). The replay that turns events into records runs after the
+command ends, so a command that fails, is killed or times out still leaves a whole trace.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+import signal
+import stat as stat_mod
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Iterator, Optional, Sequence
+
+from bufsim.collect import (EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError,
+                            CollectResult)
+from bufsim.collect_paths import NO_LIBS_PATTERNS
+from bufsim import strace as st
+from bufsim.syscalls import PathFilter, Stats, context_id, csv_field, display_path
+
+TRACEFS = "/sys/kernel/tracing"
+PAGE = 4096
+
+#: Syscalls whose entry and exit are traced: every call that moves file data or changes which file
+#: a descriptor names or where its offset is.
+DATA_READS = ("read", "pread64", "readv", "preadv", "preadv2")
+DATA_WRITES = ("write", "pwrite64", "writev", "pwritev", "pwritev2")
+FD_CALLS = ("open", "openat", "openat2", "creat", "close", "close_range", "dup", "dup2", "dup3",
+            "fcntl", "lseek", "clone", "clone3", "fork", "vfork", "execve", "execveat", "exit_group",
+            "sendfile64", "copy_file_range")
+TRACED_CALLS = DATA_READS + DATA_WRITES + FD_CALLS
+OPEN_CALLS = frozenset({"open", "openat", "openat2", "creat"})
+
+#: Events of the traced tasks (instance filtered by set_event_pid + event-fork).
+TASK_EVENTS = ("filemap/mm_filemap_get_pages", "filemap/mm_filemap_add_to_page_cache",
+               "filemap/mm_filemap_fault", "readahead/page_cache_sync_ra", "readahead/page_cache_async_ra",
+               "readahead/page_cache_ra_unbounded", "sched/sched_process_fork", "sched/sched_process_exit")
+#: Events that happen outside the traced tasks' context (reclaim, interrupts): system-wide.
+SYSTEM_EVENTS = ("filemap/mm_filemap_delete_from_page_cache", "block/block_rq_issue", "block/block_rq_complete")
+
+PAGECACHE_HEADER = "time_us,pid,event,dev,ino,index,count,hits,detail"
+
+O_APPEND = 0o2000
+O_CLOEXEC = 0o2000000
+O_ACCMODE = 3
+F_DUPFD, F_SETFD, F_SETFL, F_DUPFD_CLOEXEC = 0, 2, 4, 1030
+CLONE_FILES, CLONE_THREAD = 0x400, 0x10000
+SEEK_END = 2
+
+
+@dataclass
+class KernelCollectResult(CollectResult):
+    """What :func:`collect_kernel` returns: :class:`~bufsim.collect.CollectResult` plus the page
+    cache's totals for the traced tasks and the events the kernel's buffer dropped."""
+
+    pagecache: str = ""
+    pagecache_rows: int = 0
+    looked_up: int = 0  # pages the traced reads looked up
+    hits: int = 0  # of those, pages already cached
+    inserted: int = 0
+    evicted: int = 0
+    disk_requests: int = 0
+    lost_events: int = 0
+
+    def summary(self) -> str:
+        text = super().summary()
+        text += (f"; page cache: {self.looked_up} pages looked up, {self.hits} hits, {self.inserted} inserted, "
+                 f"{self.evicted} evicted, {self.disk_requests} disk requests -> {self.pagecache}")
+        if self.lost_events:
+            text += f"; the kernel's trace buffer dropped {self.lost_events} events (records may be missing)"
+        return text
+
+
+def pagecache_path(trace: str) -> str:
+    """The companion file of a trace written with ``--tracer kernel``."""
+    return trace + ".pagecache.csv"
+
+
+# ---------------------------------------------------------------------------------------------
+# tracefs
+
+def find_tracefs() -> str:
+    """The tracefs mount point, mounting it when needed; a one-line CollectError (exit 2) naming what
+    is missing otherwise."""
+    if os.geteuid() != 0:
+        raise CollectError("--tracer kernel needs root (tracefs instances and set_event_pid); run as root, "
+                           "or use --tracer strace")
+    for path in (TRACEFS, "/sys/kernel/debug/tracing"):
+        if os.path.exists(os.path.join(path, "instances")):
+            return path
+    try:
+        subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], check=True, capture_output=True, timeout=30)
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        pass
+    if os.path.exists(os.path.join(TRACEFS, "instances")):
+        return TRACEFS
+    raise CollectError(f"--tracer kernel needs tracefs, which is not mounted at {TRACEFS} and could not be "
+                       f"mounted (mount -t tracefs nodev {TRACEFS}); mount it, or use --tracer strace")
+
+
+class Instance:
+    """A private tracefs instance; :meth:`remove` disables everything and removes it."""
+
+    def __init__(self, root: str, name: str):
+        self.path = os.path.join(root, "instances", name)
+        os.mkdir(self.path)
+        self.events: list[str] = []
+
+    def write(self, rel: str, value: str) -> None:
+        with open(os.path.join(self.path, rel), "w") as f:
+            f.write(value)
+
+    def try_write(self, rel: str, value: str) -> bool:
+        try:
+            self.write(rel, value)
+            return True
+        except OSError:
+            return False
+
+    def enable(self, event: str) -> None:
+        try:
+            self.write(f"events/{event}/enable", "1")
+            self.events.append(event)
+        except OSError as e:
+            if e.errno not in (errno.ENOENT,):
+                raise
+
+    def lost_events(self) -> int:
+        lost = 0
+        base = os.path.join(self.path, "per_cpu")
+        try:
+            cpus = os.listdir(base)
+        except OSError:
+            return 0
+        for cpu in cpus:
+            try:
+                with open(os.path.join(base, cpu, "stats")) as f:
+                    for line in f:
+                        k, _, v = line.partition(":")
+                        if k.strip() in ("overrun", "dropped events"):
+                            lost += int(v.split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return lost
+
+    def remove(self) -> None:
+        self.try_write("tracing_on", "0")
+        for ev in self.events:
+            self.try_write(f"events/{ev}/enable", "0")
+        self.try_write("set_event_pid", "")
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)  # a reader still has trace_pipe open
+
+
+def remove_stale_instances(root: str) -> list[str]:
+    """Removes instances left by a ``bufsim collect`` that was itself killed with SIGKILL (the one
+    case its cleanup cannot run): ``bufsim-PID-...`` whose PID no longer exists."""
+    removed = []
+    base = os.path.join(root, "instances")
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        parts = name.split("-")
+        if len(parts) < 3 or parts[0] != "bufsim" or not parts[1].isdigit():
+            continue
+        if os.path.exists(f"/proc/{parts[1]}"):
+            continue
+        inst = Instance.__new__(Instance)
+        inst.path = os.path.join(base, name)
+        inst.events = []
+        inst.try_write("events/enable", "0")
+        inst.remove()
+        removed.append(name)
+    return removed
+
+
+class PipeCopier(threading.Thread):
+    """Copies an instance's trace_pipe to a file as it fills; ``on_chunk`` sees the text first."""
+
+    def __init__(self, pipe: str, out_path: str, on_chunk=None):
+        super().__init__(daemon=True)
+        self.fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+        self.out = open(out_path, "wb")
+        self.on_chunk = on_chunk
+        self.stop = threading.Event()
+        self.rest = b""
+
+    def _read_all(self) -> bool:
+        got = False
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return got
+            if not chunk:
+                return got
+            got = True
+            self.out.write(chunk)
+            if self.on_chunk is not None:
+                data = self.rest + chunk
+                cut = data.rfind(b"\n") + 1
+                self.rest = data[cut:]
+                if cut:
+                    self.on_chunk(data[:cut])
+
+    def run(self) -> None:
+        import select
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while not self.stop.is_set():
+            poller.poll(50)
+            self._read_all()
+        self._read_all()
+
+    def finish(self) -> None:
+        self.stop.set()
+        self.join()
+        os.close(self.fd)
+        self.out.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Looking at descriptors while the command runs
+
+_OPEN_EXIT = re.compile(rb"-(\d+)\s+\(\s*[\d-]+\)\s+\[\d+\]\s+\S+\s+(\d+)\.(\d+): sys_(?:openat2?|open|creat) -> 0x([0-9a-f]+)\n")
+
+
+@dataclass
+class FdLook:
+    dev: int
+    ino: int
+    mode: int
+    size: int
+    path: bytes
+
+
+class FdWatcher:
+    """Looks at ``/proc/TID/fd/N`` for every successful open as soon as the reader sees it. Keyed by
+    (tid, fd, event time), so the replay finds the look for exactly that open."""
+
+    def __init__(self) -> None:
+        self.looks: dict[tuple[int, int, int], Optional[FdLook]] = {}
+
+    def on_chunk(self, data: bytes) -> None:
+        for m in _OPEN_EXIT.finditer(data):
+            ret = int(m.group(4), 16)
+            if ret >= 1 << 31:
+                continue  # an error
+            tid = int(m.group(1))
+            t = int(m.group(2)) * 1_000_000 + int(m.group(3))
+            self.looks[(tid, ret, t)] = look_fd(tid, ret)
+
+
+def look_fd(tid: int, fd: int) -> Optional[FdLook]:
+    link = f"/proc/{tid}/fd/{fd}"
+    try:
+        s = os.stat(link)
+        path = os.readlink(os.fsencode(link))
+    except OSError:
+        return None
+    return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing the trace text
+
+_LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\(\s*([\d-]+)\)\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+): (.*)$")
+_ENTER = re.compile(r"^sys_(\w+)\((.*)\)$")
+_EXIT = re.compile(r"^sys_(\w+) -> 0x([0-9a-f]+)$")
+_DEV_INO = re.compile(r"dev[= ](\d+):(\d+) ino[= ]([0-9a-f]+)")
+_KV = re.compile(r"(\w+)=(-?\d+)")
+_OFS_RANGE = re.compile(r"ofs=(\d+)-(\d+)")
+_FRAME = re.compile(r"^ => (?:(\S.*?)\[\+0x([0-9a-f]+)\]|\s*<([0-9a-f]+)>)\s*$")
+_BLOCK = re.compile(r"^(\d+),(\d+) (\S+) (?:\d+ )?\(.*?\) (\d+) \+ (\d+)")
+
+
+@dataclass
+class Event:
+    tid: int
+    tgid: int
+    t: int  # microseconds (trace clock)
+    name: str  # "enter", "exit", or the tracepoint's name
+    call: str = ""
+    body: str = ""
+    frames: list = field(default_factory=list)
+
+
+def parse_events(path: str) -> Iterator[Event]:
+    """The events of a saved trace_pipe text, with the user stack that follows each one."""
+    last: Optional[Event] = None
+    with open(path, "r", encoding="utf-8", errors="surrogateescape") as f:
+        for raw in f:
+            raw = raw.rstrip("\n")
+            if raw.startswith(" => "):
+                if last is not None:
+                    m = _FRAME.match(raw)
+                    if m is not None:
+                        if m.group(1) is not None:
+                            last.frames.append(st.Frame(m.group(1), "", int(m.group(2), 16)))
+                        else:
+                            last.frames.append(st.Frame(None, "", int(m.group(3), 16)))
+                continue
+            m = _LINE.match(raw)
+            if m is None:
+                continue
+            body = m.group(7)
+            if body.startswith("<user stack trace>"):
+                continue
+            tid = int(m.group(2))
+            tgid_s = m.group(3)
+            tgid = int(tgid_s) if tgid_s.isdigit() else tid
+            t = int(m.group(5)) * 1_000_000 + int(m.group(6))
+            if last is not None:
+                yield last
+            e = _ENTER.match(body)
+            if e is not None:
+                last = Event(tid, tgid, t, "enter", e.group(1), e.group(2))
+                continue
+            x = _EXIT.match(body)
+            if x is not None:
+                last = Event(tid, tgid, t, "exit", x.group(1), x.group(2))
+                continue
+            name, _, rest = body.partition(": ")
+            last = Event(tid, tgid, t, name, "", rest)
+    if last is not None:
+        yield last
+
+
+def enter_args(body: str) -> dict[str, int]:
+    out = {}
+    for part in body.split(", "):
+        k, _, v = part.partition(": ")
+        try:
+            out[k] = int(v, 16)
+        except ValueError:
+            pass
+    return out
+
+
+def signed(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def dev_number(major: int, minor: int) -> int:
+    return os.makedev(major, minor)
+
+
+# ---------------------------------------------------------------------------------------------
+# Replay: tasks, descriptor tables, open file descriptions
+
+@dataclass(eq=False)
+class KFile:
+    dev: int
+    ino: int
+    path: Optional[bytes]
+    size: int = 0
+    regular: bool = True
+
+
+@dataclass(eq=False)
+class KOpen:
+    file: Optional[KFile]
+    offset: int = 0
+    append: bool = False
+
+
+@dataclass(eq=False)
+class KTable:
+    fds: dict = field(default_factory=dict)
+    cloexec: set = field(default_factory=set)
+
+    def copy(self) -> "KTable":
+        return KTable(dict(self.fds), set(self.cloexec))
+
+
+@dataclass(eq=False)
+class KTask:
+    tid: int
+    tgid: int
+    table: KTable
+    parent: Optional["KTask"] = None
+    settled: bool = False  # thread or process decided (from clone flags or the first event's tgid)
+    call: Optional[Event] = None  # the syscall in progress
+    pages: list = field(default_factory=list)  # (dev, ino, first, last, hits) lookups of that call
+    inserted: set = field(default_factory=set)  # (dev, ino, index) inserted during that call
+    clone_flags: Optional[int] = None
+
+
+class Replay:
+    """Turns the traced tasks' events into request records and page-cache rows."""
+
+    def __init__(self, looks: dict, path_filter: PathFilter, reads_only: bool, stack_depth: int,
+                 stacks: bool):
+        self.looks = looks
+        self.filter = path_filter
+        self.reads_only = reads_only
+        self.stack_depth = stack_depth
+        self.stacks = stacks
+        self.tasks: dict[int, KTask] = {}
+        self.files: dict[tuple[int, int], KFile] = {}
+        self.records: list[tuple[int, int, int, int, str, KFile, int, int]] = []
+        self.pagecache: list[tuple] = []
+        self.stats = Stats()
+        self.root: Optional[int] = None
+        self.root_exit: Optional[int] = None
+        self.t_first: Optional[int] = None
+        self.pids: set[int] = set()
+
+    # -- files
+
+    def file_for(self, dev: int, ino: int, path: Optional[bytes] = None, size: int = 0,
+                 regular: bool = True) -> KFile:
+        f = self.files.get((dev, ino))
+        if f is None:
+            f = KFile(dev, ino, path, size, regular)
+            self.files[(dev, ino)] = f
+        elif f.path is None and path is not None:
+            f.path = path
+        return f
+
+    def name(self, f: KFile) -> str:
+        dev = f"{f.dev:x}"
+        path = display_path(f.path) if f.path is not None else "?"
+        return f"{dev}:{f.ino}:{path}"
+
+    # -- tasks
+
+    def task(self, e: Event) -> KTask:
+        t = self.tasks.get(e.tid)
+        if t is None:
+            t = KTask(e.tid, e.tgid, KTable(), settled=True)
+            self.tasks[e.tid] = t
+            if self.root is None:
+                self.root = e.tgid
+        elif not t.settled:
+            t.settled = True
+            t.tgid = e.tgid
+            if t.parent is not None and t.parent.tgid == e.tgid:
+                t.table = t.parent.table  # a thread shares its process's descriptor table
+        self.pids.add(t.tgid)
+        return t
+
+    def fork(self, e: Event) -> None:
+        kv = dict(_KV.findall(e.body))
+        parent = self.task(e)
+        child_tid = int(kv.get("child_pid", "0"))
+        if not child_tid:
+            return
+        flags = parent.clone_flags
+        if flags is not None and flags & (CLONE_FILES | CLONE_THREAD):
+            table = parent.table
+        else:
+            table = parent.table.copy()
+        child = KTask(child_tid, parent.tgid if flags is not None and flags & CLONE_THREAD else child_tid,
+                      table, parent, settled=flags is not None)
+        self.tasks[child_tid] = child
+
+    # -- the event loop
+
+    def feed(self, e: Event) -> None:
+        if self.t_first is None:
+            self.t_first = e.t
+        if e.name == "enter":
+            task = self.task(e)
+            task.call = e
+            task.pages = []
+            task.inserted = set()
+            if e.call in ("clone",):
+                task.clone_flags = enter_args(e.body).get("clone_flags")
+            elif e.call in ("fork", "vfork", "clone3"):
+                task.clone_flags = None
+            return
+        if e.name == "exit":
+            task = self.task(e)
+            call = task.call
+            task.call = None
+            if call is None or call.call != e.call:
+                return
+            self.on_call(task, call, e)
+            return
+        if e.name == "sched_process_fork":
+            self.fork(e)
+            return
+        if e.name == "sched_process_exit":
+            return
+        self.on_pagecache(e)
+
+    def on_pagecache(self, e: Event) -> None:
+        m = _DEV_INO.search(e.body)
+        if m is None:
+            return
+        dev = dev_number(int(m.group(1)), int(m.group(2)))
+        ino = int(m.group(3), 16)
+        task = self.tasks.get(e.tid)
+        kv = dict(_KV.findall(e.body))
+        name = e.name
+        if name == "mm_filemap_get_pages":
+            r = _OFS_RANGE.search(e.body)
+            if r is None:
+                return
+            first, last = int(r.group(1)) // PAGE, int(r.group(2)) // PAGE
+            count = last - first + 1
+            hits = count
+            if task is not None and task.call is not None:
+                hits = sum(1 for i in range(first, last + 1) if (dev, ino, i) not in task.inserted)
+                task.pages.append((dev, ino))
+            self.pagecache.append((e.t, e.tgid, "lookup", dev, ino, first, count, hits, ""))
+        elif name == "mm_filemap_add_to_page_cache":
+            index = int(kv.get("ofs", "0")) // PAGE
+            count = 1 << int(kv.get("order", "0"))
+            if task is not None and task.call is not None:
+                task.inserted.update((dev, ino, index + i) for i in range(count))
+            self.pagecache.append((e.t, e.tgid, "insert", dev, ino, index, count, "", ""))
+        elif name == "mm_filemap_delete_from_page_cache":
+            index = int(kv.get("ofs", "0")) // PAGE
+            count = 1 << int(kv.get("order", "0"))
+            self.pagecache.append((e.t, e.tgid, "evict", dev, ino, index, count, "", ""))
+        elif name == "mm_filemap_fault":
+            self.pagecache.append((e.t, e.tgid, "fault", dev, ino, int(kv.get("ofs", "0")) // PAGE, 1, "", ""))
+        elif name in ("page_cache_sync_ra", "page_cache_async_ra"):
+            detail = ";".join(f"{k}={kv[k]}" for k in ("order", "size", "async_size", "ra_pages", "mmap_miss",
+                                                          "prev_pos") if k in kv)
+            kind = "ra_sync" if name == "page_cache_sync_ra" else "ra_async"
+            self.pagecache.append((e.t, e.tgid, kind, dev, ino, int(kv.get("index", "0")),
+                                   int(kv.get("req_count", "0")), "", detail))
+        elif name == "page_cache_ra_unbounded":
+            self.pagecache.append((e.t, e.tgid, "ra_unbounded", dev, ino, int(kv.get("index", "0")),
+                                   int(kv.get("nr_to_read", "0")), "", f"lookahead_size={kv.get('lookahead_size', '0')}"))
+
+    # -- system calls
+
+    def on_call(self, task: KTask, call: Event, ex: Event) -> None:
+        ret = signed(int(ex.body, 16))
+        name = call.call
+        if ret < 0:
+            return
+        a = enter_args(call.body)
+        table = task.table
+        if name in OPEN_CALLS:
+            look = self.looks.get((ex.tid, ret, ex.t))
+            flags = a.get("flags", 0o1101 if name == "creat" else 0)
+            f = None
+            if look is not None:
+                regular = stat_mod.S_ISREG(look.mode) or stat_mod.S_ISBLK(look.mode)
+                f = self.file_for(look.dev, look.ino, look.path, look.size, regular) if regular else None
+            else:
+                f = KFile(0, 0, None, 0, True)  # not looked at in time: identified by its reads
+            table.fds[ret] = KOpen(f, 0, bool(flags & O_APPEND))
+            (table.cloexec.add if flags & O_CLOEXEC else table.cloexec.discard)(ret)
+            return
+        if name == "close":
+            table.fds.pop(a.get("fd", -1), None)
+            table.cloexec.discard(a.get("fd", -1))
+            return
+        if name == "close_range":
+            first, last = a.get("fd", 0), a.get("max_fd", 0)
+            cloexec_only = a.get("flags", 0) & 4
+            for fd in [fd for fd in table.fds if first <= fd <= last]:
+                if cloexec_only:
+                    table.cloexec.add(fd)
+                else:
+                    table.fds.pop(fd, None)
+                    table.cloexec.discard(fd)
+            return
+        if name in ("dup", "dup2", "dup3"):
+            of = table.fds.get(a.get("fildes", a.get("oldfd", -1)))
+            if of is not None:
+                table.fds[ret] = of
+            else:
+                table.fds.pop(ret, None)
+            (table.cloexec.add if name == "dup3" and a.get("flags", 0) & O_CLOEXEC else table.cloexec.discard)(ret)
+            return
+        if name == "fcntl":
+            cmd, arg, fd = a.get("cmd", -1), a.get("arg", 0), a.get("fd", -1)
+            if cmd in (F_DUPFD, F_DUPFD_CLOEXEC) and fd in table.fds:
+                table.fds[ret] = table.fds[fd]
+                (table.cloexec.add if cmd == F_DUPFD_CLOEXEC else table.cloexec.discard)(ret)
+            elif cmd == F_SETFD:
+                (table.cloexec.add if arg & 1 else table.cloexec.discard)(fd)
+            elif cmd == F_SETFL and fd in table.fds:
+                table.fds[fd].append = bool(arg & O_APPEND)
+            return
+        if name == "lseek":
+            of = table.fds.get(a.get("fd", -1))
+            if of is not None:
+                of.offset = ret
+                if a.get("whence") == SEEK_END and of.file is not None:
+                    of.file.size = max(0, ret - signed(a.get("offset", 0)))
+            return
+        if name in ("execve", "execveat"):
+            if task.table is not None:
+                task.table = KTable({fd: of for fd, of in table.fds.items() if fd not in table.cloexec}, set())
+            return
+        if name in ("clone", "clone3", "fork", "vfork"):
+            return
+        if ret == 0:
+            return
+        if name in DATA_READS:
+            of = table.fds.get(a.get("fd", -1))
+            self.transfer(task, call, ex, "R", of, ret, a)
+        elif name in DATA_WRITES:
+            if self.reads_only:
+                return
+            of = table.fds.get(a.get("fd", -1))
+            self.transfer(task, call, ex, "W", of, ret, a)
+        elif name == "sendfile64":
+            src = table.fds.get(a.get("in_fd", -1))
+            self.transfer(task, call, ex, "R", src, ret, {"fd": a.get("in_fd", -1)})
+            if not self.reads_only:
+                self.transfer(task, call, ex, "W", table.fds.get(a.get("out_fd", -1)), ret, {})
+        elif name == "copy_file_range":
+            self.transfer(task, call, ex, "R", table.fds.get(a.get("fd_in", -1)), ret, {})
+            if not self.reads_only:
+                self.transfer(task, call, ex, "W", table.fds.get(a.get("fd_out", -1)), ret, {})
+
+    def transfer(self, task: KTask, call: Event, ex: Event, op: str, of: Optional[KOpen], size: int,
+                 a: dict) -> None:
+        name = call.call
+        if of is None:
+            # A descriptor opened before tracing (inherited): adopted at offset 0, named by its reads.
+            of = KOpen(KFile(0, 0, None, 0, True))
+            if "fd" in a:
+                task.table.fds[a["fd"]] = of
+        f = of.file
+        if op == "R" and task.pages:
+            dev, ino = task.pages[0]  # the kernel's own identity of the file this read looked up
+            if f is None or (f.dev, f.ino) != (dev, ino):
+                f = self.file_for(dev, ino)
+                of.file = f
+        if f is None or not f.regular or f.ino == 0:
+            return
+        positional = name in ("pread64", "pwrite64", "preadv", "preadv2", "pwritev", "pwritev2")
+        pos = a.get("pos", a.get("pos_l", -1)) if positional else -1
+        if name in ("preadv2", "pwritev2") and signed(pos) == -1:
+            positional = False
+        if op == "W" and (of.append or (positional and a.get("flags", 0) & 0x10)):
+            offset = f.size
+        elif positional:
+            offset = pos
+        else:
+            offset = of.offset
+        if not positional or (op == "W" and of.append):
+            of.offset = offset + size
+        if op == "W":
+            f.size = max(f.size, offset + size)
+        if f.path is not None and not self.filter.keeps(f.path):
+            return
+        if f.path is None and self.filter.include:
+            return
+        # Frames the kernel could not name (the task had exited before they were printed) carry
+        # absolute, randomised addresses: left out, so a context never depends on timing.
+        ctx = context_id([fr for fr in call.frames if fr.module is not None], self.stack_depth) if self.stacks else 0
+        self.records.append((call.t, ex.t - call.t, task.tgid, ctx, op, f, offset, size))
+        s = self.stats
+        if op == "R":
+            s.reads += 1
+            s.read_bytes += size
+        else:
+            s.writes += 1
+            s.write_bytes += size
+        s.files.add((f.dev, f.ino))
+        s.pids.add(task.tgid)
+        if ctx:
+            s.contexts.add(ctx)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str) -> None:
+    t0 = replay.t_first or 0
+    recs = sorted(replay.records, key=lambda r: r[0])
+    with open(output, "w", encoding="utf-8", errors="surrogateescape") as out:
+        out.write("".join(f"# {c}\n" for c in comments) + CSV_HEADER + "\n")
+        buf = []
+        for t, dur, pid, ctx, op, f, offset, size in recs:
+            buf.append(f"{t - t0},{dur},{pid},{'0' if ctx == 0 else f'0x{ctx:016x}'},{op},"
+                       f"{csv_field(replay.name(f))},{offset},{size}\n")
+            if len(buf) >= 10000:
+                out.write("".join(buf))
+                buf.clear()
+        out.write("".join(buf))
+        out.write(f"# {end}\n")
+
+
+def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comments: Sequence[str]) -> dict:
+    """Writes the page-cache companion file: the traced tasks' rows, plus evictions of files the
+    traced tasks touched and disk requests they issued (with those requests' completions)."""
+    t0 = replay.t_first or 0
+    rows = list(replay.pagecache)
+    touched = {(r[3], r[4]) for r in rows}
+    issued: set[tuple[int, int]] = set()
+    for e in system_events:
+        if e.name == "mm_filemap_delete_from_page_cache":
+            m = _DEV_INO.search(e.body)
+            if m is None:
+                continue
+            dev = dev_number(int(m.group(1)), int(m.group(2)))
+            ino = int(m.group(3), 16)
+            if (dev, ino) not in touched:
+                continue
+            kv = dict(_KV.findall(e.body))
+            rows.append((e.t, e.tgid, "evict", dev, ino, int(kv.get("ofs", "0")) // PAGE,
+                         1 << int(kv.get("order", "0")), "", ""))
+        elif e.name in ("block_rq_issue", "block_rq_complete"):
+            b = _BLOCK.match(e.body)
+            if b is None:
+                continue
+            dev = dev_number(int(b.group(1)), int(b.group(2)))
+            sector, count = int(b.group(4)), int(b.group(5))
+            if e.name == "block_rq_issue":
+                if e.tgid not in replay.pids:
+                    continue
+                issued.add((dev, sector))
+                kind = "disk_issue"
+            else:
+                if (dev, sector) not in issued:
+                    continue
+                issued.discard((dev, sector))
+                kind = "disk_complete"
+            rows.append((e.t, e.tgid, kind, dev, "", sector, count, "", b.group(3)))
+    rows.sort(key=lambda r: r[0])
+    totals = {"rows": len(rows), "looked_up": 0, "hits": 0, "inserted": 0, "evicted": 0, "disk_requests": 0}
+    for r in rows:
+        if r[2] == "lookup":
+            totals["looked_up"] += r[6]
+            totals["hits"] += r[7]
+        elif r[2] == "insert":
+            totals["inserted"] += r[6]
+        elif r[2] == "evict":
+            totals["evicted"] += r[6]
+        elif r[2] == "disk_issue":
+            totals["disk_requests"] += 1
+    with open(path, "w") as out:
+        out.write("".join(f"# {c}\n" for c in comments) + PAGECACHE_HEADER + "\n")
+        buf = []
+        for t, pid, kind, dev, ino, index, count, hits, detail in rows:
+            buf.append(f"{t - t0},{pid},{kind},{dev:x},{ino},{index},{count},{hits},{detail}\n")
+            if len(buf) >= 10000:
+                out.write("".join(buf))
+                buf.clear()
+        out.write("".join(buf))
+    return totals
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the companion file
+
+@dataclass(frozen=True)
+class PageCacheEvent:
+    """One row of ``TRACE.pagecache.csv``; see docs/collect.md for each event's fields."""
+
+    time_us: int
+    pid: int
+    event: str
+    dev: int
+    ino: Optional[int]
+    index: int
+    count: int
+    hits: Optional[int]
+    detail: str
+
+
+def _open_text(path: str):
+    """A text stream of a plain, gzip or zstd (through the ``zstd`` program) file."""
+    import gzip
+    import io
+
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic[:2] == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8")
+    if magic == b"\x28\xb5\x2f\xfd":
+        zstd = shutil.which("zstd")
+        if zstd is None:
+            raise CollectError(f"{path} is zstd-compressed and the zstd program is not installed; "
+                               "install zstd or decompress the file first")
+        data = subprocess.run([zstd, "-dc", path], capture_output=True, check=True).stdout
+        return io.StringIO(data.decode("utf-8"))
+    return open(path, "r", encoding="utf-8")
+
+
+def read_pagecache(path: str, limit: Optional[int] = None) -> list[PageCacheEvent]:
+    """Reads a page-cache companion file (``bufsim collect --tracer kernel`` writes it next to the
+    trace as ``TRACE.pagecache.csv``; gzip and zstd compressed files are read too), the first
+    ``limit`` events when given. Raises ``bufsim.TraceFormatError`` naming file:line on a bad row."""
+    from bufsim import TraceFormatError
+
+    out: list[PageCacheEvent] = []
+    with _open_text(path) as f:
+        header_seen = False
+        for n, line in enumerate(f, 1):
+            if line.startswith("#") or not line.strip():
+                continue
+            if not header_seen:
+                if line.strip() != PAGECACHE_HEADER:
+                    raise TraceFormatError(f"{path}:{n}: expected the header {PAGECACHE_HEADER}")
+                header_seen = True
+                continue
+            if limit is not None and len(out) >= limit:
+                break
+            parts = line.rstrip("\n").split(",", 8)
+            try:
+                t, pid, ev, dev, ino, index, count, hits, detail = parts
+                out.append(PageCacheEvent(int(t), int(pid), ev, int(dev, 16), int(ino) if ino else None,
+                                          int(index), int(count), int(hits) if hits else None, detail))
+            except ValueError:
+                raise TraceFormatError(f"{path}:{n}: not a page-cache row ({PAGECACHE_HEADER})") from None
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+def _resolve(command: Sequence[str]) -> str:
+    exe = command[0]
+    resolved = shutil.which(exe) if "/" not in exe else (exe if os.path.exists(exe) else None)
+    if resolved is None:
+        raise CollectError(f"{exe}: command not found", EXIT_NOT_FOUND)
+    if os.path.isdir(resolved) or not os.access(resolved, os.X_OK):
+        raise CollectError(f"{exe}: not an executable file", EXIT_NOT_EXECUTABLE)
+    return resolved
+
+
+class _Child:
+    """The traced command, forked here so that it waits (on a pipe) until the tracer has put its pid
+    in set_event_pid and enabled the events, then execs: its very first system call is traced."""
+
+    def __init__(self, command: list[str], go_r: int, go_w: int, new_group: bool = False):
+        self.returncode: Optional[int] = None
+        self.group = new_group
+        pid = os.fork()
+        if pid == 0:  # the child: no Python cleanup may run here
+            try:
+                if new_group:
+                    os.setpgid(0, 0)  # so that a timeout can kill everything the command started
+                for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                    signal.signal(sig, signal.SIG_DFL)
+                os.close(go_w)
+                os.read(go_r, 1)
+                os.close(go_r)
+                os.execvp(command[0], command)
+            except BaseException:
+                pass
+            os._exit(127)
+        self.pid = pid
+
+    def poll(self) -> Optional[int]:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            if self.group:
+                os.killpg(self.pid, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0, stacks: bool = True,
+                   reads_only: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = (),
+                   no_libs: bool = False, timeout: Optional[float] = None,
+                   buffer_kb: int = 65536, keep_raw: Optional[str] = None) -> KernelCollectResult:
+    """Runs ``command`` with the kernel tracer; writes ``output`` (interchange CSV, as
+    :func:`bufsim.collect.collect`) and ``output + ".pagecache.csv"``. SIGTERM, SIGHUP and SIGINT
+    go to the command (a second one kills it); ``timeout`` seconds kill it. The instances are
+    removed whatever happens."""
+    if not command:
+        raise CollectError("give the command to trace after --, e.g. bufsim collect --tracer kernel -o t.csv -- grep -r x src")
+    if stack_depth < 0:
+        raise CollectError(f"--stack-depth must be 0 (whole stack) or a positive number of frames, not {stack_depth}")
+    root = find_tracefs()
+    _resolve(command)
+    remove_stale_instances(root)
+    excl = list(exclude) + (list(NO_LIBS_PATTERNS) if no_libs else [])
+    options = " ".join(["--tracer kernel", *(["--reads-only"] if reads_only else []),
+                        *(f"--include {p}" for p in include), *(f"--exclude {p}" for p in exclude),
+                        *(["--no-libs"] if no_libs else []), *(["--no-stacks"] if not stacks else [])])
+    tmp = tempfile.mkdtemp(prefix="bufsim-ktrace-")
+    token = f"bufsim-{os.getpid()}-{os.path.basename(tmp)[-8:]}"
+    instances: list[Instance] = []
+    copiers: list[PipeCopier] = []
+    proc: Optional[_Child] = None
+    watcher = FdWatcher()
+    signals_seen = 0
+    previous: dict[int, object] = {}
+    timed_out = False
+    go_r, go_w = os.pipe()
+
+    def on_signal(signum, frame) -> None:
+        nonlocal signals_seen
+        signals_seen += 1
+        if proc is not None and proc.poll() is None:
+            try:
+                os.kill(proc.pid, signum if signals_seen == 1 else signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    try:
+        try:
+            tasks = Instance(root, token + "-tasks")
+            instances.append(tasks)
+            system = Instance(root, token + "-system")
+            instances.append(system)
+        except OSError as e:
+            raise CollectError(f"cannot create a tracefs instance under {root}/instances ({e.strerror}); "
+                               "use --tracer strace") from None
+        for inst in instances:
+            inst.write("tracing_on", "0")
+            inst.try_write("trace_clock", "mono")
+            inst.try_write("buffer_size_kb", str(buffer_kb))
+        tasks.write("options/record-tgid", "1")
+        system.try_write("options/record-tgid", "1")
+        tasks.write("options/event-fork", "1")
+        if stacks:
+            tasks.try_write("options/userstacktrace", "1")
+            tasks.try_write("options/sym-userobj", "1")
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            try:
+                previous[sig] = signal.signal(sig, on_signal)
+            except ValueError:
+                pass
+
+        proc = _Child(list(command), go_r, go_w, new_group=timeout is not None)
+        tasks.write("set_event_pid", str(proc.pid))
+        for name in TRACED_CALLS:
+            tasks.enable(f"syscalls/sys_enter_{name}")
+            tasks.enable(f"syscalls/sys_exit_{name}")
+        if "syscalls/sys_enter_read" not in tasks.events:
+            raise CollectError("this kernel has no system-call tracepoints (tracefs events/syscalls, "
+                               "CONFIG_FTRACE_SYSCALLS); use --tracer strace")
+        for ev in TASK_EVENTS:
+            tasks.enable(ev)
+        for ev in SYSTEM_EVENTS:
+            system.enable(ev)
+        copiers.append(PipeCopier(os.path.join(tasks.path, "trace_pipe"), os.path.join(tmp, "tasks.txt"),
+                                  watcher.on_chunk))
+        copiers.append(PipeCopier(os.path.join(system.path, "trace_pipe"), os.path.join(tmp, "system.txt")))
+        for c in copiers:
+            c.start()
+        for inst in instances:
+            inst.write("tracing_on", "1")
+        os.close(go_r)
+        go_r = -1
+        os.write(go_w, b"g")
+        os.close(go_w)
+        go_w = -1
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            returncode = proc.poll()
+            if returncode is not None:
+                break
+            time.sleep(0.05)
+            if deadline is not None and time.monotonic() > deadline and not timed_out:
+                timed_out = True
+                proc.kill()
+        time.sleep(0.1)  # let the last events reach the pipes
+        for inst in instances:
+            inst.try_write("tracing_on", "0")
+        lost = sum(inst.lost_events() for inst in instances)
+        for c in copiers:
+            c.finish()
+        copiers.clear()
+        for inst in instances:
+            inst.remove()
+        instances.clear()
+
+        status = returncode if returncode >= 0 else 128 - returncode
+        if timed_out:
+            outcome = f"was killed by SIGKILL after the {timeout:g} s timeout"
+        elif returncode < 0:
+            outcome = f"was killed by {signal.Signals(-returncode).name}"
+        else:
+            outcome = f"exited with status {returncode}"
+
+        if keep_raw:
+            shutil.copyfile(os.path.join(tmp, "tasks.txt"), keep_raw)
+        replay = Replay(watcher.looks, PathFilter(include, excl), reads_only, stack_depth, stacks)
+        for e in parse_events(os.path.join(tmp, "tasks.txt")):
+            replay.feed(e)
+        system_events = list(parse_events(os.path.join(tmp, "system.txt")))
+        depth = "none (--no-stacks)" if not stacks else ("whole stack" if stack_depth == 0 else str(stack_depth))
+        comments = [
+            "bufsim collect trace (docs/collect.md); times in microseconds from the first traced event",
+            f"command: {' '.join(command)}",
+            f"program contexts: stack depth {depth}; options: {options}",
+        ]
+        if lost:
+            comments.append(f"warning: the kernel's trace buffer dropped {lost} events: records may be missing")
+        _write_trace(replay, output, comments, f"end: the command {outcome}")
+        totals = _write_pagecache(replay, system_events, pagecache_path(output), [
+            "bufsim page-cache ground truth (docs/collect.md) for the trace " + os.path.basename(output),
+            f"command: {' '.join(command)}",
+        ])
+        result = KernelCollectResult(output, status, outcome, replay.stats, 0, pagecache=pagecache_path(output),
+                                     pagecache_rows=totals["rows"], lost_events=lost)
+        result.looked_up, result.hits = totals["looked_up"], totals["hits"]
+        result.inserted, result.evicted = totals["inserted"], totals["evicted"]
+        result.disk_requests = totals["disk_requests"]
+        return result
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if go_w >= 0:
+            os.close(go_w)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if go_r >= 0:
+            os.close(go_r)
+        for c in copiers:
+            c.finish()
+        for inst in instances:
+            inst.remove()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,74 @@
+"""The workload suite recorded with ``bufsim collect --tracer kernel``: the papers' applications
+(prefetching paper Table 4, DULO Table 2, AMP Table 2: cscope, glimpse, gcc, TPC-H, multi-program
+mixes; the MQ paper's database server behind a storage cache; a random-access application) run on
+this machine's kernel. ``scripts/record_workloads.py`` records them (``make workloads``) and writes
+``traces/kernel/workloads.json``; ``bufsim workloads`` lists what that manifest holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+#: The suite, in recording order: name -> what runs (the recorder's commands say exactly).
+SUITE = {
+    "cscope": "cscope -b builds a cross-reference of the Linux 6.1 sources (fs kernel mm include ipc block), "
+              "then 64 `cscope -d -L -0 SYMBOL` queries each scan the 70 MB database (a loop)",
+    "glimpse": "glimpseindex indexes the same sources, then 48 `glimpse -w WORD` searches read the "
+               "index and the files it points to",
+    "gcc": "a Linux 6.1 kernel build (x86_64 defconfig, `make prepare` done beforehand): make -j2 init/ kernel/ "
+           "mm/ block/ ipc/",
+    "tpch": "TPC-H on PostgreSQL 15 (shared_buffers 16MB, scale factor 0.3 from tpchgen-cli): load with COPY, "
+            "index, analyze, then the 22 queries",
+    "pgbench": "pgbench on PostgreSQL 15 (shared_buffers 16MB, its own buffer pool as the first-level cache): "
+               "initialise scale 20, then 20,000 TPC-B-like transactions from 4 clients",
+    "randread": "SQLite (1 MiB page cache, no mmap): build a 1.5M-row table and its index, then 100,000 "
+                "point queries on random keys",
+    "multi1": "cscope and a kernel build (tinyconfig, make -j2 vmlinux) at the same time",
+    "multi2": "glimpse and tpch at the same time",
+    "multi3": "cscope, glimpse, a kernel build (tinyconfig, make -j2 vmlinux) and randread at the same time, "
+              "stopped after 240 s",
+}
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "traces" / "kernel"
+MANIFEST = "workloads.json"
+
+
+def load_manifest(directory: Optional[str] = None) -> list[dict]:
+    """The recorded workloads (one dict each), in suite order; a workload not recorded yet is listed
+    with ``path`` None."""
+    d = Path(directory) if directory else DEFAULT_DIR
+    entries: dict[str, dict] = {}
+    mf = d / MANIFEST
+    if mf.exists():
+        for e in json.loads(mf.read_text()):
+            e = dict(e)
+            e["path"] = str(d / e["path"]) if e.get("path") else None
+            entries[e["name"]] = e
+    out = []
+    for name, what in SUITE.items():
+        e = entries.get(name) or {"name": name, "path": None}
+        e.setdefault("description", what)
+        out.append(e)
+    return out
+
+
+def format_table(entries: list[dict]) -> str:
+    rows = [("name", "requests", "block accesses", "footprint", "traced s", "path")]
+    for e in entries:
+        if e.get("path"):
+            fp = e["footprint_blocks"] * 4096 / (1 << 20)
+            rows.append((e["name"], f"{e['requests']:,}", f"{e['block_accesses']:,}", f"{fp:,.0f} MiB",
+                         f"{e.get('traced_s', 0):.0f}", os.path.relpath(e["path"])))
+        else:
+            rows.append((e["name"], "-", "-", "-", "-", "not recorded (make workloads)"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if any(e.get("path") for e in entries):
+        first = next(e for e in entries if e.get("path"))
+        lines.append(f"kernel: {first.get('kernel', '?')}; commands and package versions: bufsim workloads --json")
+    return "\n".join(lines)

@@ -1,0 +1,280 @@
+"""bufsim collect --tracer kernel on a real program: a C program doing known preads of a file
+dropped from the page cache gives exactly those requests; the page-cache companion file shows the
+kernel inserting their pages (misses) and the repeated reads as hits; killed and timed-out commands
+leave valid traces; the tracefs instances are always removed. Needs root (CI runs as root); mounts
+tracefs when it is absent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bufsim._core import Trace
+from bufsim.ktrace import TRACEFS, collect_kernel, pagecache_path, read_pagecache
+from conftest import bufsim_cli
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the kernel tracer needs root (CI runs as root)")
+
+PREADS = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char buf[16384];
+/* Three first reads of pages not in the cache, then the first two again (now cached). */
+static const off_t OFF[5] = {0, 65536, 204800, 0, 65536};
+static const size_t LEN[5] = {4096, 100, 8192, 4096, 100};
+
+int main(int argc, char **argv) {
+    int fd = open(argv[1], O_RDONLY);
+    if (fd < 0) return 8;
+    /* Drop this file's pages, and turn read-ahead off so that each miss inserts only its pages. */
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    for (int i = 0; i < 5; i++)
+        if (pread(fd, buf, LEN[i], OFF[i]) != (ssize_t)LEN[i]) return 9;
+    close(fd);
+    if (argc > 2 && strcmp(argv[2], "kill") == 0) raise(SIGKILL);
+    if (argc > 2 && strcmp(argv[2], "sleep") == 0) sleep(60);
+    return argc > 2 ? atoi(argv[2]) : 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("ktrace")
+    src = d / "preads.c"
+    src.write_text(PREADS)
+    exe = d / "preads"
+    subprocess.run(["gcc", "-O1", "-o", str(exe), str(src)], check=True)
+    data = d / "data.bin"
+    data.write_bytes(os.urandom(1 << 20))
+    return exe, data
+
+
+def our_instances() -> set[str]:
+    base = Path(TRACEFS) / "instances"
+    return {p.name for p in base.iterdir() if p.name.startswith("bufsim-")} if base.exists() else set()
+
+
+def data_rows(trace: Path, data: Path) -> list[list[str]]:
+    rows = [line.split(",") for line in trace.read_text().splitlines() if not line.startswith(("#", "time_us"))]
+    return [r for r in rows if r[5].endswith(":" + str(data))]
+
+
+def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
+    exe, data = program
+    before = our_instances()
+    out = tmp_path / "t.csv"
+    r = collect_kernel([str(exe), str(data)], str(out))
+    assert r.exit_status == 0
+    assert our_instances() == before  # nothing left behind
+    st = os.stat(data)
+    ident = f"{st.st_dev:x}:{st.st_ino}:{data}"
+    rows = data_rows(out, data)
+    assert [(r[4], r[5], int(r[6]), int(r[7])) for r in rows] == [
+        ("R", ident, 0, 4096), ("R", ident, 65536, 100), ("R", ident, 204800, 8192),
+        ("R", ident, 0, 4096), ("R", ident, 65536, 100)]
+    times = [int(r[0]) for r in rows]
+    assert times == sorted(times) and all(int(r[1]) >= 0 for r in rows)
+    assert len({r[2] for r in rows}) == 1
+    assert len(Trace(str(out))) == len([x for x in out.read_text().splitlines()
+                                         if x and not x.startswith(("#", "time_us"))])
+
+    events = [e for e in read_pagecache(pagecache_path(str(out))) if e.ino == st.st_ino]
+    inserted = set()
+    for e in events:
+        if e.event == "insert":
+            inserted.update(range(e.index, e.index + e.count))
+    # The kernel inserted the pages of the three first reads (read-ahead is off: POSIX_FADV_RANDOM)
+    assert {0, 16, 50, 51} <= inserted
+    assert inserted <= {0, 16, 50, 51}
+    lookups = [(e.index, e.count, e.hits) for e in events if e.event == "lookup"]
+    # Each first read misses all its pages; each repeated read hits.
+    assert lookups == [(0, 1, 0), (16, 1, 0), (50, 2, 0), (0, 1, 1), (16, 1, 1)]
+
+
+def test_failing_and_killed_commands_leave_valid_traces(program, tmp_path):
+    exe, data = program
+    before = our_instances()
+    out = tmp_path / "fail.csv"
+    r = collect_kernel([str(exe), str(data), "3"], str(out))
+    assert r.exit_status == 3
+    assert out.read_text().splitlines()[-1] == "# end: the command exited with status 3"
+    assert len(data_rows(out, data)) == 5
+
+    out = tmp_path / "killed.csv"
+    r = collect_kernel([str(exe), str(data), "kill"], str(out))
+    assert r.exit_status == 128 + signal.SIGKILL
+    assert "killed by SIGKILL" in out.read_text().splitlines()[-1]
+    assert len(Trace(str(out))) >= 5
+
+    out = tmp_path / "slow.csv"
+    r = collect_kernel([str(exe), str(data), "sleep"], str(out), timeout=1.0)
+    assert r.exit_status == 128 + signal.SIGKILL
+    assert "timeout" in out.read_text().splitlines()[-1]
+    assert len(data_rows(out, data)) == 5
+    assert our_instances() == before
+
+
+def test_sigterm_to_the_collector_reaches_the_command_and_cleans_up(program, tmp_path):
+    exe, data = program
+    before = our_instances()
+    out = tmp_path / "term.csv"
+    p = subprocess.Popen([sys.executable, "-m", "bufsim", "collect", "--tracer", "kernel", "-o", str(out),
+                          "--", str(exe), str(data), "sleep"], stderr=subprocess.PIPE, text=True)
+    for _ in range(200):  # wait until the command has done its reads (its trace instance exists)
+        if our_instances() - before:
+            break
+        time.sleep(0.05)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert "killed by SIGTERM" in out.read_text().splitlines()[-1]
+    assert len(data_rows(out, data)) == 5
+    assert our_instances() == before
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    r = bufsim_cli("collect", "--tracer", "kernel", "-o", tmp_path / "x.csv", "--", "no-such-command-xyz")
+    assert r.returncode == 127
+    assert r.stderr.strip().count("\n") == 0 and "command not found" in r.stderr
+    r = bufsim_cli("collect", "--tracer", "kernel", "--keep-strace", tmp_path / "s", "-o", tmp_path / "x.csv",
+                   "--", "true")
+    assert r.returncode == 2 and "--keep-strace" in r.stderr and r.stderr.strip().count("\n") == 0
+
+
+def test_not_root_is_a_one_line_error_naming_the_fallback(tmp_path):
+    # Run as an unprivileged user: the tracer must refuse in one line and suggest --tracer strace.
+    code = ("import sys\nfrom bufsim.cli import main\nsys.exit(main(['collect', '--tracer', 'kernel', "
+            f"'-o', '{tmp_path}/x.csv', '--', 'true']))")
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+                       capture_output=True, text=True, cwd="/")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().count("\n") == 0
+    assert "root" in r.stderr and "--tracer strace" in r.stderr
+
+
+def test_pagecache_reader_names_bad_rows(tmp_path):
+    from bufsim import TraceFormatError
+
+    bad = tmp_path / "bad.pagecache.csv"
+    bad.write_text("time_us,pid,event,dev,ino,index,count,hits,detail\n1,2,lookup,fe00,5,zero,1,1,\n")
+    with pytest.raises(TraceFormatError, match=r"bad.pagecache.csv:2"):
+        read_pagecache(str(bad))
+
+
+# ---------------------------------------------------------------------------------------------
+# The replay on hand-written trace_pipe text (no kernel needed): descriptor tables, shared offsets,
+# fork and threads, and the kernel's own file identity for reads.
+
+def _line(comm: str, tid: int, tgid: int, t_us: int, body: str) -> str:
+    return f"{comm:>16}-{tid:<7} ({tgid:>7}) [000] ..... {t_us // 1_000_000:5d}.{t_us % 1_000_000:06d}: {body}\n"
+
+
+def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
+    from bufsim.ktrace import FdLook, Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    dev = os.makedev(254, 0)
+    look = FdLook(dev, 77, 0o100644, 100_000, b"/data/f")
+    other = FdLook(dev, 88, 0o100644, 10, b"/data/log")
+    L = []
+    t = 1_000_000
+    # process 10 opens /data/f as fd 3, reads 4096 twice (offsets 0 and 4096), dups it to 4
+    L.append(_line("p", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x80000, mode: 0)"))
+    L.append(_line("p", 10, 10, t + 5, "sys_openat -> 0x3"))
+    for i in range(2):
+        L.append(_line("p", 10, 10, t + 10 + i * 10, "sys_read(fd: 0x3, buf: 0x1, count: 0x1000)"))
+        L.append(_line("p", 10, 10, t + 11 + i * 10, f"mm_filemap_get_pages: dev=254:0 ino=4d ofs={i * 4096}-{i * 4096 + 4095}"))
+        L.append(_line("p", 10, 10, t + 12 + i * 10, "sys_read -> 0x1000"))
+    L.append(_line("p", 10, 10, t + 40, "sys_dup(fildes: 0x3)"))
+    L.append(_line("p", 10, 10, t + 41, "sys_dup -> 0x4"))
+    # fork: child 11 (a process) shares the open file description, so its read continues at 8192
+    L.append(_line("p", 10, 10, t + 50, "sched_process_fork: comm=p pid=10 child_comm=p child_pid=11"))
+    L.append(_line("p", 11, 11, t + 60, "sys_read(fd: 0x4, buf: 0x1, count: 0x2000)"))
+    L.append(_line("p", 11, 11, t + 61, "sys_read -> 0x2000"))
+    # the parent then reads at 16384 (offset shared with the child), after the child closed its fd 3
+    L.append(_line("p", 11, 11, t + 62, "sys_close(fd: 0x3)"))
+    L.append(_line("p", 11, 11, t + 63, "sys_close -> 0x0"))
+    L.append(_line("p", 10, 10, t + 70, "sys_read(fd: 0x3, buf: 0x1, count: 0x100)"))
+    L.append(_line("p", 10, 10, t + 72, "sys_read -> 0x100"))
+    # a thread 12 of process 10 shares the table: pread at 500, then lseek + write on an O_APPEND file
+    L.append(_line("p", 10, 10, t + 80, "sched_process_fork: comm=p pid=10 child_comm=p child_pid=12"))
+    L.append(_line("p", 12, 10, t + 90, "sys_pread64(fd: 0x3, buf: 0x1, count: 0x10, pos: 0x1f4)"))
+    L.append(_line("p", 12, 10, t + 91, "sys_pread64 -> 0x10"))
+    L.append(_line("p", 12, 10, t + 100, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x441, mode: 0x1a4)"))
+    L.append(_line("p", 12, 10, t + 101, "sys_openat -> 0x5"))
+    L.append(_line("p", 12, 10, t + 110, "sys_write(fd: 0x5, buf: 0x1, count: 0x5)"))
+    L.append(_line("p", 12, 10, t + 112, "sys_write -> 0x5"))
+    # a failed read leaves no record
+    L.append(_line("p", 10, 10, t + 120, "sys_read(fd: 0x3, buf: 0x1, count: 0x10)"))
+    L.append(_line("p", 10, 10, t + 121, "sys_read -> 0xfffffffffffffff7"))
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    looks = {(10, 3, t + 5): look, (12, 5, t + 101): other}
+    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    got = [(tm - t, dur, pid, op, rp.name(f), off, size) for tm, dur, pid, _, op, f, off, size in rp.records]
+    fname, lname = f"{dev:x}:77:/data/f", f"{dev:x}:88:/data/log"
+    assert got == [
+        (10, 2, 10, "R", fname, 0, 4096),
+        (20, 2, 10, "R", fname, 4096, 4096),
+        (60, 1, 11, "R", fname, 8192, 8192),
+        (70, 2, 10, "R", fname, 16384, 256),
+        (90, 1, 10, "R", fname, 500, 16),
+        (110, 2, 10, "W", lname, 10, 5),
+    ]
+    lookups = [r for r in rp.pagecache if r[2] == "lookup"]
+    assert [(r[4], r[5], r[6], r[7]) for r in lookups] == [(77, 0, 1, 1), (77, 1, 1, 1)]
+
+
+def test_replay_names_a_read_by_the_kernels_inode_when_the_open_was_missed(tmp_path):
+    from bufsim.ktrace import Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    t = 5_000_000
+    L = [_line("p", 20, 20, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+         _line("p", 20, 20, t + 1, "sys_openat -> 0x3"),
+         _line("p", 20, 20, t + 2, "sys_read(fd: 0x3, buf: 0x1, count: 0x200)"),
+         _line("p", 20, 20, t + 3, "mm_filemap_add_to_page_cache: dev 254:0 ino 2a pfn=0x1 ofs=0 order=0"),
+         _line("p", 20, 20, t + 4, "mm_filemap_get_pages: dev=254:0 ino=2a ofs=0-4095"),
+         _line("p", 20, 20, t + 5, "sys_read -> 0x200")]
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    rp = Replay({}, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    assert [(rp.name(r[5]), r[6], r[7]) for r in rp.records] == [(f"{os.makedev(254, 0):x}:42:?", 0, 512)]
+    # the page was inserted during this read: the lookup is a miss
+    assert [(r[2], r[7]) for r in rp.pagecache] == [("insert", ""), ("lookup", 0)]
+
+
+def test_instances_of_a_killed_collector_are_removed_by_the_next_run(program, tmp_path):
+    from bufsim.ktrace import find_tracefs
+
+    root = find_tracefs()
+    dead = 4_000_000  # above pid_max's default: no such process
+    stale = Path(root) / "instances" / f"bufsim-{dead}-test-tasks"
+    stale.mkdir()
+    try:
+        (stale / "events" / "sched" / "sched_process_fork" / "enable").write_text("1")
+        exe, data = program
+        collect_kernel([str(exe), str(data)], str(tmp_path / "t.csv"))
+        assert not stale.exists()
+    finally:
+        if stale.exists():
+            stale.rmdir()
