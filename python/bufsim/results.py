@@ -41,6 +41,12 @@ class _ResultMethods:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)  # type: ignore[call-overload]
 
+    def _repr_html_(self) -> str:
+        """A table in Jupyter (docs/study.ipynb)."""
+        from bufsim.display import result_html
+
+        return result_html(self)
+
 
 Result = make_dataclass(
     "Result",

@@ -7,6 +7,7 @@ import sys
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import u64
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -28,11 +29,26 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_heatmap(args: argparse.Namespace) -> int:
+    from bufsim import plots
+    from bufsim.heatmap import hit_ratio_over_time
+
+    df = hit_ratio_over_time(args.trace, policy=args.policy, caches=args.cache, windows=args.windows,
+                             format=args.format, seed=args.seed, progress=None)
+    if args.csv:
+        df.to_csv(args.csv, index=False)
+    result = plots.heatmap(df, args.out, title=args.title)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {args.out} ({len(df)} cells)")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from bufsim import report
 
     n = report.write(args.db, args.out, traces=args.trace or [], policies=args.policy or [],
-                     prefetches=args.prefetch or [])
+                     prefetches=args.prefetch or [], cdf_policies=args.cdf_policy or [])
     print(f"wrote {args.out} ({n} runs)")
     return 0
 
@@ -67,6 +83,23 @@ def add_commands(sub) -> None:
                      "size — grep, 4 policies'; \"\" for none)")
     plt.set_defaults(func=cmd_plot)
 
+    hm = sub.add_parser("heatmap", help="hit ratio over time and cache size, as a heatmap figure",
+                        description="Simulate POLICY over prefixes of TRACE and draw the hit ratio of each of "
+                        "--windows equal slices of its requests at each --cache size (the cache warm from the "
+                        "start). Costs about windows/2 full runs per size. Example: bufsim heatmap t.csv -p arc "
+                        "-c 1024blocks -c 4096blocks --windows 20 -o arc.png")
+    hm.add_argument("trace", help="trace file (formats: see bufsim run --help)")
+    hm.add_argument("--policy", "-p", default="lru", metavar="SPEC", help="an online policy (default: lru)")
+    hm.add_argument("--cache", "-c", action="append", metavar="SIZE",
+                    help="cache size; repeatable (default: powers of two up to the trace's distinct blocks)")
+    hm.add_argument("--windows", type=int, default=20, metavar="N", help="slices of the trace (default: 20)")
+    hm.add_argument("--format", default="auto", metavar="F", help="trace format (default: auto)")
+    hm.add_argument("--seed", type=u64, metavar="N", help="seed of random policies (default: the run seed)")
+    hm.add_argument("--out", "-o", default="heatmap.png", metavar="FIG", help="PNG, PDF or SVG (default: heatmap.png)")
+    hm.add_argument("--csv", metavar="FILE", help="also write the cells as CSV")
+    hm.add_argument("--title", metavar="TEXT", help="a title (default: what is drawn; \"\" for none)")
+    hm.set_defaults(func=cmd_heatmap)
+
     rpt = sub.add_parser("report", help="write a self-contained HTML report of a results database",
                          description="One HTML file with a summary of the sweep, interactive plots (hover for "
                          "values, click the legend to toggle series) and sortable tables. It loads nothing "
@@ -76,6 +109,8 @@ def add_commands(sub) -> None:
     rpt.add_argument("--trace", action="append", metavar="T", help="only this trace; repeatable")
     rpt.add_argument("--policy", "-p", action="append", metavar="SPEC", help="only this policy; repeatable")
     rpt.add_argument("--prefetch", action="append", metavar="SPEC", help="only this read-ahead setting; repeatable")
+    rpt.add_argument("--cdf-policy", action="append", metavar="SPEC",
+                     help="draw sequence-size CDFs of this policy; repeatable (default: the first 12 policies)")
     rpt.set_defaults(func=cmd_report)
 
     from bufsim.reproduce import REPRODUCTIONS
