@@ -6,14 +6,14 @@ SHARED ?= ../shared
 TRACE ?= $(SHARED)/traces/cloudphysics_vscsi.csv
 export CARGO_TERM_COLOR := never
 
-.PHONY: setup build demo test test-rust test-python bench clean
+.PHONY: setup build demo test lint test-rust test-python bench clean
 
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pytest>=7" "hypothesis>=6" "pandas>=2" "libcachesim>=0.3" \
 	  "duckdb>=1.0" "dask[distributed]>=2024.1" "matplotlib>=3.7" "tqdm>=4.66" "nbclient>=0.9" "ipykernel>=6" \
-	  "nbformat>=5"
+	  "nbformat>=5" "ruff==0.17.6"
 	touch $@
 
 setup: $(VENV)/.deps
@@ -32,7 +32,14 @@ test-rust:
 test-python: build
 	$(PY) -m pytest -q tests
 
-test: test-rust test-python
+# Formatting and lints first: they take seconds and fail fast.
+lint: setup
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(VENV)/bin/ruff check python tests scripts benches
+	$(VENV)/bin/ruff format --check python tests scripts benches
+
+test: lint test-rust test-python
 
 bench: build
 	$(PY) benches/compare_libcachesim.py

@@ -21,7 +21,6 @@ oracleGeneral records as it goes, in C). Best of N, interleaved.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys

@@ -410,7 +410,7 @@ def test_converting_a_log_writes_a_csv_bufsim_reads(tmp_path):
     assert r["misses"] == 4  # blocks 0,1,2 of the first file and block 0 of the second
 
 
-from hypothesis import given, settings, strategies as hs
+from hypothesis import given, settings, strategies as hs  # noqa: E402 (the property tests below)
 
 
 @settings(max_examples=300, deadline=None)

@@ -10,11 +10,9 @@ import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
-from conftest import bufsim_cli
 
 CLI = [sys.executable, "-m", "bufsim"]
 

@@ -8,7 +8,6 @@ import csv
 import importlib.util
 import os
 import tempfile
-from pathlib import Path
 
 import pytest
 

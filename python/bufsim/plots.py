@@ -507,7 +507,7 @@ def series_columns(df: "pandas.DataFrame") -> list[str]:
         configs = df["config"].map(lambda s: json.loads(s) if isinstance(s, str) else dict(s))
         keys = sorted({k for c in configs for k in c} - IDENTITY_SKIP - set(cols))
         for k in keys:
-            if configs.map(lambda c: json.dumps(c.get(k), sort_keys=True)).nunique() > 1 and k in df.columns:
+            if configs.map(lambda c, k=k: json.dumps(c.get(k), sort_keys=True)).nunique() > 1 and k in df.columns:
                 cols.append(k)
     return cols
 

@@ -449,7 +449,7 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: in
     for (path, _), runs in by_trace.items():
         trace = _core.Trace(path, format=runs[0].format)
 
-        def work(r: RunSpec):
+        def work(r: RunSpec, trace: _core.Trace = trace):
             t0 = time.perf_counter()
             res = _run_spec(r, trace)
             return r, res, time.perf_counter() - t0

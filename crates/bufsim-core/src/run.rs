@@ -108,7 +108,7 @@ pub struct RunResult {
 /// read twice: standard input, a pipe), or the copy decoded into memory.
 pub(crate) enum Source<'a> {
     File { path: &'a str, format: Format, read: ReadOptions },
-    Once(std::sync::Mutex<Option<TraceReader>>),
+    Once(std::sync::Mutex<Option<Box<TraceReader>>>),
     Memory(&'a [Request]),
 }
 
@@ -117,7 +117,7 @@ impl Source<'_> {
     fn reader(&self) -> Result<TraceReader, TraceError> {
         match self {
             Source::File { path, format, read } => TraceReader::open_with(path, Some(*format), read),
-            Source::Once(cell) => cell.lock().ok().and_then(|mut r| r.take()).ok_or_else(|| bufsim_trace::not_rewindable("-", "this run")),
+            Source::Once(cell) => cell.lock().ok().and_then(|mut r| r.take()).map(|r| *r).ok_or_else(|| bufsim_trace::not_rewindable("-", "this run")),
             Source::Memory(_) => unreachable!("requests in memory need no reader"),
         }
     }
@@ -483,7 +483,7 @@ fn run_once(path: &str, configs: &[RunConfig], blocks: &[u64], opts: &RunOptions
     if let Some(what) = pre_pass {
         return Err(bufsim_trace::not_rewindable(path, what).into());
     }
-    let source = Source::Once(std::sync::Mutex::new(Some(reader)));
+    let source = Source::Once(std::sync::Mutex::new(Some(Box::new(reader))));
     let prepared = prepare(&source, kind, false, false, opts)?;
     Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?])
 }

@@ -359,9 +359,13 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
 /// Runs one policy with every option of `run` and returns its partition timeline: the clock
 /// (`accesses` or `ns`) and rows `(time, partition, tag, blocks, value)` (`value` is NaN when
 /// the policy keeps none; storage-aware policies: tag = target blocks, value = wait ms).
+/// A partition timeline as it crosses to Python: the clock, then `(time, partition, tag, blocks,
+/// value)` rows.
+type TimelineRows = (&'static str, Vec<(u64, String, u64, u32, f64)>);
+
 #[pyfunction]
 #[pyo3(signature = (path, policy, cache, prefetch, options))]
-fn run_timeline(py: Python<'_>, path: &str, policy: &str, cache: &str, prefetch: &str, options: &str) -> PyResult<(&'static str, Vec<(u64, String, u64, u32, f64)>)> {
+fn run_timeline(py: Python<'_>, path: &str, policy: &str, cache: &str, prefetch: &str, options: &str) -> PyResult<TimelineRows> {
     let (_, mut opts) = self::options(options)?;
     opts.jobs = 1;
     let configs = vec![RunConfig::new(policy, cache).with_prefetch(prefetch)];

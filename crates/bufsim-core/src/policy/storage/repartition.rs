@@ -422,8 +422,8 @@ mod tests {
             for waits in &epochs {
                 let before = t.clone();
                 let mut ended = false;
-                for p in 0..n {
-                    ended = r.record(p, waits[p] as f64);
+                for (p, &w) in waits.iter().enumerate().take(n) {
+                    ended = r.record(p, w as f64);
                 }
                 proptest::prop_assert!(ended);
                 let moved = r.repartition(&mut t);
