@@ -305,6 +305,7 @@ policies! {
     S3Fifo => super::S3Fifo,
     Slru => super::Slru,
     Clock2QPlus => super::Clock2QPlus,
+    Mglru => super::Mglru,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
