@@ -1,5 +1,5 @@
 //! Linux multi-generational LRU for file pages (Documentation/mm/multigen_lru.rst, "Generations",
-//! "Tiers", "PID controller"; mm/vmscan.c and mm/workingset.c of Linux 6.1–6.12) on a block trace.
+//! "Tiers", "PID controller"; mm/vmscan.c, mm/workingset.c of Linux 6.8–6.13, 6.1–6.7 as a variant).
 //! Deviation: every demand access is a file-descriptor access; see docs/policies/mglru.md.
 //!
 //! Generations are numbered min_seq..=max_seq (2 to 4 of them); a page's generation only changes
@@ -32,14 +32,17 @@ const MIN_LRU_BATCH: u64 = 64;
 const REFERENCED: u8 = 1;
 const WORKINGSET: u8 = 2;
 
-/// Where a cold page (demand or read-ahead) enters.
+/// Which kernel's rules for file pages. The "fix underprotected page cache" change (6.8) differs
+/// from 6.1 in three places: where cold pages enter, saturated pages, and refaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placement {
-    /// Since 6.10 ("fix underprotected page cache"): the second-oldest generation while that one
-    /// is still inactive (more than MIN_NR_GENS generations), else the oldest.
-    SecondOldest,
-    /// 6.1–6.9: clean cold pages go to the oldest generation.
-    Oldest,
+pub enum Kernel {
+    /// 6.8–6.13: cold pages enter the second-oldest generation while it is still inactive (more
+    /// than MIN_NR_GENS generations), else the oldest; a page whose counts saturated is protected
+    /// whatever the controller says; a refault of a page with refs >= 3 restores saturated counts.
+    V6_8,
+    /// 6.1–6.7: cold pages enter the oldest generation; only the controller protects; a refault
+    /// of a saturated page restores PG_workingset only.
+    V6_1,
 }
 
 /// When eviction first opens a new generation (should_run_aging).
@@ -88,9 +91,9 @@ pub struct Mglru {
     shadows: Ghosts<Shadow>,
     shadow_fifo: GhostList,
     shadow_cap: usize,
-    /// Set by `prepare_insert` when the incoming block refaulted with PG_workingset.
-    refault_workingset: Option<u64>,
-    placement: Placement,
+    /// Set by `prepare_insert` when a refault restores counts: (key, flags, LRU_REFS).
+    refault_restore: Option<(u64, u8, u8)>,
+    kernel: Kernel,
     aging: Aging,
     n_aging: u64,
     n_protected: u64,
@@ -105,7 +108,7 @@ fn tier_of(refs: u8) -> usize {
 }
 
 impl Mglru {
-    pub fn new(capacity: usize, shadows: usize, placement: Placement, aging: Aging) -> Self {
+    pub fn new(capacity: usize, shadows: usize, kernel: Kernel, aging: Aging) -> Self {
         Mglru {
             links: Links::with_nodes(capacity),
             gens: [List::new(), List::new(), List::new(), List::new()],
@@ -124,8 +127,8 @@ impl Mglru {
             shadows: Ghosts::with_capacity(shadows.max(1)),
             shadow_fifo: GhostList::new(),
             shadow_cap: shadows,
-            refault_workingset: None,
-            placement,
+            refault_restore: None,
+            kernel,
             aging,
             n_aging: 0,
             n_protected: 0,
@@ -279,7 +282,7 @@ impl Mglru {
 
 impl Policy for Mglru {
     fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
-        self.refault_workingset = None;
+        self.refault_restore = None;
         // workingset_refault runs for any page added to the page cache over a shadow, demand
         // or read-ahead; only demand-evicted pages leave shadows.
         let Some(n) = self.shadows.find(a.key) else { return };
@@ -291,8 +294,11 @@ impl Policy for Mglru {
         let refs = sh.token + u8::from(sh.workingset);
         self.refaulted[tier_of(refs)] += 1;
         self.n_refaults += 1;
-        if sh.workingset {
-            self.refault_workingset = Some(a.key);
+        // A page read often enough would have been protected: its counts come back.
+        match self.kernel {
+            Kernel::V6_8 if refs >= LRU_REFS_MAX => self.refault_restore = Some((a.key, WORKINGSET, LRU_REFS_MAX)),
+            Kernel::V6_1 if refs == LRU_REFS_MAX + 1 => self.refault_restore = Some((a.key, WORKINGSET, 0)),
+            _ => {}
         }
     }
 
@@ -300,10 +306,12 @@ impl Policy for Mglru {
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let i = frame as usize;
         self.keys[i] = a.key;
-        self.refs[i] = 0;
-        self.flags[i] = if self.refault_workingset.take() == Some(a.key) { WORKINGSET } else { 0 };
-        let seq = match self.placement {
-            Placement::SecondOldest if self.min_seq + MIN_NR_GENS < self.max_seq => self.min_seq + 1,
+        (self.flags[i], self.refs[i]) = match self.refault_restore.take() {
+            Some((k, flags, refs)) if k == a.key => (flags, refs),
+            _ => (0, 0),
+        };
+        let seq = match self.kernel {
+            Kernel::V6_8 if self.min_seq + MIN_NR_GENS < self.max_seq => self.min_seq + 1,
             _ => self.min_seq,
         };
         self.seq_of[i] = seq;
@@ -339,8 +347,9 @@ impl Policy for Mglru {
                 if pins.pinned(f) {
                     continue;
                 }
-                let tier = tier_of(self.lru_refs(f));
-                if tier > tier_idx {
+                let refs = self.lru_refs(f);
+                let tier = tier_of(refs);
+                if tier > tier_idx || (self.kernel == Kernel::V6_8 && refs == LRU_REFS_MAX + 1) {
                     self.protect(f, tier);
                     continue;
                 }
@@ -425,13 +434,13 @@ impl PolicyDef for Mglru {
     const INFO: PolicyInfo = PolicyInfo {
         name: "mglru",
         aliases: &["multigen-lru", "lru-gen"],
-        paper: "Linux multi-gen LRU (Documentation/mm/multigen_lru.rst; mm/vmscan.c, 6.1-6.12) for file pages read through file descriptors",
+        paper: "Linux multi-gen LRU (Documentation/mm/multigen_lru.rst; mm/vmscan.c, mm/workingset.c of 6.8-6.13) for file pages read through file descriptors",
         summary: "2-4 generations, tiers by log2 of fd accesses, PID controller protects tiers that refault more than tier 0",
         params: &[
             ParamInfo {
-                name: "placement",
-                default: "second-oldest",
-                doc: "where cold pages enter: second-oldest (since 6.10) or oldest (6.1-6.9)",
+                name: "kernel",
+                default: "6.8",
+                doc: "6.8 (6.8-6.13: cold pages to the second-oldest generation, saturated pages protected) or 6.1 (6.1-6.7: to the oldest)",
             },
             ParamInfo {
                 name: "aging",
@@ -448,9 +457,9 @@ impl PolicyDef for Mglru {
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let placement = match args.choice("placement", &["second-oldest", "oldest"])? {
-            "oldest" => Placement::Oldest,
-            _ => Placement::SecondOldest,
+        let kernel = match args.choice("kernel", &["6.8", "6.1"])? {
+            "6.1" => Kernel::V6_1,
+            _ => Kernel::V6_8,
         };
         let aging = match args.choice("aging", &["spread", "min-gens"])? {
             "min-gens" => Aging::MinGens,
@@ -460,7 +469,7 @@ impl PolicyDef for Mglru {
         if shadows > u32::MAX as u64 / 2 {
             return Err(SpecError(format!("policy `mglru`: shadows={shadows} blocks is too many; give at most 1000%")));
         }
-        Ok(Mglru::new(env.capacity, shadows as usize, placement, aging))
+        Ok(Mglru::new(env.capacity, shadows as usize, kernel, aging))
     }
 }
 
@@ -470,7 +479,7 @@ mod tests {
     use crate::policy::steps::Steps;
 
     fn mglru(capacity: usize) -> Steps<Mglru> {
-        Steps::new(Mglru::new(capacity, capacity, Placement::SecondOldest, Aging::Spread), capacity)
+        Steps::new(Mglru::new(capacity, capacity, Kernel::V6_8, Aging::Spread), capacity)
     }
 
     #[test]
@@ -499,58 +508,80 @@ mod tests {
         // With 3 generations the second-oldest is active, so 5 enters the oldest.
         assert_eq!(s.policy().dump(), "1..3 | 1: 5* 4* 3* 2* | 2:  | 3: ");
         assert_eq!(s.policy().evicted, [0, 1, 0, 0]);
-        // 1 refaults while min_seq is still 1: counted in tier 1 (it had PG_workingset) and it
-        // comes back with PG_workingset, so one access puts it in tier 1 again.
+        // 1 refaults while min_seq is still 1: counted in tier 1 (it had PG_workingset). Below
+        // 3 refs nothing is restored: it comes back cold, and its read sets PG_referenced.
         assert_eq!(s.demand(1), 'M');
         assert_eq!(s.policy().refaulted, [0, 1, 0, 0]);
-        assert_eq!(s.policy().dump(), "1..3 | 1: 1*w 5* 4* 3* | 2:  | 3: ");
-        assert_eq!(s.policy().metrics_vec(), [("generations_created", 0.0), ("tier_protections", 0.0), ("counted_refaults", 1.0)]);
+        assert_eq!(s.policy().dump(), "1..3 | 1: 1* 5* 4* 3* | 2:  | 3: ");
+        assert_eq!(
+            s.policy().metrics_vec(),
+            [("generations_created", 0.0), ("tier_protections", 0.0), ("counted_refaults", 1.0)]
+        );
     }
 
     #[test]
-    fn aging_opens_a_generation_when_the_oldest_is_thin() {
+    fn controller_protection_and_aging_step_by_step() {
         let mut s = mglru(4);
         assert_eq!(s.run(&[1, 2, 3, 4, 5]), "MMMMM");
         assert_eq!(s.policy().dump(), "1..3 | 1: 5* 4* 3* 2* | 2:  | 3: ");
-        // Make the tier-1 pages protected: tier 1 refaults at a higher rate than tier 0.
+        // Tier 1 has refaulted at a higher rate than tier 0 (64/64 against 0/1001, gain 2 for
+        // tier 1): the controller protects tiers above 0.
         {
             let p = &mut s.cache.policy;
             p.avg_refaulted = [0, 64, 0, 0];
             p.avg_total = [1000, 64, 0, 0];
             assert_eq!(p.tier_idx(), 0);
         }
-        // 3 and 4 reach tier 1 (PG_workingset).
-        assert_eq!(s.run(&[3, 4]), "HH");
-        // 6: the tail 2 is tier 0 and goes.
-        assert_eq!(s.demand(6), 'M');
+        // 3 and 4 reach tier 1 (PG_workingset). 6: the tail 2 is tier 0 and goes.
+        assert_eq!(s.run(&[3, 4, 6]), "HHM");
         assert_eq!(s.policy().dump(), "1..3 | 1: 6* 5* 4*w 3*w | 2:  | 3: ");
-        // 7: 3 and 4 are protected: to the tail of generation 2 with their counts cleared; 5 goes.
+        // 7: 3 then 4 are protected: to the tail of generation 2, counts cleared; 5 goes.
         assert_eq!(s.demand(7), 'M');
         assert_eq!(s.policy().dump(), "1..3 | 1: 7* 6* | 2: 3 4 | 3: ");
         assert_eq!(s.policy().protected, [2, 0, 0]);
-        // 8: with 3 generations the oldest holds 2 of 4, not below 1/4; 6 goes, 8 enters.
-        assert_eq!(s.demand(8), 'M');
-        assert_eq!(s.policy().dump(), "1..3 | 1: 8* 7* | 2: 3 4 | 3: ");
-        // 9, 10: 7 goes; then 8 goes; generation 1 empties only when scanned, so 10 enters it.
-        assert_eq!(s.run(&[9, 10]), "MM");
+        // 8, 9, 10: the oldest holds 2 of 4, not below 1/4: no aging; 6, 7, 8 go in turn.
+        assert_eq!(s.run(&[8, 9, 10]), "MMM");
         assert_eq!(s.policy().dump(), "1..3 | 1: 10* 9* | 2: 3 4 | 3: ");
-        // Tier 0 fills generation 1 again and again; 3 and 4 (tier 0 now) wait in generation 2.
-        // Two accesses to 9 make it tier 1: protected to the tail of generation 2 at 11.
+        // 9 reaches tier 1; 11 protects it (behind 4) and evicts 10.
         assert_eq!(s.run(&[9, 11]), "HM");
-        assert_eq!(s.policy().dump(), "1..3 | 1: 11* 10* | 2: 3 4 9 | 3: ");
-        // 12: 10 goes. 13: 11 goes. Generation 1 still holds the newcomer each time.
-        assert_eq!(s.run(&[12, 13]), "MM");
-        assert_eq!(s.policy().dump(), "1..3 | 1: 13* 12* | 2: 3 4 9 | 3: ");
-        // Hit 12 twice (tier 1) and 13 twice: 14 protects both; generation 1 is empty, min_seq
-        // moves to 2 (the controller folds its counts), leaving 2 generations: aging opens 4,
-        // then 2 is the oldest with 3 generations 2..4 and its tail 9 goes.
-        assert_eq!(s.run(&[12, 13]), "HH");
-        assert_eq!(s.demand(14), 'M');
-        assert_eq!(s.policy().dump(), "2..4 | 2: 14* 3 4 12 13 | 3:  | 4: ");
-        assert_eq!(s.policy().metrics_vec()[0], ("generations_created", 1.0));
-        // The running averages halved once: protected counted in tier 1's total.
-        assert_eq!(s.policy().avg_total, [(1000 + 5) / 2, (64 + 5) / 2, 0, 0]);
-        assert_eq!(s.policy().protected, [0, 0, 0]);
+        assert_eq!(s.policy().dump(), "1..3 | 1: 11* | 2: 3 4 9 | 3: ");
+        // 11 reaches tier 1; 12 protects it and generation 1 is empty: min_seq moves to 2 and
+        // the controller halves its averages; 2 generations left, so the aging opens 4. The
+        // tail of generation 2 is 11, protected last, now tier 0: it goes.
+        assert_eq!(s.run(&[11, 12]), "HM");
+        assert_eq!(s.policy().dump(), "2..4 | 2: 12* 3 4 9 | 3:  | 4: ");
+        assert_eq!(s.policy().metrics_vec()[..2], [("generations_created", 1.0), ("tier_protections", 4.0)]);
+        // Tier 0 evicted 1, 2, 5, 6, 7, 8, 10; tier 1 was protected 4 times.
+        assert_eq!(s.policy().avg_total, [(1000 + 7) / 2, (64 + 4) / 2, 0, 0]);
+        assert_eq!(s.policy().avg_refaulted, [0, 32, 0, 0]);
+        assert_eq!((s.policy().protected, s.policy().evicted), ([0, 0, 0], [1, 0, 0, 0]));
+    }
+
+    #[test]
+    fn saturated_pages_are_protected_since_6_8_only() {
+        let mut s = mglru(2);
+        assert_eq!(s.run(&[1, 1, 1, 1, 1, 2]), "MHHHHM");
+        assert_eq!(s.policy().dump(), "0..3 | 0:  | 1: 2* 1*w+3 | 2:  | 3: ");
+        // No tier is protected by the controller, but 1's counts are saturated.
+        assert_eq!(s.demand(3), 'M');
+        assert_eq!(s.policy().dump(), "1..3 | 1: 3* | 2: 1 | 3: ");
+        assert_eq!(s.policy().protected, [0, 0, 1]);
+        let mut s = Steps::new(Mglru::new(2, 2, Kernel::V6_1, Aging::Spread), 2);
+        assert_eq!(s.run(&[1, 1, 1, 1, 1, 2, 3]), "MHHHHMM");
+        // 6.1: cold pages enter the oldest generation and 1 is evicted.
+        assert_eq!(s.policy().dump(), "0..3 | 0: 3* 2* | 1:  | 2:  | 3: ");
+    }
+
+    #[test]
+    fn a_refault_after_three_refs_restores_saturated_counts() {
+        let mut s = mglru(2);
+        assert_eq!(s.run(&[1, 1, 1, 1, 2, 3]), "MHHHMM");
+        assert_eq!(s.policy().evicted, [0, 0, 1, 0]);
+        // 1 had PG_workingset and 2 LRU_REFS (refs 3, tier 2); refaulted within min_seq 1.
+        assert_eq!(s.demand(1), 'M');
+        assert_eq!(s.policy().refaulted, [0, 0, 1, 0]);
+        assert_eq!(s.policy().dump(), "1..3 | 1: 1*w+3 3* | 2:  | 3: ");
+        assert_eq!(s.policy().tier(s.cache.frame_of(1).unwrap()), 3);
     }
 
     #[test]
@@ -573,7 +604,7 @@ mod tests {
 
     #[test]
     fn stale_shadows_do_not_count_and_the_bound_holds() {
-        let mut p = Mglru::new(4, 2, Placement::Oldest, Aging::MinGens);
+        let mut p = Mglru::new(4, 2, Kernel::V6_1, Aging::MinGens);
         let f = |p: &mut Mglru, key: u64| {
             let a = Access { key, ..Access::default() };
             p.prepare_insert(&a, Origin::Demand);
@@ -590,12 +621,8 @@ mod tests {
     #[test]
     fn random_traces_keep_invariants_and_count_every_access() {
         use bufsim_config::rng::Rng;
-        for (placement, aging) in [
-            (Placement::SecondOldest, Aging::Spread),
-            (Placement::Oldest, Aging::MinGens),
-            (Placement::Oldest, Aging::Spread),
-        ] {
-            let mut s = Steps::new(Mglru::new(16, 16, placement, aging), 16);
+        for (kernel, aging) in [(Kernel::V6_8, Aging::Spread), (Kernel::V6_1, Aging::MinGens), (Kernel::V6_1, Aging::Spread)] {
+            let mut s = Steps::new(Mglru::new(16, 16, kernel, aging), 16);
             let mut rng = Rng::new(3);
             let (mut hits, mut misses) = (0, 0);
             for i in 0..20_000u64 {
@@ -616,7 +643,7 @@ mod tests {
             assert_eq!(hits + misses, 20_000);
             assert!(s.cache.len() <= 16);
             // The hot set is protected by tiers: far better than a scan-polluted FIFO would do.
-            assert!(hits > 8_000, "{placement:?} {aging:?}: {hits} hits");
+            assert!(hits > 8_000, "{kernel:?} {aging:?}: {hits} hits");
         }
     }
 
