@@ -674,6 +674,12 @@ mod tests {
         assert!(p.shadows.find(9).is_none());
         assert_eq!(tier_of(0), 0);
         assert_eq!(tier_of(4), 3);
+        // The FIFO of shadows keeps the last `shadows` evictions only.
+        let mut s = Steps::new(Mglru::new(2, 2, Kernel::V6_8, Aging::Spread), 2);
+        assert_eq!(s.run(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), "MMMMMMMMMM");
+        let p = s.policy();
+        assert_eq!(p.shadow_fifo.len(), 2);
+        assert!(p.shadows.find(7).is_some() && p.shadows.find(8).is_some() && p.shadows.find(6).is_none());
     }
 
     #[test]
