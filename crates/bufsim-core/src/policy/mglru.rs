@@ -679,7 +679,11 @@ mod tests {
         assert_eq!(s.run(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), "MMMMMMMMMM");
         let p = s.policy();
         assert_eq!(p.shadow_fifo.len(), 2);
-        assert!(p.shadows.find(7).is_some() && p.shadows.find(8).is_some() && p.shadows.find(6).is_none());
+        assert!(
+            p.shadows.find(7).is_some()
+                && p.shadows.find(8).is_some()
+                && p.shadows.find(6).is_none()
+        );
     }
 
     #[test]
