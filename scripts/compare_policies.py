@@ -32,6 +32,10 @@ TRACES = [
     ROOT / "traces" / "grep.csv.gz",
     ROOT / "traces" / "multi.csv.gz",
     ROOT / "traces" / "tpch.csv.gz",
+    # The workload suite recorded with the kernel tracer (bufsim workloads).
+    ROOT / "traces" / "kernel" / "cscope.bst.zst",
+    ROOT / "traces" / "kernel" / "glimpse.bst.zst",
+    ROOT / "traces" / "kernel" / "randread.bst.zst",
 ]
 FRACTIONS = [0.01, 0.1, 0.3]
 

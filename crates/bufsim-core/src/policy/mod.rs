@@ -83,6 +83,9 @@ pub use clock2q_plus::Clock2QPlus;
 pub use s3_fifo::S3Fifo;
 pub use sieve::Sieve;
 pub use slru::Slru;
+// Linux's multi-generational LRU.
+mod mglru;
+pub use mglru::Mglru;
 pub use storage::{EagerLru, Landlord, LazyClock, LazyLru, StaticSplit};
 pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 

@@ -270,6 +270,7 @@ policies! {
     WTinyLfu => super::WTinyLfu,
     Hyperbolic => super::Hyperbolic,
     Lhd => super::Lhd,
+    Mglru => super::Mglru,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
