@@ -60,6 +60,9 @@ PEERS = {
     # Learned family: LeCaR with libCacheSim's rules and random stream (equal miss counts: each
     # simulator here is a fresh process, so both streams start from the same state).
     "lecar(variant=libcachesim)": ("LeCaR", {}),
+    # Cacheus: bufsim follows the paper, libCacheSim's SR-LRU also evicts on its own, so the
+    # two do comparable, not equal, work (docs/policies/cacheus.md).
+    "cacheus": ("Cacheus", {}),
     # Frequency family: GDSF with libCacheSim's entry rule (equal misses); W-TinyLFU with its
     # counting rules (within 1%: different hashes); Hyperbolic and LHD (within 1%: random samples).
     "gdsf(variant=libcachesim)": ("GDSF", {}),

@@ -64,6 +64,10 @@ POLICIES = {
     # Cacheus draw from libCacheSim's thread-wide generator; each run gets a fresh process so
     # the stream starts at 0, which variant=libcachesim reproduces.
     "lecar(variant=libcachesim)": ("LeCaR", {}),
+    # Cacheus: compared, in no golden file. libCacheSim's SR-LRU evicts on its own (SR over its
+    # target removes blocks while the cache is not full), which no policy here can do; see
+    # docs/policies/cacheus.md for the measured gap.
+    "cacheus": ("Cacheus", {}),
     # Frequency family (docs/policies/gdsf.md): libCacheSim's GDSF lets the newcomer compete
     # with the residents (size 1, so its key is L + frequency).
     "gdsf(variant=libcachesim)": ("GDSF", {}),

@@ -271,6 +271,7 @@ policies! {
     Hyperbolic => super::Hyperbolic,
     Lhd => super::Lhd,
     Mglru => super::Mglru,
+    Cacheus => super::Cacheus,
 }
 
 /// Named configurations of registered policies, such as AccuSim's defaults (`2q-accusim`).
