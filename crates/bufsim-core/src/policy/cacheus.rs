@@ -193,7 +193,8 @@ impl Cacheus {
         let n = capacity.max(1);
         let r0 = (0.01 * n as f64 + 0.5) as usize;
         let sr_limit = r0.max(1).min(n);
-        let rate = lr.unwrap_or_else(|| (2.0 * std::f64::consts::LN_2 / n as f64).sqrt());
+        // sqrt(2 ln 2 / N) exceeds 1 for a one-block cache; the rate is a step size in (0, 1].
+        let rate = lr.unwrap_or_else(|| (2.0 * std::f64::consts::LN_2 / n as f64).sqrt().min(1.0));
         Cacheus {
             capacity: n,
             links: Links::with_nodes(capacity),
