@@ -48,7 +48,6 @@ def test_result_renders_its_counters():
     assert cells["miss_ratio"] == f"{100 * (1 - r.hit_ratio):.2f}%"
     assert cells["cache_blocks"] == "1,024 blocks (4 MiB)"
     assert "exec_time_s" not in cells and ">timing<" not in display.result_html(r)  # count mode
-    display.attach()
     assert r._repr_html_() == display.result_html(r)
 
 

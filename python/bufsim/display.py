@@ -2,7 +2,7 @@
 the numbers are, and a sweep's DataFrame as a compact table with cache sizes in units and
 ratios in percent, the lowest miss ratio at each cache size in bold.
 
-``attach()`` gives ``bufsim.Result`` its ``_repr_html_``; :func:`table` wraps a sweep's
+``bufsim.Result`` renders itself with :func:`result_html`; :func:`table` wraps a sweep's
 DataFrame (or a list of results) in an object Jupyter renders the same way.
 """
 
@@ -158,10 +158,3 @@ class Table:
 def table(data: "pandas.DataFrame | Sequence[Any] | Iterable[Any]", max_rows: int = 100) -> Table:
     """Wraps a sweep's DataFrame, or results, for display in Jupyter."""
     return Table(data if hasattr(data, "columns") else list(data), max_rows)
-
-
-def attach() -> None:
-    """Gives ``bufsim.Result`` an HTML rendering in Jupyter (``_repr_html_``)."""
-    from bufsim.api import Result
-
-    Result._repr_html_ = result_html  # type: ignore[attr-defined]

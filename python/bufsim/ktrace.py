@@ -812,7 +812,7 @@ def read_pagecache(path: str, limit: Optional[int] = None) -> list[PageCacheEven
     """Reads a page-cache companion file (``bufsim collect --tracer kernel`` writes it next to the
     trace as ``TRACE.pagecache.csv``; gzip and zstd compressed files are read too), the first
     ``limit`` events when given. Raises ``bufsim.TraceFormatError`` naming file:line on a bad row."""
-    from bufsim import TraceFormatError
+    from bufsim._core import TraceFormatError
 
     out: list[PageCacheEvent] = []
     with _open_text(path) as f:
