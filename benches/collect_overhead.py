@@ -67,8 +67,17 @@ def main() -> int:
         modes = {
             "untraced": prog,
             "kernel": [bufsim, "collect", "--tracer", "kernel", "-o", os.path.join(tmp, "k.csv"), "--", *prog],
-            "kernel --no-stacks": [bufsim, "collect", "--tracer", "kernel", "--no-stacks", "-o",
-                                   os.path.join(tmp, "kn.csv"), "--", *prog],
+            "kernel --no-stacks": [
+                bufsim,
+                "collect",
+                "--tracer",
+                "kernel",
+                "--no-stacks",
+                "-o",
+                os.path.join(tmp, "kn.csv"),
+                "--",
+                *prog,
+            ],
             "strace -k": [bufsim, "collect", "--tracer", "strace", "-o", os.path.join(tmp, "s.csv"), "--", *prog],
         }
         times: dict[str, list[float]] = {m: [] for m in modes}
@@ -76,8 +85,10 @@ def main() -> int:
             for m, cmd in modes.items():
                 times[m].append(loop_seconds(cmd))
     base = statistics.median(times["untraced"])
-    print(f"{args.preads} preads of 4 KiB from a cached 64 MiB file, median of {args.runs} runs "
-          f"(the program's own loop time)")
+    print(
+        f"{args.preads} preads of 4 KiB from a cached 64 MiB file, median of {args.runs} runs "
+        f"(the program's own loop time)"
+    )
     print(f"{'mode':<18} {'loop s':>9} {'us/pread':>9} {'slowdown':>9} {'overhead':>9}")
     over = {}
     for m in modes:

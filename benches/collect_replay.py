@@ -22,9 +22,28 @@ from bufsim.collect import TRACED_SYSCALLS, collect_from_log
 
 
 def record(log: str) -> float:
-    cmd = ["strace", "-f", "-q", "-k", "-y", "-ttt", "-T", "-s", "0", "--seccomp-bpf",
-           "-e", "trace=" + ",".join(TRACED_SYSCALLS), "-o", log,
-           "grep", "-r", "-c", "-w", "inode", "/usr/include/linux"]
+    cmd = [
+        "strace",
+        "-f",
+        "-q",
+        "-k",
+        "-y",
+        "-ttt",
+        "-T",
+        "-s",
+        "0",
+        "--seccomp-bpf",
+        "-e",
+        "trace=" + ",".join(TRACED_SYSCALLS),
+        "-o",
+        log,
+        "grep",
+        "-r",
+        "-c",
+        "-w",
+        "inode",
+        "/usr/include/linux",
+    ]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t
@@ -50,8 +69,10 @@ def main() -> int:
     print(f"log: {lines:,} lines, {calls:,} calls, {res.stats.records:,} records")
     if traced_s:
         print(f"strace -k wrote it at {calls / traced_s:,.0f} calls/s ({traced_s:.1f} s)")
-    print(f"replay: {best:.2f} s = {lines / best:,.0f} lines/s, {calls / best:,.0f} calls/s, "
-          f"{res.stats.records / best:,.0f} records/s")
+    print(
+        f"replay: {best:.2f} s = {lines / best:,.0f} lines/s, {calls / best:,.0f} calls/s, "
+        f"{res.stats.records / best:,.0f} records/s"
+    )
     return 0
 
 

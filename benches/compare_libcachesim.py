@@ -18,6 +18,7 @@ oracleGeneral records as it goes, in C). Best of N, interleaved.
 
     python3 benches/compare_libcachesim.py --sim-only --cache 65536 --policy sieve ...
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,12 @@ PEERS = {
 # small a cache (S3FIFO and Clock2QPlus need a small FIFO of at least one block: 10 blocks).
 # libCacheSim refuses 1-block caches for these (S3FIFO, Clock2QPlus: queues of 0 blocks; WTinyLFU:
 # an SLRU segment of 0), so their memory baseline is a small cache instead.
-BASE_CACHE = {"s3-fifo(variant=libcachesim)": 100, "clock2q+": 100, "w-tinylfu(variant=libcachesim)": 1000,
-              "w-tinylfu": 1000}
+BASE_CACHE = {
+    "s3-fifo(variant=libcachesim)": 100,
+    "clock2q+": 100,
+    "w-tinylfu(variant=libcachesim)": 1000,
+    "w-tinylfu": 1000,
+}
 
 
 def zipf_trace(path: Path, requests: int, distinct: int, alpha: float, seed: int) -> None:
@@ -86,7 +91,7 @@ def zipf_trace(path: Path, requests: int, distinct: int, alpha: float, seed: int
         return
     rng = np.random.default_rng(seed)
     ranks = np.arange(1, distinct + 1, dtype=np.float64)
-    cdf = np.cumsum(ranks ** -alpha)
+    cdf = np.cumsum(ranks**-alpha)
     cdf /= cdf[-1]
     draws = np.searchsorted(cdf, rng.random(requests), side="right")
     ids = rng.permutation(distinct).astype(np.uint64)[draws] + 1
@@ -121,8 +126,18 @@ def measure(cmd: list[str]) -> tuple[float, int]:
 
 def bufsim_cmd(trace: Path, policy: str, cache: int) -> list[str]:
     exe = Path(sys.executable).with_name("bufsim")
-    return [str(exe), "run", str(trace), "--format", "oracle", "--policy", policy,
-            "--cache", f"{cache}blocks", "--json"]
+    return [
+        str(exe),
+        "run",
+        str(trace),
+        "--format",
+        "oracle",
+        "--policy",
+        policy,
+        "--cache",
+        f"{cache}blocks",
+        "--json",
+    ]
 
 
 def lcs_cmd(trace: Path, policy: str, cache: int) -> list[str]:
@@ -143,16 +158,19 @@ def sim_only(policies: list[str], cache: int, repeat: int) -> int:
     spec = importlib.util.spec_from_file_location("oracle", ROOT / "scripts" / "libcachesim_oracle.py")
     oracle = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(oracle)
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "bufsim-core", "--example", "policy_replay"],
-                   cwd=ROOT, check=True)
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "bufsim-core", "--example", "policy_replay"], cwd=ROOT, check=True
+    )
     exe = ROOT / "target" / "release" / "examples" / "policy_replay"
     blocks = oracle.expand_cloudphysics(oracle.DEFAULT_TRACE)
     DATA.mkdir(exist_ok=True)
     lcs_trace = DATA / "cloudphysics-4k.oracleGeneral"
     if not lcs_trace.exists():
         oracle.write_oracle(blocks, str(lcs_trace))
-    print(f"CloudPhysics expanded to {len(blocks):,} block accesses; cache {cache:,} blocks; "
-          f"simulation only, best of {repeat}, interleaved")
+    print(
+        f"CloudPhysics expanded to {len(blocks):,} block accesses; cache {cache:,} blocks; "
+        f"simulation only, best of {repeat}, interleaved"
+    )
     w = max(8, *(len(p) for p in policies))
     print(f"{'policy':{w}} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8}")
     for policy in policies:
@@ -165,8 +183,9 @@ def sim_only(policies: list[str], cache: int, repeat: int) -> int:
         )
         ours, theirs = [], []
         for _ in range(repeat):
-            out = subprocess.run([str(exe), str(oracle.DEFAULT_TRACE), policy, str(cache)],
-                                 capture_output=True, text=True, check=True).stdout
+            out = subprocess.run(
+                [str(exe), str(oracle.DEFAULT_TRACE), policy, str(cache)], capture_output=True, text=True, check=True
+            ).stdout
             ours.append(float(out.split("sim_seconds=")[1]))
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
             theirs.append(float(out.split()[-1]))
@@ -183,8 +202,9 @@ def main() -> int:
     ap.add_argument("--cache", type=int, default=100_000)
     ap.add_argument("--policy", action="append")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sim-only", action="store_true",
-                    help="time the simulation alone on CloudPhysics (see the module docstring)")
+    ap.add_argument(
+        "--sim-only", action="store_true", help="time the simulation alone on CloudPhysics (see the module docstring)"
+    )
     args = ap.parse_args()
     if args.sim_only:
         return sim_only(args.policy or list(PEERS), args.cache, args.repeat)
@@ -192,8 +212,10 @@ def main() -> int:
         raise SystemExit("GNU time is needed for peak memory: apt-get install time")
     trace = DATA / f"zipf-{args.alpha}-{args.requests}-{args.distinct}.oracleGeneral"
     zipf_trace(trace, args.requests, args.distinct, args.alpha, seed=1)
-    print(f"trace: {trace.name}  ({args.requests:,} requests, {args.distinct:,} distinct, "
-          f"alpha {args.alpha}); cache {args.cache:,} blocks; best of {args.repeat}")
+    print(
+        f"trace: {trace.name}  ({args.requests:,} requests, {args.distinct:,} distinct, "
+        f"alpha {args.alpha}); cache {args.cache:,} blocks; best of {args.repeat}"
+    )
     policies = args.policy or list(PEERS)
     w = max(8, *(len(p) for p in policies))
     print(f"{'policy':{w}} {'bufsim s':>9} {'lcs s':>8} {'speedup':>8} {'bufsim B/blk':>13} {'lcs B/blk':>10}")

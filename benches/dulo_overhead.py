@@ -10,6 +10,7 @@ miss.
 
     python3 benches/dulo_overhead.py [TRACE] [--prefetch linux] [--repeat 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,13 +41,17 @@ def main() -> int:
     args = ap.parse_args()
     trace = _core.Trace(args.trace)
     print(f"trace {Path(args.trace).name}, read-ahead {args.prefetch}, best of {args.repeat}")
-    print(f"{'cache':>7} {'accesses':>9} {'clock ms':>9} {'dulo ms':>8} {'ratio':>6} "
-          f"{'clock miss':>10} {'dulo miss':>9} {'extra ns/miss':>13}")
+    print(
+        f"{'cache':>7} {'accesses':>9} {'clock ms':>9} {'dulo ms':>8} {'ratio':>6} "
+        f"{'clock miss':>10} {'dulo miss':>9} {'extra ns/miss':>13}"
+    )
     for size in SIZES:
         (tc, rc), (td, rd) = (best(trace, p, size, args.prefetch, args.repeat) for p in ("clock", "dulo"))
         extra = (td - tc) / max(rd["misses"], 1) * 1e9
-        print(f"{size:>7} {rc['accesses']:>9} {tc * 1e3:9.1f} {td * 1e3:8.1f} {td / tc:6.2f} "
-              f"{rc['misses']:>10} {rd['misses']:>9} {extra:13.1f}")
+        print(
+            f"{size:>7} {rc['accesses']:>9} {tc * 1e3:9.1f} {td * 1e3:8.1f} {td / tc:6.2f} "
+            f"{rc['misses']:>10} {rd['misses']:>9} {extra:13.1f}"
+        )
     return 0
 
 

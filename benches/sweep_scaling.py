@@ -53,8 +53,9 @@ def main() -> int:
 
     load = os.getloadavg()[0]
     if load >= 0.5 and not args.force:
-        print(f"load average {load:.2f} >= 0.5: the machine is busy; rerun when it is idle (or --force)",
-              file=sys.stderr)
+        print(
+            f"load average {load:.2f} >= 0.5: the machine is busy; rerun when it is idle (or --force)", file=sys.stderr
+        )
         return 1
     cores = os.cpu_count()
     spec = SweepSpec([args.trace], POLICIES, CACHES, PREFETCHES)
@@ -76,16 +77,20 @@ def main() -> int:
     sim = frames[1]["seconds"].sum()
     end_load = os.getloadavg()[0]
     runs = len(frames[1])
-    print(f"trace: {os.path.basename(args.trace)}; {runs} runs; {cores} cores; load average "
-          f"{load:.2f} at start, {end_load:.2f} at end; best of {args.repeat}")
+    print(
+        f"trace: {os.path.basename(args.trace)}; {runs} runs; {cores} cores; load average "
+        f"{load:.2f} at start, {end_load:.2f} at end; best of {args.repeat}"
+    )
     print()
     print("| jobs | wall (s) | CPU (s) | cores busy | runs/s | speedup |")
     print("|---:|---:|---:|---:|---:|---:|")
     print(f"| 1 | {best1:.2f} | {cpu1:.2f} | {cpu1 / best1:.2f} | {runs / best1:.1f} | 1.00x |")
     print(f"| 2 | {best2:.2f} | {cpu2:.2f} | {cpu2 / best2:.2f} | {runs / best2:.1f} | {best1 / best2:.2f}x |")
     print()
-    print(f"Sum of the runs' own simulation times at jobs=1: {sim:.2f} s "
-          f"(the rest of the wall time is hashing, decoding, checks and writes: {best1 - sim:.2f} s).")
+    print(
+        f"Sum of the runs' own simulation times at jobs=1: {sim:.2f} s "
+        f"(the rest of the wall time is hashing, decoding, checks and writes: {best1 - sim:.2f} s)."
+    )
     return 0
 
 

@@ -86,8 +86,12 @@ def tpch_command(db: Path) -> list[str]:
     with open(sql, "w") as f:
         run([sys.executable, str(ROOT / "scripts" / "tpch_sqlite.py"), "session"], stdout=f)
     sqlite = tool("sqlite3", "install it with `apt-get install sqlite3`")
-    return ["sh", "-c", f"SQLITE_TMPDIR={shlex.quote(str(db.parent))} {sqlite} -readonly "
-            f"{shlex.quote(str(db))} < {shlex.quote(str(sql))} > /dev/null"]
+    return [
+        "sh",
+        "-c",
+        f"SQLITE_TMPDIR={shlex.quote(str(db.parent))} {sqlite} -readonly "
+        f"{shlex.quote(str(db))} < {shlex.quote(str(sql))} > /dev/null",
+    ]
 
 
 def gcc_prepare(work: Path) -> Path:
@@ -97,8 +101,21 @@ def gcc_prepare(work: Path) -> Path:
     if src.exists():
         return src
     d.mkdir(parents=True, exist_ok=True)
-    run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-         f"{name}=={version}", "-d", str(d)])
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            f"{name}=={version}",
+            "-d",
+            str(d),
+        ]
+    )
     archive = d / f"Brotli-{version}.tar.gz"
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     if digest != BROTLI[2]:
@@ -192,9 +209,14 @@ def write_readme(out_dir: Path) -> None:
     traces = [out_dir / f"{n}.csv.gz" for n in ("grep", "tpch", "gcc", "multi") if (out_dir / f"{n}.csv.gz").exists()]
     table = trace_stats.markdown([trace_stats.stats(str(p)) for p in traces])
     text = README.format(
-        grep_words=", ".join(f"`{w}`" for w in GREP_WORDS), grep_tree=", ".join(f"`{t}`" for t in GREP_TREE),
-        scale=TPCH_SCALE, brotli=BROTLI[1], loader=" ".join(f"`{p}`" for p in LOADER_ONLY), table=table,
-        versions="\n".join(f"- {v}" for v in versions()))
+        grep_words=", ".join(f"`{w}`" for w in GREP_WORDS),
+        grep_tree=", ".join(f"`{t}`" for t in GREP_TREE),
+        scale=TPCH_SCALE,
+        brotli=BROTLI[1],
+        loader=" ".join(f"`{p}`" for p in LOADER_ONLY),
+        table=table,
+        versions="\n".join(f"- {v}" for v in versions()),
+    )
     (out_dir / "README.md").write_text(text)
     print(table)
 
@@ -225,8 +247,7 @@ def main() -> int:
             collect("gcc", gcc_command(src), out_dir, work, exclude=LOADER_ONLY)
         if "multi" in wanted:
             both = " & ".join(shlex.join(c) for c in (grep_command(), tpch_command(db)))
-            collect("multi", ["sh", "-c", f"{both} & wait"], out_dir, work,
-                    include=["/usr/include", str(db.parent)])
+            collect("multi", ["sh", "-c", f"{both} & wait"], out_dir, work, include=["/usr/include", str(db.parent)])
     write_readme(out_dir)
     return 0
 

@@ -11,6 +11,7 @@ of listed policies).
     python3 scripts/compare_policies.py --out docs/policies/comparison.md
     python3 scripts/compare_policies.py --trace traces/gcc.csv.gz --fraction 0.05
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,12 @@ FRACTIONS = [0.01, 0.1, 0.3]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", action="append", type=Path, help="trace file (default: the bundled ones)")
-    ap.add_argument("--fraction", action="append", type=float,
-                    help="cache size as a fraction of the footprint (default: 0.01, 0.1, 0.3)")
+    ap.add_argument(
+        "--fraction",
+        action="append",
+        type=float,
+        help="cache size as a fraction of the footprint (default: 0.01, 0.1, 0.3)",
+    )
     ap.add_argument("--policy", action="append", help="policy spec (default: every registered policy)")
     ap.add_argument("--out", type=Path, help="write the Markdown page here instead of stdout")
     args = ap.parse_args(argv)
@@ -82,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             name = Path("..") / trace.resolve().relative_to(ROOT.parent)
         else:
             name = trace
-        lines += [f"## {trace.name}", "",
-                  f"`{name}`: {accesses:,} block accesses, footprint {footprint:,} blocks.", ""]
+        lines += [f"## {trace.name}", "", f"`{name}`: {accesses:,} block accesses, footprint {footprint:,} blocks.", ""]
         lines.append("| policy | " + " | ".join(f"{f:.0%} ({s:,} blocks)" for f, s in zip(fractions, sizes)) + " |")
         lines.append("|---|" + "---:|" * len(sizes))
         best = {s: min(ratio[(p, s)] for p in policies if p != "opt") for s in sizes}

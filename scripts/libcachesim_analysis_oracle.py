@@ -11,6 +11,7 @@ It reports two things bufsim also computes:
     python3 scripts/libcachesim_analysis_oracle.py                       # print the JSON
     python3 scripts/libcachesim_analysis_oracle.py --write-golden tests/golden/analysis_libcachesim_cloudphysics.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,19 @@ def analyze_oracle_file(path: str, n: int) -> dict:
     import libcachesim as lcs
 
     reader = lcs.TraceReader(path, lcs.TraceType.ORACLE_GENERAL_TRACE)
-    off = {name: False for name in ("req_rate", "access_pattern", "size", "lifetime", "popularity_decay",
-                                     "ttl", "prob_at_age", "size_change")}
+    off = {
+        name: False
+        for name in (
+            "req_rate",
+            "access_pattern",
+            "size",
+            "lifetime",
+            "popularity_decay",
+            "ttl",
+            "prob_at_age",
+            "size_change",
+        )
+    }
     option = lcs.AnalysisOption(reuse=True, popularity=True, **off)
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out")

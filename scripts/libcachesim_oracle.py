@@ -17,6 +17,7 @@ oracleGeneral file with object size 1, and fed to libCacheSim's Python binding.
 
 Golden file columns: policy,lcs_class,lcs_params,cache_blocks,accesses,misses
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,7 +82,13 @@ POLICIES = {
 # Which golden file each policy's rows go to with --write-golden --group.
 GROUPS = {
     "foundation": ["lru", "fifo", "clock"],
-    "lruk-2q-lirs-lrfu": ["lru-k(crp=0,history=0)", "lru-k(k=1)", "2q", "lirs(hir-min=1,stack=2x,variant=libcachesim)", "lrfu(lambda=0)"],
+    "lruk-2q-lirs-lrfu": [
+        "lru-k(crp=0,history=0)",
+        "lru-k(k=1)",
+        "2q",
+        "lirs(hir-min=1,stack=2x,variant=libcachesim)",
+        "lrfu(lambda=0)",
+    ],
     "arc-mq": ["arc", "mq(lifetime=10000)"],
     "fifo-family": ["sieve", "s3-fifo", "s3-fifo(variant=libcachesim)", "slru(variant=libcachesim)", "clock2q+"],
     "learned-family": ["lecar(variant=libcachesim)"],
@@ -183,7 +190,9 @@ def lcs_misses(oracle_path: str, n: int, cls: str, params: dict, cache_blocks: i
 
         out = subprocess.run(
             [sys.executable, __file__, "--fresh-run", oracle_path, str(n), cls, json.dumps(params), str(cache_blocks)],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         return int(out.stdout.strip())
     return lcs_misses_here(oracle_path, n, cls, params, cache_blocks)
@@ -213,8 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--group", choices=sorted(GROUPS), help="the policies of one golden file")
     ap.add_argument("--cache", action="append", type=int, help="cache size in blocks (default: 1024..262144)")
     ap.add_argument("--write-golden", type=Path, help="write a golden CSV instead of printing")
-    ap.add_argument("--write-differences", type=Path,
-                    help="write the DIFFERENCES golden CSV (libCacheSim's and bufsim's misses)")
+    ap.add_argument(
+        "--write-differences", type=Path, help="write the DIFFERENCES golden CSV (libCacheSim's and bufsim's misses)"
+    )
     args = ap.parse_args(argv)
     if args.write_differences:
         return write_differences(args.trace, args.write_differences, args.cache or SIZES)

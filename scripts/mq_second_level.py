@@ -9,6 +9,7 @@ plus bufsim's adaptive lifetime. The table in docs/policies/mq.md comes from her
 
     python3 scripts/mq_second_level.py [--cache 16384 --cache 65536]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,11 @@ def main() -> int:
                 rows.append((f"MQ lifetime {life:,}, history {h}x", [f"{x:,} / {y:,}" for x, y in zip(a, b)]))
             rows.append((f"MQ adaptive lifetime, history {h}x", [f"{x:,} / -" for x in ours(f"mq(history={h}x)")]))
         rows.append(("mq-accusim (4 queues, lifetime = history = cache)", [f"{x:,} / -" for x in ours("mq-accusim")]))
-    print("| configuration (8 queues unless said) | " + " | ".join(f"{c} blocks: bufsim / libCacheSim" for c in sizes) + " |")
+    print(
+        "| configuration (8 queues unless said) | "
+        + " | ".join(f"{c} blocks: bufsim / libCacheSim" for c in sizes)
+        + " |"
+    )
     print("|---|" + "---|" * len(sizes))
     for name, cells in rows:
         print(f"| {name} | " + " | ".join(cells) + " |")

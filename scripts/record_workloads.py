@@ -46,24 +46,120 @@ PAGECACHE_LIMIT = 8 << 20  # compressed bytes of a page-cache file worth committ
 LOADER_ONLY = ["*.so", "*.so.*", "/etc/ld.so.cache", "/proc", "/sys", "/dev"]
 SUBTREES = ["fs", "kernel", "mm", "include", "ipc", "block"]
 CSCOPE_SYMBOLS = [
-    "inode_lock", "kmalloc", "spin_lock", "mutex_lock", "schedule", "wake_up_process", "copy_from_user",
-    "filemap_read", "page_cache_sync_ra", "submit_bio", "iput", "dput", "d_alloc", "vfs_read", "vfs_write",
-    "generic_file_read_iter", "ext4_map_blocks", "btrfs_search_slot", "xfs_iget", "folio_lock",
-    "alloc_pages", "free_pages", "kmem_cache_alloc", "rcu_read_lock", "synchronize_rcu", "list_add",
-    "hlist_del", "atomic_inc", "refcount_inc", "task_struct", "mm_struct", "vm_area_struct", "do_fork",
-    "kernel_clone", "do_exit", "signal_wake_up", "send_sig", "hrtimer_start", "mod_timer", "queue_work",
-    "flush_work", "blk_mq_submit_bio", "bio_alloc", "sb_bread", "mark_buffer_dirty", "writeback_inodes_sb",
-    "balance_dirty_pages", "shrink_node", "lru_add_drain", "workingset_refault", "readahead_control",
-    "address_space", "super_block", "dentry", "file_operations", "path_lookupat", "do_sys_open",
-    "ksys_read", "fdget", "fput", "get_unused_fd_flags", "anon_inode_getfile", "seq_printf", "printk",
+    "inode_lock",
+    "kmalloc",
+    "spin_lock",
+    "mutex_lock",
+    "schedule",
+    "wake_up_process",
+    "copy_from_user",
+    "filemap_read",
+    "page_cache_sync_ra",
+    "submit_bio",
+    "iput",
+    "dput",
+    "d_alloc",
+    "vfs_read",
+    "vfs_write",
+    "generic_file_read_iter",
+    "ext4_map_blocks",
+    "btrfs_search_slot",
+    "xfs_iget",
+    "folio_lock",
+    "alloc_pages",
+    "free_pages",
+    "kmem_cache_alloc",
+    "rcu_read_lock",
+    "synchronize_rcu",
+    "list_add",
+    "hlist_del",
+    "atomic_inc",
+    "refcount_inc",
+    "task_struct",
+    "mm_struct",
+    "vm_area_struct",
+    "do_fork",
+    "kernel_clone",
+    "do_exit",
+    "signal_wake_up",
+    "send_sig",
+    "hrtimer_start",
+    "mod_timer",
+    "queue_work",
+    "flush_work",
+    "blk_mq_submit_bio",
+    "bio_alloc",
+    "sb_bread",
+    "mark_buffer_dirty",
+    "writeback_inodes_sb",
+    "balance_dirty_pages",
+    "shrink_node",
+    "lru_add_drain",
+    "workingset_refault",
+    "readahead_control",
+    "address_space",
+    "super_block",
+    "dentry",
+    "file_operations",
+    "path_lookupat",
+    "do_sys_open",
+    "ksys_read",
+    "fdget",
+    "fput",
+    "get_unused_fd_flags",
+    "anon_inode_getfile",
+    "seq_printf",
+    "printk",
 ]
 GLIMPSE_WORDS = [
-    "spinlock", "mutex", "inode", "dentry", "folio", "bio", "superblock", "readahead", "writeback",
-    "journal", "extent", "btree", "rcu", "refcount", "atomic", "schedule", "timer", "interrupt",
-    "signal", "futex", "semaphore", "completion", "workqueue", "kthread", "cgroup", "namespace",
-    "capability", "audit", "quota", "xattr", "acl", "checksum", "compression", "encryption",
-    "deadlock", "overflow", "alignment", "endian", "barrier", "preempt", "migrate", "hugepage",
-    "swap", "reclaim", "shrinker", "mmap", "fault", "truncate",
+    "spinlock",
+    "mutex",
+    "inode",
+    "dentry",
+    "folio",
+    "bio",
+    "superblock",
+    "readahead",
+    "writeback",
+    "journal",
+    "extent",
+    "btree",
+    "rcu",
+    "refcount",
+    "atomic",
+    "schedule",
+    "timer",
+    "interrupt",
+    "signal",
+    "futex",
+    "semaphore",
+    "completion",
+    "workqueue",
+    "kthread",
+    "cgroup",
+    "namespace",
+    "capability",
+    "audit",
+    "quota",
+    "xattr",
+    "acl",
+    "checksum",
+    "compression",
+    "encryption",
+    "deadlock",
+    "overflow",
+    "alignment",
+    "endian",
+    "barrier",
+    "preempt",
+    "migrate",
+    "hugepage",
+    "swap",
+    "reclaim",
+    "shrinker",
+    "mmap",
+    "fault",
+    "truncate",
 ]
 #: Workloads stopped after this many seconds (everything they started is killed; the trace is
 #: whole up to that moment): the four-program mix would otherwise trace for a quarter of an hour.
@@ -93,6 +189,7 @@ def deb_version(pkg: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Inputs (prepared untraced)
+
 
 def sources() -> Path:
     src = WORK / "src" / "linux-source-6.1"
@@ -127,8 +224,9 @@ def cscope_script(tag: str) -> Path:
     d = WORK / f"cscope-{tag}"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
-    files = subprocess.run(["find", *SUBTREES, "-name", "*.[ch]", "-type", "f"], cwd=src, capture_output=True,
-                           text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["find", *SUBTREES, "-name", "*.[ch]", "-type", "f"], cwd=src, capture_output=True, text=True, check=True
+    ).stdout.split()
     (d / "files.txt").write_text("\n".join(sorted(files)) + "\n")
     q = "\n".join(f"cscope -d -L -0 {s} -f {d}/cscope.out > /dev/null" for s in CSCOPE_SYMBOLS)
     return script(f"cscope-{tag}", f"cd {src}\ncscope -b -k -i {d}/files.txt -f {d}/cscope.out\n{q}\n")
@@ -158,8 +256,10 @@ def pg_cluster(tag: str) -> tuple[Path, Path]:
     (d / "sock").mkdir(parents=True)
     shutil.chown(d, "postgres", "postgres")
     shutil.chown(d / "sock", "postgres", "postgres")
-    run(["runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(d / "data"), "-A", "trust",
-         "--no-sync"], stdout=subprocess.DEVNULL)
+    run(
+        ["runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(d / "data"), "-A", "trust", "--no-sync"],
+        stdout=subprocess.DEVNULL,
+    )
     return d, d / "sock"
 
 
@@ -178,27 +278,35 @@ def tpch_script(tag: str) -> Path:
     d, sock = pg_cluster(f"tpch-{tag}")
     start, stop = pg_start_stop(d, sock)
     psql = f"runuser -u postgres -- psql -q -X -h {sock} -d postgres -v ON_ERROR_STOP=0"
-    copies = "\n".join(f"{psql} -c \"copy {t} from '{data}/{t}.csv' with (format csv, header true)\"" for t in TPCH_TABLES)
+    copies = "\n".join(
+        f"{psql} -c \"copy {t} from '{data}/{t}.csv' with (format csv, header true)\"" for t in TPCH_TABLES
+    )
     schema = ROOT / "scripts" / "tpch" / "schema.sql"
     queries = ROOT / "scripts" / "tpch" / "queries.sql"
-    return script(f"tpch-{tag}", f"""{start}
+    return script(
+        f"tpch-{tag}",
+        f"""{start}
 {psql} -f {schema} > /dev/null
 {copies}
 {psql} -c "create index on lineitem (l_partkey, l_suppkey)" -c "create index on orders (o_custkey)" -c "analyze"
 PGOPTIONS='-c statement_timeout=120s' {psql} -f {queries} > /dev/null 2>&1 || true
 {stop}
-""")
+""",
+    )
 
 
 def pgbench_script(tag: str) -> Path:
     d, sock = pg_cluster(f"pgbench-{tag}")
     start, stop = pg_start_stop(d, sock)
     bench = f"runuser -u postgres -- {PG_BIN}/pgbench -h {sock} postgres"
-    return script(f"pgbench-{tag}", f"""{start}
+    return script(
+        f"pgbench-{tag}",
+        f"""{start}
 {bench} -i -s 20 -q > /dev/null 2>&1
 {bench} -c 4 -j 2 -t 5000 --random-seed=42 > /dev/null 2>&1
 {stop}
-""")
+""",
+    )
 
 
 def randread_script(tag: str) -> Path:
@@ -213,10 +321,12 @@ def randread_script(tag: str) -> Path:
         "create table t (k integer, v text);\n"
         f"with recursive c(i) as (select 1 union all select i + 1 from c where i < {n}) "
         "insert into t select (i * 2654435761) % 4294967291, hex(randomblob(48)) from c;\n"
-        "create index t_k on t (k);\n")
+        "create index t_k on t (k);\n"
+    )
     keys = [((rng.randrange(1, n + 1)) * 2654435761) % 4294967291 for _ in range(100_000)]
-    (d / "query.sql").write_text("pragma cache_size=-1024; pragma mmap_size=0;\n"
-                                 + "".join(f"select v from t where k = {k};\n" for k in keys))
+    (d / "query.sql").write_text(
+        "pragma cache_size=-1024; pragma mmap_size=0;\n" + "".join(f"select v from t where k = {k};\n" for k in keys)
+    )
     return script(f"randread-{tag}", f"sqlite3 {d}/db < {build}\nsqlite3 {d}/db < {d}/query.sql > /dev/null\n")
 
 
@@ -234,12 +344,16 @@ BUILDERS = {
     "randread": lambda: randread_script("solo"),
     "multi1": lambda: together("multi1", [cscope_script("m1"), gcc_script("m1")]),
     "multi2": lambda: together("multi2", [glimpse_script("m2"), tpch_script("m2")]),
-    "multi3": lambda: together("multi3", [cscope_script("m3"), glimpse_script("m3"), gcc_script("m3"),
-                                          randread_script("m3")]),
+    "multi3": lambda: together(
+        "multi3", [cscope_script("m3"), glimpse_script("m3"), gcc_script("m3"), randread_script("m3")]
+    ),
 }
 PACKAGES = {
-    "cscope": ["cscope", "linux-source-6.1"], "glimpse": ["glimpse", "linux-source-6.1"],
-    "gcc": ["gcc-12", "make", "linux-source-6.1"], "tpch": ["postgresql-15"], "pgbench": ["postgresql-15"],
+    "cscope": ["cscope", "linux-source-6.1"],
+    "glimpse": ["glimpse", "linux-source-6.1"],
+    "gcc": ["gcc-12", "make", "linux-source-6.1"],
+    "tpch": ["postgresql-15"],
+    "pgbench": ["postgresql-15"],
     "randread": ["sqlite3"],
 }
 PACKAGES["multi1"] = sorted(set(PACKAGES["cscope"] + PACKAGES["gcc"]))
@@ -249,6 +363,7 @@ PACKAGES["multi3"] = sorted(set(PACKAGES["cscope"] + PACKAGES["glimpse"] + PACKA
 
 # ---------------------------------------------------------------------------------------------
 # Statistics the papers give (prefetching paper Table 4: time between I/O calls)
+
 
 def call_gaps(csv_path: Path) -> tuple[float, float]:
     """Mean and standard deviation (ms) of the time between one I/O call's completion and the same
@@ -275,8 +390,9 @@ def record(name: str) -> dict:
     csv = WORK / f"{name}.csv"
     print(f"recording {name}: {SUITE[name]}", file=sys.stderr, flush=True)
     t = time.monotonic()
-    r = collect_kernel(command, str(csv), exclude=LOADER_ONLY, stacks=False, buffer_kb=262144,
-                       timeout=TIMEOUTS.get(name))
+    r = collect_kernel(
+        command, str(csv), exclude=LOADER_ONLY, stacks=False, buffer_kb=262144, timeout=TIMEOUTS.get(name)
+    )
     traced_s = time.monotonic() - t
     print(r.summary(), file=sys.stderr, flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -287,13 +403,19 @@ def record(name: str) -> dict:
     run(["zstd", "-q", "-f", "-15", "-T2", str(bst), "-o", str(target)])
     # gzip, not zstd: Python reads it without the zstd program (bufsim.ktrace.read_pagecache)
     pc_target = OUT / f"{name}.pagecache.csv.gz"
-    with open(pagecache_path(str(csv)), "rb") as src, open(pc_target, "wb") as raw, \
-            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as dst:
+    with (
+        open(pagecache_path(str(csv)), "rb") as src,
+        open(pc_target, "wb") as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as dst,
+    ):
         shutil.copyfileobj(src, dst, 1 << 20)
     if pc_target.stat().st_size > PAGECACHE_LIMIT:
         pc_target.unlink()
-    stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", str(target)],
-                                      capture_output=True, text=True, check=True).stdout)
+    stats = json.loads(
+        subprocess.run(
+            [str(bufsim), "analyze", "--json", str(target)], capture_output=True, text=True, check=True
+        ).stdout
+    )
     mean, sd = call_gaps(csv)
     entry = {
         "name": name,
@@ -304,8 +426,13 @@ def record(name: str) -> dict:
         "tracer": "bufsim collect --tracer kernel --no-stacks --exclude " + " --exclude ".join(LOADER_ONLY),
         "outcome": r.outcome,
         "lost_events": r.lost_events,
-        "pagecache_totals": {"looked_up": r.looked_up, "hits": r.hits, "inserted": r.inserted,
-                             "evicted": r.evicted, "disk_requests": r.disk_requests},
+        "pagecache_totals": {
+            "looked_up": r.looked_up,
+            "hits": r.hits,
+            "inserted": r.inserted,
+            "evicted": r.evicted,
+            "disk_requests": r.disk_requests,
+        },
         "requests": stats["requests"]["total"],
         "reads": stats["requests"]["reads"],
         "writes": stats["requests"]["writes"],
@@ -324,7 +451,10 @@ def record(name: str) -> dict:
     }
     if name.startswith("tpch") or name == "pgbench":
         entry["packages"]["tpchgen-cli" if name == "tpch" else "pgbench"] = (
-            out([str(VENV_BIN / "tpchgen-cli"), "--version"]) if name == "tpch" else out([str(PG_BIN / "pgbench"), "--version"]))
+            out([str(VENV_BIN / "tpchgen-cli"), "--version"])
+            if name == "tpch"
+            else out([str(PG_BIN / "pgbench"), "--version"])
+        )
     manifest = OUT / "workloads.json"
     entries = json.loads(manifest.read_text()) if manifest.exists() else []
     entries = [e for e in entries if e["name"] != name] + [entry]
@@ -342,18 +472,33 @@ def record(name: str) -> dict:
 # size MB, files, sequential references) and AMP Table 2 (total pages, unique pages).
 PAPERS = {
     "cscope": ("1,119,161 refs, 260 MB, 10,635 files, 73.3%, 0.13 / 0.86 ms", "", "80,650 pages, 26,936 unique"),
-    "glimpse": ("3,102,248 refs, 669 MB, 43,649 files, 74.8%, 0.24 / 0.31 ms", "3.1 M, 669 MB, 43,649 files, 74%",
-                "307,324 pages, 71,868 unique"),
-    "gcc": ("965,372 refs, 163 MB, 10,834 files, 35.0%, 2.57 / 23.10 ms", "",
-            "kernelbuild: 403,530 pages, 98,699 unique"),
-    "tpch": ("14,275,597 refs, 1,074 MB, 65 files, 53.0%, 0.08 / 1.25 ms", "13.5 M, 1,187 MB, 49 files, 3%",
-             "dbt3 (1/7 sample): 1,035,152 pages, 84,890 unique"),
+    "glimpse": (
+        "3,102,248 refs, 669 MB, 43,649 files, 74.8%, 0.24 / 0.31 ms",
+        "3.1 M, 669 MB, 43,649 files, 74%",
+        "307,324 pages, 71,868 unique",
+    ),
+    "gcc": (
+        "965,372 refs, 163 MB, 10,834 files, 35.0%, 2.57 / 23.10 ms",
+        "",
+        "kernelbuild: 403,530 pages, 98,699 unique",
+    ),
+    "tpch": (
+        "14,275,597 refs, 1,074 MB, 65 files, 53.0%, 0.08 / 1.25 ms",
+        "13.5 M, 1,187 MB, 49 files, 3%",
+        "dbt3 (1/7 sample): 1,035,152 pages, 84,890 unique",
+    ),
     "pgbench": ("", "", "osdb: 9,610 pages, 3,112 unique"),
     "randread": ("", "", ""),
-    "multi1": ("1,278,135 refs, 297 MB, 12,246 files, 67.9%, 0.26 / 1.37 ms",
-               "1.6 M, 792 MB, 12,514 files, 75% (cscope+gcc+viewperf)", ""),
-    "multi2": ("1,580,871 refs, 792 MB, 12,477 files, 73.6%, 0.49 / 56.36 ms",
-               "16.6 M, 1,855 MB, 43,696 files, 16% (glimpse+tpc-h)", ""),
+    "multi1": (
+        "1,278,135 refs, 297 MB, 12,246 files, 67.9%, 0.26 / 1.37 ms",
+        "1.6 M, 792 MB, 12,514 files, 75% (cscope+gcc+viewperf)",
+        "",
+    ),
+    "multi2": (
+        "1,580,871 refs, 792 MB, 12,477 files, 73.6%, 0.49 / 56.36 ms",
+        "16.6 M, 1,855 MB, 43,696 files, 16% (glimpse+tpc-h)",
+        "",
+    ),
     "multi3": ("17,383,716 refs, 1,744 MB, 43,737 files, 56.0%, 0.15 / 2.66 ms", "", ""),
 }
 README_START = "<!-- kernel workloads: written by scripts/record_workloads.py -->"
@@ -365,41 +510,54 @@ def write_readme() -> None:
     manifest = OUT / "workloads.json"
     entries = json.loads(manifest.read_text()) if manifest.exists() else []
     by = {e["name"]: e for e in entries}
-    lines = [README_START, "", "## The workload suite recorded with the kernel tracer (`traces/kernel/`)", "",
-             "Recorded on a live kernel with `bufsim collect --tracer kernel` (docs/collect.md) by "
-             "`make kernel-workloads` (`scripts/record_workloads.py`); `bufsim workloads [--json]` lists "
-             "each with its command, package versions and kernel. Every trace is a zstd-compressed `.bst` "
-             "that `bufsim run` and `bufsim analyze` read directly; `NAME.pagecache.csv.gz` beside it is "
-             "the kernel's page-cache ground truth for the same run (`bufsim.ktrace.read_pagecache`), "
-             "kept when small enough to commit.", "",
-             "| workload | what ran | requests | block accesses | footprint (MiB) | working set (MiB) | files | "
-             "consecutive | time between I/O calls, mean / SD (ms) | traced s | size (MiB) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        README_START,
+        "",
+        "## The workload suite recorded with the kernel tracer (`traces/kernel/`)",
+        "",
+        "Recorded on a live kernel with `bufsim collect --tracer kernel` (docs/collect.md) by "
+        "`make kernel-workloads` (`scripts/record_workloads.py`); `bufsim workloads [--json]` lists "
+        "each with its command, package versions and kernel. Every trace is a zstd-compressed `.bst` "
+        "that `bufsim run` and `bufsim analyze` read directly; `NAME.pagecache.csv.gz` beside it is "
+        "the kernel's page-cache ground truth for the same run (`bufsim.ktrace.read_pagecache`), "
+        "kept when small enough to commit.",
+        "",
+        "| workload | what ran | requests | block accesses | footprint (MiB) | working set (MiB) | files | "
+        "consecutive | time between I/O calls, mean / SD (ms) | traced s | size (MiB) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, what in SUITE.items():
         e = by.get(name)
         if e is None:
             lines.append(f"| `{name}` | {what} | not recorded | | | | | | | | |")
             continue
-        lines.append(f"| `{name}` | {what} | {e['requests']:,} | {e['block_accesses']:,} | "
-                     f"{e['footprint_blocks'] * 4096 / (1 << 20):,.0f} | "
-                     f"{'-' if e.get('working_set_blocks') is None else format(e['working_set_blocks'] * 4096 / (1 << 20), ',.0f')} | "
-                     f"{e['files']:,} | {e['consecutive']:.1%} | "
-                     f"{e['call_gap_mean_ms']:.3f} / {e['call_gap_sd_ms']:.3f} | {e['traced_s']:.0f} | "
-                     f"{e['size_bytes'] / (1 << 20):.1f} |")
-    lines += ["", "Requests, block accesses (4 KiB blocks each request touches), footprint (distinct blocks), "
-              "working set (the smallest cache in which OPT reaches 90% of its infinite-cache hit ratio, the "
-              "prefetching paper's definition), files and consecutive (the fraction of block references to the same or next block of the "
-              "same file as the same process's previous one, prefetching paper §6.1) are `bufsim analyze "
-              "--json` of each trace; the time between I/O calls (from one call's completion to the same "
-              "process's next call, the prefetching paper's Table 4 measure) is computed by the recorder "
-              "from the trace's `time_us` and `dur_us`, which the kernel tracer takes from the kernel's "
-              "monotonic clock without stopping the program. Traced s is the wall time of the whole "
-              "recording, the replay after the command included. These traces were recorded on a 2-core "
-              "machine shared with other jobs (load average 15-20; gcc, tpch, pgbench, multi1 and multi2 "
-              "also beside other recordings), so the times between I/O calls include waiting for a CPU "
-              "and are upper bounds for this machine. The same statistics in the papers, for the "
-              "same applications on their machines and inputs:", "",
-              "| workload | prefetching paper Table 4 | DULO Table 2 | AMP Table 2 |", "|---|---|---|---|"]
+        lines.append(
+            f"| `{name}` | {what} | {e['requests']:,} | {e['block_accesses']:,} | "
+            f"{e['footprint_blocks'] * 4096 / (1 << 20):,.0f} | "
+            f"{'-' if e.get('working_set_blocks') is None else format(e['working_set_blocks'] * 4096 / (1 << 20), ',.0f')} | "
+            f"{e['files']:,} | {e['consecutive']:.1%} | "
+            f"{e['call_gap_mean_ms']:.3f} / {e['call_gap_sd_ms']:.3f} | {e['traced_s']:.0f} | "
+            f"{e['size_bytes'] / (1 << 20):.1f} |"
+        )
+    lines += [
+        "",
+        "Requests, block accesses (4 KiB blocks each request touches), footprint (distinct blocks), "
+        "working set (the smallest cache in which OPT reaches 90% of its infinite-cache hit ratio, the "
+        "prefetching paper's definition), files and consecutive (the fraction of block references to the same or next block of the "
+        "same file as the same process's previous one, prefetching paper §6.1) are `bufsim analyze "
+        "--json` of each trace; the time between I/O calls (from one call's completion to the same "
+        "process's next call, the prefetching paper's Table 4 measure) is computed by the recorder "
+        "from the trace's `time_us` and `dur_us`, which the kernel tracer takes from the kernel's "
+        "monotonic clock without stopping the program. Traced s is the wall time of the whole "
+        "recording, the replay after the command included. These traces were recorded on a 2-core "
+        "machine shared with other jobs (load average 15-20; gcc, tpch, pgbench, multi1 and multi2 "
+        "also beside other recordings), so the times between I/O calls include waiting for a CPU "
+        "and are upper bounds for this machine. The same statistics in the papers, for the "
+        "same applications on their machines and inputs:",
+        "",
+        "| workload | prefetching paper Table 4 | DULO Table 2 | AMP Table 2 |",
+        "|---|---|---|---|",
+    ]
     for name in SUITE:
         t4, d2, a2 = PAPERS[name]
         lines.append(f"| `{name}` | {t4 or '-'} | {d2 or '-'} | {a2 or '-'} |")
@@ -432,13 +590,18 @@ def refresh(names: list[str]) -> None:
         if pc and pc.endswith(".zst"):
             gz = OUT / (pc[:-4] + ".gz")
             data = subprocess.run(["zstd", "-dc", str(OUT / pc)], capture_output=True, check=True).stdout
-            with open(gz, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0,
-                                                        filename="") as dst:
+            with (
+                open(gz, "wb") as raw,
+                gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as dst,
+            ):
                 dst.write(data)
             (OUT / pc).unlink()
             u["pagecache"] = gz.name
-        stats = json.loads(subprocess.run([str(bufsim), "analyze", "--json", str(OUT / e["path"])],
-                                          capture_output=True, text=True, check=True).stdout)
+        stats = json.loads(
+            subprocess.run(
+                [str(bufsim), "analyze", "--json", str(OUT / e["path"])], capture_output=True, text=True, check=True
+            ).stdout
+        )
         u["working_set_blocks"] = stats["working_set"]["blocks"] if stats.get("working_set") else None
         u["requests"] = stats["requests"]["total"]
         u["block_accesses"] = stats["accesses"]["total"]
@@ -456,8 +619,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", choices=list(SUITE), help="record only these")
     ap.add_argument("--readme", action="store_true", help="only rewrite traces/README.md's section")
-    ap.add_argument("--refresh", action="store_true",
-                    help="only recompute the recorded workloads' statistics (with working sets) from their traces")
+    ap.add_argument(
+        "--refresh",
+        action="store_true",
+        help="only recompute the recorded workloads' statistics (with working sets) from their traces",
+    )
     args = ap.parse_args()
     if args.refresh:
         refresh(args.only or list(SUITE))
@@ -475,8 +641,12 @@ def main() -> int:
             print(f"{name}: not recorded: {exc}", file=sys.stderr, flush=True)
             failed.append(name)
             continue
-        print(f"{name}: {e['requests']:,} requests, {e['block_accesses']:,} block accesses, footprint "
-              f"{e['footprint_blocks']:,} blocks, {e['size_bytes'] / (1 << 20):.1f} MiB", file=sys.stderr, flush=True)
+        print(
+            f"{name}: {e['requests']:,} requests, {e['block_accesses']:,} block accesses, footprint "
+            f"{e['footprint_blocks']:,} blocks, {e['size_bytes'] / (1 << 20):.1f} MiB",
+            file=sys.stderr,
+            flush=True,
+        )
     write_readme()
     return 1 if failed else 0
 

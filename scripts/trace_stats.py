@@ -110,11 +110,21 @@ def stats(path: str) -> dict:
     }
 
 
-COLUMNS = [("trace", "trace"), ("requests", "requests"), ("reads", "reads"), ("writes", "writes"),
-           ("block_refs", "4 KiB refs"), ("footprint_blocks", "footprint (blocks)"),
-           ("footprint_mib", "footprint (MiB)"), ("files", "files"), ("processes", "processes"),
-           ("contexts", "contexts"), ("consecutive", "consecutive"), ("seconds", "traced s"),
-           ("compressed_kib", "size (KiB)")]
+COLUMNS = [
+    ("trace", "trace"),
+    ("requests", "requests"),
+    ("reads", "reads"),
+    ("writes", "writes"),
+    ("block_refs", "4 KiB refs"),
+    ("footprint_blocks", "footprint (blocks)"),
+    ("footprint_mib", "footprint (MiB)"),
+    ("files", "files"),
+    ("processes", "processes"),
+    ("contexts", "contexts"),
+    ("consecutive", "consecutive"),
+    ("seconds", "traced s"),
+    ("compressed_kib", "size (KiB)"),
+]
 
 
 def markdown(all_stats: list[dict]) -> str:

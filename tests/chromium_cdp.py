@@ -40,14 +40,30 @@ class Chromium:
             os.dup2(hi_out_w, 4)
 
         self.proc = subprocess.Popen(
-            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-             "--disable-background-networking", "--hide-scrollbars", "--mute-audio",
-             f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                exe,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--remote-debugging-pipe",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-background-networking",
+                "--hide-scrollbars",
+                "--mute-audio",
+                f"--user-data-dir={self.profile}",
+                f"--window-size={width},{height}",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             # dup2 leaves 3 and 4 inheritable; close_fds would close them again after
             # preexec_fn, and Python's own descriptors are close-on-exec anyway.
-            preexec_fn=child_fds, close_fds=False)
+            preexec_fn=child_fds,
+            close_fds=False,
+        )
         os.close(hi_cmd_r)
         os.close(hi_out_w)
         self.w, self.r = cmd_w, out_r
@@ -59,8 +75,14 @@ class Chromium:
         self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
         for domain in ("Page", "Runtime"):
             self.call(f"{domain}.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            session=True,
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
 
     def _read_message(self, deadline: float) -> dict:
         while b"\0" not in self.buf:
@@ -107,8 +129,7 @@ class Chromium:
         self.wait_event("Page.loadEventFired")
 
     def eval(self, expression: str) -> Any:
-        r = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True,
-                      awaitPromise=True)
+        r = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in r:
             raise RuntimeError(f"javascript error: {r['exceptionDetails']}")
         return r["result"].get("value")
@@ -116,8 +137,13 @@ class Chromium:
     def screenshot(self) -> bytes:
         """The whole page (not only the viewport) as PNG bytes."""
         w, h = self.eval("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
-        r = self.call("Page.captureScreenshot", session=True, format="png", captureBeyondViewport=True,
-                      clip={"x": 0, "y": 0, "width": w, "height": h, "scale": 1})
+        r = self.call(
+            "Page.captureScreenshot",
+            session=True,
+            format="png",
+            captureBeyondViewport=True,
+            clip={"x": 0, "y": 0, "width": w, "height": h, "scale": 1},
+        )
         return base64.b64decode(r["data"])
 
     def errors(self) -> list[str]:

@@ -32,8 +32,9 @@ def block_trace(path: Path, blocks: list[int], block_size: int = 4096) -> Path:
 
 
 def bufsim_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bufsim", *map(str, args)],
-                          capture_output=True, text=True, check=check)
+    return subprocess.run(
+        [sys.executable, "-m", "bufsim", *map(str, args)], capture_output=True, text=True, check=check
+    )
 
 
 # The reference sweep (4 policies x 8 sizes x 2 read-ahead settings on the real

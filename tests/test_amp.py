@@ -69,7 +69,11 @@ def test_detect_classifies_contexts(mix2, cloudphysics):
     df = bufsim.detect(mix2)
     assert dict(zip(df["ctx"], df["pattern"])) == {1: "loop", 2: "loop", 3: "other"}
     assert df.set_index("ctx").loc[1, "loop_size"] == pytest.approx(1200)
-    assert dict(zip(*bufsim.detect(mix2, "pcc").pipe(lambda d: (d["ctx"], d["pattern"])))) == {1: "loop", 2: "loop", 3: "loop"}
+    assert dict(zip(*bufsim.detect(mix2, "pcc").pipe(lambda d: (d["ctx"], d["pattern"])))) == {
+        1: "loop",
+        2: "loop",
+        3: "loop",
+    }
     assert bufsim.detect(cloudphysics).empty
     p = bufsim_cli("detect", mix2, "--json")
     assert [json.loads(line)["pattern"] for line in p.stdout.splitlines()] == ["loop", "loop", "other"]
@@ -87,10 +91,12 @@ def test_amp_beats_lru_on_the_mix_and_equals_its_default_without_contexts(mix2, 
 
 
 def test_bad_amp_specs_are_one_line_errors(mix2):
-    for spec, msg in [("amp(default=amp)", "itself a partitioned manager"),
-                      ("amp(sampling=2)", "sampling=`2`"),
-                      ("pcc(max-partitions=-1)", "max-partitions"),
-                      ("dear(group=1)", "group must be at least 2")]:
+    for spec, msg in [
+        ("amp(default=amp)", "itself a partitioned manager"),
+        ("amp(sampling=2)", "sampling=`2`"),
+        ("pcc(max-partitions=-1)", "max-partitions"),
+        ("dear(group=1)", "group must be at least 2"),
+    ]:
         with pytest.raises(bufsim.SpecError, match=msg):
             bufsim.simulate(mix2, spec, 100)
         p = bufsim_cli("run", mix2, "-p", spec, "-c", "100blocks")

@@ -17,8 +17,21 @@ import bufsim
 from conftest import ROOT, block_trace, bufsim_cli, write_csv
 from test_cli import check_error
 
-TOP_KEYS = {"trace", "format", "block_size", "reads_only", "requests", "accesses", "footprint", "consecutive",
-            "temporal_distance", "frequency", "working_set", "inter_reference_gaps", "distance_breakdown"}
+TOP_KEYS = {
+    "trace",
+    "format",
+    "block_size",
+    "reads_only",
+    "requests",
+    "accesses",
+    "footprint",
+    "consecutive",
+    "temporal_distance",
+    "frequency",
+    "working_set",
+    "inter_reference_gaps",
+    "distance_breakdown",
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +42,15 @@ def cloudphysics_analysis(cloudphysics):
 def hand_trace(tmp_path):
     """File a blocks 0-3 read by context 0x7, file b block 0 written by 0x9, file a blocks 0-1
     read again by 0x7: references a0 a1 a2 a3 b0 a0 a1."""
-    return write_csv(tmp_path / "hand.csv", [
-        ("R", "a", 0, 4 * 4096, "0x7"),
-        ("W", "b", 0, 4096, "0x9"),
-        ("R", "a", 0, 2 * 4096, "0x7"),
-    ], header="op,file,offset,size,ctx")
+    return write_csv(
+        tmp_path / "hand.csv",
+        [
+            ("R", "a", 0, 4 * 4096, "0x7"),
+            ("W", "b", 0, 4096, "0x9"),
+            ("R", "a", 0, 2 * 4096, "0x7"),
+        ],
+        header="op,file,offset,size,ctx",
+    )
 
 
 def test_hand_computed_analysis(tmp_path):
@@ -71,9 +88,18 @@ def test_cloudphysics_numbers(cloudphysics_analysis):
 def test_analyze_cli_prints_every_section(cloudphysics):
     p = bufsim_cli("analyze", cloudphysics, "--no-working-set")
     assert p.returncode == 0, p.stderr
-    for fragment in ["requests              113872", "block accesses        1141869", "footprint             269210 blocks",
-                     "consecutive refs", "working set           not searched", "request sizes", "temporal distance",
-                     "hill: minDist", "frequency (MQ paper Figure 4", "inter-reference gaps by program context"]:
+    for fragment in [
+        "requests              113872",
+        "block accesses        1141869",
+        "footprint             269210 blocks",
+        "consecutive refs",
+        "working set           not searched",
+        "request sizes",
+        "temporal distance",
+        "hill: minDist",
+        "frequency (MQ paper Figure 4",
+        "inter-reference gaps by program context",
+    ]:
         assert fragment in p.stdout, fragment
 
 
@@ -82,7 +108,15 @@ def test_analyze_cli_json(tmp_path, cloudphysics_analysis):
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert set(d) == TOP_KEYS
-    assert set(d["working_set"]) == {"method", "max_hit_ratio", "target_hit_ratio", "blocks", "bytes", "hit_ratio", "probes"}
+    assert set(d["working_set"]) == {
+        "method",
+        "max_hit_ratio",
+        "target_hit_ratio",
+        "blocks",
+        "bytes",
+        "hit_ratio",
+        "probes",
+    }
     assert set(d["temporal_distance"]) == {"correlated", "first", "hill", "hill_fraction", "bins"}
     assert set(d["temporal_distance"]["hill"]) == {"peak_distance", "min_dist", "max_dist", "share"}
     assert set(d["frequency"]) == {"blocks", "accesses", "max_frequency", "mean_frequency", "points", "distribution"}

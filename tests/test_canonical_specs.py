@@ -24,8 +24,26 @@ def test_defaults_are_dropped_and_order_fixed():
 def test_a_sweep_runs_each_canonical_spec_once(tmp_path):
     t = write_csv(tmp_path / "t.csv", [("R", "f", b * 4096, 4096) for b in [1, 2, 3, 1, 2, 4, 1]])
     db = tmp_path / "s.duckdb"
-    p = bufsim_cli("sweep", t, "-o", db, "-p", "lru", "-p", "LRU", "-p", " lru", "-p", "lirs", "-p", "lirs(hir=1%)",
-                   "-c", "4blocks", "--quiet", "--json")
+    p = bufsim_cli(
+        "sweep",
+        t,
+        "-o",
+        db,
+        "-p",
+        "lru",
+        "-p",
+        "LRU",
+        "-p",
+        " lru",
+        "-p",
+        "lirs",
+        "-p",
+        "lirs(hir=1%)",
+        "-c",
+        "4blocks",
+        "--quiet",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     import json
 
@@ -35,13 +53,19 @@ def test_a_sweep_runs_each_canonical_spec_once(tmp_path):
     assert len({r["key"] for r in rows}) == 2
 
 
-@pytest.mark.parametrize("spec,rule", [
-    ("lirs(hir=200%)", "hir=`200%` is 200% of the cache; it must be less than the cache"),
-    ("lirs(hir-min=1000)", "hir-min=`1000` is 1000 blocks, with a cache of 100 blocks; it must be less than the cache"),
-    ("2q(kin=200%)", "kin=`200%` is 200% of the cache; it must be at most the cache"),
-    ("lirs(stack=0)", "stack=`0` is 0 blocks, with a cache of 100 blocks; it must be at least the cache"),
-    ("lru(,)", "empty parameter between commas"),
-])
+@pytest.mark.parametrize(
+    "spec,rule",
+    [
+        ("lirs(hir=200%)", "hir=`200%` is 200% of the cache; it must be less than the cache"),
+        (
+            "lirs(hir-min=1000)",
+            "hir-min=`1000` is 1000 blocks, with a cache of 100 blocks; it must be less than the cache",
+        ),
+        ("2q(kin=200%)", "kin=`200%` is 200% of the cache; it must be at most the cache"),
+        ("lirs(stack=0)", "stack=`0` is 0 blocks, with a cache of 100 blocks; it must be at least the cache"),
+        ("lru(,)", "empty parameter between commas"),
+    ],
+)
 def test_out_of_range_parameters_are_refused(tmp_path, spec, rule):
     t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
     p = bufsim_cli("run", t, "-p", spec, "-c", "100blocks")

@@ -11,8 +11,9 @@ from conftest import ROOT, bufsim_cli
 def test_heatmap_windows_add_up_to_the_full_run(tmp_path):
     trace = ROOT / "traces" / "tpch.csv.gz"
     out, cells = tmp_path / "hm.png", tmp_path / "hm.csv"
-    p = bufsim_cli("heatmap", trace, "-p", "lru", "-c", "64blocks", "-c", "1024blocks", "--windows", "5",
-                   "-o", out, "--csv", cells)
+    p = bufsim_cli(
+        "heatmap", trace, "-p", "lru", "-c", "64blocks", "-c", "1024blocks", "--windows", "5", "-o", out, "--csv", cells
+    )
     assert p.returncode == 0, p.stderr
     assert out.stat().st_size > 0
     rows = list(csv.DictReader(open(cells)))

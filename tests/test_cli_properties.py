@@ -17,8 +17,12 @@ CLI = [sys.executable, "-m", "bufsim"]
 # Bounded time: a run of a few hundred requests takes well under a second; a hang is a failure.
 TIMEOUT = 60
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 def call(args, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -43,13 +47,22 @@ blocks = st.integers(min_value=0, max_value=2**64 - 1) | st.integers(min_value=0
 small = st.integers(min_value=0, max_value=64)
 
 lirs = st.lists(blocks, min_size=1, max_size=300).map(lambda bs: ("lirs", "".join(f"{b}\n" for b in bs).encode()))
-block_csv = st.lists(st.tuples(st.sampled_from("RW"), st.integers(0, 3), st.integers(0, 2**40), st.integers(0, 1 << 20)),
-                     min_size=1, max_size=200).map(
-    lambda rows: ("block-csv", ("op,device,offset,size\n" + "".join(f"{o},{d},{off},{sz}\n" for o, d, off, sz in rows)).encode()))
+block_csv = st.lists(
+    st.tuples(st.sampled_from("RW"), st.integers(0, 3), st.integers(0, 2**40), st.integers(0, 1 << 20)),
+    min_size=1,
+    max_size=200,
+).map(
+    lambda rows: (
+        "block-csv",
+        ("op,device,offset,size\n" + "".join(f"{o},{d},{off},{sz}\n" for o, d, off, sz in rows)).encode(),
+    )
+)
 arc = st.lists(st.tuples(blocks, small, small, small), min_size=1, max_size=200).map(
-    lambda rows: ("arc", "".join(f"{a} {b} {c} {d}\n" for a, b, c, d in rows).encode()))
+    lambda rows: ("arc", "".join(f"{a} {b} {c} {d}\n" for a, b, c, d in rows).encode())
+)
 lcs_txt = st.lists(st.text("abcxyz0123456789", min_size=1, max_size=8), min_size=1, max_size=200).map(
-    lambda ids: ("lcs-txt", "".join(f"{i}\n" for i in ids).encode()))
+    lambda ids: ("lcs-txt", "".join(f"{i}\n" for i in ids).encode())
+)
 valid_traces = lirs | block_csv | arc | lcs_txt
 
 noise = st.one_of(
@@ -61,9 +74,32 @@ any_trace = valid_traces.map(lambda t: t[1]) | noise
 
 # --- generated argument lists -------------------------------------------------------------------
 
-specs = st.sampled_from(["lru", "LRU", " lru", "lru(,)", "arc", "2q", "2q(kin=200%)", "lirs", "lirs(hir=1%)",
-                         "lirs(hir=200%)", "lirs(stack=0)", "lirs(hir=2)", "mq(history=0)", "opt", "clock", "fifo",
-                         "lfu", "car", "nope", "lru(", "(", ""]) | st.text(max_size=12)
+specs = st.sampled_from(
+    [
+        "lru",
+        "LRU",
+        " lru",
+        "lru(,)",
+        "arc",
+        "2q",
+        "2q(kin=200%)",
+        "lirs",
+        "lirs(hir=1%)",
+        "lirs(hir=200%)",
+        "lirs(stack=0)",
+        "lirs(hir=2)",
+        "mq(history=0)",
+        "opt",
+        "clock",
+        "fifo",
+        "lfu",
+        "car",
+        "nope",
+        "lru(",
+        "(",
+        "",
+    ]
+) | st.text(max_size=12)
 sizes = st.sampled_from(["10blocks", "1MiB", "0", "-1", "1blocks", "abc", "64KiB", "100blocks:400blocks:x2"])
 formats = st.sampled_from(["auto", "lirs", "arc", "block-csv", "csv", "lcs-txt", "oracle", "bst", "msr", "nope"])
 options = st.one_of(
@@ -84,9 +120,12 @@ commands = st.sampled_from(["run", "analyze", "mrc", "convert"])
 
 def argv_for(command: str, trace: str, opts: list[tuple], tmp: Path) -> list[str]:
     args = [command, trace]
-    allowed = {"run": None, "convert": {"--format", "--skip-bad", "--json"},
-               "analyze": {"--format", "--block-size", "--reads-only", "--json", "--seed"},
-               "mrc": {"--format", "--block-size", "--reads-only", "--json", "--seed", "--cache"}}[command]
+    allowed = {
+        "run": None,
+        "convert": {"--format", "--skip-bad", "--json"},
+        "analyze": {"--format", "--block-size", "--reads-only", "--json", "--seed"},
+        "mrc": {"--format", "--block-size", "--reads-only", "--json", "--seed", "--cache"},
+    }[command]
     for o in opts:
         # Mostly options the command takes (so runs go deep), sometimes any (argparse's errors).
         if allowed is None or o[0] in allowed or not o[0].startswith("--"):
@@ -114,8 +153,11 @@ def test_any_arguments_and_any_trace_exit_0_or_2_without_a_traceback(command, tr
 
 
 @SETTINGS
-@given(trace=valid_traces, policy=st.sampled_from(["lru", "arc", "clock", "2q"]),
-       cache=st.sampled_from(["4blocks", "32blocks"]))
+@given(
+    trace=valid_traces,
+    policy=st.sampled_from(["lru", "arc", "clock", "2q"]),
+    cache=st.sampled_from(["4blocks", "32blocks"]),
+)
 # Longer than detection's 64 KiB head: a pipe once lost that head.
 @example(trace=("lirs", "".join(f"{i % 5000}\n" for i in range(40_000)).encode()), policy="lru", cache="32blocks")
 def test_a_valid_trace_counts_the_same_from_a_file_stdin_and_a_pipe(trace, policy, cache):

@@ -19,8 +19,9 @@ from bufsim._core import Trace
 from bufsim.collect import collect
 from conftest import bufsim_cli
 
-needs_strace = pytest.mark.skipif(shutil.which("strace") is None,
-                                  reason="strace is not installed (make test installs it: apt-get install strace)")
+needs_strace = pytest.mark.skipif(
+    shutil.which("strace") is None, reason="strace is not installed (make test installs it: apt-get install strace)"
+)
 
 KNOWN_IO = r"""
 #define _GNU_SOURCE
@@ -138,9 +139,25 @@ def test_a_killed_command_leaves_a_valid_truncated_trace(known_io, tmp_path):
 def test_sigterm_to_collect_reaches_the_command_and_the_trace_stays_valid(known_io, tmp_path):
     prog, data = known_io
     out = tmp_path / "t.csv"
-    p = subprocess.Popen([sys.executable, "-m", "bufsim", "collect", "-o", str(out), "--no-stacks",
-                          "--include", str(data.parent), "--", str(prog), str(data), "sleep"],
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bufsim",
+            "collect",
+            "-o",
+            str(out),
+            "--no-stacks",
+            "--include",
+            str(data.parent),
+            "--",
+            str(prog),
+            str(data),
+            "sleep",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # Wait (bounded) until the four reads are in: then the program sleeps.
     for _ in range(600):
         if out.exists() and out.read_text().count("\n") >= 8:
@@ -155,11 +172,17 @@ def test_sigterm_to_collect_reaches_the_command_and_the_trace_stays_valid(known_
 
 def test_missing_strace_says_how_to_install_it(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # a PATH with no strace on it
-    p = subprocess.run([sys.executable, "-m", "bufsim", "collect", "-o", str(tmp_path / "t.csv"), "--", "/bin/true"],
-                       capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "bufsim", "collect", "-o", str(tmp_path / "t.csv"), "--", "/bin/true"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert p.returncode == 2
-    assert p.stderr.strip() == ("bufsim: error: strace is not installed; install it (Debian/Ubuntu: "
-                                "`apt-get install strace`) and run bufsim collect again")
+    assert p.stderr.strip() == (
+        "bufsim: error: strace is not installed; install it (Debian/Ubuntu: "
+        "`apt-get install strace`) and run bufsim collect again"
+    )
 
 
 @needs_strace

@@ -68,11 +68,12 @@ def files(tmp_path):
 
 # -- grammar ----------------------------------------------------------------------------------
 
+
 def test_line_kinds():
-    assert st.parse_line(f"12 {ts(5)} read(3</a>, \"\"..., 10) = 10 <0.000010>").kind == "call"
+    assert st.parse_line(f'12 {ts(5)} read(3</a>, ""..., 10) = 10 <0.000010>').kind == "call"
     u = st.parse_line(f"12 {ts(5)} read(3</a>,  <unfinished ...>")
     assert (u.kind, u.name, u.text, u.time_us) == ("unfinished", "read", "read(3</a>, ", T0 * 10**6 + 5)
-    r = st.parse_line(f"[pid 12] {ts(9)} <... read resumed>\"\"..., 10) = 10 <0.000004>")
+    r = st.parse_line(f'[pid 12] {ts(9)} <... read resumed>""..., 10) = 10 <0.000004>')
     assert (r.kind, r.pid, r.name, r.text) == ("resumed", 12, "read", '""..., 10) = 10 <0.000004>')
     e = st.parse_line(f"12 {ts(9)} +++ exited with 3 +++")
     assert (e.kind, e.status, e.signal) == ("exit", 3, None)
@@ -80,7 +81,7 @@ def test_line_kinds():
     assert (k.kind, k.status, k.signal) == ("exit", None, "SIGKILL")
     assert st.parse_line(f"12 {ts(9)} --- SIGCHLD {{si_signo=SIGCHLD}} ---").kind == "signal"
     assert st.parse_line("strace: Process 12 attached").kind == "other"
-    assert st.parse_line(f"{ts(1)} read(3, \"\", 1) = 0 <0.000001>").pid is None
+    assert st.parse_line(f'{ts(1)} read(3, "", 1) = 0 <0.000001>').pid is None
 
 
 def test_frames():
@@ -94,7 +95,7 @@ def test_frames():
 
 def test_y_paths_with_special_characters_unescape_to_the_real_bytes(tmp_path):
     name = tmp_path / 'we"ird>na<me,x\né.bin'
-    line = f"7 {ts(1)} openat(AT_FDCWD<{esc(tmp_path)}>, \"x\", O_RDONLY) = 3<{esc(name)}> <0.000010>"
+    line = f'7 {ts(1)} openat(AT_FDCWD<{esc(tmp_path)}>, "x", O_RDONLY) = 3<{esc(name)}> <0.000010>'
     assert "\\76" in line and "\\74" in line and "\\303\\251" in line
     parsed = st.parse_line(line)
     call = st.parse_call(parsed.name, parsed.text)
@@ -112,7 +113,9 @@ def test_arguments_split_at_top_level_only():
     assert tricky.args == ["4</a>", r'"q\"),\\"', "5"] and tricky.ret == "5"
     failed = st.parse_call("read", "read(3</a>, 0x7ffd, 10) = -1 EINTR (Interrupted system call) <0.000002>")
     assert failed.failed and failed.errno == "EINTR"
-    restart = st.parse_call("read", "read(3</a>, 0x7ffd, 10) = ? ERESTARTSYS (To be restarted if SA_RESTART is set) <0.000002>")
+    restart = st.parse_call(
+        "read", "read(3</a>, 0x7ffd, 10) = ? ERESTARTSYS (To be restarted if SA_RESTART is set) <0.000002>"
+    )
     assert restart.failed
     assert st.bracket_int("[0] => [100]") == 0 and st.bracket_result("[0] => [100]") == 100
     assert st.flag_words("{flags=O_RDONLY|O_CLOEXEC, resolve=0}") == {"O_RDONLY", "O_CLOEXEC"}
@@ -121,19 +124,31 @@ def test_arguments_split_at_top_level_only():
 
 # -- program contexts -------------------------------------------------------------------------
 
+
 def frames(*lines: str) -> list[st.Frame]:
     return [st.parse_frame(" > " + l) for l in lines]
 
 
 def test_context_skips_libc_and_loader_and_ignores_directories():
-    a1 = frames("/usr/lib/x86_64-linux-gnu/libc.so.6(pread64+0x13) [0xf63d3]",
-                "/tmp/build1/prog(site_a+0x1a) [0x1193]", "/tmp/build1/prog(main+0x20) [0x11df]",
-                "/usr/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0x85) [0x27305]")
+    a1 = frames(
+        "/usr/lib/x86_64-linux-gnu/libc.so.6(pread64+0x13) [0xf63d3]",
+        "/tmp/build1/prog(site_a+0x1a) [0x1193]",
+        "/tmp/build1/prog(main+0x20) [0x11df]",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0x85) [0x27305]",
+    )
     # Another libc version (other offsets), another build directory, the vDSO: same call site.
-    a2 = frames("/lib/libc.so.6(pread+0x20) [0xabcde]", "[vdso]() [0x99]", "/home/u/prog(site_a+0x1a) [0x1193]",
-                "/home/u/prog(main+0x20) [0x11df]", "/lib64/ld-linux-x86-64.so.2(_dl_start+0x1) [0x11]")
-    b = frames("/usr/lib/x86_64-linux-gnu/libc.so.6(read+0xd) [0xf82ad]",
-               "/tmp/build1/prog(site_b+0x25) [0x11bd]", "/tmp/build1/prog(main+0x27) [0x11e6]")
+    a2 = frames(
+        "/lib/libc.so.6(pread+0x20) [0xabcde]",
+        "[vdso]() [0x99]",
+        "/home/u/prog(site_a+0x1a) [0x1193]",
+        "/home/u/prog(main+0x20) [0x11df]",
+        "/lib64/ld-linux-x86-64.so.2(_dl_start+0x1) [0x11]",
+    )
+    b = frames(
+        "/usr/lib/x86_64-linux-gnu/libc.so.6(read+0xd) [0xf82ad]",
+        "/tmp/build1/prog(site_b+0x25) [0x11bd]",
+        "/tmp/build1/prog(main+0x27) [0x11e6]",
+    )
     assert context_id(a1) == context_id(a2) != context_id(b)
     assert context_id(a1) != 0
     # Only the loader and libc: no program frame left.
@@ -149,6 +164,7 @@ def test_context_skips_libc_and_loader_and_ignores_directories():
 
 
 # -- replay -----------------------------------------------------------------------------------
+
 
 def test_unfinished_resumed_and_threads_share_descriptors_and_offsets(files):
     a, _ = files
@@ -212,7 +228,11 @@ def test_fork_copies_the_table_but_shares_the_description(files):
     # The child's close and new fd 3 do not touch the parent's fd 3, whose offset moved with the
     # child's read of the shared description (0 -> 10 -> 20), as did the vfork child's.
     assert [(r.pid, r.file.path == os.fsencode(str(a)), r.offset, r.size) for r in recs] == [
-        (102, True, 0, 10), (102, False, 0, 5), (100, True, 10, 10), (103, True, 20, 7)]
+        (102, True, 0, 10),
+        (102, False, 0, 5),
+        (100, True, 10, 10),
+        (103, True, 20, 7),
+    ]
 
 
 def test_child_seen_before_its_parents_clone_returns_is_adopted(files):
@@ -289,7 +309,13 @@ def test_o_append_writes_go_to_the_end(files, tmp_path):
     # the end learns the size someone else grew the file to; F_SETFL can turn appending on;
     # O_TRUNC empties the file.
     assert [(r.op, r.offset, r.size) for r in recs] == [
-        ("W", 10, 5), ("W", 15, 3), ("W", 40, 2), ("W", 42, 1), ("W", 0, 4), ("W", 4, 1)]
+        ("W", 10, 5),
+        ("W", 15, 3),
+        ("W", 40, 2),
+        ("W", 42, 1),
+        ("W", 0, 4),
+        ("W", 4, 1),
+    ]
 
 
 def test_sendfile_and_copy_file_range_read_and_write(files, tmp_path):
@@ -307,7 +333,14 @@ def test_sendfile_and_copy_file_range_read_and_write(files, tmp_path):
 """
     recs, _ = replay(log)
     assert [(r.op, r.offset, r.size) for r in recs] == [
-        ("R", 0, 100), ("W", 0, 100), ("R", 0, 50), ("W", 100, 50), ("R", 1000, 64), ("W", 150, 64), ("R", 50, 10)]
+        ("R", 0, 100),
+        ("W", 0, 100),
+        ("R", 0, 50),
+        ("W", 100, 50),
+        ("R", 1000, 64),
+        ("W", 150, 64),
+        ("R", 50, 10),
+    ]
 
 
 def test_a_file_replaced_under_the_same_path_is_another_file(tmp_path):
@@ -315,15 +348,15 @@ def test_a_file_replaced_under_the_same_path_is_another_file(tmp_path):
     p.write_bytes(b"1" * 8192)
     P = esc(p)
     lines = [
-        f"100 {ts(1)} openat(AT_FDCWD</x>, \"data\", O_RDONLY) = 3<{P}> <0.000010>",
-        f"100 {ts(2)} read(3<{P}>, \"\"..., 4096) = 4096 <0.000005>",
+        f'100 {ts(1)} openat(AT_FDCWD</x>, "data", O_RDONLY) = 3<{P}> <0.000010>',
+        f'100 {ts(2)} read(3<{P}>, ""..., 4096) = 4096 <0.000005>',
         f"100 {ts(3)} close(3<{P}>) = 0 <0.000005>",
-        f"100 {ts(4)} openat(AT_FDCWD</x>, \"data\", O_RDONLY) = 3<{P}> <0.000010>",
-        f"100 {ts(5)} read(3<{P}>, \"\"..., 4096) = 4096 <0.000005>",
-        f"100 {ts(6)} unlink(\"{P}\") = 0 <0.000005>",
-        f"100 {ts(7)} openat(AT_FDCWD</x>, \"data\", O_RDONLY) = 3<{P}> <0.000010>",
-        f"100 {ts(8)} read(3<{P}>, \"\"..., 4096) = 4096 <0.000005>",
-        f"100 {ts(9)} unlink(\"{P}\") = 0 <0.000005>",
+        f'100 {ts(4)} openat(AT_FDCWD</x>, "data", O_RDONLY) = 3<{P}> <0.000010>',
+        f'100 {ts(5)} read(3<{P}>, ""..., 4096) = 4096 <0.000005>',
+        f'100 {ts(6)} unlink("{P}") = 0 <0.000005>',
+        f'100 {ts(7)} openat(AT_FDCWD</x>, "data", O_RDONLY) = 3<{P}> <0.000010>',
+        f'100 {ts(8)} read(3<{P}>, ""..., 4096) = 4096 <0.000005>',
+        f'100 {ts(9)} unlink("{P}") = 0 <0.000005>',
     ]
     out: list[Record] = []
     b = TraceBuilder(out.append, live=True)
@@ -352,13 +385,19 @@ def test_path_filter_include_exclude_and_no_libs():
     assert f.keeps(b"/data/x") and f.keeps(b"/data") and not f.keeps(b"/database/x")
     assert not f.keeps(b"/data/tmp/y") and not f.keeps(b"/data/lib.so.1") and not f.keeps(b"/other")
     libs = PathFilter(exclude=NO_LIBS_PATTERNS)
-    for p in (b"/usr/lib/x86_64-linux-gnu/libc.so.6", b"/etc/ld.so.cache", b"/proc/self/maps",
-              b"/home/u/venv/site-packages/_x.cpython-311.so", b"/lib/terminfo/x"):
+    for p in (
+        b"/usr/lib/x86_64-linux-gnu/libc.so.6",
+        b"/etc/ld.so.cache",
+        b"/proc/self/maps",
+        b"/home/u/venv/site-packages/_x.cpython-311.so",
+        b"/lib/terminfo/x",
+    ):
         assert not libs.keeps(p), p
     assert libs.keeps(b"/usr/include/stdio.h") and libs.keeps(b"/home/u/src/a.c")
 
 
 # -- writer and end-to-end conversion ---------------------------------------------------------
+
 
 def test_writer_orders_by_start_time_and_waits_for_blocked_calls(tmp_path):
     from bufsim.syscalls import FileIdentity

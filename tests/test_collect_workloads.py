@@ -60,8 +60,11 @@ def test_readme_table_matches_the_traces():
     text = (TRACES / "README.md").read_text()
     for n in NAMES:
         s = trace_stats.stats(str(TRACES / f"{n}.csv.gz"))
-        table_rows = [[c.strip() for c in l.strip().strip("|").split("|")] for l in text.splitlines()
-                      if l.startswith(f"| `{n}.csv.gz` |")]
+        table_rows = [
+            [c.strip() for c in l.strip().strip("|").split("|")]
+            for l in text.splitlines()
+            if l.startswith(f"| `{n}.csv.gz` |")
+        ]
         row = cells = next(r for r in table_rows if len(r) == len(trace_stats.COLUMNS))
         assert cells[1] == f"{s['requests']:,}" and cells[4] == f"{s['block_refs']:,}", row
         assert cells[5] == f"{s['footprint_blocks']:,}" and cells[10] == f"{100 * s['consecutive']:.1f}%", row
@@ -69,8 +72,12 @@ def test_readme_table_matches_the_traces():
 
 def test_consecutive_fraction_follows_the_papers_examples():
     # Prefetching paper §6.1: 75, 75, 62.5 and 75 percent.
-    for blocks, want in [((5, 6, 7, 8), 0.75), ((1, 2, 3, 4, 100, 101, 102, 103), 0.75),
-                         ((1, 100, 2, 3, 4, 5, 6, 7), 0.625), ((1, 2, 3, 100, 101, 102, 103, 104), 0.75)]:
+    for blocks, want in [
+        ((5, 6, 7, 8), 0.75),
+        ((1, 2, 3, 4, 100, 101, 102, 103), 0.75),
+        ((1, 100, 2, 3, 4, 5, 6, 7), 0.625),
+        ((1, 2, 3, 100, 101, 102, 103, 104), 0.75),
+    ]:
         assert trace_stats.consecutive_fraction(("p", "f", b) for b in blocks) == want
     # The same block again counts; another file or another process's reference does not chain.
     assert trace_stats.consecutive_fraction([("p", "f", 1), ("p", "f", 1), ("p", "g", 2), ("q", "f", 2)]) == 0.25

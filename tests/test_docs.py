@@ -28,6 +28,9 @@ def test_there_are_examples():
 
 
 def test_every_policy_has_a_page():
-    missing = [p["name"] for p in bufsim.policies()
-               if not p["preset_of"] and not (ROOT / "docs" / "policies" / f"{p['name']}.md").exists()]
+    missing = [
+        p["name"]
+        for p in bufsim.policies()
+        if not p["preset_of"] and not (ROOT / "docs" / "policies" / f"{p['name']}.md").exists()
+    ]
     assert not missing, f"docs/policies/<name>.md missing for {missing}"

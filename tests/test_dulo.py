@@ -67,9 +67,11 @@ def test_evicting_section_size_saturates_as_table_4(mix):
 def test_the_linux_two_list_variant_runs_and_bad_specs_are_explained(mix, tmp_path):
     r = bufsim.simulate(mix, "dulo(base=linux2q)", "64MiB", prefetch="linux-ondemand", check=True)
     assert r.hits + r.misses == r.accesses and r.policy_metrics["sequencings"] > 0
-    for spec, fragment in [("dulo(bank=8MiB,evict=64MiB)", "exceed the cache"),
-                           ("dulo(active-ratio=2)", "base=linux2q only"),
-                           ("dulo(base=linux3q)", "one of clock, linux2q"),
-                           ("dulo(max-seq=0)", "at least 1")]:
+    for spec, fragment in [
+        ("dulo(bank=8MiB,evict=64MiB)", "exceed the cache"),
+        ("dulo(active-ratio=2)", "base=linux2q only"),
+        ("dulo(base=linux3q)", "one of clock, linux2q"),
+        ("dulo(max-seq=0)", "at least 1"),
+    ]:
         p = bufsim_cli("run", mix, "-p", spec, "-c", "16MiB")
         assert p.returncode == 2 and fragment in p.stderr and "Traceback" not in p.stderr, (spec, p.stderr)

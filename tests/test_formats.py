@@ -145,16 +145,30 @@ def test_convert_errors_are_one_line_and_leave_no_output(tmp_path):
 
 
 @settings(max_examples=25, deadline=None)
-@given(rows=st.lists(st.tuples(st.sampled_from("RW"), st.sampled_from(["a", "b", "c,d", "é"]),
-                               st.integers(0, 1 << 40), st.integers(0, 1 << 20),
-                               st.integers(0, 10**9), st.integers(0, 99)), min_size=1, max_size=40))
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from("RW"),
+            st.sampled_from(["a", "b", "c,d", "é"]),
+            st.integers(0, 1 << 40),
+            st.integers(0, 1 << 20),
+            st.integers(0, 10**9),
+            st.integers(0, 99),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_convert_round_trips_any_file_trace(tmp_path_factory, rows):
     d = tmp_path_factory.mktemp("rt")
     src = d / "t.csv"
-    src.write_text("op,file,offset,size,time_us,pid\n" + "".join(
-        f'{op},"{f}",{off},{size},{t},{pid}\n' for op, f, off, size, t, pid in rows))
+    src.write_text(
+        "op,file,offset,size,time_us,pid\n"
+        + "".join(f'{op},"{f}",{off},{size},{t},{pid}\n' for op, f, off, size, t, pid in rows)
+    )
     c = bufsim.convert(src, d / "t.bst")
     assert c.requests == len(rows) and c.names == len({r[1] for r in rows})
     for policy in ("lru", "opt"):
-        assert counters(bufsim.simulate(src, policy=policy, cache=64)) == \
-            counters(bufsim.simulate(d / "t.bst", policy=policy, cache=64))
+        assert counters(bufsim.simulate(src, policy=policy, cache=64)) == counters(
+            bufsim.simulate(d / "t.bst", policy=policy, cache=64)
+        )

@@ -19,7 +19,9 @@ L1 = bufsim.FirstLevel("lru", "16MiB")
 
 def test_filter_writes_the_misses_and_runs_on_them_equal_in_memory_runs(tmp_path, cloudphysics):
     out = tmp_path / "l2.csv"
-    p = bufsim_cli("filter-trace", cloudphysics, "--first-level", "lru", "--first-level-cache", "16MiB", "-o", out, "--json")
+    p = bufsim_cli(
+        "filter-trace", cloudphysics, "--first-level", "lru", "--first-level-cache", "16MiB", "-o", out, "--json"
+    )
     assert p.returncode == 0, p.stderr
     [client] = [json.loads(line) for line in p.stdout.splitlines()]
     # 16 MiB of LRU on the CloudPhysics trace: the misses equal a plain LRU run at 4096 blocks.
@@ -58,7 +60,17 @@ def test_clients_by_pid_with_a_different_cache_for_one(tmp_path):
 def test_write_back_first_level_sends_dirty_victims(tmp_path):
     rows = [("W", "f", 0, 4096), ("R", "f", 4096, 4096), ("R", "f", 8192, 4096)]
     t = write_csv(tmp_path / "t.csv", rows)
-    p = bufsim_cli("filter-trace", t, "--first-level", "lru", "--first-level-cache", "2blocks", "--first-level-write-back", "-o", tmp_path / "l2.csv")
+    p = bufsim_cli(
+        "filter-trace",
+        t,
+        "--first-level",
+        "lru",
+        "--first-level-cache",
+        "2blocks",
+        "--first-level-write-back",
+        "-o",
+        tmp_path / "l2.csv",
+    )
     assert p.returncode == 0, p.stderr
     lines = (tmp_path / "l2.csv").read_text().splitlines()[1:]
     assert [(l.split(",")[0], int(l.split(",")[2]) // 4096) for l in lines] == [("R", 1), ("W", 0), ("R", 2)]
@@ -66,8 +78,10 @@ def test_write_back_first_level_sends_dirty_victims(tmp_path):
 
 def test_a_sweep_over_a_second_level_from_a_toml_file(tmp_path, cloudphysics):
     cfg = tmp_path / "exp.toml"
-    cfg.write_text(f'traces = ["{cloudphysics}"]\npolicies = ["lru", "fifo"]\ncaches = ["64MiB"]\n'
-                   '[first_level]\npolicy = "lru"\ncache = "16MiB"\nclient = "all"\n')
+    cfg.write_text(
+        f'traces = ["{cloudphysics}"]\npolicies = ["lru", "fifo"]\ncaches = ["64MiB"]\n'
+        '[first_level]\npolicy = "lru"\ncache = "16MiB"\nclient = "all"\n'
+    )
     spec = SweepSpec.from_toml(str(cfg))
     df = run_sweep(spec, str(tmp_path / "r.duckdb"), progress=False)
     want = bufsim.sweep(cloudphysics, ["lru", "fifo"], ["64MiB"], first_level=L1)
@@ -77,19 +91,32 @@ def test_a_sweep_over_a_second_level_from_a_toml_file(tmp_path, cloudphysics):
     # The hierarchy is part of a run's identity; a plain run keeps the key it had before
     # hierarchies existed (its configuration without the field).
     assert next(spec.runs()).key != plain.key
-    before = ("trace_hash", "format", "policy", "prefetch", "cache_blocks", "block_size", "reads_only", "cluster", "seed")
+    before = (
+        "trace_hash",
+        "format",
+        "policy",
+        "prefetch",
+        "cache_blocks",
+        "block_size",
+        "reads_only",
+        "cluster",
+        "seed",
+    )
     old = {k: v for k, v in asdict(plain).items() if k in before}
     old["bufsim_version"] = bufsim.__version__
     assert plain.key == hashlib.sha256(json.dumps(old, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
 
 
-@pytest.mark.parametrize("args,fragment", [
-    (["--first-level", "lur"], "first-level policy: unknown policy `lur`"),
-    (["--first-level", "opt"], "opt cannot be a first-level policy"),
-    (["--first-level", "lru", "--first-level-cache", "lots"], "first-level cache size"),
-    (["--first-level", "lru", "--first-level-clients", "x=lru"], "ID=SPEC@SIZE"),
-    (["--first-level-write-back"], "give --first-level SPEC too"),
-])
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["--first-level", "lur"], "first-level policy: unknown policy `lur`"),
+        (["--first-level", "opt"], "opt cannot be a first-level policy"),
+        (["--first-level", "lru", "--first-level-cache", "lots"], "first-level cache size"),
+        (["--first-level", "lru", "--first-level-clients", "x=lru"], "ID=SPEC@SIZE"),
+        (["--first-level-write-back"], "give --first-level SPEC too"),
+    ],
+)
 def test_bad_first_levels_give_one_line_errors(tmp_path, args, fragment):
     t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
     p = bufsim_cli("run", t, *args)

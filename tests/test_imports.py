@@ -28,7 +28,9 @@ def imports(path: Path, modules: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
         else:
             continue
@@ -51,7 +53,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(m)
         for n in sorted(edges.get(m, ())):
             if state.get(n) == 1:
-                return stack[stack.index(n):] + [n]
+                return stack[stack.index(n) :] + [n]
             if n not in state and (c := visit(n)):
                 return c
         stack.pop()
@@ -73,7 +75,8 @@ def test_no_module_imports_itself_back():
     edges = graph()
     # The package's __init__ re-exports the API; submodules import each other, never the package.
     assert "bufsim.api" in edges["bufsim"] and "bufsim.cli" in edges["bufsim.__main__"]
-    assert all("bufsim" not in deps for m, deps in edges.items() if m != "bufsim"), \
-        [m for m, deps in edges.items() if "bufsim" in deps]
+    assert all("bufsim" not in deps for m, deps in edges.items() if m != "bufsim"), [
+        m for m, deps in edges.items() if "bufsim" in deps
+    ]
     cycle = find_cycle({m: d for m, d in edges.items() if m != "bufsim"})
     assert cycle is None, " -> ".join(cycle)

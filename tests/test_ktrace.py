@@ -84,13 +84,18 @@ def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
     ident = f"{st.st_dev:x}:{st.st_ino}:{data}"
     rows = data_rows(out, data)
     assert [(r[4], r[5], int(r[6]), int(r[7])) for r in rows] == [
-        ("R", ident, 0, 4096), ("R", ident, 65536, 100), ("R", ident, 204800, 8192),
-        ("R", ident, 0, 4096), ("R", ident, 65536, 100)]
+        ("R", ident, 0, 4096),
+        ("R", ident, 65536, 100),
+        ("R", ident, 204800, 8192),
+        ("R", ident, 0, 4096),
+        ("R", ident, 65536, 100),
+    ]
     times = [int(r[0]) for r in rows]
     assert times == sorted(times) and all(int(r[1]) >= 0 for r in rows)
     assert len({r[2] for r in rows}) == 1
-    assert len(Trace(str(out))) == len([x for x in out.read_text().splitlines()
-                                         if x and not x.startswith(("#", "time_us"))])
+    assert len(Trace(str(out))) == len(
+        [x for x in out.read_text().splitlines() if x and not x.startswith(("#", "time_us"))]
+    )
 
     events = [e for e in read_pagecache(pagecache_path(str(out))) if e.ino == st.st_ino]
     inserted = set()
@@ -132,8 +137,24 @@ def test_sigterm_to_the_collector_reaches_the_command_and_cleans_up(program, tmp
     exe, data = program
     before = our_instances()
     out = tmp_path / "term.csv"
-    p = subprocess.Popen([sys.executable, "-m", "bufsim", "collect", "--tracer", "kernel", "-o", str(out),
-                          "--", str(exe), str(data), "sleep"], stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bufsim",
+            "collect",
+            "--tracer",
+            "kernel",
+            "-o",
+            str(out),
+            "--",
+            str(exe),
+            str(data),
+            "sleep",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     for _ in range(200):  # wait until the command has done its reads (its trace instance exists)
         if our_instances() - before:
             break
@@ -151,17 +172,24 @@ def test_cli_errors_are_one_line(tmp_path):
     r = bufsim_cli("collect", "--tracer", "kernel", "-o", tmp_path / "x.csv", "--", "no-such-command-xyz")
     assert r.returncode == 127
     assert r.stderr.strip().count("\n") == 0 and "command not found" in r.stderr
-    r = bufsim_cli("collect", "--tracer", "kernel", "--keep-strace", tmp_path / "s", "-o", tmp_path / "x.csv",
-                   "--", "true")
+    r = bufsim_cli(
+        "collect", "--tracer", "kernel", "--keep-strace", tmp_path / "s", "-o", tmp_path / "x.csv", "--", "true"
+    )
     assert r.returncode == 2 and "--keep-strace" in r.stderr and r.stderr.strip().count("\n") == 0
 
 
 def test_not_root_is_a_one_line_error_naming_the_fallback(tmp_path):
     # Run as an unprivileged user: the tracer must refuse in one line and suggest --tracer strace.
-    code = ("import sys\nfrom bufsim.cli import main\nsys.exit(main(['collect', '--tracer', 'kernel', "
-            f"'-o', '{tmp_path}/x.csv', '--', 'true']))")
-    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
-                       capture_output=True, text=True, cwd="/")
+    code = (
+        "import sys\nfrom bufsim.cli import main\nsys.exit(main(['collect', '--tracer', 'kernel', "
+        f"'-o', '{tmp_path}/x.csv', '--', 'true']))"
+    )
+    r = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().count("\n") == 0
     assert "root" in r.stderr and "--tracer strace" in r.stderr
@@ -179,6 +207,7 @@ def test_pagecache_reader_names_bad_rows(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # The replay on hand-written trace_pipe text (no kernel needed): descriptor tables, shared offsets,
 # fork and threads, and the kernel's own file identity for reads.
+
 
 def _line(comm: str, tid: int, tgid: int, t_us: int, body: str) -> str:
     return f"{comm:>16}-{tid:<7} ({tgid:>7}) [000] ..... {t_us // 1_000_000:5d}.{t_us % 1_000_000:06d}: {body}\n"
@@ -198,7 +227,11 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     L.append(_line("p", 10, 10, t + 5, "sys_openat -> 0x3"))
     for i in range(2):
         L.append(_line("p", 10, 10, t + 10 + i * 10, "sys_read(fd: 0x3, buf: 0x1, count: 0x1000)"))
-        L.append(_line("p", 10, 10, t + 11 + i * 10, f"mm_filemap_get_pages: dev=254:0 ino=4d ofs={i * 4096}-{i * 4096 + 4095}"))
+        L.append(
+            _line(
+                "p", 10, 10, t + 11 + i * 10, f"mm_filemap_get_pages: dev=254:0 ino=4d ofs={i * 4096}-{i * 4096 + 4095}"
+            )
+        )
         L.append(_line("p", 10, 10, t + 12 + i * 10, "sys_read -> 0x1000"))
     L.append(_line("p", 10, 10, t + 40, "sys_dup(fildes: 0x3)"))
     L.append(_line("p", 10, 10, t + 41, "sys_dup -> 0x4"))
@@ -247,12 +280,14 @@ def test_replay_names_a_read_by_the_kernels_inode_when_the_open_was_missed(tmp_p
     from bufsim.syscalls import PathFilter
 
     t = 5_000_000
-    L = [_line("p", 20, 20, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
-         _line("p", 20, 20, t + 1, "sys_openat -> 0x3"),
-         _line("p", 20, 20, t + 2, "sys_read(fd: 0x3, buf: 0x1, count: 0x200)"),
-         _line("p", 20, 20, t + 3, "mm_filemap_add_to_page_cache: dev 254:0 ino 2a pfn=0x1 ofs=0 order=0"),
-         _line("p", 20, 20, t + 4, "mm_filemap_get_pages: dev=254:0 ino=2a ofs=0-4095"),
-         _line("p", 20, 20, t + 5, "sys_read -> 0x200")]
+    L = [
+        _line("p", 20, 20, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+        _line("p", 20, 20, t + 1, "sys_openat -> 0x3"),
+        _line("p", 20, 20, t + 2, "sys_read(fd: 0x3, buf: 0x1, count: 0x200)"),
+        _line("p", 20, 20, t + 3, "mm_filemap_add_to_page_cache: dev 254:0 ino 2a pfn=0x1 ofs=0 order=0"),
+        _line("p", 20, 20, t + 4, "mm_filemap_get_pages: dev=254:0 ino=2a ofs=0-4095"),
+        _line("p", 20, 20, t + 5, "sys_read -> 0x200"),
+    ]
     raw = tmp_path / "tasks.txt"
     raw.write_text("".join(L))
     rp = Replay({}, PathFilter(), reads_only=False, stack_depth=0, stacks=False)

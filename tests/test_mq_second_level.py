@@ -60,8 +60,16 @@ def test_2q_beats_lru_in_libcachesim(stream, lcs_lru):
 
 
 def test_mq_lifetime_not_history_explains_the_loss_to_lru(stream, lcs_lru):
-    got = ours(stream, ["lru", "mq(lifetime=10000)", "mq(lifetime=10000,history=1x)",
-                        "mq(lifetime=100000)", "mq(lifetime=100000,history=1x)"])
+    got = ours(
+        stream,
+        [
+            "lru",
+            "mq(lifetime=10000)",
+            "mq(lifetime=10000,history=1x)",
+            "mq(lifetime=100000)",
+            "mq(lifetime=100000,history=1x)",
+        ],
+    )
     lru = got["lru"]
     assert lru == lcs_lru
     # libCacheSim's MQ (8 queues, lifetime 10000, history 4x) and ours configured alike agree

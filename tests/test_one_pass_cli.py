@@ -45,6 +45,7 @@ def big_trace(cloudphysics) -> bytes:
 
 # --- 1. standard input, pipes and FIFOs are read whole, in one pass ---------------------------
 
+
 def test_stdin_pipe_and_process_substitution_count_what_the_file_counts(cloudphysics, big_trace):
     args = ["-c", "100blocks", "--json"]
     want = counts(run(["run", cloudphysics, *args]))
@@ -85,6 +86,7 @@ def test_convert_from_stdin_writes_every_request(tmp_path, big_trace):
 
 # --- 2. convert writes a fresh file and renames it into place ---------------------------------
 
+
 def test_convert_does_not_follow_a_planted_symlink(tmp_path, cloudphysics):
     victim = tmp_path / "victim"
     victim.write_text("keep")
@@ -96,6 +98,7 @@ def test_convert_does_not_follow_a_planted_symlink(tmp_path, cloudphysics):
 
 
 # --- 3. a trace cut short ---------------------------------------------------------------------
+
 
 def test_a_bst_cut_short_is_an_error_and_a_text_trace_cut_inside_a_line_a_warning(tmp_path, cloudphysics):
     bst = tmp_path / "t.bst"
@@ -114,12 +117,18 @@ def test_a_bst_cut_short_is_an_error_and_a_text_trace_cut_inside_a_line_a_warnin
 
 # --- 4. one line and exit 2 instead of a traceback --------------------------------------------
 
+
 def test_failures_that_printed_tracebacks_give_one_line(tmp_path, cloudphysics):
     bad = os.fsencode(tmp_path) + b"/bad\xff.csv"
     with open(bad, "wb") as f:
         f.write(cloudphysics.read_bytes()[:2000])
-    for cmd in (["run", bad], ["convert", bad, "-o", tmp_path / "o.bst"], ["sweep", bad, "-o", tmp_path / "s.duckdb"],
-                ["analyze", bad], ["mrc", bad]):
+    for cmd in (
+        ["run", bad],
+        ["convert", bad, "-o", tmp_path / "o.bst"],
+        ["sweep", bad, "-o", tmp_path / "s.duckdb"],
+        ["analyze", bad],
+        ["mrc", bad],
+    ):
         one_line_error(run(cmd), "bad\\xff.csv: the name is not valid UTF-8")
     one_line_error(run(["run", cloudphysics, "--seed", "18446744073709551616"]), "--seed", "out of range")
     empty = tmp_path / "empty.duckdb"
@@ -128,8 +137,9 @@ def test_failures_that_printed_tracebacks_give_one_line(tmp_path, cloudphysics):
     corrupt = tmp_path / "corrupt.duckdb"
     corrupt.write_bytes(b"garbage" * 1000)
     one_line_error(run(["results", "show", corrupt]), "results database", "not a valid DuckDB")
-    one_line_error(run(["sweep", cloudphysics, "-o", tmp_path / "d.duckdb", "--dask", "notaurl"]),
-                   "not a Dask scheduler address")
+    one_line_error(
+        run(["sweep", cloudphysics, "-o", tmp_path / "d.duckdb", "--dask", "notaurl"]), "not a Dask scheduler address"
+    )
     toml = tmp_path / "s.toml"
     toml.write_text(f'traces = ["{cloudphysics}"]\npolicies = ["lru"]\ncaches = ["1MiB"]\nseed = "x"\n')
     one_line_error(run(["sweep", "--config", toml, "-o", tmp_path / "t.duckdb"]), "s.toml: seed must be zero or more")
@@ -143,9 +153,15 @@ def test_a_locked_results_database_is_named(tmp_path, cloudphysics):
     db = tmp_path / "locked.duckdb"
     run(["sweep", cloudphysics, "-o", db, "-c", "1MiB", "--quiet"])
     # Another process holds the database (a second sweep into it, say).
-    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb,sys,time; c=duckdb.connect({str(db)!r}); "
-                               "print('ok', flush=True); sys.stdin.read()"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,sys,time; c=duckdb.connect({str(db)!r}); print('ok', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     try:
         assert holder.stdout.readline().strip() == b"ok"
         one_line_error(run(["results", "show", db]), "results database", "another bufsim (or program) has it open")
@@ -156,11 +172,14 @@ def test_a_locked_results_database_is_named(tmp_path, cloudphysics):
     assert duckdb  # the data extra is installed here; missing packages are tested below
 
 
-@pytest.mark.parametrize("module,argv", [
-    ("pandas", ["sweep", "{trace}", "-o", "{tmp}/m.duckdb", "-c", "1MiB", "--quiet"]),
-    ("duckdb", ["sweep", "{trace}", "-o", "{tmp}/m.duckdb", "-c", "1MiB", "--quiet"]),
-    ("matplotlib", ["plot", "hit-ratio", "{tmp}/m.duckdb", "-o", "{tmp}/x.png"]),
-])
+@pytest.mark.parametrize(
+    "module,argv",
+    [
+        ("pandas", ["sweep", "{trace}", "-o", "{tmp}/m.duckdb", "-c", "1MiB", "--quiet"]),
+        ("duckdb", ["sweep", "{trace}", "-o", "{tmp}/m.duckdb", "-c", "1MiB", "--quiet"]),
+        ("matplotlib", ["plot", "hit-ratio", "{tmp}/m.duckdb", "-o", "{tmp}/x.png"]),
+    ],
+)
 def test_a_missing_optional_package_names_the_extra(tmp_path, cloudphysics, module, argv):
     small = tmp_path / "small.csv"
     small.write_bytes(b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:50]))
@@ -173,13 +192,17 @@ def test_a_missing_optional_package_names_the_extra(tmp_path, cloudphysics, modu
 
 # --- 5. records no request can be -------------------------------------------------------------
 
-@pytest.mark.parametrize("fmt,text,where", [
-    ("lirs", "1\n18446744073709551615\n", ":2: block 18446744073709551615"),
-    ("lcs-txt", "1\n18446744073709551615\n", ":2: block 18446744073709551615"),
-    ("lcs-csv", "obj_id\n1\n18446744073709551615\n", ":3: block 18446744073709551615"),
-    ("arc", "0 18446744073709551615 0 1\n", ":1: a request of 18446744073709551615 blocks"),
-    ("csv", "op,file,offset,size\nR,a,0,18446744073709551615\n", ":2: a request of 18446744073709551615 bytes"),
-])
+
+@pytest.mark.parametrize(
+    "fmt,text,where",
+    [
+        ("lirs", "1\n18446744073709551615\n", ":2: block 18446744073709551615"),
+        ("lcs-txt", "1\n18446744073709551615\n", ":2: block 18446744073709551615"),
+        ("lcs-csv", "obj_id\n1\n18446744073709551615\n", ":3: block 18446744073709551615"),
+        ("arc", "0 18446744073709551615 0 1\n", ":1: a request of 18446744073709551615 blocks"),
+        ("csv", "op,file,offset,size\nR,a,0,18446744073709551615\n", ":2: a request of 18446744073709551615 bytes"),
+    ],
+)
 def test_block_2_64_minus_1_and_endless_requests_are_refused_at_their_line(tmp_path, fmt, text, where):
     t = tmp_path / "t.txt"
     t.write_text(text)
@@ -188,6 +211,7 @@ def test_block_2_64_minus_1_and_endless_requests_are_refused_at_their_line(tmp_p
 
 
 # --- 6. collector output of any size is readable ----------------------------------------------
+
 
 def test_a_comment_over_a_mebibyte_and_comment_blocks_over_64_kib_are_read(tmp_path):
     t = tmp_path / "t.csv"
@@ -198,6 +222,7 @@ def test_a_comment_over_a_mebibyte_and_comment_blocks_over_64_kib_are_read(tmp_p
 
 
 # --- collect: garbage logs, commands that cannot run, comments that hold line breaks ------------
+
 
 def test_collect_from_a_log_it_cannot_understand_exits_2_and_leaves_no_trace(tmp_path):
     log = tmp_path / "g.log"

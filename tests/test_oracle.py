@@ -15,6 +15,7 @@ import bufsim
 from conftest import ROOT
 
 import libcachesim  # noqa: F401  (the oracle is a test dependency: `make test` installs it)
+
 spec = importlib.util.spec_from_file_location("oracle", ROOT / "scripts" / "libcachesim_oracle.py")
 oracle = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(oracle)

@@ -20,8 +20,8 @@ LONG = ["lirs(hir=1%,hir-min=2,stack=2x)", "mq(queues=8,history=4x,lifetime=adap
 POLICY_SETS = {
     "three": ["lru", "arc", "mq"],
     "long": ["lru"] + LONG,
-    "many": ["lru", "fifo", "clock", "lfu", "arc", "mq", "2q", "lirs", "mru", "random", "lrfu",
-             "lfu(aging=dynamic)"] + LONG,
+    "many": ["lru", "fifo", "clock", "lfu", "arc", "mq", "2q", "lirs", "mru", "random", "lrfu", "lfu(aging=dynamic)"]
+    + LONG,
 }
 
 
@@ -29,10 +29,20 @@ def runs(policies, *, traces=("/data/traces/cloudphysics_vscsi.csv",), prefetch=
     rows = []
     for t, (i, p), f, k in itertools.product(traces, enumerate(policies), prefetch, range(sizes)):
         hr = min(0.95, 0.1 + 0.08 * k + 0.01 * i)
-        rows.append({"trace": t, "policy": p, "prefetch": f, "cache_blocks": 1024 << k, "block_size": 4096,
-                     "hit_ratio": hr, "miss_ratio": 1 - hr, "disk_requests": int(1e6 * (1 - hr)),
-                     "exec_time_s": 100 * (1 - hr),
-                     "request_sizes": json.dumps({"1": 100 + k, "2": 10 + i, "16": 3 + k})})
+        rows.append(
+            {
+                "trace": t,
+                "policy": p,
+                "prefetch": f,
+                "cache_blocks": 1024 << k,
+                "block_size": 4096,
+                "hit_ratio": hr,
+                "miss_ratio": 1 - hr,
+                "disk_requests": int(1e6 * (1 - hr)),
+                "exec_time_s": 100 * (1 - hr),
+                "request_sizes": json.dumps({"1": 100 + k, "2": 10 + i, "16": 3 + k}),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -59,8 +69,12 @@ def outside(fig, fmt: str) -> list[str]:
             if not ax.get_visible():
                 continue
             test("axes with its decorations", ax.get_tightbbox(r))
-            texts += [("title", ax.title), ("left title", ax._left_title), ("x label", ax.xaxis.label),
-                      ("y label", ax.yaxis.label)]
+            texts += [
+                ("title", ax.title),
+                ("left title", ax._left_title),
+                ("x label", ax.xaxis.label),
+                ("y label", ax.yaxis.label),
+            ]
             for axis in (ax.xaxis, ax.yaxis):
                 texts += [(f"tick label {t.label1.get_text()!r}", t.label1) for t in axis._update_ticks()]
         for name, t in texts:
@@ -91,12 +105,24 @@ def draw(kind, policies, tmp_path, **kw):
     if kind == "seq-cdf":
         return plots.sequence_cdf(df, tmp_path / "f.png")
     if kind == "tdist":
-        td = pd.DataFrame({"distance": [1, 3, 9, 70, 1000] * len(policies), "count": [5, 7, 2, 9, 1] * len(policies),
-                           "series": [p for p in policies for _ in range(5)]})
+        td = pd.DataFrame(
+            {
+                "distance": [1, 3, 9, 70, 1000] * len(policies),
+                "count": [5, 7, 2, 9, 1] * len(policies),
+                "series": [p for p in policies for _ in range(5)],
+            }
+        )
         return plots.temporal_distance(td, tmp_path / "f.png")
     if kind == "partitions":
-        long = pd.DataFrame({"time": [0, 0, 100, 100], "partition": ["arc", "mru(queue=1,history=2x)"] * 2,
-                             "size_blocks": [10, 0, 6, 4], "policy": policies[-1], "cache_blocks": 10})
+        long = pd.DataFrame(
+            {
+                "time": [0, 0, 100, 100],
+                "partition": ["arc", "mru(queue=1,history=2x)"] * 2,
+                "size_blocks": [10, 0, 6, 4],
+                "policy": policies[-1],
+                "cache_blocks": 10,
+            }
+        )
         return plots.partition_timeline(long, tmp_path / "f.png")
     return plots.KINDS[kind](df, tmp_path / "f.png")
 
@@ -109,8 +135,11 @@ def test_every_text_stays_on_the_canvas(kind, which, tmp_path):
     assert p.out is not None, p.notes
     for fmt in ("png", "pdf"):
         assert outside(p.figure, fmt) == []
-    text = squeeze(legend_text(p.figure)) + squeeze(p.figure._suptitle.get_text() if p.figure._suptitle else "") \
+    text = (
+        squeeze(legend_text(p.figure))
+        + squeeze(p.figure._suptitle.get_text() if p.figure._suptitle else "")
         + "".join(squeeze(ax.get_title(loc="left")) for ax in p.figure.axes)
+    )
     if kind in ("mrc", "hit-ratio", "prefetch", "seq-cdf", "tdist"):
         if kind == "seq-cdf" and len(policies) > 12:  # one panel per policy, the first 12
             assert p.panels == 12 and "first 12" in p.notes[0]
@@ -120,8 +149,11 @@ def test_every_text_stays_on_the_canvas(kind, which, tmp_path):
 
 
 def test_several_traces_and_read_ahead_settings_fit(tmp_path):
-    df = runs(POLICY_SETS["long"], traces=("a/grep.csv.gz", "b/a_rather_long_trace_file_name_from_a_lab.blkparse"),
-              prefetch=("none", "linux", "amp(trigger=2,degree=8)"))
+    df = runs(
+        POLICY_SETS["long"],
+        traces=("a/grep.csv.gz", "b/a_rather_long_trace_file_name_from_a_lab.blkparse"),
+        prefetch=("none", "linux", "amp(trigger=2,degree=8)"),
+    )
     for fn in (plots.hit_ratio, plots.prefetch_panels, plots.mrc):
         p = fn(df, tmp_path / "f.pdf")
         assert outside(p.figure, "pdf") == [] and outside(p.figure, "png") == []
@@ -131,8 +163,12 @@ def test_paper_sizes_and_fonts(tmp_path):
     one = plots.mrc(runs(["lru", "arc"]), tmp_path / "a.pdf").figure
     three = plots.prefetch_panels(runs(["lru", "arc"]), tmp_path / "b.pdf").figure
     assert one.get_figwidth() == 3.5 and three.get_figwidth() == 7.0
-    sizes = {t.get_fontsize() for fig in (one, three) for t in fig.findobj(lambda a: hasattr(a, "get_fontsize"))
-             if t.get_text()}
+    sizes = {
+        t.get_fontsize()
+        for fig in (one, three)
+        for t in fig.findobj(lambda a: hasattr(a, "get_fontsize"))
+        if t.get_text()
+    }
     assert sizes and min(sizes) >= 8 and max(sizes) <= 9, sizes
 
 
@@ -148,8 +184,11 @@ def test_lines_stay_apart_in_grayscale(which, tmp_path):
     lines = [ln for ln in p.figure.axes[0].get_lines() if isinstance(ln, Line2D)]
     assert len(lines) == 2 * len(policies)
     for a, b in itertools.combinations(lines, 2):
-        apart = (abs(grey(a.get_color()) - grey(b.get_color())) >= 0.12 or a.get_marker() != b.get_marker()
-                 or a.get_linestyle() != b.get_linestyle())
+        apart = (
+            abs(grey(a.get_color()) - grey(b.get_color())) >= 0.12
+            or a.get_marker() != b.get_marker()
+            or a.get_linestyle() != b.get_linestyle()
+        )
         assert apart, (a.get_label(), b.get_label())
 
 

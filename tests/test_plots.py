@@ -23,7 +23,7 @@ def runs(sweep_db):
 def colour_pixels(png, colour: str, tol: int = 40) -> int:
     """How many pixels of the image are within `tol` (per channel) of `colour`."""
     img = np.asarray(Image.open(png).convert("RGB")).astype(int)
-    rgb = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    rgb = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
     return int((np.abs(img - rgb).max(axis=2) <= tol).sum())
 
 
@@ -63,8 +63,7 @@ def test_mrc_from_runs_is_one_minus_hit_ratio(runs, tmp_path):
     p = plots.mrc(lru, tmp_path / "mrc.svg")
     assert p.out is not None and p.notes == []
     # An MRC from an analysis (no policy column; a `method` column names the series).
-    mattson = pd.DataFrame({"cache_blocks": [1, 2, 4, 8], "miss_ratio": [0.9, 0.7, 0.4, 0.2],
-                            "method": "mattson"})
+    mattson = pd.DataFrame({"cache_blocks": [1, 2, 4, 8], "miss_ratio": [0.9, 0.7, 0.4, 0.2], "method": "mattson"})
     assert plots.mrc(mattson, tmp_path / "m.png").out is not None
 
 
@@ -72,8 +71,9 @@ def test_sequence_cdf_is_weighted_by_blocks(tmp_path):
     # 4 one-block requests and 1 four-block request: half the blocks sit in sequences of 1.
     x, y = plots.sequence_cdf_points(pd.Series({1: 4, 4: 1}))
     assert list(x) == [1, 4] and list(y) == [50.0, 100.0]
-    long = pd.DataFrame({"policy": ["lru", "lru", "dulo", "dulo"], "size_blocks": [1, 4, 1, 4],
-                         "requests": [4, 1, 1, 2]})
+    long = pd.DataFrame(
+        {"policy": ["lru", "lru", "dulo", "dulo"], "size_blocks": [1, 4, 1, 4], "requests": [4, 1, 1, 2]}
+    )
     assert plots.sequence_cdf(long, tmp_path / "cdf.png").out is not None
 
 
@@ -92,12 +92,19 @@ def test_sequence_cdf_from_the_runs_column(runs, tmp_path):
 
 
 def test_partition_timeline_shapes(tmp_path):
-    long = pd.DataFrame({"time": [0, 0, 100, 100, 200, 200], "partition": ["arc", "mru1"] * 3,
-                         "size_blocks": [10, 0, 6, 4, 3, 7]})
+    long = pd.DataFrame(
+        {"time": [0, 0, 100, 100, 200, 200], "partition": ["arc", "mru1"] * 3, "size_blocks": [10, 0, 6, 4, 3, 7]}
+    )
     assert plots.partition_timeline(long, tmp_path / "amp.png").out is not None
     assert plots.partition_timeline(long, tmp_path / "sa.svg", stacked=False).out is not None
-    run = pd.DataFrame({"key": ["k"], "policy": ["amp"], "cache_blocks": [10],
-                        "partition_timeline": [json.dumps({"unit": "s", "samples": [[0.5, "disk0", 4], [0.5, "disk1", 6]]})]})
+    run = pd.DataFrame(
+        {
+            "key": ["k"],
+            "policy": ["amp"],
+            "cache_blocks": [10],
+            "partition_timeline": [json.dumps({"unit": "s", "samples": [[0.5, "disk0", 4], [0.5, "disk1", 6]]})],
+        }
+    )
     exploded = plots.partition_sizes(run)
     assert list(exploded.columns[:3]) == ["time_s", "partition", "size_blocks"]
     assert plots.partition_timeline(run, tmp_path / "r.png").out is not None
@@ -137,10 +144,13 @@ def test_cli(sweep_db, tmp_path, capsys):
     code, _, err = cli(capsys, "plot", "prefetch", sweep_db, "-o", out, "--policy", "lru", "--policy", "clock")
     assert code == 0, err
     assert out.exists() and "note: execution time" in err
-    code, _, err = cli(capsys, "plot", "hit-ratio", sweep_db, "-o", tmp_path / "c.png", "--cache", "4MiB", "--cache", "8MiB")
+    code, _, err = cli(
+        capsys, "plot", "hit-ratio", sweep_db, "-o", tmp_path / "c.png", "--cache", "4MiB", "--cache", "8MiB"
+    )
     assert code == 0, err
-    code, out, _ = cli(capsys, "plot", "seq-cdf", sweep_db, "-o", tmp_path / "s.png", "-c", "1024blocks",
-                       "--prefetch", "linux")
+    code, out, _ = cli(
+        capsys, "plot", "seq-cdf", sweep_db, "-o", tmp_path / "s.png", "-c", "1024blocks", "--prefetch", "linux"
+    )
     assert code == 0 and "wrote" in out
     code, _, err = cli(capsys, "plot", "partitions", sweep_db, "-o", tmp_path / "p.png")
     assert code == 2 and "nothing to plot" in err and "partition_timeline" in err

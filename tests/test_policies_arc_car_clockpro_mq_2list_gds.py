@@ -35,15 +35,18 @@ def test_runs_on_the_real_trace(policy, prefetch, cloudphysics):
     assert r.misses <= r.accesses
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("mq(queues=0)", "between 1 and 64"),
-    ("mq(lifetime=soon)", "lifetime=`soon` must be `adaptive`"),
-    ("mq(history=-1x)", "history"),
-    ("arc(adapt=float)", "one of real, integer"),
-    ("clock-pro(cold-min=60%,cold-max=10%)", "exceeds cold-max"),
-    ("linux-2list(active-ratio=0)", "above 0"),
-    ("gds(cost=2)", "takes no parameters"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("mq(queues=0)", "between 1 and 64"),
+        ("mq(lifetime=soon)", "lifetime=`soon` must be `adaptive`"),
+        ("mq(history=-1x)", "history"),
+        ("arc(adapt=float)", "one of real, integer"),
+        ("clock-pro(cold-min=60%,cold-max=10%)", "exceeds cold-max"),
+        ("linux-2list(active-ratio=0)", "above 0"),
+        ("gds(cost=2)", "takes no parameters"),
+    ],
+)
 def test_bad_parameters_are_refused(spec, message, tmp_path):
     t = block_trace(tmp_path / "t.csv", [1, 2, 3])
     with pytest.raises(bufsim.SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):

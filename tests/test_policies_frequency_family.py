@@ -11,16 +11,30 @@ from hypothesis import given, settings, strategies as st
 import bufsim
 from conftest import block_trace, bufsim_cli
 
-FAMILY = ["gdsf", "gdsf(variant=libcachesim)", "lfu-da", "w-tinylfu", "w-tinylfu(adaptive=true)", "lhd",
-          "w-tinylfu(variant=libcachesim)", "hyperbolic"]
+FAMILY = [
+    "gdsf",
+    "gdsf(variant=libcachesim)",
+    "lfu-da",
+    "w-tinylfu",
+    "w-tinylfu(adaptive=true)",
+    "lhd",
+    "w-tinylfu(variant=libcachesim)",
+    "hyperbolic",
+]
 
 
 def test_listed_with_parameters_defaults_and_papers():
     infos = {p["name"]: p for p in bufsim.policies()}
     params = {n: {k: d for k, d, _ in infos[n]["params"]} for n in ["gdsf", "w-tinylfu", "hyperbolic"]}
     assert params["gdsf"] == {"variant": "paper"}
-    assert params["w-tinylfu"] == {"window": "1%", "protected": "80%", "doorkeeper": "true",
-                                   "adaptive": "false", "variant": "paper", "sample": "10"}
+    assert params["w-tinylfu"] == {
+        "window": "1%",
+        "protected": "80%",
+        "doorkeeper": "true",
+        "adaptive": "false",
+        "variant": "paper",
+        "sample": "10",
+    }
     assert params["hyperbolic"] == {"samples": "64", "seed": "run"}
     assert infos["lfu-da"]["preset_of"] == "lfu(aging=dynamic)"
     assert "TOS 2017" in infos["w-tinylfu"]["paper"] and "ATC 2017" in infos["hyperbolic"]["paper"]
@@ -41,14 +55,17 @@ def test_the_same_seed_gives_the_same_hyperbolic_run(cloudphysics):
     assert a.misses == b.misses
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("gdsf(variant=lcs)", "one of paper, libcachesim"),
-    ("w-tinylfu(window=150%)", "between 0% and 100%"),
-    ("w-tinylfu(sample=0)", "sample must be at least 1"),
-    ("w-tinylfu(doorkeeper=maybe)", "true or false"),
-    ("hyperbolic(samples=0)", "from 1 to 1048576"),
-    ("lfu-da(aging=sometimes)", "one of none, halve, dynamic"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("gdsf(variant=lcs)", "one of paper, libcachesim"),
+        ("w-tinylfu(window=150%)", "between 0% and 100%"),
+        ("w-tinylfu(sample=0)", "sample must be at least 1"),
+        ("w-tinylfu(doorkeeper=maybe)", "true or false"),
+        ("hyperbolic(samples=0)", "from 1 to 1048576"),
+        ("lfu-da(aging=sometimes)", "one of none, halve, dynamic"),
+    ],
+)
 def test_bad_parameters_are_refused(spec, message, tmp_path):
     t = block_trace(tmp_path / "t.csv", [1, 2, 3])
     with pytest.raises(bufsim.SpecError, match=message):

@@ -13,6 +13,7 @@ import bufsim
 from conftest import ROOT
 
 import libcachesim  # noqa: F401  (the oracle is a test dependency)
+
 spec = importlib.util.spec_from_file_location("oracle", ROOT / "scripts" / "libcachesim_oracle.py")
 oracle = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(oracle)

@@ -50,7 +50,7 @@ def test_report_is_self_contained(page, sweep_db):
     runs = plots.load(sweep_db)
     assert runs["trace_hash"].iloc[0] in text
     assert runs["bufsim_version"].iloc[0] in text
-    assert "<th scope=\"row\">seeds</th><td>42</td>" in text
+    assert '<th scope="row">seeds</th><td>42</td>' in text
     assert text.count("<tr>") >= 64
 
 
@@ -70,8 +70,10 @@ def test_sequence_cdfs_one_plot_per_policy_or_a_chosen_few(sweep_db):
     figs, _ = report._plot_data(df, cdf_policies=["fifo"])
     assert [f["title"] for f in figs if f["id"].startswith("seqcdf")] == ["sequence-size CDF: fifo"]
     # More policies than MAX_CDF_POLICIES: the first are drawn and a note says how to pick others.
-    many = pd.concat([df.assign(policy=f"{p}(n={i})") for i in range(4) for p in ["lru"]] +
-                     [df.assign(policy=f"lfu(n={i})") for i in range(12)])
+    many = pd.concat(
+        [df.assign(policy=f"{p}(n={i})") for i in range(4) for p in ["lru"]]
+        + [df.assign(policy=f"lfu(n={i})") for i in range(12)]
+    )
     figs, notes = report._plot_data(many)
     assert sum(f["id"].startswith("seqcdf") for f in figs) == report.MAX_CDF_POLICIES
     assert any("16 policies, showing the first 12" in n for n in notes), notes
@@ -97,10 +99,10 @@ def test_miss_ratio_panel_is_one_minus_hit_ratio(sweep_db):
 def region_counts(png: bytes, rect: dict, colours: dict[str, str], tol: int = 24) -> dict[str, int]:
     img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
     x0, y0 = int(rect["x"]), int(rect["y"])
-    crop = img[y0:y0 + int(rect["height"]), x0:x0 + int(rect["width"])]
+    crop = img[y0 : y0 + int(rect["height"]), x0 : x0 + int(rect["width"])]
     out = {}
     for name, c in colours.items():
-        rgb = np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)])
+        rgb = np.array([int(c[i : i + 2], 16) for i in (1, 3, 5)])
         out[name] = int((np.abs(crop - rgb).max(axis=2) <= tol).sum())
     return out
 
@@ -122,15 +124,19 @@ def test_report_in_headless_chromium(page, tmp_path):
         # Three plots (hit ratio, miss ratio, disk requests) of 8 series (4 policies x 2 read-ahead)
         # of 8 points, then one sequence-size CDF per policy (every run records its disk request
         # sizes), each with its 16 runs (8 sizes x 2 read-ahead settings).
-        figs = b.eval("Array.from(document.querySelectorAll('figure.plot')).map("
-                      "f => [f.querySelector('figcaption').textContent, f.querySelectorAll('g.series').length])")
+        figs = b.eval(
+            "Array.from(document.querySelectorAll('figure.plot')).map("
+            "f => [f.querySelector('figcaption').textContent, f.querySelectorAll('g.series').length])"
+        )
         assert [n for _, n in figs] == [8, 8, 8, 16, 16, 16, 16], figs
         assert [t.split(" vs")[0] for t, _ in figs[:3]] == ["hit ratio (%)", "miss ratio (%)", "disk requests"]
         assert [t.split(": ")[1] for t, _ in figs[3:]] == sorted(SWEEP_POLICIES)
         assert int(b.eval("document.body.dataset.bufsimPoints")) > 3 * 64
         # Each policy keeps its figure marker in the page (one shape each, none falls back).
-        marks = b.eval("Array.from(document.querySelectorAll('figure.plot')[0].querySelectorAll('g.series'))"
-                       ".map(g => [g.dataset.name, g.dataset.marker, g.querySelector('polygon, rect, circle').tagName])")
+        marks = b.eval(
+            "Array.from(document.querySelectorAll('figure.plot')[0].querySelectorAll('g.series'))"
+            ".map(g => [g.dataset.name, g.dataset.marker, g.querySelector('polygon, rect, circle').tagName])"
+        )
         want = {p: report.MARKER_SHAPES[plots.policy_marker(p)] for p in SWEEP_POLICIES}
         assert {name: m for name, m, _ in marks if name in want} == want and len(set(want.values())) == 4
         assert all((tag == "circle") == (m == "circle") for _, m, tag in marks), marks
@@ -147,14 +153,18 @@ def test_report_in_headless_chromium(page, tmp_path):
             counts = region_counts(shot, rect, dict(enumerate(ramp)), tol=12)
             assert sum(counts.values()) > 400 and sum(n > 20 for n in counts.values()) >= 4, counts
         # Small multiples keep their type readable: a CDF's tick labels are no smaller than 9 px.
-        px = b.eval("(() => { const f = document.querySelectorAll('figure.plot')[3];"
-                    "return f.querySelector('.axes text').getBoundingClientRect().height; })()")
+        px = b.eval(
+            "(() => { const f = document.querySelectorAll('figure.plot')[3];"
+            "return f.querySelector('.axes text').getBoundingClientRect().height; })()"
+        )
         assert px >= 10, px
         before = region_counts(shot, rects[0], colours)
 
         # Legend: clicking both LRU entries of the first plot hides LRU's lines there only.
-        b.eval("Array.from(document.querySelectorAll('figure.plot')[0].querySelectorAll('.legend li'))"
-               ".filter(li => li.textContent.split(' ')[0] === 'lru').forEach(li => li.click())")
+        b.eval(
+            "Array.from(document.querySelectorAll('figure.plot')[0].querySelectorAll('.legend li'))"
+            ".filter(li => li.textContent.split(' ')[0] === 'lru').forEach(li => li.click())"
+        )
         shot2 = b.screenshot()
         after = region_counts(shot2, rects[0], colours)
         assert after["lru"] < before["lru"] / 20, (before, after)
@@ -176,7 +186,9 @@ def test_report_in_headless_chromium(page, tmp_path):
         assert tip[0] == "block" and "disk requests" in tip[1], tip
 
         # Sorting: click the `misses` header twice, then read the table back from the DOM.
-        col = b.eval("Array.from(document.querySelectorAll('#runs-table th')).findIndex(t => t.textContent === 'misses')")
+        col = b.eval(
+            "Array.from(document.querySelectorAll('#runs-table th')).findIndex(t => t.textContent === 'misses')"
+        )
         b.eval(f"document.querySelectorAll('#runs-table th')[{col}].click()")
         dom_up = b.eval("document.documentElement.outerHTML")
         b.eval(f"document.querySelectorAll('#runs-table th')[{col}].click()")
@@ -190,10 +202,10 @@ def test_report_in_headless_chromium(page, tmp_path):
 
 def column_values(html: str, col: int) -> list[float]:
     """The `col`-th cell of every row of the runs table, as numbers, in document order."""
-    table = html[html.index('id="runs-table"'):]
-    table = table[:table.index("</table>")]
+    table = html[html.index('id="runs-table"') :]
+    table = table[: table.index("</table>")]
     out = []
-    for row in re.findall(r"<tr>(.*?)</tr>", table[table.index("<tbody>"):], re.S):
+    for row in re.findall(r"<tr>(.*?)</tr>", table[table.index("<tbody>") :], re.S):
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
         out.append(float(cells[col].replace(",", "")))
     return out

@@ -39,7 +39,7 @@ def markdown_table(section: str, headers: list[str]) -> list[list[str]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if cells == headers:
             rows = []
-            for row in lines[i + 2:]:
+            for row in lines[i + 2 :]:
                 if not row.startswith("|"):
                     break
                 rows.append([c.strip() for c in row.strip().strip("|").split("|")])

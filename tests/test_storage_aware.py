@@ -49,7 +49,9 @@ def test_one_old_disk_and_the_storage_aware_policies(trace1):
 
 
 def test_device_for_forms_and_errors(trace1):
-    r = bufsim.simulate(trace1, "lru", "200MB", device_for=["0-1=ibm-9lzx(age=3)", "5,7=ibm-9lzx(age=1)"], **PAPER_STORAGE)
+    r = bufsim.simulate(
+        trace1, "lru", "200MB", device_for=["0-1=ibm-9lzx(age=3)", "5,7=ibm-9lzx(age=1)"], **PAPER_STORAGE
+    )
     aged = [d["device"] for d in r.devices if "aged" in d["model"]]
     assert aged == [0, 1, 5, 7]
     with pytest.raises(bufsim.SpecError, match="not among the run's devices 0-15"):
@@ -62,8 +64,10 @@ def test_device_for_forms_and_errors(trace1):
 
 def test_one_device_makes_the_partitioned_policies_their_base_policy(trace1):
     # Without an array the trace lives on one device: one partition, so LRU's (CLOCK's) misses.
-    misses = {p: bufsim.simulate(trace1, p, "100MB").misses
-              for p in ("lru", "clock", "static", "eager-lru", "lazy-lru", "lazy-clock", "landlord(cost=model)")}
+    misses = {
+        p: bufsim.simulate(trace1, p, "100MB").misses
+        for p in ("lru", "clock", "static", "eager-lru", "lazy-lru", "lazy-clock", "landlord(cost=model)")
+    }
     assert misses["static"] == misses["eager-lru"] == misses["lazy-lru"] == misses["lru"]
     assert misses["landlord(cost=model)"] == misses["lru"]
     assert misses["lazy-clock"] == misses["clock"] != misses["lru"]
@@ -85,17 +89,54 @@ def test_fault_timeline_in_python_and_on_the_command_line(trace1, tmp_path):
     dev6 = df[df.partition == "dev6"]
     assert dev6.blocks.iloc[-1] > 1.3 * df[df.partition == "dev0"].blocks.iloc[-1]
     csv, png = tmp_path / "tl.csv", tmp_path / "tl.png"
-    p = bufsim_cli("timeline", trace1, "-p", "eager-lru", "-c", "200MB", "--array", "16", "--device", "ibm-9lzx",
-                   "--network", "loggp", "--closed", "64", "--faults", "device=6,at=1s,slowdown=4",
-                   "--csv", csv, "--plot", png)
+    p = bufsim_cli(
+        "timeline",
+        trace1,
+        "-p",
+        "eager-lru",
+        "-c",
+        "200MB",
+        "--array",
+        "16",
+        "--device",
+        "ibm-9lzx",
+        "--network",
+        "loggp",
+        "--closed",
+        "64",
+        "--faults",
+        "device=6,at=1s,slowdown=4",
+        "--csv",
+        csv,
+        "--plot",
+        png,
+    )
     assert p.returncode == 0, p.stderr
     assert csv.read_text().splitlines()[0] == "time_s,partition,target,blocks,wait_ms"
     assert png.stat().st_size > 10_000
 
 
 def test_cli_run_prints_throughput_and_json(trace1):
-    args = ["run", trace1, "-p", "lru", "-p", "lazy-clock", "-c", "200MB", "--array", "raid0(devices=16,unit=8KiB)",
-            "--device", "ibm-9lzx", "--device-for", "3=ibm-9lzx(age=4)", "--network", "loggp", "--closed", "16"]
+    args = [
+        "run",
+        trace1,
+        "-p",
+        "lru",
+        "-p",
+        "lazy-clock",
+        "-c",
+        "200MB",
+        "--array",
+        "raid0(devices=16,unit=8KiB)",
+        "--device",
+        "ibm-9lzx",
+        "--device-for",
+        "3=ibm-9lzx(age=4)",
+        "--network",
+        "loggp",
+        "--closed",
+        "16",
+    ]
     p = bufsim_cli(*args)
     assert p.returncode == 0, p.stderr
     assert "MB/s" in p.stdout.splitlines()[0]
@@ -105,23 +146,26 @@ def test_cli_run_prints_throughput_and_json(trace1):
     assert all(r["throughput_mb_s"] > 0 and r["closed"] == 16 and r["device_for"] == "3=ibm-9lzx(age=4)" for r in rows)
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--array", "raid5"], ["unknown array `raid5`"]),
-    (["--array", "raid0(unit=6KiB)"], ["stripe unit", "4096-byte blocks"]),
-    (["--array", "16", "--closed", "0"], ["outstanding requests of at least 1"]),
-    (["--array", "16", "--network", "infiniband"], ["unknown network `infiniband`", "loggp"]),
-    (["--array", "16", "--faults", "device=6,slowdown=2"], ["no at= time"]),
-    (["--array", "16", "--faults", "device=20,at=1s,slowdown=2"], ["fault on device 20"]),
-    (["--array", "16", "-p", "eager-lru(threshold=0.5)"], ["threshold", "between 1"]),
-    (["--array", "16", "-p", "lazy-lru(window=0)"], ["window"]),
-    (["--array", "16", "-p", "landlord(cost=free)"], ["cost", "wait, model"]),
-    (["--array", "16", "-p", "static(request=big)"], ["request"]),
-    (["--array", "raid0(devices=0)"], ["devices=`0`", "1 to 254"]),
-    (["--array", "16", "--closed", "99999999999"], ["at most 1000000 outstanding requests"]),
-    (["--array", "16", "--device-for", "3=nosuch"], ["device 3", "unknown device `nosuch`"]),
-    (["--array", "16", "--device-for", "3-1=ssd"], ["device range `3-1`", "empty"]),
-    (["--array", "16", "--device-for", "3=ibm-9lzx(age=1000)"], ["simulated time ran past its limit"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--array", "raid5"], ["unknown array `raid5`"]),
+        (["--array", "raid0(unit=6KiB)"], ["stripe unit", "4096-byte blocks"]),
+        (["--array", "16", "--closed", "0"], ["outstanding requests of at least 1"]),
+        (["--array", "16", "--network", "infiniband"], ["unknown network `infiniband`", "loggp"]),
+        (["--array", "16", "--faults", "device=6,slowdown=2"], ["no at= time"]),
+        (["--array", "16", "--faults", "device=20,at=1s,slowdown=2"], ["fault on device 20"]),
+        (["--array", "16", "-p", "eager-lru(threshold=0.5)"], ["threshold", "between 1"]),
+        (["--array", "16", "-p", "lazy-lru(window=0)"], ["window"]),
+        (["--array", "16", "-p", "landlord(cost=free)"], ["cost", "wait, model"]),
+        (["--array", "16", "-p", "static(request=big)"], ["request"]),
+        (["--array", "raid0(devices=0)"], ["devices=`0`", "1 to 254"]),
+        (["--array", "16", "--closed", "99999999999"], ["at most 1000000 outstanding requests"]),
+        (["--array", "16", "--device-for", "3=nosuch"], ["device 3", "unknown device `nosuch`"]),
+        (["--array", "16", "--device-for", "3-1=ssd"], ["device range `3-1`", "empty"]),
+        (["--array", "16", "--device-for", "3=ibm-9lzx(age=1000)"], ["simulated time ran past its limit"]),
+    ],
+)
 def test_bad_storage_options_get_one_line_errors(trace1, args, words):
     p = bufsim_cli("run", trace1, "-c", "200MB", *args)
     assert p.returncode == 2, p.stdout
@@ -183,13 +227,26 @@ closed = 64
 def test_reproduction_prints_every_figure(monkeypatch, capsys):
     from bufsim import reproduce, reproduce_storage
 
-    small = {"trace1": "sa-trace1(requests=1500)", "trace2": "sa-trace2(requests=6000)",
-             "trace3": "sa-trace3(requests=6000)", "ages": [0, 10]}
+    small = {
+        "trace1": "sa-trace1(requests=1500)",
+        "trace2": "sa-trace2(requests=6000)",
+        "trace3": "sa-trace3(requests=6000)",
+        "ages": [0, 10],
+    }
     monkeypatch.setattr(reproduce_storage, "_settings", lambda quick: small)
     assert reproduce.main("storage-aware", quick=True) == 0
     out = capsys.readouterr().out
-    for title in ("Figure 2", "Figure 5 (left)", "Figure 5 (right)", "Figure 6 (left)", "Figure 6 (right)",
-                  "Figure 8:", "Figure 8 (left)", "paper:", "kept at the oldest age"):
+    for title in (
+        "Figure 2",
+        "Figure 5 (left)",
+        "Figure 5 (right)",
+        "Figure 6 (left)",
+        "Figure 6 (right)",
+        "Figure 8:",
+        "Figure 8 (left)",
+        "paper:",
+        "kept at the oldest age",
+    ):
         assert title in out, title
     rows = reproduce_storage.storage_aware(quick=True)
     fig2 = {(r["policy"], r["slow_disk_age"]): r["mb_s"] for r in rows if r["figure"] == "2"}

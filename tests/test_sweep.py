@@ -19,8 +19,20 @@ from bufsim.sweeps import Progress, SweepSpec, cache_range, run_sweep
 from conftest import SWEEP_CACHES, SWEEP_POLICIES, SWEEP_PREFETCHES, bufsim_cli, sweep_args
 
 POLICIES, CACHES, PREFETCHES = SWEEP_POLICIES, SWEEP_CACHES, SWEEP_PREFETCHES
-STATS = ["policy", "prefetch", "cache_blocks", "accesses", "hits", "misses", "disk_requests",
-         "blocks_read", "prefetched", "prefetched_unused", "key", "trace_hash"]
+STATS = [
+    "policy",
+    "prefetch",
+    "cache_blocks",
+    "accesses",
+    "hits",
+    "misses",
+    "disk_requests",
+    "blocks_read",
+    "prefetched",
+    "prefetched_unused",
+    "key",
+    "trace_hash",
+]
 
 
 def test_cache_ranges():
@@ -49,8 +61,9 @@ def count(db):
 
 def start_and_kill(args, sig, after_progress_lines=1):
     """Starts a sweep and sends `sig` once it has reported progress; returns its exit code."""
-    p = subprocess.Popen([sys.executable, "-m", "bufsim", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bufsim", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     seen = 0
     deadline = time.monotonic() + 120
     for line in p.stderr:
@@ -103,8 +116,9 @@ def test_sigint_stops_cleanly_and_keeps_finished_runs(tmp_path, cloudphysics):
 def test_dask_cluster_gives_identical_results(tmp_path, cloudphysics, uninterrupted):
     from dask.distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=":0") as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+    ) as cluster:
         spec = SweepSpec([str(cloudphysics)], POLICIES, CACHES, PREFETCHES)
         run_sweep(spec, str(tmp_path / "d.duckdb"), dask=cluster.scheduler_address, progress=False)
     got = rows(tmp_path / "d.duckdb")
@@ -138,8 +152,9 @@ def test_export_parquet_and_show(tmp_path, cloudphysics):
 
 def test_experiment_file(tmp_path, cloudphysics):
     exp = tmp_path / "exp.toml"
-    exp.write_text(f'traces = ["{cloudphysics}"]\npolicies = ["lru", "opt"]\ncaches = ["4MiB"]\n'
-                   'prefetches = ["none", "bsd"]\n')
+    exp.write_text(
+        f'traces = ["{cloudphysics}"]\npolicies = ["lru", "opt"]\ncaches = ["4MiB"]\nprefetches = ["none", "bsd"]\n'
+    )
     p = bufsim_cli("sweep", "--config", exp, "-o", tmp_path / "x.duckdb", "-q", "--json")
     assert p.returncode == 0, p.stderr
     assert len(p.stdout.splitlines()) == 4

@@ -15,8 +15,19 @@ from bufsim.api import TIMING_FIELDS
 from bufsim.sweeps import RunSpec, SweepSpec, run_sweep
 from conftest import bufsim_cli, write_csv
 
-TIMED = {"exec_time_s", "io_time_s", "stall_time_s", "service_p50_ms", "service_p90_ms", "service_p99_ms",
-         "sync_requests", "sync_time_ms", "async_requests", "async_time_ms", "devices"}
+TIMED = {
+    "exec_time_s",
+    "io_time_s",
+    "stall_time_s",
+    "service_p50_ms",
+    "service_p90_ms",
+    "service_p99_ms",
+    "sync_requests",
+    "sync_time_ms",
+    "async_requests",
+    "async_time_ms",
+    "devices",
+}
 
 
 def dulo_trace(path):
@@ -55,12 +66,28 @@ def test_timed_results_on_the_real_trace(cloudphysics):
 
 
 def test_sweep_function_and_same_seed_same_times(cloudphysics):
-    df = bufsim.sweep(cloudphysics, ["lru"], ["4MiB", "64MiB"], prefetches=["linux"], device="ibm-9lzx(age=2)",
-                      io_scheduler="deadline", think="0.1ms", jobs=2)
+    df = bufsim.sweep(
+        cloudphysics,
+        ["lru"],
+        ["4MiB", "64MiB"],
+        prefetches=["linux"],
+        device="ibm-9lzx(age=2)",
+        io_scheduler="deadline",
+        think="0.1ms",
+        jobs=2,
+    )
     assert list(df["device"]) == ["ibm-9lzx(age=2)"] * 2
     assert (df["exec_time_s"] > 0).all()
-    again = bufsim.sweep(cloudphysics, ["lru"], ["4MiB", "64MiB"], prefetches=["linux"], device="ibm-9lzx(age=2)",
-                         io_scheduler="deadline", think="0.1ms", jobs=1)
+    again = bufsim.sweep(
+        cloudphysics,
+        ["lru"],
+        ["4MiB", "64MiB"],
+        prefetches=["linux"],
+        device="ibm-9lzx(age=2)",
+        io_scheduler="deadline",
+        think="0.1ms",
+        jobs=1,
+    )
     assert df.drop(columns=["devices"]).equals(again.drop(columns=["devices"]))
 
 
@@ -116,22 +143,53 @@ def test_bad_timing_options_give_one_line_errors(tmp_path):
 def test_count_mode_sweep_keys_are_unchanged():
     spec = RunSpec("t.csv", "abc", "csv", "lru", "none", 1024, 4096, False, "64KiB", 42)
     # The key as versions before timed mode computed it, from their ten fields.
-    old = {k: v for k, v in asdict(spec).items()
-           if k in ("trace_hash", "format", "policy", "prefetch", "cache_blocks", "block_size",
-                    "reads_only", "cluster", "seed")}
+    old = {
+        k: v
+        for k, v in asdict(spec).items()
+        if k
+        in ("trace_hash", "format", "policy", "prefetch", "cache_blocks", "block_size", "reads_only", "cluster", "seed")
+    }
     old["bufsim_version"] = _core.__version__
     text = json.dumps(old, sort_keys=True, separators=(",", ":"))
     assert spec.key == hashlib.sha256(text.encode()).hexdigest()[:32]
-    timed = RunSpec("t.csv", "abc", "csv", "lru", "none", 1024, 4096, False, "64KiB", 42, timing=True,
-                    device="avg", io_scheduler="noop", think="trace")
-    assert len({spec.key, timed.key, RunSpec(**{**asdict(timed), "device": "ssd"}).key,
-                RunSpec(**{**asdict(spec), "file_gap": "1blocks"}).key}) == 4
+    timed = RunSpec(
+        "t.csv",
+        "abc",
+        "csv",
+        "lru",
+        "none",
+        1024,
+        4096,
+        False,
+        "64KiB",
+        42,
+        timing=True,
+        device="avg",
+        io_scheduler="noop",
+        think="trace",
+    )
+    assert (
+        len(
+            {
+                spec.key,
+                timed.key,
+                RunSpec(**{**asdict(timed), "device": "ssd"}).key,
+                RunSpec(**{**asdict(spec), "file_gap": "1blocks"}).key,
+            }
+        )
+        == 4
+    )
 
 
 def test_sweep_over_devices_into_the_database(cloudphysics, tmp_path):
     out = str(tmp_path / "r.duckdb")
-    spec = SweepSpec(traces=[str(cloudphysics)], policies=["lru"], caches=["16MiB"], devices=["avg", "ssd"],
-                     io_schedulers=["noop", "sstf"])
+    spec = SweepSpec(
+        traces=[str(cloudphysics)],
+        policies=["lru"],
+        caches=["16MiB"],
+        devices=["avg", "ssd"],
+        io_schedulers=["noop", "sstf"],
+    )
     df = run_sweep(spec, out, jobs=2, progress=False)
     assert len(df) == 4 and set(df["device"]) == {"avg", "ssd"} and set(df["io_scheduler"]) == {"noop", "sstf"}
     assert df["exec_time_s"].notna().all()
@@ -139,8 +197,26 @@ def test_sweep_over_devices_into_the_database(cloudphysics, tmp_path):
     df2 = run_sweep(SweepSpec(traces=[str(cloudphysics)], policies=["lru"], caches=["16MiB"]), out, progress=False)
     assert df2["exec_time_s"].isna().all() and not df2["timing"].any()
     # The CLI shows both kinds, and --resume finds every timed run done.
-    p = bufsim_cli("sweep", cloudphysics, "-p", "lru", "-c", "16MiB", "--device", "avg", "--device", "ssd",
-                   "--io-scheduler", "noop", "--io-scheduler", "sstf", "--out", out, "--resume", "-q")
+    p = bufsim_cli(
+        "sweep",
+        cloudphysics,
+        "-p",
+        "lru",
+        "-c",
+        "16MiB",
+        "--device",
+        "avg",
+        "--device",
+        "ssd",
+        "--io-scheduler",
+        "noop",
+        "--io-scheduler",
+        "sstf",
+        "--out",
+        out,
+        "--resume",
+        "-q",
+    )
     assert p.returncode == 0, p.stderr
     assert "exec s" in p.stdout and "4 runs" in p.stdout
 
@@ -150,8 +226,11 @@ def test_a_database_from_before_timed_mode_gains_its_columns(tmp_path):
 
     from bufsim.sweeps import CONFIG_COLUMNS, STAT_COLUMNS, ResultsStore
 
-    old_cols = [c for c in CONFIG_COLUMNS if c[0] not in ("timing", "device", "io_scheduler", "think",
-                                                           "single_stream", "file_gap")]
+    old_cols = [
+        c
+        for c in CONFIG_COLUMNS
+        if c[0] not in ("timing", "device", "io_scheduler", "think", "single_stream", "file_gap")
+    ]
     old_cols += STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
     db = str(tmp_path / "old.duckdb")
     con = duckdb.connect(db)

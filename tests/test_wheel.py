@@ -15,8 +15,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TPCH = ROOT / "traces" / "tpch.csv.gz"
-OFFLINE_SIGNS = ("Could not find a version", "No matching distribution", "Failed to establish a new connection",
-                 "Temporary failure in name resolution", "Network is unreachable", "ProxyError", "timed out")
+OFFLINE_SIGNS = (
+    "Could not find a version",
+    "No matching distribution",
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "ProxyError",
+    "timed out",
+)
 
 
 def run(*args, cwd=None, timeout=900) -> subprocess.CompletedProcess:
@@ -59,8 +66,23 @@ def test_wheel_installs_and_runs_a_study_in_a_clean_venv(tmp_path):
     p = run(bufsim, "run", TPCH, "--policy", "lru", "--cache", "1024blocks", cwd=work)
     assert p.returncode == 0 and "lru" in p.stdout, p.stderr
     db = work / "results.duckdb"
-    p = run(bufsim, "sweep", TPCH, "--out", db, "--policy", "lru", "--policy", "arc", "--cache", "64blocks",
-            "--cache", "1024blocks", "--quiet", cwd=work)
+    p = run(
+        bufsim,
+        "sweep",
+        TPCH,
+        "--out",
+        db,
+        "--policy",
+        "lru",
+        "--policy",
+        "arc",
+        "--cache",
+        "64blocks",
+        "--cache",
+        "1024blocks",
+        "--quiet",
+        cwd=work,
+    )
     assert p.returncode == 0, p.stderr
     p = run(bufsim, "plot", "hit-ratio", db, "-o", work / "hit-ratio.pdf", cwd=work)
     assert p.returncode == 0 and (work / "hit-ratio.pdf").read_bytes()[:4] == b"%PDF", p.stderr

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 from bufsim.options import Options, PathLike, SizeLike, block_size_bytes, size_text
 
 
-def partition_timeline(trace: PathLike, policy: str = "amp", cache: SizeLike = "64MiB", **options: Any) -> "pandas.DataFrame":
+def partition_timeline(
+    trace: PathLike, policy: str = "amp", cache: SizeLike = "64MiB", **options: Any
+) -> "pandas.DataFrame":
     """Runs a partitioned policy (``amp``, ``pcc``, ``dear``, with any parameters) over
     ``trace`` and returns its partition sizes over virtual time, one row per partition per
     sample: ``time`` (demand block accesses so far), ``partition`` (``default``, ``one-shot``,
@@ -28,7 +30,9 @@ def partition_timeline(trace: PathLike, policy: str = "amp", cache: SizeLike = "
 
     # The one timeline binding (bufsim.storage uses it too); for AMP's partitions the tag is
     # the program context and there is no per-sample value.
-    _, rows = _core.run_timeline(os.fspath(trace), str(policy), size_text(cache, "cache size"), "none", Options(options).to_json())
+    _, rows = _core.run_timeline(
+        os.fspath(trace), str(policy), size_text(cache, "cache size"), "none", Options(options).to_json()
+    )
     return pd.DataFrame([r[:4] for r in rows], columns=["time", "partition", "ctx", "blocks"])
 
 
@@ -76,8 +80,9 @@ def detect(
     ``loop_time`` and ``loop_time_dev`` (virtual time per loop)."""
     import pandas as pd
 
-    rows = _core.detect(os.fspath(trace), str(detector), format=format,
-                        block_size=block_size_bytes(block_size), reads_only=reads_only)
+    rows = _core.detect(
+        os.fspath(trace), str(detector), format=format, block_size=block_size_bytes(block_size), reads_only=reads_only
+    )
     cols = ["ctx", "pattern", "r_bar", "accesses", "unique_blocks", "loop_size", "loop_time", "loop_time_dev"]
     return pd.DataFrame(rows, columns=cols)
 

@@ -101,9 +101,16 @@ def analyze(
     elif policies is not None:
         raise SpecError("policies are for the breakdown: give its cache size too (breakdown=...)")
     text = _core.analyze(
-        os.fspath(trace), format=format, block_size=block_size_bytes(block_size), reads_only=reads_only,
-        working_set=working_set, contexts=contexts, hill_fraction=float(hill_fraction), jobs=jobs,
-        breakdown_policies=names, breakdown_cache=None if breakdown is None else size_text(breakdown, "breakdown cache size"),
+        os.fspath(trace),
+        format=format,
+        block_size=block_size_bytes(block_size),
+        reads_only=reads_only,
+        working_set=working_set,
+        contexts=contexts,
+        hill_fraction=float(hill_fraction),
+        jobs=jobs,
+        breakdown_policies=names,
+        breakdown_cache=None if breakdown is None else size_text(breakdown, "breakdown cache size"),
         seed=seed,
     )
     return Analysis(**json.loads(text))
@@ -145,10 +152,12 @@ def distance_breakdown(
     names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
     sizes = [cache] if isinstance(cache, (str, int)) else list(cache)
     options = Options(first_level=first_level, format=format, block_size=block_size, reads_only=reads_only, seed=seed)
-    rows = _core.breakdown(os.fspath(trace), [str(p) for p in names], [size_text(c, "cache size") for c in sizes],
-                           options.to_json())
-    return pd.DataFrame(rows, columns=["policy", "cache_blocks", "below_hits", "below_misses", "above_hits",
-                                       "above_misses", "first"])
+    rows = _core.breakdown(
+        os.fspath(trace), [str(p) for p in names], [size_text(c, "cache size") for c in sizes], options.to_json()
+    )
+    return pd.DataFrame(
+        rows, columns=["policy", "cache_blocks", "below_hits", "below_misses", "above_hits", "above_misses", "first"]
+    )
 
 
 SizesArg = Union[None, str, Sequence[SizeLike]]
@@ -175,14 +184,23 @@ def mrc_report(
         listed = [size_text(s, "cache size") for s in sizes]
     if shards is not None and (isinstance(shards, bool) or not isinstance(shards, (int, float))):
         raise SpecError(f"SHARDS rate must be a fraction in (0, 1], not {shards!r}")
-    if shards_size is not None and (isinstance(shards_size, bool) or not isinstance(shards_size, int) or shards_size < 1):
+    if shards_size is not None and (
+        isinstance(shards_size, bool) or not isinstance(shards_size, int) or shards_size < 1
+    ):
         raise SpecError(f"SHARDS sample size must be a positive number of blocks, not {shards_size!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SpecError(f"seed must be zero or more, not {seed!r}")
     text = _core.mrc(
-        os.fspath(trace), sizes=listed, all_sizes=all_sizes, exact=exact,
-        shards_rate=None if shards is None else float(shards), shards_size=shards_size, seed=seed,
-        format=format, block_size=block_size_bytes(block_size), reads_only=reads_only,
+        os.fspath(trace),
+        sizes=listed,
+        all_sizes=all_sizes,
+        exact=exact,
+        shards_rate=None if shards is None else float(shards),
+        shards_size=shards_size,
+        seed=seed,
+        format=format,
+        block_size=block_size_bytes(block_size),
+        reads_only=reads_only,
     )
     return json.loads(text)
 
@@ -210,8 +228,17 @@ def mrc(
     ``df.attrs`` holds ``accesses``, ``distinct``, ``cold`` and the SHARDS summary, whose
     ``error`` (mean and max absolute difference over every cache size) needs both curves.
     """
-    r = mrc_report(trace, sizes=sizes, shards=shards, shards_size=shards_size, exact=exact, seed=seed,
-                   format=format, block_size=block_size, reads_only=reads_only)
+    r = mrc_report(
+        trace,
+        sizes=sizes,
+        shards=shards,
+        shards_size=shards_size,
+        exact=exact,
+        seed=seed,
+        format=format,
+        block_size=block_size,
+        reads_only=reads_only,
+    )
     return mrc_frame(r)
 
 
@@ -235,6 +262,7 @@ def mrc_frame(r: dict[str, Any]) -> "pandas.DataFrame":
 
 
 # ---- text rendering (the command line) ----
+
 
 def _bytes(n: float) -> str:
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -282,29 +310,54 @@ def format_analysis(a: Analysis) -> str:
     if w is None:
         out.append("working set           not searched (--no-working-set)")
     else:
-        out.append(f"working set           {w['blocks']} blocks ({_bytes(w['bytes'])}): OPT hit ratio "
-                   f"{w['hit_ratio']:.4f}, 90% of the infinite cache's {w['max_hit_ratio']:.4f} "
-                   f"({len(w['probes'])} OPT runs)")
+        out.append(
+            f"working set           {w['blocks']} blocks ({_bytes(w['bytes'])}): OPT hit ratio "
+            f"{w['hit_ratio']:.4f}, 90% of the infinite cache's {w['max_hit_ratio']:.4f} "
+            f"({len(w['probes'])} OPT runs)"
+        )
     if size["histogram"]:
-        out += ["", "request sizes (rounded up to powers of two)",
-                _table(["size", "requests", "share"],
-                       [[_bytes(b["bytes"]), b["requests"], _pct(b["requests"] / req["total"])] for b in size["histogram"]])]
+        out += [
+            "",
+            "request sizes (rounded up to powers of two)",
+            _table(
+                ["size", "requests", "share"],
+                [[_bytes(b["bytes"]), b["requests"], _pct(b["requests"] / req["total"])] for b in size["histogram"]],
+            ),
+        ]
     t = a.temporal_distance
-    out += ["", f"temporal distance (MQ paper §3.1; {t['correlated']} correlated accesses, {t['first']} first references)"]
+    out += [
+        "",
+        f"temporal distance (MQ paper §3.1; {t['correlated']} correlated accesses, {t['first']} first references)",
+    ]
     if t["bins"]:
-        out.append(_table(["distance <=", "accesses", "share"],
-                          [[b["distance"], b["count"], _pct(b["share"])] for b in t["bins"]]))
+        out.append(
+            _table(
+                ["distance <=", "accesses", "share"], [[b["distance"], b["count"], _pct(b["share"])] for b in t["bins"]]
+            )
+        )
     hill = t["hill"]
     if hill is not None:
-        out.append(f"  hill: minDist {hill['min_dist']}, maxDist {hill['max_dist']}, peak {hill['peak_distance']}; "
-                   f"{_pct(hill['share'])} of correlated accesses (bins with at least {_pct(t['hill_fraction'])} of the peak)")
+        out.append(
+            f"  hill: minDist {hill['min_dist']}, maxDist {hill['max_dist']}, peak {hill['peak_distance']}; "
+            f"{_pct(hill['share'])} of correlated accesses (bins with at least {_pct(t['hill_fraction'])} of the peak)"
+        )
     f = a.frequency
-    out += ["", f"frequency (MQ paper Figure 4; mean {f['mean_frequency']:.2f}, max {f['max_frequency']} accesses per block)"]
+    out += [
+        "",
+        f"frequency (MQ paper Figure 4; mean {f['mean_frequency']:.2f}, max {f['max_frequency']} accesses per block)",
+    ]
     if f["points"]:
-        out.append(_table(["accessed >= f", "blocks", "accesses"],
-                          [[p["frequency"], _pct(p["block_share"]), _pct(p["access_share"])] for p in f["points"]]))
+        out.append(
+            _table(
+                ["accessed >= f", "blocks", "accesses"],
+                [[p["frequency"], _pct(p["block_share"]), _pct(p["access_share"])] for p in f["points"]],
+            )
+        )
     g = a.inter_reference_gaps
-    out += ["", f"inter-reference gaps by program context (AMP Figure 2; program contexts: {g['contexts']}, the busiest shown)"]
+    out += [
+        "",
+        f"inter-reference gaps by program context (AMP Figure 2; program contexts: {g['contexts']}, the busiest shown)",
+    ]
     rows = []
     for c in [g["all"]] + g["by_context"]:
         qs = [("-" if v is None else v) for _, v in c["quantiles"]]
@@ -312,11 +365,20 @@ def format_analysis(a: Analysis) -> str:
     out.append(_table(["context", "accesses", "gaps", *[name for name, _ in g["all"]["quantiles"]]], rows))
     if a.distance_breakdown:
         c = a.distance_breakdown[0]["cache_blocks"]
-        out += ["", f"hits and misses by temporal distance, cache of {c} blocks (MQ paper Table 3; "
-                f"{a.distance_breakdown[0]['first']} first references in neither)"]
-        out.append(_table(["policy", "< C hits", "< C misses", ">= C hits", ">= C misses"],
-                          [[r["policy"], r["below_hits"], r["below_misses"], r["above_hits"], r["above_misses"]]
-                           for r in a.distance_breakdown]))
+        out += [
+            "",
+            f"hits and misses by temporal distance, cache of {c} blocks (MQ paper Table 3; "
+            f"{a.distance_breakdown[0]['first']} first references in neither)",
+        ]
+        out.append(
+            _table(
+                ["policy", "< C hits", "< C misses", ">= C hits", ">= C misses"],
+                [
+                    [r["policy"], r["below_hits"], r["below_misses"], r["above_hits"], r["above_misses"]]
+                    for r in a.distance_breakdown
+                ],
+            )
+        )
     return "\n".join(out)
 
 
@@ -350,11 +412,17 @@ def format_mrc(r: dict[str, Any]) -> str:
     out.append(summary)
     s = r["shards"]
     if s is not None:
-        how = f"rate {s['rate']}" if s["mode"] == "fixed-rate" else f"at most {s['blocks']} blocks (final rate {s['final_rate']:.6f})"
+        how = (
+            f"rate {s['rate']}"
+            if s["mode"] == "fixed-rate"
+            else f"at most {s['blocks']} blocks (final rate {s['final_rate']:.6f})"
+        )
         line = f"SHARDS {how}, seed {s['seed']}: {s['sampled_refs']} sampled references to {s['sampled_blocks']} blocks"
         out.append(line)
         e = s["error"]
         if e is not None:
-            out.append(f"SHARDS error over {e['sizes']} cache sizes: mean {e['mean_abs']:.4f}, "
-                       f"max {e['max_abs']:.4f} at {e['max_at_blocks']} blocks")
+            out.append(
+                f"SHARDS error over {e['sizes']} cache sizes: mean {e['mean_abs']:.4f}, "
+                f"max {e['max_abs']:.4f} at {e['max_at_blocks']} blocks"
+            )
     return "\n".join(out)

@@ -16,8 +16,24 @@ from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result, result_of
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Options", "PathLike", "Result", "RESULT_FIELDS", "SizeLike", "TIMING_FIELDS", "block_size_bytes",
-           "devices", "policies", "prefetchers", "result_of", "run", "simulate", "size_text", "sweep"]
+__all__ = [
+    "Options",
+    "PathLike",
+    "Result",
+    "RESULT_FIELDS",
+    "SizeLike",
+    "TIMING_FIELDS",
+    "block_size_bytes",
+    "devices",
+    "policies",
+    "prefetchers",
+    "result_of",
+    "run",
+    "simulate",
+    "size_text",
+    "sweep",
+]
+
 
 def _listed(values: Any, what: str, example: str) -> list[str]:
     if isinstance(values, (str, int)):
@@ -28,8 +44,14 @@ def _listed(values: Any, what: str, example: str) -> list[str]:
     return values
 
 
-def run(trace: PathLike, policies: Sequence[str] | str, caches: Sequence[SizeLike] | SizeLike,
-        options: Optional[Mapping[str, Any]] = None, *, prefetches: Sequence[str] | str = ("none",)) -> list:
+def run(
+    trace: PathLike,
+    policies: Sequence[str] | str,
+    caches: Sequence[SizeLike] | SizeLike,
+    options: Optional[Mapping[str, Any]] = None,
+    *,
+    prefetches: Sequence[str] | str = ("none",),
+) -> list:
     """Runs every policy x read-ahead setting x cache size over ``trace`` (a path, or a trace
     decoded once, ``bufsim._core.Trace``) with ``options`` (an
     :class:`Options` or a mapping of option names, ``bufsim options`` lists them) and returns
@@ -55,8 +77,9 @@ def run(trace: PathLike, policies: Sequence[str] | str, caches: Sequence[SizeLik
     return results
 
 
-def simulate(trace: PathLike, policy: str = "lru", cache: SizeLike = "64MiB", *, prefetch: str = "none",
-             **options: Any):
+def simulate(
+    trace: PathLike, policy: str = "lru", cache: SizeLike = "64MiB", *, prefetch: str = "none", **options: Any
+):
     """Simulates one policy at one cache size over ``trace`` and returns its :class:`Result`.
 
     ``policy`` is a spec string (``"lru"``, ``"lfu(aging=dynamic)"``; see :func:`policies`),
@@ -75,8 +98,9 @@ def simulate(trace: PathLike, policy: str = "lru", cache: SizeLike = "64MiB", *,
     and passed over instead (``Result.skipped_records``, and a
     ``bufsim.formats.SkippedRecordsWarning`` naming where they are).
     """
-    return run(trace, [policy], [cache], Options(options).replace(jobs=options.get("jobs", 1)),
-               prefetches=[prefetch])[0]
+    return run(trace, [policy], [cache], Options(options).replace(jobs=options.get("jobs", 1)), prefetches=[prefetch])[
+        0
+    ]
 
 
 def sweep(

@@ -54,6 +54,7 @@ class CollectError(Exception):
 # ---------------------------------------------------------------------------------------------
 # Output
 
+
 class TraceWriter:
     """Writes records as interchange CSV lines, ordered by start time. A record waits while a call
     that started earlier is still unfinished (``hold``/``release``); lines are written whole with
@@ -78,8 +79,10 @@ class TraceWriter:
 
     def add(self, r: Record) -> None:
         t = r.time_us - (self.t0 or 0)
-        line = (f"{t},{r.dur_us},{r.pid},{'0' if r.ctx == 0 else f'0x{r.ctx:016x}'},{r.op},"
-                f"{csv_field(r.file.name)},{r.offset},{r.size}\n")
+        line = (
+            f"{t},{r.dur_us},{r.pid},{'0' if r.ctx == 0 else f'0x{r.ctx:016x}'},{r.op},"
+            f"{csv_field(r.file.name)},{r.offset},{r.size}\n"
+        )
         heapq.heappush(self.heap, (r.time_us, self.seq, line))
         self.seq += 1
         self._drain()
@@ -118,6 +121,7 @@ class TraceWriter:
 # ---------------------------------------------------------------------------------------------
 # Running strace
 
+
 @dataclass
 class CollectResult:
     output: str
@@ -128,9 +132,11 @@ class CollectResult:
 
     def summary(self) -> str:
         s = self.stats
-        text = (f"bufsim collect: {s.records} records ({s.reads} reads, {s.writes} writes) on "
-                f"{len(s.files)} files from {len(s.pids)} processes and {len(s.contexts)} program "
-                f"contexts -> {self.output}; the command {self.outcome}")
+        text = (
+            f"bufsim collect: {s.records} records ({s.reads} reads, {s.writes} writes) on "
+            f"{len(s.files)} files from {len(s.pids)} processes and {len(s.contexts)} program "
+            f"contexts -> {self.output}; the command {self.outcome}"
+        )
         if self.unknown_files:
             text += f"; {self.unknown_files} files were gone before they could be looked at (named ?:?N:PATH)"
         if s.unparsed:
@@ -141,8 +147,9 @@ class CollectResult:
 def find_strace() -> str:
     path = shutil.which("strace")
     if path is None:
-        raise CollectError("strace is not installed; install it (Debian/Ubuntu: `apt-get install strace`) "
-                           "and run bufsim collect again")
+        raise CollectError(
+            "strace is not installed; install it (Debian/Ubuntu: `apt-get install strace`) and run bufsim collect again"
+        )
     return path
 
 
@@ -155,10 +162,10 @@ def strace_version(strace: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def strace_command(strace: str, output: str, command: Sequence[str], stacks: bool = True,
-                   version: tuple[int, int] = (0, 0)) -> list[str]:
-    args = [strace, "-f", "-q", "-y", "-ttt", "-T", "-s", "0", "-e", "trace=" + ",".join(TRACED_SYSCALLS),
-            "-o", output]
+def strace_command(
+    strace: str, output: str, command: Sequence[str], stacks: bool = True, version: tuple[int, int] = (0, 0)
+) -> list[str]:
+    args = [strace, "-f", "-q", "-y", "-ttt", "-T", "-s", "0", "-e", "trace=" + ",".join(TRACED_SYSCALLS), "-o", output]
     if stacks:
         args.append("-k")
     if version >= (5, 3):
@@ -208,35 +215,72 @@ class _LineSplitter:
             self.rest = b""
 
 
-def _build(output: str, command: Sequence[str], *, stack_depth: int, stacks: bool, reads_only: bool,
-           include: Sequence[str], exclude: Sequence[str], no_libs: bool, live: bool
-           ) -> tuple[TraceBuilder, TraceWriter, int]:
+def _build(
+    output: str,
+    command: Sequence[str],
+    *,
+    stack_depth: int,
+    stacks: bool,
+    reads_only: bool,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    no_libs: bool,
+    live: bool,
+) -> tuple[TraceBuilder, TraceWriter, int]:
     excl = list(exclude) + (list(NO_LIBS_PATTERNS) if no_libs else [])
-    options = " ".join([*(["--reads-only"] if reads_only else []), *(f"--include {p}" for p in include),
-                        *(f"--exclude {p}" for p in exclude), *(["--no-libs"] if no_libs else [])])
+    options = " ".join(
+        [
+            *(["--reads-only"] if reads_only else []),
+            *(f"--include {p}" for p in include),
+            *(f"--exclude {p}" for p in exclude),
+            *(["--no-libs"] if no_libs else []),
+        ]
+    )
     out_fd = _open_output(output)
     writer = TraceWriter(out_fd, _comments(command, stack_depth, stacks, options))
 
     def first_time(t: int) -> None:
         writer.t0 = t
 
-    builder = TraceBuilder(writer.add, stack_depth=stack_depth, reads_only=reads_only,
-                           path_filter=PathFilter(include, excl), live=live,
-                           cwd=os.fsencode(os.getcwd()), hold=writer.hold, release=writer.release,
-                           on_first_time=first_time)
+    builder = TraceBuilder(
+        writer.add,
+        stack_depth=stack_depth,
+        reads_only=reads_only,
+        path_filter=PathFilter(include, excl),
+        live=live,
+        cwd=os.fsencode(os.getcwd()),
+        hold=writer.hold,
+        release=writer.release,
+        on_first_time=first_time,
+    )
     return builder, writer, out_fd
 
 
-def collect_from_log(log: str, output: str, *, stack_depth: int = 0, reads_only: bool = False,
-                     include: Sequence[str] = (), exclude: Sequence[str] = (), no_libs: bool = False
-                     ) -> CollectResult:
+def collect_from_log(
+    log: str,
+    output: str,
+    *,
+    stack_depth: int = 0,
+    reads_only: bool = False,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    no_libs: bool = False,
+) -> CollectResult:
     """Converts a saved ``strace -f [-k] -y -ttt -T`` log. Files are identified by ``stat`` of the
     paths now, so files changed or deleted since the run get ``?:?N:PATH`` names."""
     if not os.path.exists(log):
         raise FileNotFoundError(f"{log}: no such strace log")
-    builder, writer, out_fd = _build(output, [f"(strace log {log})"], stack_depth=stack_depth, stacks=True,
-                                     reads_only=reads_only, include=include, exclude=exclude,
-                                     no_libs=no_libs, live=False)
+    builder, writer, out_fd = _build(
+        output,
+        [f"(strace log {log})"],
+        stack_depth=stack_depth,
+        stacks=True,
+        reads_only=reads_only,
+        include=include,
+        exclude=exclude,
+        no_libs=no_libs,
+        live=False,
+    )
     try:
         splitter = _LineSplitter(builder)
         with open(log, "rb") as f:
@@ -251,8 +295,10 @@ def collect_from_log(log: str, output: str, *, stack_depth: int = 0, reads_only:
             # Not one line was an strace line: an empty trace would hide that, so none is left.
             if output != "-":
                 os.unlink(output)
-            raise CollectError(f"{log}: no strace output found ({builder.stats.unparsed} lines not understood); "
-                               "give a log written by `strace -f -y -ttt -T [-k] -o LOG COMMAND`")
+            raise CollectError(
+                f"{log}: no strace output found ({builder.stats.unparsed} lines not understood); "
+                "give a log written by `strace -f -y -ttt -T [-k] -o LOG COMMAND`"
+            )
         outcome = builder.root_exit or "ended without an exit line (log truncated?)"
         writer.close([f"end: converted from {log}; the command {outcome}"])
     finally:
@@ -261,9 +307,18 @@ def collect_from_log(log: str, output: str, *, stack_depth: int = 0, reads_only:
     return CollectResult(output, status, outcome, builder.stats, builder.unknown_files)
 
 
-def collect(command: Sequence[str], output: str, *, stack_depth: int = 0, stacks: bool = True,
-            reads_only: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = (),
-            no_libs: bool = False, keep_strace: Optional[str] = None) -> CollectResult:
+def collect(
+    command: Sequence[str],
+    output: str,
+    *,
+    stack_depth: int = 0,
+    stacks: bool = True,
+    reads_only: bool = False,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    no_libs: bool = False,
+    keep_strace: Optional[str] = None,
+) -> CollectResult:
     """Runs ``command`` under strace and writes its file I/O to ``output`` as interchange CSV.
 
     Returns when the command (and every process it started) has ended. SIGTERM and SIGHUP sent to
@@ -286,9 +341,17 @@ def collect(command: Sequence[str], output: str, *, stack_depth: int = 0, stacks
     fifo = os.path.join(tmp, "strace.fifo")
     os.mkfifo(fifo, 0o600)
     keep_fd = os.open(keep_strace, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if keep_strace else None
-    builder, writer, out_fd = _build(output, command, stack_depth=stack_depth, stacks=stacks,
-                                     reads_only=reads_only, include=include, exclude=exclude,
-                                     no_libs=no_libs, live=True)
+    builder, writer, out_fd = _build(
+        output,
+        command,
+        stack_depth=stack_depth,
+        stacks=stacks,
+        reads_only=reads_only,
+        include=include,
+        exclude=exclude,
+        no_libs=no_libs,
+        live=True,
+    )
     read_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     proc: Optional[subprocess.Popen] = None
     signals_seen = 0

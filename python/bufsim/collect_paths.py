@@ -3,5 +3,15 @@ command line does not import the collector (strace parsing) on every `bufsim` ca
 
 #: The program loader's and libraries' reads and pseudo-files. Globs match the whole path; other
 #: entries are directory prefixes.
-NO_LIBS_PATTERNS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "*.so", "*.so.*", "/etc/ld.so.cache",
-                    "/proc", "/sys", "/dev")
+NO_LIBS_PATTERNS = (
+    "/lib",
+    "/lib64",
+    "/usr/lib",
+    "/usr/lib64",
+    "*.so",
+    "*.so.*",
+    "/etc/ld.so.cache",
+    "/proc",
+    "/sys",
+    "/dev",
+)

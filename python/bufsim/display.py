@@ -20,20 +20,65 @@ if TYPE_CHECKING:
 # count-mode runs show no timing section.
 SECTIONS = [
     ("run", ["policy", "prefetch", "cache_blocks", "block_size"]),
-    ("cache", ["requests", "accesses", "hits", "misses", "hit_ratio", "miss_ratio", "evictions",
-               "write_accesses", "write_misses"]),
-    ("disk", ["disk_requests", "sync_requests", "async_requests", "blocks_read", "prefetched",
-              "prefetch_hits", "prefetched_unused"]),
+    (
+        "cache",
+        [
+            "requests",
+            "accesses",
+            "hits",
+            "misses",
+            "hit_ratio",
+            "miss_ratio",
+            "evictions",
+            "write_accesses",
+            "write_misses",
+        ],
+    ),
+    (
+        "disk",
+        [
+            "disk_requests",
+            "sync_requests",
+            "async_requests",
+            "blocks_read",
+            "prefetched",
+            "prefetch_hits",
+            "prefetched_unused",
+        ],
+    ),
     ("timing", ["device", "scheduler", "think", "single_stream", "exec_time_s", "io_time_s", "stall_time_s"]),
 ]
 # A sweep's table: these columns first when present, then the other scalar ones.
-SWEEP_FIRST = ["trace", "policy", "prefetch", "cache", "accesses", "hits", "misses", "hit_ratio", "miss_ratio",
-               "disk_requests", "exec_time_s"]
-SWEEP_HIDDEN = {"key", "config", "trace_hash", "bufsim_version", "request_sizes", "partition_timeline",
-                "policy_metrics", "cache_blocks", "block_size", "finished_at"}
+SWEEP_FIRST = [
+    "trace",
+    "policy",
+    "prefetch",
+    "cache",
+    "accesses",
+    "hits",
+    "misses",
+    "hit_ratio",
+    "miss_ratio",
+    "disk_requests",
+    "exec_time_s",
+]
+SWEEP_HIDDEN = {
+    "key",
+    "config",
+    "trace_hash",
+    "bufsim_version",
+    "request_sizes",
+    "partition_timeline",
+    "policy_metrics",
+    "cache_blocks",
+    "block_size",
+    "finished_at",
+}
 NUM = ' class="num"'
-STYLE = ("<style>.bufsim-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
-         ".bufsim-table th.section{text-align:left;background:#f4f4f4}</style>")
+STYLE = (
+    "<style>.bufsim-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    ".bufsim-table th.section{text-align:left;background:#f4f4f4}</style>"
+)
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -89,9 +134,13 @@ def result_html(result: Any) -> str:
             rows.append(f'<tr><th class="section" colspan="2">{heading}</th></tr>' + "".join(cells))
     metrics = d.get("policy_metrics") or {}
     if metrics:
-        rows.append('<tr><th class="section" colspan="2">policy</th></tr>' + "".join(
-            f"<tr><th>{html.escape(str(k))}</th><td{NUM}>{html.escape(_cell(str(k), v)[0])}</td></tr>"
-            for k, v in metrics.items()))
+        rows.append(
+            '<tr><th class="section" colspan="2">policy</th></tr>'
+            + "".join(
+                f"<tr><th>{html.escape(str(k))}</th><td{NUM}>{html.escape(_cell(str(k), v)[0])}</td></tr>"
+                for k, v in metrics.items()
+            )
+        )
     title = html.escape(f"{d.get('policy', 'run')}, {d.get('cache_blocks', '?')} blocks")
     return f'{STYLE}<table class="bufsim-table"><caption>{title}</caption>{"".join(rows)}</table>'
 
@@ -105,16 +154,24 @@ def sweep_html(df: "pandas.DataFrame", max_rows: int = 100) -> str:
         df["miss_ratio"] = 1.0 - df["hit_ratio"]
     if "cache_blocks" in df.columns:
         bs = df["block_size"] if "block_size" in df.columns else None
-        df["cache"] = [size_text(c * b) if bs is not None and b == b else f"{c} blocks"
-                       for c, b in zip(df["cache_blocks"], bs if bs is not None else [float("nan")] * len(df))]
+        df["cache"] = [
+            size_text(c * b) if bs is not None and b == b else f"{c} blocks"
+            for c, b in zip(df["cache_blocks"], bs if bs is not None else [float("nan")] * len(df))
+        ]
     best: set[int] = set()
     if "miss_ratio" in df.columns and "cache_blocks" in df.columns:
         keys = [c for c in ("trace", "cache_blocks") if c in df.columns]
         best = set(df.index[df["miss_ratio"] == df.groupby(keys)["miss_ratio"].transform("min")])
     cols = [c for c in SWEEP_FIRST if c in df.columns and df[c].notna().any()]
     # Columns another mode fills (timing in count mode) are left out when empty in every run.
-    cols += [c for c in df.columns if c not in cols and c not in SWEEP_HIDDEN and df[c].notna().any()
-             and not isinstance(df[c].iloc[0] if len(df) else None, (dict, list))]
+    cols += [
+        c
+        for c in df.columns
+        if c not in cols
+        and c not in SWEEP_HIDDEN
+        and df[c].notna().any()
+        and not isinstance(df[c].iloc[0] if len(df) else None, (dict, list))
+    ]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
     body = []
     for i, row in df.head(max_rows).iterrows():
@@ -130,8 +187,9 @@ def sweep_html(df: "pandas.DataFrame", max_rows: int = 100) -> str:
             cells.append(f"<td{NUM if num else ''}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     more = f"<p>{len(df) - max_rows} more runs not shown</p>" if len(df) > max_rows else ""
-    return (f'{STYLE}<table class="bufsim-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
-            f"</tbody></table>{more}")
+    return (
+        f'{STYLE}<table class="bufsim-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{more}'
+    )
 
 
 class Table:

@@ -21,8 +21,16 @@ EXIT_USAGE = 2
 # The optional packages a command may need, and the extra that installs each.
 # Packages some commands import, and the extra of bufsim that brings them (`None`: a dependency
 # of bufsim itself, so it is missing only from a broken install).
-OPTIONAL = {"pandas": None, "numpy": None, "duckdb": None, "matplotlib": None, "tqdm": None, "pyarrow": None,
-            "dask": "distributed", "distributed": "distributed"}
+OPTIONAL = {
+    "pandas": None,
+    "numpy": None,
+    "duckdb": None,
+    "matplotlib": None,
+    "tqdm": None,
+    "pyarrow": None,
+    "dask": "distributed",
+    "distributed": "distributed",
+}
 
 
 def require(module: str, extra: str | None = None) -> Any:
@@ -34,7 +42,11 @@ def require(module: str, extra: str | None = None) -> Any:
 
 
 def missing_package(module: str, extra: str | None, e: BaseException | None = None) -> str:
-    how = f"`pip install 'bufsim[{extra}]'`" if extra else f"`pip install {module}` (bufsim depends on it: reinstall bufsim)"
+    how = (
+        f"`pip install 'bufsim[{extra}]'`"
+        if extra
+        else f"`pip install {module}` (bufsim depends on it: reinstall bufsim)"
+    )
     return f"this command needs the Python package {module}, which is not installed; install it with {how}"
 
 
@@ -56,14 +68,18 @@ def _argtype_error(message: str) -> Exception:
 
 
 # `tcp://host:port`, `host:port`, or another Dask protocol with a host and port.
-_SCHEDULER = re.compile(r"^(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$|^inproc://\S+$")
+_SCHEDULER = re.compile(
+    r"^(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$|^inproc://\S+$"
+)
 
 
 def check_scheduler(address: str) -> str:
     """Refuses a Dask scheduler address without a host and a port before connecting to it."""
     if not _SCHEDULER.match(address):
-        raise SpecError(f"--dask {address!r} is not a Dask scheduler address; "
-                        "give tcp://HOST:PORT (the address `dask scheduler` prints, e.g. tcp://127.0.0.1:8786)")
+        raise SpecError(
+            f"--dask {address!r} is not a Dask scheduler address; "
+            "give tcp://HOST:PORT (the address `dask scheduler` prints, e.g. tcp://127.0.0.1:8786)"
+        )
     return address
 
 
@@ -71,8 +87,10 @@ def message(e: BaseException) -> str | None:
     """The one-line message for a failure the user can fix; ``None`` for a bug in bufsim."""
     if isinstance(e, UnicodeError) and isinstance(getattr(e, "object", None), str) and "surrogate" in str(e):
         shown = os.fsencode(e.object).decode("ascii", "backslashreplace")
-        return f"{shown}: the name is not valid UTF-8, which bufsim cannot pass on; rename the file " \
-               f"(or link to it under a UTF-8 name)"
+        return (
+            f"{shown}: the name is not valid UTF-8, which bufsim cannot pass on; rename the file "
+            f"(or link to it under a UTF-8 name)"
+        )
     if isinstance(e, ImportError) and (e.name or "").split(".")[0] in OPTIONAL:
         top = (e.name or "").split(".")[0]
         return missing_package(top, OPTIONAL[top])
@@ -83,8 +101,10 @@ def message(e: BaseException) -> str | None:
         if needed and needed.group(1) in OPTIONAL:
             return missing_package(needed.group(1), OPTIONAL[needed.group(1)])
         if "lock" in text.lower():
-            return f"results database: {text}; another bufsim (or program) has it open: wait for it to finish, " \
-                   f"or write to another file"
+            return (
+                f"results database: {text}; another bufsim (or program) has it open: wait for it to finish, "
+                f"or write to another file"
+            )
         return f"results database: {text}; give another file (-o) or remove this one"
     if isinstance(e, OverflowError):
         return f"a number is out of range ({e}); check the numbers given"

@@ -57,8 +57,10 @@ def hit_ratio_over_time(
         raise SpecError(f"windows must be a positive number of time slices, not {windows!r}")
     family = str(policy).split("(", 1)[0].strip().lower()
     if family in LOOKAHEAD:
-        raise SpecError(f"policy `{policy}` looks ahead, so runs over prefixes of the trace are not its "
-                        "windows; choose an online policy (lru, arc, ...) for a heatmap")
+        raise SpecError(
+            f"policy `{policy}` looks ahead, so runs over prefixes of the trace are not its "
+            "windows; choose an online policy (lru, arc, ...) for a heatmap"
+        )
     bs = block_size_bytes(block_size)
     if caches is None:
         from bufsim.analysis import mrc_report
@@ -84,15 +86,24 @@ def hit_ratio_over_time(
         for w, cut in enumerate(bar(cuts, desc="heatmap windows", unit="window", show=progress)):
             with open(prefix, "wb") as f:
                 f.write(_HEADER.pack(magic, version, hlen, flags, kind, rlen, cut, hlen + cut * rlen, nnames))
-                f.write(memoryview(data)[hlen:hlen + cut * rlen])
+                f.write(memoryview(data)[hlen : hlen + cut * rlen])
                 f.write(names)
             options = {"format": "bst", "block_size": bs, "reads_only": reads_only, "seed": seed, "jobs": jobs}
             for r in run(prefix, [str(policy)], sizes, {k: v for k, v in options.items() if v is not None}):
                 h0, a0 = before.get(r.cache_blocks, (0, 0))
                 hits, acc = r.hits - h0, r.accesses - a0
-                rows.append({"window": w, "first_request": start, "last_request": cut - 1,
-                             "cache_blocks": r.cache_blocks, "block_size": bs, "accesses": acc,
-                             "hits": hits, "hit_ratio": hits / acc if acc else float("nan")})
+                rows.append(
+                    {
+                        "window": w,
+                        "first_request": start,
+                        "last_request": cut - 1,
+                        "cache_blocks": r.cache_blocks,
+                        "block_size": bs,
+                        "accesses": acc,
+                        "hits": hits,
+                        "hit_ratio": hits / acc if acc else float("nan"),
+                    }
+                )
                 before[r.cache_blocks] = (r.hits, r.accesses)
             start = cut
     df = pd.DataFrame(rows)

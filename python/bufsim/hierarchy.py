@@ -43,8 +43,13 @@ class FirstLevel:
 
     def to_mapping(self) -> dict[str, Any]:
         """The first level as the core's ``first_level`` option reads it (a TOML table's shape)."""
-        return {"policy": str(self.policy), "cache": self.cache, "client": self.client, "write_back": self.write_back,
-                "clients": {str(k): [str(p), s] for k, (p, s) in sorted(self.clients.items())}}
+        return {
+            "policy": str(self.policy),
+            "cache": self.cache,
+            "client": self.client,
+            "write_back": self.write_back,
+            "clients": {str(k): [str(p), s] for k, (p, s) in sorted(self.clients.items())},
+        }
 
     @classmethod
     def parse_client(cls, text: str) -> tuple[int, tuple[str, str]]:
@@ -68,9 +73,13 @@ class FirstLevel:
             if not str(k).isdigit():
                 raise SpecError(f"{where}.clients: client ids are integers, not {k!r}")
             clients[int(k)] = tuple(v)
-        return cls(policy=data.get("policy", "lru"), cache=data.get("cache", "8MiB"),
-                   client=data.get("client", "all"), write_back=bool(data.get("write_back", False)),
-                   clients=clients)
+        return cls(
+            policy=data.get("policy", "lru"),
+            cache=data.get("cache", "8MiB"),
+            client=data.get("client", "all"),
+            write_back=bool(data.get("write_back", False)),
+            clients=clients,
+        )
 
 
 def filter_trace(trace: PathLike, out: PathLike, first_level: FirstLevel, **options: Any) -> "pandas.DataFrame":

@@ -32,8 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Sequence
 
-from bufsim.collect import (EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError,
-                            CollectResult)
+from bufsim.collect import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError, CollectResult
 from bufsim.collect_paths import NO_LIBS_PATTERNS
 from bufsim import strace as st
 from bufsim.syscalls import PathFilter, Stats, context_id, csv_field, display_path
@@ -45,16 +44,42 @@ PAGE = 4096
 #: a descriptor names or where its offset is.
 DATA_READS = ("read", "pread64", "readv", "preadv", "preadv2")
 DATA_WRITES = ("write", "pwrite64", "writev", "pwritev", "pwritev2")
-FD_CALLS = ("open", "openat", "openat2", "creat", "close", "close_range", "dup", "dup2", "dup3",
-            "fcntl", "lseek", "clone", "clone3", "fork", "vfork", "execve", "execveat", "exit_group",
-            "sendfile64", "copy_file_range")
+FD_CALLS = (
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "close",
+    "close_range",
+    "dup",
+    "dup2",
+    "dup3",
+    "fcntl",
+    "lseek",
+    "clone",
+    "clone3",
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "exit_group",
+    "sendfile64",
+    "copy_file_range",
+)
 TRACED_CALLS = DATA_READS + DATA_WRITES + FD_CALLS
 OPEN_CALLS = frozenset({"open", "openat", "openat2", "creat"})
 
 #: Events of the traced tasks (instance filtered by set_event_pid + event-fork).
-TASK_EVENTS = ("filemap/mm_filemap_get_pages", "filemap/mm_filemap_add_to_page_cache",
-               "filemap/mm_filemap_fault", "readahead/page_cache_sync_ra", "readahead/page_cache_async_ra",
-               "readahead/page_cache_ra_unbounded", "sched/sched_process_fork", "sched/sched_process_exit")
+TASK_EVENTS = (
+    "filemap/mm_filemap_get_pages",
+    "filemap/mm_filemap_add_to_page_cache",
+    "filemap/mm_filemap_fault",
+    "readahead/page_cache_sync_ra",
+    "readahead/page_cache_async_ra",
+    "readahead/page_cache_ra_unbounded",
+    "sched/sched_process_fork",
+    "sched/sched_process_exit",
+)
 #: Events that happen outside the traced tasks' context (reclaim, interrupts): system-wide.
 SYSTEM_EVENTS = ("filemap/mm_filemap_delete_from_page_cache", "block/block_rq_issue", "block/block_rq_complete")
 
@@ -84,8 +109,10 @@ class KernelCollectResult(CollectResult):
 
     def summary(self) -> str:
         text = super().summary()
-        text += (f"; page cache: {self.looked_up} pages looked up, {self.hits} hits, {self.inserted} inserted, "
-                 f"{self.evicted} evicted, {self.disk_requests} disk requests -> {self.pagecache}")
+        text += (
+            f"; page cache: {self.looked_up} pages looked up, {self.hits} hits, {self.inserted} inserted, "
+            f"{self.evicted} evicted, {self.disk_requests} disk requests -> {self.pagecache}"
+        )
         if self.lost_events:
             text += f"; the kernel's trace buffer dropped {self.lost_events} events (records may be missing)"
         return text
@@ -99,12 +126,14 @@ def pagecache_path(trace: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # tracefs
 
+
 def find_tracefs() -> str:
     """The tracefs mount point, mounting it when needed; a one-line CollectError (exit 2) naming what
     is missing otherwise."""
     if os.geteuid() != 0:
-        raise CollectError("--tracer kernel needs root (tracefs instances and set_event_pid); run as root, "
-                           "or use --tracer strace")
+        raise CollectError(
+            "--tracer kernel needs root (tracefs instances and set_event_pid); run as root, or use --tracer strace"
+        )
     for path in (TRACEFS, "/sys/kernel/debug/tracing"):
         if os.path.exists(os.path.join(path, "instances")):
             return path
@@ -114,8 +143,10 @@ def find_tracefs() -> str:
         pass
     if os.path.exists(os.path.join(TRACEFS, "instances")):
         return TRACEFS
-    raise CollectError(f"--tracer kernel needs tracefs, which is not mounted at {TRACEFS} and could not be "
-                       f"mounted (mount -t tracefs nodev {TRACEFS}); mount it, or use --tracer strace")
+    raise CollectError(
+        f"--tracer kernel needs tracefs, which is not mounted at {TRACEFS} and could not be "
+        f"mounted (mount -t tracefs nodev {TRACEFS}); mount it, or use --tracer strace"
+    )
 
 
 class Instance:
@@ -233,6 +264,7 @@ class PipeCopier(threading.Thread):
 
     def run(self) -> None:
         import select
+
         poller = select.poll()
         poller.register(self.fd, select.POLLIN)
         while not self.stop.is_set():
@@ -250,7 +282,9 @@ class PipeCopier(threading.Thread):
 # ---------------------------------------------------------------------------------------------
 # Looking at descriptors while the command runs
 
-_OPEN_EXIT = re.compile(rb"-(\d+)\s+\(\s*[\d-]+\)\s+\[\d+\]\s+\S+\s+(\d+)\.(\d+): sys_(?:openat2?|open|creat) -> 0x([0-9a-f]+)\n")
+_OPEN_EXIT = re.compile(
+    rb"-(\d+)\s+\(\s*[\d-]+\)\s+\[\d+\]\s+\S+\s+(\d+)\.(\d+): sys_(?:openat2?|open|creat) -> 0x([0-9a-f]+)\n"
+)
 
 
 @dataclass
@@ -376,6 +410,7 @@ def dev_number(major: int, minor: int) -> int:
 # ---------------------------------------------------------------------------------------------
 # Replay: tasks, descriptor tables, open file descriptions
 
+
 @dataclass(eq=False)
 class KFile:
     dev: int
@@ -417,8 +452,7 @@ class KTask:
 class Replay:
     """Turns the traced tasks' events into request records and page-cache rows."""
 
-    def __init__(self, looks: dict, path_filter: PathFilter, reads_only: bool, stack_depth: int,
-                 stacks: bool):
+    def __init__(self, looks: dict, path_filter: PathFilter, reads_only: bool, stack_depth: int, stacks: bool):
         self.looks = looks
         self.filter = path_filter
         self.reads_only = reads_only
@@ -436,8 +470,7 @@ class Replay:
 
     # -- files
 
-    def file_for(self, dev: int, ino: int, path: Optional[bytes] = None, size: int = 0,
-                 regular: bool = True) -> KFile:
+    def file_for(self, dev: int, ino: int, path: Optional[bytes] = None, size: int = 0, regular: bool = True) -> KFile:
         f = self.files.get((dev, ino))
         if f is None:
             f = KFile(dev, ino, path, size, regular)
@@ -479,8 +512,13 @@ class Replay:
             table = parent.table
         else:
             table = parent.table.copy()
-        child = KTask(child_tid, parent.tgid if flags is not None and flags & CLONE_THREAD else child_tid,
-                      table, parent, settled=flags is not None)
+        child = KTask(
+            child_tid,
+            parent.tgid if flags is not None and flags & CLONE_THREAD else child_tid,
+            table,
+            parent,
+            settled=flags is not None,
+        )
         self.tasks[child_tid] = child
 
     # -- the event loop
@@ -546,14 +584,27 @@ class Replay:
         elif name == "mm_filemap_fault":
             self.pagecache.append((e.t, e.tgid, "fault", dev, ino, int(kv.get("ofs", "0")) // PAGE, 1, "", ""))
         elif name in ("page_cache_sync_ra", "page_cache_async_ra"):
-            detail = ";".join(f"{k}={kv[k]}" for k in ("order", "size", "async_size", "ra_pages", "mmap_miss",
-                                                          "prev_pos") if k in kv)
+            detail = ";".join(
+                f"{k}={kv[k]}" for k in ("order", "size", "async_size", "ra_pages", "mmap_miss", "prev_pos") if k in kv
+            )
             kind = "ra_sync" if name == "page_cache_sync_ra" else "ra_async"
-            self.pagecache.append((e.t, e.tgid, kind, dev, ino, int(kv.get("index", "0")),
-                                   int(kv.get("req_count", "0")), "", detail))
+            self.pagecache.append(
+                (e.t, e.tgid, kind, dev, ino, int(kv.get("index", "0")), int(kv.get("req_count", "0")), "", detail)
+            )
         elif name == "page_cache_ra_unbounded":
-            self.pagecache.append((e.t, e.tgid, "ra_unbounded", dev, ino, int(kv.get("index", "0")),
-                                   int(kv.get("nr_to_read", "0")), "", f"lookahead_size={kv.get('lookahead_size', '0')}"))
+            self.pagecache.append(
+                (
+                    e.t,
+                    e.tgid,
+                    "ra_unbounded",
+                    dev,
+                    ino,
+                    int(kv.get("index", "0")),
+                    int(kv.get("nr_to_read", "0")),
+                    "",
+                    f"lookahead_size={kv.get('lookahead_size', '0')}",
+                )
+            )
 
     # -- system calls
 
@@ -641,8 +692,7 @@ class Replay:
             if not self.reads_only:
                 self.transfer(task, call, ex, "W", table.fds.get(a.get("fd_out", -1)), ret, {})
 
-    def transfer(self, task: KTask, call: Event, ex: Event, op: str, of: Optional[KOpen], size: int,
-                 a: dict) -> None:
+    def transfer(self, task: KTask, call: Event, ex: Event, op: str, of: Optional[KOpen], size: int, a: dict) -> None:
         name = call.call
         if of is None:
             # A descriptor opened before tracing (inherited): adopted at offset 0, named by its reads.
@@ -695,6 +745,7 @@ class Replay:
 # ---------------------------------------------------------------------------------------------
 # Writing
 
+
 def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str) -> None:
     t0 = replay.t_first or 0
     recs = sorted(replay.records, key=lambda r: r[0])
@@ -702,8 +753,10 @@ def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str)
         out.write("".join(f"# {c}\n" for c in comments) + CSV_HEADER + "\n")
         buf = []
         for t, dur, pid, ctx, op, f, offset, size in recs:
-            buf.append(f"{t - t0},{dur},{pid},{'0' if ctx == 0 else f'0x{ctx:016x}'},{op},"
-                       f"{csv_field(replay.name(f))},{offset},{size}\n")
+            buf.append(
+                f"{t - t0},{dur},{pid},{'0' if ctx == 0 else f'0x{ctx:016x}'},{op},"
+                f"{csv_field(replay.name(f))},{offset},{size}\n"
+            )
             if len(buf) >= 10000:
                 out.write("".join(buf))
                 buf.clear()
@@ -728,8 +781,19 @@ def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comm
             if (dev, ino) not in touched:
                 continue
             kv = dict(_KV.findall(e.body))
-            rows.append((e.t, e.tgid, "evict", dev, ino, int(kv.get("ofs", "0")) // PAGE,
-                         1 << int(kv.get("order", "0")), "", ""))
+            rows.append(
+                (
+                    e.t,
+                    e.tgid,
+                    "evict",
+                    dev,
+                    ino,
+                    int(kv.get("ofs", "0")) // PAGE,
+                    1 << int(kv.get("order", "0")),
+                    "",
+                    "",
+                )
+            )
         elif e.name in ("block_rq_issue", "block_rq_complete"):
             b = _BLOCK.match(e.body)
             if b is None:
@@ -774,6 +838,7 @@ def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comm
 # ---------------------------------------------------------------------------------------------
 # Reading the companion file
 
+
 @dataclass(frozen=True)
 class PageCacheEvent:
     """One row of ``TRACE.pagecache.csv``; see docs/collect.md for each event's fields."""
@@ -801,8 +866,10 @@ def _open_text(path: str):
     if magic == b"\x28\xb5\x2f\xfd":
         zstd = shutil.which("zstd")
         if zstd is None:
-            raise CollectError(f"{path} is zstd-compressed and the zstd program is not installed; "
-                               "install zstd or decompress the file first")
+            raise CollectError(
+                f"{path} is zstd-compressed and the zstd program is not installed; "
+                "install zstd or decompress the file first"
+            )
         data = subprocess.run([zstd, "-dc", path], capture_output=True, check=True).stdout
         return io.StringIO(data.decode("utf-8"))
     return open(path, "r", encoding="utf-8")
@@ -830,8 +897,19 @@ def read_pagecache(path: str, limit: Optional[int] = None) -> list[PageCacheEven
             parts = line.rstrip("\n").split(",", 8)
             try:
                 t, pid, ev, dev, ino, index, count, hits, detail = parts
-                out.append(PageCacheEvent(int(t), int(pid), ev, int(dev, 16), int(ino) if ino else None,
-                                          int(index), int(count), int(hits) if hits else None, detail))
+                out.append(
+                    PageCacheEvent(
+                        int(t),
+                        int(pid),
+                        ev,
+                        int(dev, 16),
+                        int(ino) if ino else None,
+                        int(index),
+                        int(count),
+                        int(hits) if hits else None,
+                        detail,
+                    )
+                )
             except ValueError:
                 raise TraceFormatError(f"{path}:{n}: not a page-cache row ({PAGECACHE_HEADER})") from None
     return out
@@ -839,6 +917,7 @@ def read_pagecache(path: str, limit: Optional[int] = None) -> list[PageCacheEven
 
 # ---------------------------------------------------------------------------------------------
 # Running
+
 
 def _resolve(command: Sequence[str]) -> str:
     exe = command[0]
@@ -896,25 +975,44 @@ class _Child:
             pass
 
 
-def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0, stacks: bool = True,
-                   reads_only: bool = False, include: Sequence[str] = (), exclude: Sequence[str] = (),
-                   no_libs: bool = False, timeout: Optional[float] = None,
-                   buffer_kb: int = 65536, keep_raw: Optional[str] = None) -> KernelCollectResult:
+def collect_kernel(
+    command: Sequence[str],
+    output: str,
+    *,
+    stack_depth: int = 0,
+    stacks: bool = True,
+    reads_only: bool = False,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    no_libs: bool = False,
+    timeout: Optional[float] = None,
+    buffer_kb: int = 65536,
+    keep_raw: Optional[str] = None,
+) -> KernelCollectResult:
     """Runs ``command`` with the kernel tracer; writes ``output`` (interchange CSV, as
     :func:`bufsim.collect.collect`) and ``output + ".pagecache.csv"``. SIGTERM, SIGHUP and SIGINT
     go to the command (a second one kills it); ``timeout`` seconds kill it. The instances are
     removed whatever happens."""
     if not command:
-        raise CollectError("give the command to trace after --, e.g. bufsim collect --tracer kernel -o t.csv -- grep -r x src")
+        raise CollectError(
+            "give the command to trace after --, e.g. bufsim collect --tracer kernel -o t.csv -- grep -r x src"
+        )
     if stack_depth < 0:
         raise CollectError(f"--stack-depth must be 0 (whole stack) or a positive number of frames, not {stack_depth}")
     root = find_tracefs()
     _resolve(command)
     remove_stale_instances(root)
     excl = list(exclude) + (list(NO_LIBS_PATTERNS) if no_libs else [])
-    options = " ".join(["--tracer kernel", *(["--reads-only"] if reads_only else []),
-                        *(f"--include {p}" for p in include), *(f"--exclude {p}" for p in exclude),
-                        *(["--no-libs"] if no_libs else []), *(["--no-stacks"] if not stacks else [])])
+    options = " ".join(
+        [
+            "--tracer kernel",
+            *(["--reads-only"] if reads_only else []),
+            *(f"--include {p}" for p in include),
+            *(f"--exclude {p}" for p in exclude),
+            *(["--no-libs"] if no_libs else []),
+            *(["--no-stacks"] if not stacks else []),
+        ]
+    )
     tmp = tempfile.mkdtemp(prefix="bufsim-ktrace-")
     token = f"bufsim-{os.getpid()}-{os.path.basename(tmp)[-8:]}"
     instances: list[Instance] = []
@@ -942,8 +1040,9 @@ def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0,
             system = Instance(root, token + "-system")
             instances.append(system)
         except OSError as e:
-            raise CollectError(f"cannot create a tracefs instance under {root}/instances ({e.strerror}); "
-                               "use --tracer strace") from None
+            raise CollectError(
+                f"cannot create a tracefs instance under {root}/instances ({e.strerror}); use --tracer strace"
+            ) from None
         for inst in instances:
             inst.write("tracing_on", "0")
             inst.try_write("trace_clock", "mono")
@@ -966,14 +1065,17 @@ def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0,
             tasks.enable(f"syscalls/sys_enter_{name}")
             tasks.enable(f"syscalls/sys_exit_{name}")
         if "syscalls/sys_enter_read" not in tasks.events:
-            raise CollectError("this kernel has no system-call tracepoints (tracefs events/syscalls, "
-                               "CONFIG_FTRACE_SYSCALLS); use --tracer strace")
+            raise CollectError(
+                "this kernel has no system-call tracepoints (tracefs events/syscalls, "
+                "CONFIG_FTRACE_SYSCALLS); use --tracer strace"
+            )
         for ev in TASK_EVENTS:
             tasks.enable(ev)
         for ev in SYSTEM_EVENTS:
             system.enable(ev)
-        copiers.append(PipeCopier(os.path.join(tasks.path, "trace_pipe"), os.path.join(tmp, "tasks.txt"),
-                                  watcher.on_chunk))
+        copiers.append(
+            PipeCopier(os.path.join(tasks.path, "trace_pipe"), os.path.join(tmp, "tasks.txt"), watcher.on_chunk)
+        )
         copiers.append(PipeCopier(os.path.join(system.path, "trace_pipe"), os.path.join(tmp, "system.txt")))
         for c in copiers:
             c.start()
@@ -1027,12 +1129,25 @@ def collect_kernel(command: Sequence[str], output: str, *, stack_depth: int = 0,
         if lost:
             comments.append(f"warning: the kernel's trace buffer dropped {lost} events: records may be missing")
         _write_trace(replay, output, comments, f"end: the command {outcome}")
-        totals = _write_pagecache(replay, system_events, pagecache_path(output), [
-            "bufsim page-cache ground truth (docs/collect.md) for the trace " + os.path.basename(output),
-            f"command: {' '.join(command)}",
-        ])
-        result = KernelCollectResult(output, status, outcome, replay.stats, 0, pagecache=pagecache_path(output),
-                                     pagecache_rows=totals["rows"], lost_events=lost)
+        totals = _write_pagecache(
+            replay,
+            system_events,
+            pagecache_path(output),
+            [
+                "bufsim page-cache ground truth (docs/collect.md) for the trace " + os.path.basename(output),
+                f"command: {' '.join(command)}",
+            ],
+        )
+        result = KernelCollectResult(
+            output,
+            status,
+            outcome,
+            replay.stats,
+            0,
+            pagecache=pagecache_path(output),
+            pagecache_rows=totals["rows"],
+            lost_events=lost,
+        )
         result.looked_up, result.hits = totals["looked_up"], totals["hits"]
         result.inserted, result.evicted = totals["inserted"], totals["evicted"]
         result.disk_requests = totals["disk_requests"]

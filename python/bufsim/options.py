@@ -45,7 +45,8 @@ class OptionField:
 
 
 OPTION_FIELDS: tuple[OptionField, ...] = tuple(
-    OptionField(**{**f, "default": json.loads(f["default"])}) for f in _core.option_fields())
+    OptionField(**{**f, "default": json.loads(f["default"])}) for f in _core.option_fields()
+)
 """Every option, in the core's order."""
 
 FIELDS_BY_NAME: dict[str, OptionField] = {f.name: f for f in OPTION_FIELDS}
@@ -99,8 +100,9 @@ class Options(Mapping[str, Any]):
         """What crosses to the core: a JSON object of the options set."""
         return json.dumps(self._set)
 
-    def resolved(self, policies: Sequence[str] = (), caches: Sequence[str] = (),
-                 prefetches: Sequence[str] = ()) -> dict[str, Any]:
+    def resolved(
+        self, policies: Sequence[str] = (), caches: Sequence[str] = (), prefetches: Sequence[str] = ()
+    ) -> dict[str, Any]:
         """Every option in canonical form (defaults filled in, timing decided), checked by the
         core together with these policies, cache sizes and read-ahead specs."""
         return json.loads(_core.resolve_options(self.to_json(), list(policies), list(caches), list(prefetches)))

@@ -32,19 +32,53 @@ FORMATS = (".png", ".pdf", ".svg")
 # fixed colour AND marker, so that two series of one figure never rely on hue alone. Among the
 # series of one figure, :func:`series_styles` then changes the marker of any series whose
 # (grey level, marker, dash) a previous series already has.
-PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-           "#8C564B", "#B8860B", "#7F7F7F", "#332288", "#882255"]
+PALETTE = [
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#8C564B",
+    "#B8860B",
+    "#7F7F7F",
+    "#332288",
+    "#882255",
+]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "H"]
 # family: (palette index, marker index). LRU, ARC and MQ, often drawn together, get three
 # different hues (blue, vermillion, green) and three different markers; the markers are what
 # keeps them apart in grayscale, where those hues are close.
 POLICY_STYLES = {
-    "lru": (0, 0), "arc": (1, 1), "mq": (2, 2), "lirs": (3, 3), "2q": (4, 4), "clock": (5, 5),
-    "fifo": (7, 6), "lfu": (8, 7), "opt": (6, 11), "mru": (11, 8), "random": (9, 9),
-    "lru-k": (10, 10), "lru-2": (10, 10), "lrfu": (10, 12), "static": (9, 1), "eager-lru": (0, 5),
-    "lazy-lru": (1, 6), "lazy-clock": (5, 7), "fbr": (7, 13), "car": (1, 12),
-    "clock-pro": (5, 3), "dulo": (11, 0), "amp": (10, 1), "gds": (8, 2), "landlord": (8, 2),
-    "linux-2list": (7, 4), "pcc": (3, 6), "dear": (4, 7),
+    "lru": (0, 0),
+    "arc": (1, 1),
+    "mq": (2, 2),
+    "lirs": (3, 3),
+    "2q": (4, 4),
+    "clock": (5, 5),
+    "fifo": (7, 6),
+    "lfu": (8, 7),
+    "opt": (6, 11),
+    "mru": (11, 8),
+    "random": (9, 9),
+    "lru-k": (10, 10),
+    "lru-2": (10, 10),
+    "lrfu": (10, 12),
+    "static": (9, 1),
+    "eager-lru": (0, 5),
+    "lazy-lru": (1, 6),
+    "lazy-clock": (5, 7),
+    "fbr": (7, 13),
+    "car": (1, 12),
+    "clock-pro": (5, 3),
+    "dulo": (11, 0),
+    "amp": (10, 1),
+    "gds": (8, 2),
+    "landlord": (8, 2),
+    "linux-2list": (7, 4),
+    "pcc": (3, 6),
+    "dear": (4, 7),
 }
 # Read-ahead off is solid with filled markers; each read-ahead setting gets its own dash.
 PREFETCH_STYLES = ["-", "--", ":", "-."]
@@ -54,8 +88,17 @@ MIN_GREY_STEP = 0.12
 
 # Columns that say what a run was, not what it measured; any that vary within a plot split
 # its series (block size, seeds, and whatever the timed mode adds, e.g. device).
-IDENTITY_SKIP = {"key", "bufsim_version", "trace", "trace_hash", "format", "cache_blocks",
-                 "config", "seconds", "finished_at"}
+IDENTITY_SKIP = {
+    "key",
+    "bufsim_version",
+    "trace",
+    "trace_hash",
+    "format",
+    "cache_blocks",
+    "config",
+    "seconds",
+    "finished_at",
+}
 
 MIB = 1 << 20
 
@@ -114,15 +157,18 @@ def policy_marker(spec: str) -> str:
 def grey_level(colour: str) -> float:
     """The grey a colour prints as (0 black, 1 white): ITU-R BT.601 luma, what a grayscale
     conversion (PIL's mode "L", most printer drivers) computes."""
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     return (0.299 * r + 0.587 * g + 0.114 * b) / 255.0
 
 
 def distinct_in_grey(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two line styles (``color``, ``marker``, ``linestyle``) stay apart when printed
     in grayscale."""
-    return (abs(grey_level(a["color"]) - grey_level(b["color"])) >= MIN_GREY_STEP
-            or a["marker"] != b["marker"] or a["linestyle"] != b["linestyle"])
+    return (
+        abs(grey_level(a["color"]) - grey_level(b["color"])) >= MIN_GREY_STEP
+        or a["marker"] != b["marker"]
+        or a["linestyle"] != b["linestyle"]
+    )
 
 
 def series_styles(idents: Sequence[dict[str, Any]], styles: dict[str, str] | None = None) -> list[dict[str, Any]]:
@@ -138,8 +184,13 @@ def series_styles(idents: Sequence[dict[str, Any]], styles: dict[str, str] | Non
         colour = policy_colour(policy)
         # A sampled curve (SHARDS) is dashed against the exact one it estimates.
         dash = "--" if "shards" in policy.lower() and prefetch == "none" else styles.get(prefetch, "-")
-        style = {"color": colour, "marker": policy_marker(policy), "linestyle": dash,
-                 "markerfacecolor": "white" if prefetch != "none" else colour, "markeredgecolor": colour}
+        style = {
+            "color": colour,
+            "marker": policy_marker(policy),
+            "linestyle": dash,
+            "markerfacecolor": "white" if prefetch != "none" else colour,
+            "markeredgecolor": colour,
+        }
         if any(not distinct_in_grey(style, o) for o in out):
             used = {o["marker"] for o in out}
             style["marker"] = next((m for m in MARKERS if m not in used), style["marker"])
@@ -171,8 +222,9 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         try:
             con = duckdb.connect(path, read_only=True)
         except duckdb.Error as e:
-            raise SpecError(f"{path}: cannot open the results database (is a sweep still writing to it?): "
-                            f"{str(e).splitlines()[0]}") from None
+            raise SpecError(
+                f"{path}: cannot open the results database (is a sweep still writing to it?): {str(e).splitlines()[0]}"
+            ) from None
         try:
             tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
             if table not in tables:
@@ -203,8 +255,10 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         try:
             return pd.read_json(io.StringIO(text), lines=lines, precise_float=True)
         except ValueError as e:
-            raise SpecError(f"{path}: not JSON records, JSON lines, `bufsim mrc --json` or `bufsim analyze "
-                            f"--json` output ({str(e).splitlines()[0]})") from None
+            raise SpecError(
+                f"{path}: not JSON records, JSON lines, `bufsim mrc --json` or `bufsim analyze "
+                f"--json` output ({str(e).splitlines()[0]})"
+            ) from None
     raise SpecError(f"{path}: unknown file type `{suffix}`; give .duckdb, .parquet, .csv or .json")
 
 
@@ -231,13 +285,21 @@ def mrc_curves(report: dict[str, Any]) -> "pandas.DataFrame":
     rows = []
     base = {"trace": report.get("trace"), "block_size": report.get("block_size")}
     if report.get("miss_ratio") is not None:
-        rows += [{**base, "method": "LRU, exact", "cache_blocks": c, "miss_ratio": m}
-                 for c, m in zip(report["sizes"], report["miss_ratio"])]
+        rows += [
+            {**base, "method": "LRU, exact", "cache_blocks": c, "miss_ratio": m}
+            for c, m in zip(report["sizes"], report["miss_ratio"])
+        ]
     s = report.get("shards")
     if s is not None:
-        name = f"LRU, SHARDS rate {s['rate']:g}" if s.get("mode") == "fixed-rate" else f"LRU, SHARDS ≤ {s.get('blocks')} blocks"
-        rows += [{**base, "method": name, "cache_blocks": c, "miss_ratio": m}
-                 for c, m in zip(report["sizes"], s["miss_ratio"])]
+        name = (
+            f"LRU, SHARDS rate {s['rate']:g}"
+            if s.get("mode") == "fixed-rate"
+            else f"LRU, SHARDS ≤ {s.get('blocks')} blocks"
+        )
+        rows += [
+            {**base, "method": name, "cache_blocks": c, "miss_ratio": m}
+            for c, m in zip(report["sizes"], s["miss_ratio"])
+        ]
     df = pd.DataFrame(rows, columns=["trace", "block_size", "method", "cache_blocks", "miss_ratio"])
     if s is not None and s.get("error") is not None:
         df.attrs["shards_error"] = s["error"]
@@ -251,8 +313,10 @@ def temporal_distances(analysis: dict[str, Any]) -> "pandas.DataFrame":
     import pandas as pd
 
     bins = analysis["temporal_distance"]["bins"]
-    df = pd.DataFrame([{"distance": b["distance"], "count": b["count"], "trace": analysis.get("trace")} for b in bins],
-                      columns=["distance", "count", "trace"])
+    df = pd.DataFrame(
+        [{"distance": b["distance"], "count": b["count"], "trace": analysis.get("trace")} for b in bins],
+        columns=["distance", "count", "trace"],
+    )
     df.attrs["analysis"] = analysis
     return df
 
@@ -269,8 +333,14 @@ def _runs_order(df: "pandas.DataFrame") -> "pandas.DataFrame":
     return keyed.sort_values(cols, kind="stable").drop(columns=["_prefetching"], errors="ignore").reset_index(drop=True)
 
 
-def select(df: "pandas.DataFrame", *, traces: Sequence[str] = (), policies: Sequence[str] = (),
-           prefetches: Sequence[str] = (), caches: Sequence[int] = ()) -> "pandas.DataFrame":
+def select(
+    df: "pandas.DataFrame",
+    *,
+    traces: Sequence[str] = (),
+    policies: Sequence[str] = (),
+    prefetches: Sequence[str] = (),
+    caches: Sequence[int] = (),
+) -> "pandas.DataFrame":
     """Keeps the rows matching every given filter. A trace matches by path, file name or a
     prefix of its content hash; the others match exactly (caches in blocks)."""
     out = df
@@ -322,11 +392,24 @@ def _figure(nrows: int, ncols: int, width: float | None = None, height: float | 
 def _style() -> dict[str, Any]:
     # 8-9 pt type: the size of a two-column paper's captions once the figure is placed at 100%.
     return {
-        "font.size": 8, "axes.titlesize": 9, "figure.titlesize": 9, "axes.labelsize": 8.5,
-        "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True,
-        "grid.alpha": 0.3, "grid.linewidth": 0.5, "lines.linewidth": 1.2, "lines.markersize": 4,
-        "legend.handlelength": 2.6, "legend.columnspacing": 1.2, "legend.borderaxespad": 0.2,
-        "svg.hashsalt": "bufsim", "svg.fonttype": "path", "pdf.fonttype": 42,
+        "font.size": 8,
+        "axes.titlesize": 9,
+        "figure.titlesize": 9,
+        "axes.labelsize": 8.5,
+        "legend.fontsize": 8,
+        "xtick.labelsize": 8,
+        "ytick.labelsize": 8,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "grid.linewidth": 0.5,
+        "lines.linewidth": 1.2,
+        "lines.markersize": 4,
+        "legend.handlelength": 2.6,
+        "legend.columnspacing": 1.2,
+        "legend.borderaxespad": 0.2,
+        "svg.hashsalt": "bufsim",
+        "svg.fonttype": "path",
+        "pdf.fonttype": 42,
     }
 
 
@@ -378,8 +461,7 @@ def fit_layout(fig, handles: dict[str, Any] | None = None, rounds: int = 10):
         if legend is not None:
             legend.remove()
         # A legend's columns are laid out when it is made, so each round makes a new one.
-        legend = fig.legend(artists, labels, loc="outside lower center", ncols=ncols, frameon=False) \
-            if labels else None
+        legend = fig.legend(artists, labels, loc="outside lower center", ncols=ncols, frameon=False) if labels else None
         with warnings.catch_warnings():
             # A first draw may find the panels too flat ("constrained_layout not applied"):
             # the height check below is what fixes that.
@@ -404,8 +486,16 @@ def fit_layout(fig, handles: dict[str, Any] | None = None, rounds: int = 10):
                 changed = True
         # Height: the legend and title take what they need, each row of panels keeps at least
         # MIN_AXES_HEIGHT_IN plus room for its tick and axis labels (about 0.55 in at 8-9 pt).
-        rows = len({round(ax.get_subplotspec().rowspan.start) for ax in fig.axes
-                    if ax.get_visible() and ax.get_subplotspec() is not None}) or 1
+        rows = (
+            len(
+                {
+                    round(ax.get_subplotspec().rowspan.start)
+                    for ax in fig.axes
+                    if ax.get_visible() and ax.get_subplotspec() is not None
+                }
+            )
+            or 1
+        )
         extra = (legend.get_window_extent(renderer).height if legend is not None else 0.0) / fig.dpi
         if fig._suptitle is not None:
             extra += fig._suptitle.get_window_extent(renderer).height / fig.dpi + 0.05
@@ -457,8 +547,11 @@ def _save(fig, out: str | os.PathLike) -> Path:
     import matplotlib
 
     # Dates and random ids would make two renderings of the same data differ.
-    metadata = {".png": {"Software": None}, ".pdf": {"CreationDate": None, "ModDate": None, "Producer": None},
-                ".svg": {"Date": None}}[suffix]
+    metadata = {
+        ".png": {"Software": None},
+        ".pdf": {"CreationDate": None, "ModDate": None, "Producer": None},
+        ".svg": {"Date": None},
+    }[suffix]
     with matplotlib.rc_context(_style()):
         fig.savefig(path, dpi=200, metadata=metadata)
     return path
@@ -482,7 +575,7 @@ def _log2_axis(ax, values: Iterable[float], axis: str = "x") -> None:
     vals = [v for v in values if v > 0]
     if vals:
         lo, hi = min(vals), max(vals)
-        if hi / lo > 2 ** 12:  # too many ticks: every other power of two
+        if hi / lo > 2**12:  # too many ticks: every other power of two
             target.set_major_locator(LogLocator(base=4))
 
 
@@ -522,8 +615,7 @@ def _series(df: "pandas.DataFrame", cols: list[str]):
 
     def order(key: tuple) -> tuple:
         d = dict(zip(cols, key))
-        return (first_seen.get(d.get("policy"), 0), d.get("prefetch", "none") != "none",
-                tuple(str(d[c]) for c in cols))
+        return (first_seen.get(d.get("policy"), 0), d.get("prefetch", "none") != "none", tuple(str(d[c]) for c in cols))
 
     groups = {k if isinstance(k, tuple) else (k,): g for k, g in df.groupby(cols, sort=False, dropna=False)}
     for key in sorted(groups, key=order):
@@ -549,8 +641,14 @@ def _trace_panels(df: "pandas.DataFrame") -> list[tuple[str, "pandas.DataFrame"]
     return [(os.path.basename(str(t)), g) for t, g in df.groupby("trace", sort=True)]
 
 
-def metric_grid(df: "pandas.DataFrame", out: str | os.PathLike, metrics: Sequence[Metric], *,
-                title: str | None = None, what: str | None = None) -> Plot:
+def metric_grid(
+    df: "pandas.DataFrame",
+    out: str | os.PathLike,
+    metrics: Sequence[Metric],
+    *,
+    title: str | None = None,
+    what: str | None = None,
+) -> Plot:
     """Plots each metric against cache size (log x), one row of panels per trace, one line
     per series (see :func:`series_columns`). Needs ``cache_blocks`` and the metric columns;
     a metric whose column is missing or empty is left out with a note. ``title=None`` titles
@@ -592,8 +690,13 @@ def metric_grid(df: "pandas.DataFrame", out: str | os.PathLike, metrics: Sequenc
                     x, _ = _cache_axis(g)
                     label = _label(ident)
                     # A dense curve (an MRC at every size) keeps about a dozen markers.
-                    (line,) = ax.plot(x.to_numpy(), (g[m.column] * m.scale).to_numpy(), label=label,
-                                      markevery=max(1, len(g) // 12), **styles[label])
+                    (line,) = ax.plot(
+                        x.to_numpy(),
+                        (g[m.column] * m.scale).to_numpy(),
+                        label=label,
+                        markevery=max(1, len(g) // 12),
+                        **styles[label],
+                    )
                     handles.setdefault(label, line)
                 _log2_axis(ax, x_all)
                 ax.set_xlabel(xlabel)
@@ -620,8 +723,7 @@ def prefetch_panels(df: "pandas.DataFrame", out: str | os.PathLike, *, title: st
     """The three panels of the prefetching paper's figures (§5): hit ratio, disk requests and
     execution time against cache size, one line per policy, read-ahead off solid and on dashed.
     Execution time needs ``exec_time_s`` (timed mode); without it the panel is left out."""
-    return metric_grid(df, out, [HIT_RATIO, DISK_REQUESTS, EXEC_TIME], title=title,
-                       what="Read-ahead and cache size")
+    return metric_grid(df, out, [HIT_RATIO, DISK_REQUESTS, EXEC_TIME], title=title, what="Read-ahead and cache size")
 
 
 def mrc(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
@@ -668,12 +770,14 @@ def explode_json(df: "pandas.DataFrame", column: str, rows: Callable[[Any], list
 def sequence_sizes(df: "pandas.DataFrame") -> "pandas.DataFrame":
     """The long shape of sequence-size data from the runs table's ``request_sizes`` column
     (a JSON object: disk request size in blocks -> number of disk requests of that size)."""
-    return explode_json(df, "request_sizes",
-                        lambda h: [{"size_blocks": int(k), "requests": int(v)} for k, v in h.items()])
+    return explode_json(
+        df, "request_sizes", lambda h: [{"size_blocks": int(k), "requests": int(v)} for k, v in h.items()]
+    )
 
 
-def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None,
-                 max_panels: int = 12) -> Plot:
+def sequence_cdf(
+    df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None, max_panels: int = 12
+) -> Plot:
     """DULO §5 (Figures 3 and 4): for each run, the percentage of requested blocks that sit in
     disk requests (sequences) of at most x blocks, against x (log x). One panel per policy (and
     trace), at most ``max_panels`` (a note names the rest); in a panel, cache sizes go from dark
@@ -685,8 +789,13 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str |
     notes: list[str] = []
     if "size_blocks" not in df.columns:
         if "request_sizes" not in df.columns:
-            return Plot(None, ["sequence-size CDF: no `request_sizes` column (disk request sizes) in these "
-                               "results, and no `size_blocks`/`requests` columns"])
+            return Plot(
+                None,
+                [
+                    "sequence-size CDF: no `request_sizes` column (disk request sizes) in these "
+                    "results, and no `size_blocks`/`requests` columns"
+                ],
+            )
         df = sequence_sizes(df)
         if df.empty:
             return Plot(None, ["sequence-size CDF: `request_sizes` is empty in every run"])
@@ -696,13 +805,17 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str |
     panel_cols = [c for c in ("trace", "policy") if c in df.columns]
     panels = [((), df)] if not panel_cols else list(df.groupby(panel_cols, sort=False))
     if len(panels) > max_panels:
-        notes.append(f"sequence-size CDF: {len(panels)} policies; drew the first {max_panels} "
-                     "(choose others with --policy)")
+        notes.append(
+            f"sequence-size CDF: {len(panels)} policies; drew the first {max_panels} (choose others with --policy)"
+        )
         panels = panels[:max_panels]
     sizes = sorted(df["cache_blocks"].unique()) if "cache_blocks" in df.columns else []
     ramp = cache_size_colours(len(sizes))
-    prefetches = sorted(df["prefetch"].astype(str).unique(), key=lambda v: (v != "none", v)) \
-        if "prefetch" in df.columns else ["none"]
+    prefetches = (
+        sorted(df["prefetch"].astype(str).unique(), key=lambda v: (v != "none", v))
+        if "prefetch" in df.columns
+        else ["none"]
+    )
     dashes = _prefetch_style(prefetches)
     ncols = min(3, len(panels))
     nrows = -(-len(panels) // ncols)
@@ -733,8 +846,12 @@ def sequence_cdf(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str |
             ax.set_ylim(0, 100.5)
             ident = dict(zip(panel_cols, key))
             if len(panels) > 1 or "policy" in ident:
-                ax.set_title(", ".join(_cdf_label(k, v, pdf) for k, v in ident.items()
-                                       if k != "trace" or df["trace"].nunique() > 1), loc="left")
+                ax.set_title(
+                    ", ".join(
+                        _cdf_label(k, v, pdf) for k, v in ident.items() if k != "trace" or df["trace"].nunique() > 1
+                    ),
+                    loc="left",
+                )
             if i // ncols == nrows - 1 or i + ncols >= len(panels):
                 ax.set_xlabel("sequence size (blocks)")
             if i % ncols == 0:
@@ -790,6 +907,7 @@ def _cdf_label(k: str, v: Any, g: "pandas.DataFrame") -> str:
 def partition_sizes(df: "pandas.DataFrame") -> "pandas.DataFrame":
     """The long shape from the runs table's ``partition_timeline`` column: a JSON object
     ``{"unit": "accesses" | "s", "samples": [[time, partition, size_blocks], ...]}``."""
+
     def rows(data):
         unit = data.get("unit", "accesses")
         col = "time_s" if unit == "s" else "time"
@@ -798,8 +916,9 @@ def partition_sizes(df: "pandas.DataFrame") -> "pandas.DataFrame":
     return explode_json(df, "partition_timeline", rows)
 
 
-def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacked: bool = True,
-                       max_runs: int = 8, title: str | None = None) -> Plot:
+def partition_timeline(
+    df: "pandas.DataFrame", out: str | os.PathLike, *, stacked: bool = True, max_runs: int = 8, title: str | None = None
+) -> Plot:
     """Partition sizes over time (AMP §4.3 Figure 13, stacked areas; storage-aware caching's
     per-device partitions, ``stacked=False`` for lines), one panel per run.
 
@@ -810,8 +929,13 @@ def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacke
     notes: list[str] = []
     if "partition" not in df.columns:
         if "partition_timeline" not in df.columns:
-            return Plot(None, ["partition timeline: no `partition_timeline` column in these results, and no "
-                               "`time`/`partition`/`size_blocks` columns"])
+            return Plot(
+                None,
+                [
+                    "partition timeline: no `partition_timeline` column in these results, and no "
+                    "`time`/`partition`/`size_blocks` columns"
+                ],
+            )
         df = partition_sizes(df)
         if df.empty:
             return Plot(None, ["partition timeline: `partition_timeline` is empty in every run"])
@@ -828,18 +952,32 @@ def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacke
     import matplotlib
 
     with matplotlib.rc_context(_style()):
-        fig, axes = _figure(len(runs), 1, width=DOUBLE_COLUMN_IN if len(runs) > 2 else SINGLE_COLUMN_IN,
-                            height=1.8 if len(runs) > 1 else PANEL_HEIGHT_IN)
+        fig, axes = _figure(
+            len(runs),
+            1,
+            width=DOUBLE_COLUMN_IN if len(runs) > 2 else SINGLE_COLUMN_IN,
+            height=1.8 if len(runs) > 1 else PANEL_HEIGHT_IN,
+        )
         handles: dict[str, Any] = {}
         for ax, (key, g) in zip((a[0] for a in axes), runs):
             key = key if isinstance(key, tuple) else (key,)
-            wide = (g.pivot_table(index=tcol, columns="partition", values="size_blocks", aggfunc="last")
-                    .sort_index().ffill().fillna(0))
+            wide = (
+                g.pivot_table(index=tcol, columns="partition", values="size_blocks", aggfunc="last")
+                .sort_index()
+                .ffill()
+                .fillna(0)
+            )
             cols = [p for p in names if p in wide.columns]
             t = wide.index.to_numpy(dtype=float)
             if stacked:
-                areas = ax.stackplot(t, *[wide[p].to_numpy() for p in cols], labels=cols,
-                                     colors=[colours[p] for p in cols], alpha=0.85, step="post")
+                areas = ax.stackplot(
+                    t,
+                    *[wide[p].to_numpy() for p in cols],
+                    labels=cols,
+                    colors=[colours[p] for p in cols],
+                    alpha=0.85,
+                    step="post",
+                )
                 handles.update({p: a for p, a in zip(cols, areas) if p not in handles})
             else:
                 for p in cols:
@@ -851,8 +989,9 @@ def partition_timeline(df: "pandas.DataFrame", out: str | os.PathLike, *, stacke
             ident = dict(zip(run_cols, key))
             ident.pop("key", None)
             ax.set_title(", ".join(_cdf_label(k, v, g) for k, v in ident.items()), loc="left")
-        _finish(fig, {p: handles[p] for p in names if p in handles},
-                _auto_title("Partition sizes over time", df, title))
+        _finish(
+            fig, {p: handles[p] for p in names if p in handles}, _auto_title("Partition sizes over time", df, title)
+        )
         return Plot(_save(fig, out), notes, len(runs), fig)
 
 
@@ -880,8 +1019,13 @@ def temporal_distance(df: "pandas.DataFrame", out: str | os.PathLike, *, title: 
         handles: dict[str, Any] = {}
         for i, (name, g) in enumerate(groups):
             h = g.groupby("bin")["count"].sum().sort_index()
-            (line,) = ax.plot(h.index.to_numpy(), h.to_numpy(), marker=MARKERS[i % len(MARKERS)],
-                              color=PALETTE[i % len(PALETTE)], linestyle=PREFETCH_STYLES[i // len(MARKERS) % 4])
+            (line,) = ax.plot(
+                h.index.to_numpy(),
+                h.to_numpy(),
+                marker=MARKERS[i % len(MARKERS)],
+                color=PALETTE[i % len(PALETTE)],
+                linestyle=PREFETCH_STYLES[i // len(MARKERS) % 4],
+            )
             if series is not None:
                 handles.setdefault(_stem(name) if series == "trace" else str(name), line)
         _log2_axis(ax, df["bin"])
@@ -916,8 +1060,10 @@ def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None
     :func:`bufsim.heatmap.hit_ratio_over_time` returns."""
     missing = [c for c in ("window", "cache_blocks", "hit_ratio") if c not in df.columns]
     if missing:
-        return Plot(None, [f"heatmap: missing column(s) {', '.join(missing)}; compute it with "
-                           "bufsim.heatmap.hit_ratio_over_time"])
+        return Plot(
+            None,
+            [f"heatmap: missing column(s) {', '.join(missing)}; compute it with bufsim.heatmap.hit_ratio_over_time"],
+        )
     if df.empty:
         return Plot(None, ["heatmap: no windows"])
     import numpy as np
@@ -945,8 +1091,9 @@ def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None
     with matplotlib.rc_context(_style()):
         fig, axes = _figure(1, 1)
         ax = axes[0][0]
-        mesh = ax.pcolormesh(xedges, yedges, grid.to_numpy() * 100.0, cmap="viridis", vmin=0, vmax=100,
-                             shading="flat", rasterized=False)
+        mesh = ax.pcolormesh(
+            xedges, yedges, grid.to_numpy() * 100.0, cmap="viridis", vmin=0, vmax=100, shading="flat", rasterized=False
+        )
         ax.set_yscale("log", base=2)
         _log2_axis(ax, sizes, axis="y")
         ax.grid(False)
@@ -960,8 +1107,11 @@ def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None
         policy = df.attrs.get("policy")
         trace = df.attrs.get("trace")
         if title is None:
-            title = what + " — " + ", ".join(x for x in (_stem(trace) if trace else "", policy or "") if x) \
-                if (trace or policy) else what
+            title = (
+                what + " — " + ", ".join(x for x in (_stem(trace) if trace else "", policy or "") if x)
+                if (trace or policy)
+                else what
+            )
         _finish(fig, {}, title or None)
         return Plot(_save(fig, out), [], 1, fig)
 

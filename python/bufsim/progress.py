@@ -31,15 +31,31 @@ def wanted(show: Optional[bool] = None, file: Optional[IO[str]] = None) -> bool:
         return False
 
 
-def bar(iterable: Optional[Iterable[Any]] = None, *, total: Optional[float] = None, desc: str = "",
-        unit: str = "it", show: Optional[bool] = None, file: Optional[IO[str]] = None,
-        mininterval: float = 0.25):
+def bar(
+    iterable: Optional[Iterable[Any]] = None,
+    *,
+    total: Optional[float] = None,
+    desc: str = "",
+    unit: str = "it",
+    show: Optional[bool] = None,
+    file: Optional[IO[str]] = None,
+    mininterval: float = 0.25,
+):
     """A progress bar over ``iterable`` (or updated by hand: ``with bar(total=n) as b:
     b.update(1)``), with rate and time left; disabled as :func:`wanted` says. Standard error
     by default, so it never mixes with results printed on standard output."""
     from tqdm.std import tqdm  # the terminal bar even in Jupyter (no widget dependency)
 
     out = file if file is not None else sys.stderr
-    return tqdm(iterable, total=total, desc=desc or None, unit=unit, file=out,
-                disable=not wanted(show, out), leave=False, dynamic_ncols=True, mininterval=mininterval,
-                smoothing=0.1)
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc or None,
+        unit=unit,
+        file=out,
+        disable=not wanted(show, out),
+        leave=False,
+        dynamic_ncols=True,
+        mininterval=mininterval,
+        smoothing=0.1,
+    )

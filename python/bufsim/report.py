@@ -34,15 +34,45 @@ METRICS = [
 ]
 # Columns of the runs table shown first in the table, when present; the other scalar columns
 # follow in table order.
-TABLE_FIRST = ["trace", "policy", "prefetch", "cache_blocks", "cache", "accesses", "hits", "misses",
-               "hit_ratio", "disk_requests", "sync_requests", "async_requests", "blocks_read",
-               "prefetched", "prefetched_unused", "exec_time_s", "io_time_s", "stall_time_s"]
+TABLE_FIRST = [
+    "trace",
+    "policy",
+    "prefetch",
+    "cache_blocks",
+    "cache",
+    "accesses",
+    "hits",
+    "misses",
+    "hit_ratio",
+    "disk_requests",
+    "sync_requests",
+    "async_requests",
+    "blocks_read",
+    "prefetched",
+    "prefetched_unused",
+    "exec_time_s",
+    "io_time_s",
+    "stall_time_s",
+]
 TABLE_HIDDEN = {"key", "config", "trace_hash", "bufsim_version", "request_sizes", "partition_timeline"}
 # The report's name for each matplotlib marker of plots.MARKERS (report.js draws each shape), so
 # a series has the same marker in the figures and in the page.
-MARKER_SHAPES = {"o": "circle", "s": "square", "^": "triangle", "D": "diamond", "v": "triangle-down",
-                 "P": "plus", "X": "cross", "<": "triangle-left", ">": "triangle-right", "p": "pentagon",
-                 "h": "hexagon", "*": "star", "d": "thin-diamond", "H": "hexagon-flat"}
+MARKER_SHAPES = {
+    "o": "circle",
+    "s": "square",
+    "^": "triangle",
+    "D": "diamond",
+    "v": "triangle-down",
+    "P": "plus",
+    "X": "cross",
+    "<": "triangle-left",
+    ">": "triangle-right",
+    "p": "pentagon",
+    "h": "hexagon",
+    "*": "star",
+    "d": "thin-diamond",
+    "H": "hexagon-flat",
+}
 # Sequence-size CDFs: one small plot per policy (its runs: cache sizes x read-ahead), at most
 # this many policies unless the caller names them.
 MAX_CDF_POLICIES = 12
@@ -98,16 +128,32 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                     continue
                 x, _ = plots._cache_axis(g)
                 bs = g["block_size"] if "block_size" in g.columns else [None] * len(g)
-                points = [[float(xv), float(yv) * scale, _cache_label(int(cb), b and int(b))]
-                          for xv, yv, cb, b in zip(x, g[column], g["cache_blocks"], bs)]
+                points = [
+                    [float(xv), float(yv) * scale, _cache_label(int(cb), b and int(b))]
+                    for xv, yv, cb, b in zip(x, g[column], g["cache_blocks"], bs)
+                ]
                 style = line_styles[plots._label(ident)]
-                series.append({"name": plots._label(ident), "colour": style["color"],
-                               "dash": dashes.get(style["linestyle"], ""),
-                               "marker": MARKER_SHAPES[style["marker"]],
-                               "hollow": style["markerfacecolor"] == "white", "points": points})
-            figs.append({"id": f"{column}-{len(figs)}", "title": f"{label} vs cache size" + (f": {trace}" if trace else ""),
-                         "xlabel": xlabel, "ylabel": label, "xlog": True, "ymin0": column.endswith("_ratio"),
-                         "series": series})
+                series.append(
+                    {
+                        "name": plots._label(ident),
+                        "colour": style["color"],
+                        "dash": dashes.get(style["linestyle"], ""),
+                        "marker": MARKER_SHAPES[style["marker"]],
+                        "hollow": style["markerfacecolor"] == "white",
+                        "points": points,
+                    }
+                )
+            figs.append(
+                {
+                    "id": f"{column}-{len(figs)}",
+                    "title": f"{label} vs cache size" + (f": {trace}" if trace else ""),
+                    "xlabel": xlabel,
+                    "ylabel": label,
+                    "xlog": True,
+                    "ymin0": column.endswith("_ratio"),
+                    "series": series,
+                }
+            )
     if "request_sizes" in df.columns and df["request_sizes"].notna().any():
         long = plots.sequence_sizes(df)
         sizes = sorted(long["cache_blocks"].unique())
@@ -119,9 +165,11 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
             policies = list(dict.fromkeys(tdf["policy"]))
             chosen = [p for p in policies if p in cdf_policies] if cdf_policies else policies
             if len(chosen) > MAX_CDF_POLICIES and not cdf_policies:
-                notes.append(f"sequence-size CDF{': ' + trace if trace else ''}: {len(chosen)} policies, showing the "
-                             f"first {MAX_CDF_POLICIES}; narrow the report with --policy, or pass "
-                             "cdf_policies= to bufsim.report.write")
+                notes.append(
+                    f"sequence-size CDF{': ' + trace if trace else ''}: {len(chosen)} policies, showing the "
+                    f"first {MAX_CDF_POLICIES}; narrow the report with --policy, or pass "
+                    "cdf_policies= to bufsim.report.write"
+                )
                 chosen = chosen[:MAX_CDF_POLICIES]
             for policy in chosen:
                 series = []
@@ -137,14 +185,28 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                         prev = yv
                     bs = int(g["block_size"].iloc[0]) if "block_size" in g.columns else None
                     name = f"{_cache_label(int(cb), bs)}{'' if prefetch == 'none' else ' + ' + prefetch}"
-                    series.append({"name": name, "colour": ramp[sizes.index(cb)],
-                                   "dash": dashes.get(pf_dash.get(str(prefetch), "-"), ""),
-                                   "marker": "none", "hollow": False, "points": pts})
-                figs.append({"id": f"seqcdf-{len(figs)}", "small": True,
-                             "title": f"sequence-size CDF: {policy}" + (f" ({trace})" if several_traces else ""),
-                             "xlabel": "sequence size (blocks per disk request)",
-                             "ylabel": "blocks in sequences ≤ x (%)", "xlog": True, "ymin0": True,
-                             "series": series})
+                    series.append(
+                        {
+                            "name": name,
+                            "colour": ramp[sizes.index(cb)],
+                            "dash": dashes.get(pf_dash.get(str(prefetch), "-"), ""),
+                            "marker": "none",
+                            "hollow": False,
+                            "points": pts,
+                        }
+                    )
+                figs.append(
+                    {
+                        "id": f"seqcdf-{len(figs)}",
+                        "small": True,
+                        "title": f"sequence-size CDF: {policy}" + (f" ({trace})" if several_traces else ""),
+                        "xlabel": "sequence size (blocks per disk request)",
+                        "ylabel": "blocks in sequences ≤ x (%)",
+                        "xlog": True,
+                        "ymin0": True,
+                        "series": series,
+                    }
+                )
     return figs, notes
 
 
@@ -163,9 +225,15 @@ def _summary(df: "pandas.DataFrame", source: str) -> tuple[list[tuple[str, str]]
     if "cache_blocks" in df.columns and len(df):
         bs = int(df["block_size"].iloc[0]) if "block_size" in df.columns and df["block_size"].nunique() == 1 else None
         sizes = sorted(df["cache_blocks"].unique())
-        rows.append(("cache sizes", f"{len(sizes)}: {_cache_label(int(sizes[0]), bs)} to {_cache_label(int(sizes[-1]), bs)}"))
-    for col, label in (("block_size", "block size (bytes)"), ("seed", "seeds"), ("reads_only", "reads only"),
-                       ("cluster", "largest disk request")):
+        rows.append(
+            ("cache sizes", f"{len(sizes)}: {_cache_label(int(sizes[0]), bs)} to {_cache_label(int(sizes[-1]), bs)}")
+        )
+    for col, label in (
+        ("block_size", "block size (bytes)"),
+        ("seed", "seeds"),
+        ("reads_only", "reads only"),
+        ("cluster", "largest disk request"),
+    ):
         if col in df.columns:
             rows.append((label, values(col)))
     if "seconds" in df.columns and df["seconds"].notna().any():
@@ -176,9 +244,15 @@ def _summary(df: "pandas.DataFrame", source: str) -> tuple[list[tuple[str, str]]
     traces = []
     if "trace" in df.columns:
         for t, g in df.groupby("trace", sort=True):
-            traces.append([str(t), str(g["trace_hash"].iloc[0]) if "trace_hash" in g.columns else "",
-                           str(g["format"].iloc[0]) if "format" in g.columns else "",
-                           str(int(g["requests"].iloc[0])) if "requests" in g.columns else "", str(len(g))])
+            traces.append(
+                [
+                    str(t),
+                    str(g["trace_hash"].iloc[0]) if "trace_hash" in g.columns else "",
+                    str(g["format"].iloc[0]) if "format" in g.columns else "",
+                    str(int(g["requests"].iloc[0])) if "requests" in g.columns else "",
+                    str(len(g)),
+                ]
+            )
     return rows, traces
 
 
@@ -217,8 +291,11 @@ def _table(df: "pandas.DataFrame", table_id: str) -> str:
 
 
 def _kv_table(rows: Sequence[tuple[str, str]]) -> str:
-    return ('<table class="kv">' + "".join(f"<tr><th scope=\"row\">{_esc(k)}</th><td>{_esc(v)}</td></tr>"
-                                         for k, v in rows) + "</table>")
+    return (
+        '<table class="kv">'
+        + "".join(f'<tr><th scope="row">{_esc(k)}</th><td>{_esc(v)}</td></tr>' for k, v in rows)
+        + "</table>"
+    )
 
 
 def render(df: "pandas.DataFrame", source: str = "results", *, cdf_policies: Sequence[str] = ()) -> str:
@@ -231,37 +308,47 @@ def render(df: "pandas.DataFrame", source: str = "results", *, cdf_policies: Seq
     if traces:
         import pandas as pd
 
-        trace_table = _table(pd.DataFrame(traces, columns=["path", "sha256", "format", "requests", "runs"]),
-                             "traces-table")
+        trace_table = _table(
+            pd.DataFrame(traces, columns=["path", "sha256", "format", "requests", "runs"]), "traces-table"
+        )
     plot_html = "".join(
         f'<figure class="plot{" small" if f.get("small") else ""}" id="plot-{_esc(f["id"])}" data-plot="{i}"><figcaption>{_esc(f["title"])}</figcaption>'
-        f'<div class="canvas"></div><ul class="legend"></ul></figure>' for i, f in enumerate(figs))
-    notes_html = ("<ul class=\"notes\">" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else ""
+        f'<div class="canvas"></div><ul class="legend"></ul></figure>'
+        for i, f in enumerate(figs)
+    )
+    notes_html = ('<ul class="notes">' + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else ""
     data = json.dumps({"plots": figs}, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     script = resources.files("bufsim").joinpath("report.js").read_text()
     style = resources.files("bufsim").joinpath("report.css").read_text()
     title = f"bufsim report: {len(df)} runs"
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         # No network: the page loads nothing, and says so to the browser.
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">"
         f"<title>{_esc(title)}</title><style>{style}</style></head><body>"
         f"<header><h1>{_esc(title)}</h1><p>Generated by bufsim from <code>{_esc(os.path.basename(source))}</code>. "
         "Hover over a plot for values; click a legend entry to hide or show its series; click a column "
         "header to sort.</p></header>"
-        f"<section id=\"summary\"><h2>Sweep</h2>{_kv_table(summary)}"
+        f'<section id="summary"><h2>Sweep</h2>{_kv_table(summary)}'
         + (f"<h3>Traces</h3>{trace_table}" if trace_table else "")
-        + f"</section><section id=\"plots\"><h2>Plots</h2>{plot_html}{notes_html}</section>"
-        f"<section id=\"runs\"><h2>Runs</h2>{_table(df, 'runs-table')}</section>"
-        f"<script type=\"application/json\" id=\"bufsim-data\">{data}</script>"
+        + f'</section><section id="plots"><h2>Plots</h2>{plot_html}{notes_html}</section>'
+        f'<section id="runs"><h2>Runs</h2>{_table(df, "runs-table")}</section>'
+        f'<script type="application/json" id="bufsim-data">{data}</script>'
         f"<script>{script}</script></body></html>\n"
     )
 
 
-def write(source: str | os.PathLike, out: str | os.PathLike, *, traces: Sequence[str] = (),
-          policies: Sequence[str] = (), prefetches: Sequence[str] = (), cdf_policies: Sequence[str] = ()) -> int:
+def write(
+    source: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    traces: Sequence[str] = (),
+    policies: Sequence[str] = (),
+    prefetches: Sequence[str] = (),
+    cdf_policies: Sequence[str] = (),
+) -> int:
     """Writes the report of a results database (or Parquet file) to ``out``; returns the
     number of runs in it. ``cdf_policies``: see :func:`render`."""
     df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
@@ -269,8 +356,10 @@ def write(source: str | os.PathLike, out: str | os.PathLike, *, traces: Sequence
         raise SpecError(f"{os.fspath(source)}: no runs to report (empty, or the filters match nothing)")
     unknown = [p for p in cdf_policies if p not in set(df["policy"])] if "policy" in df.columns else list(cdf_policies)
     if unknown:
-        raise SpecError(f"--cdf-policy {unknown[0]}: no such policy in these runs; give one of "
-                        f"{', '.join(dict.fromkeys(df['policy'])) if 'policy' in df.columns else '(none recorded)'}")
+        raise SpecError(
+            f"--cdf-policy {unknown[0]}: no such policy in these runs; give one of "
+            f"{', '.join(dict.fromkeys(df['policy'])) if 'policy' in df.columns else '(none recorded)'}"
+        )
     page = render(df, os.fspath(source), cdf_policies=cdf_policies)
     with open(out, "w", encoding="utf-8") as f:
         f.write(page)

@@ -16,8 +16,7 @@ from bufsim.options import Options
 def _table1_trace(directory: str) -> Path:
     """The 24 accesses of the prefetching paper's Table 1: one file of blocks a..p."""
     path = Path(directory) / "prefetch-table1.csv"
-    lines = ["op,file,offset,size"] + [f"R,f,{(ord(c) - ord('a')) * 4096},4096"
-                                       for c in "acegikmoabcdefghijklmnop"]
+    lines = ["op,file,offset,size"] + [f"R,f,{(ord(c) - ord('a')) * 4096},4096" for c in "acegikmoabcdefghijklmnop"]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -26,20 +25,32 @@ def prefetch_table1() -> list[dict]:
     """Prefetching paper (Butt, Gniady, Hu, IEEE TC 2007) §3, Table 1: with an 8-block cache and
     the simple prefetcher, OPT issues 8 disk requests and LRU 6; without prefetching OPT misses
     16 times and LRU 23."""
-    paper = {("opt", "simple(min=3,max=8)"): 8, ("lru", "simple(min=3,max=8)"): 6,
-             ("opt", "none"): 16, ("lru", "none"): 23}
+    paper = {
+        ("opt", "simple(min=3,max=8)"): 8,
+        ("lru", "simple(min=3,max=8)"): 6,
+        ("opt", "none"): 16,
+        ("lru", "none"): 23,
+    }
     with tempfile.TemporaryDirectory() as d:
-        results = run(_table1_trace(d), ["opt", "lru"], [8], Options(format="csv", jobs=1, check=True),
-                      prefetches=["simple(min=3,max=8)", "none"])
+        results = run(
+            _table1_trace(d),
+            ["opt", "lru"],
+            [8],
+            Options(format="csv", jobs=1, check=True),
+            prefetches=["simple(min=3,max=8)", "none"],
+        )
     rows = []
     for r in results:
         prefetching = r.prefetch != "none"
-        rows.append({
-            "policy": r.policy, "prefetch": r.prefetch,
-            "measure": "disk requests" if prefetching else "misses",
-            "bufsim": r.disk_requests if prefetching else r.misses,
-            "paper": paper[(r.policy, r.prefetch)],
-        })
+        rows.append(
+            {
+                "policy": r.policy,
+                "prefetch": r.prefetch,
+                "measure": "disk requests" if prefetching else "misses",
+                "bufsim": r.disk_requests if prefetching else r.misses,
+                "paper": paper[(r.policy, r.prefetch)],
+            }
+        )
     return rows
 
 
@@ -65,21 +76,34 @@ def dulo_table1() -> list[dict]:
     The real timed engine runs the stream: files 100 blocks apart on the disk (A..D lie on
     different tracks), the 2.4 kernel's read-ahead, `avg(seek=6.5ms,rotation=3.0ms)`, no think
     time, and DULO with a 4-block bank and a 4-block evicting section (the cache is 8 blocks)."""
-    paper = {("lru", "linux"): (95.0, 10), (DULO_TABLE1, "linux"): (66.5, 7),
-             ("lru", "none"): (None, 16), (DULO_TABLE1, "none"): (None, 16)}
+    paper = {
+        ("lru", "linux"): (95.0, 10),
+        (DULO_TABLE1, "linux"): (66.5, 7),
+        ("lru", "none"): (None, 16),
+        (DULO_TABLE1, "none"): (None, 16),
+    }
     with tempfile.TemporaryDirectory() as d:
-        options = Options(format="csv", jobs=1, check=True, device="avg(seek=6.5ms,rotation=3.0ms)", think=0,
-                          file_gap="100blocks")
+        options = Options(
+            format="csv", jobs=1, check=True, device="avg(seek=6.5ms,rotation=3.0ms)", think=0, file_gap="100blocks"
+        )
         results = run(_dulo_table1_trace(d), ["lru", DULO_TABLE1], [8], options, prefetches=["linux", "none"])
     rows = []
     for r in results:
         scheme = "traditional (lru)" if r.policy == "lru" else "dual (dulo)"
         ms, misses = paper[(r.policy, r.prefetch)]
         if ms is not None:
-            rows.append({"scheme": scheme, "prefetch": r.prefetch, "measure": "time (ms)",
-                         "bufsim": round(r.exec_time_s * 1000, 1), "paper": ms})
-        rows.append({"scheme": scheme, "prefetch": r.prefetch, "measure": "misses", "bufsim": r.misses,
-                     "paper": misses})
+            rows.append(
+                {
+                    "scheme": scheme,
+                    "prefetch": r.prefetch,
+                    "measure": "time (ms)",
+                    "bufsim": round(r.exec_time_s * 1000, 1),
+                    "paper": ms,
+                }
+            )
+        rows.append(
+            {"scheme": scheme, "prefetch": r.prefetch, "measure": "misses", "bufsim": r.misses, "paper": misses}
+        )
     return rows
 
 
@@ -99,16 +123,28 @@ def dulo_tables34() -> list[dict]:
         options = Options(format="csv", device="st39102lw", think=0, file_gap="1MiB")
         banks = ["64KiB", "256KiB", "1MiB", "2MiB", "4MiB", "8MiB", "16MiB"]
         evicts = ["4MiB", "8MiB", "16MiB", "32MiB", "48MiB", "56MiB"]
-        by_bank = run(trace, [f"dulo(bank={b},evict=16MiB)" for b in banks], ["64MiB"], options,
-                      prefetches=["linux-ondemand"])
-        by_evict = run(trace, [f"dulo(bank=2MiB,evict={e})" for e in evicts], ["64MiB"], options,
-                       prefetches=["linux-ondemand"])
+        by_bank = run(
+            trace, [f"dulo(bank={b},evict=16MiB)" for b in banks], ["64MiB"], options, prefetches=["linux-ondemand"]
+        )
+        by_evict = run(
+            trace, [f"dulo(bank=2MiB,evict={e})" for e in evicts], ["64MiB"], options, prefetches=["linux-ondemand"]
+        )
     rows = []
-    for table, sizes, results in (("3: bank size (evict 16MiB)", banks, by_bank), ("4: evict size (bank 2MiB)", evicts, by_evict)):
+    for table, sizes, results in (
+        ("3: bank size (evict 16MiB)", banks, by_bank),
+        ("4: evict size (bank 2MiB)", evicts, by_evict),
+    ):
         best = min(r.exec_time_s for r in results)
         for size, r in zip(sizes, results):
-            rows.append({"table": table, "size": size, "exec_time_s": round(r.exec_time_s, 1),
-                         "relative": round(r.exec_time_s / best, 3), "misses": r.misses})
+            rows.append(
+                {
+                    "table": table,
+                    "size": size,
+                    "exec_time_s": round(r.exec_time_s, 1),
+                    "relative": round(r.exec_time_s / best, 3),
+                    "misses": r.misses,
+                }
+            )
     return rows
 
 
@@ -120,11 +156,13 @@ def _dulo_tables34_summary(rows: list[dict]) -> str:
     best_bank = min(bank, key=lambda r: r["exec_time_s"])
     interior = best_bank is not bank[0] and best_bank is not bank[-1]
     saturates = abs(evict[-1]["exec_time_s"] - evict[-2]["exec_time_s"]) < 0.02 * evict[-1]["exec_time_s"]
-    return "\n".join([
-        f"bank size: best at {best_bank['size']} ({'an interior optimum, as Table 3' if interior else 'NOT interior, unlike Table 3'})",
-        f"evicting section: {'saturates, as Table 4' if saturates else 'does NOT saturate, unlike Table 4'}"
-        f" ({evict[0]['exec_time_s']} s at {evict[0]['size']}, {evict[-1]['exec_time_s']} s at {evict[-1]['size']})",
-    ])
+    return "\n".join(
+        [
+            f"bank size: best at {best_bank['size']} ({'an interior optimum, as Table 3' if interior else 'NOT interior, unlike Table 3'})",
+            f"evicting section: {'saturates, as Table 4' if saturates else 'does NOT saturate, unlike Table 4'}"
+            f" ({evict[0]['exec_time_s']} s at {evict[0]['size']}, {evict[-1]['exec_time_s']} s at {evict[-1]['size']})",
+        ]
+    )
 
 
 def amp_table1() -> list[dict]:
@@ -138,12 +176,21 @@ def amp_table1() -> list[dict]:
 
     rows = []
     for r in _core.amp_table1(seed=1):
-        rows.append({
-            "stream": r["stream"], "r_bar": round(r["r_bar"], 3), "paper_r_bar": r["paper_r_bar"],
-            "correct": r["correct"], "amp": r["amp"], "paper_amp": r["paper_amp"],
-            "pcc": r["pcc"], "paper_pcc": r["paper_pcc"], "dear": r["dear"], "paper_dear": r["paper_dear"],
-            "description": r["description"],
-        })
+        rows.append(
+            {
+                "stream": r["stream"],
+                "r_bar": round(r["r_bar"], 3),
+                "paper_r_bar": r["paper_r_bar"],
+                "correct": r["correct"],
+                "amp": r["amp"],
+                "paper_amp": r["paper_amp"],
+                "pcc": r["pcc"],
+                "paper_pcc": r["paper_pcc"],
+                "dear": r["dear"],
+                "paper_dear": r["paper_dear"],
+                "description": r["description"],
+            }
+        )
     return rows
 
 
@@ -154,18 +201,29 @@ def _amp_table1_summary(rows: list[dict]) -> str:
 
     far = [r["stream"] for r in rows if abs(r["r_bar"] - r["paper_r_bar"]) > 0.05]
     amp_ok = sum(r["amp"] == r["correct"] for r in rows)
-    return "\n".join([
-        f"AMP right on {amp_ok} of {len(rows)} streams (paper: 7 of 7)",
-        f"PCC wrong on: {wrong('pcc')} (paper: {wrong('paper_pcc')})",
-        f"DEAR wrong on: {wrong('dear')} (paper: {wrong('paper_dear')})",
-        f"R̄ more than 0.05 from the paper's on: {', '.join(far) if far else 'none'}",
-    ])
+    return "\n".join(
+        [
+            f"AMP right on {amp_ok} of {len(rows)} streams (paper: 7 of 7)",
+            f"PCC wrong on: {wrong('pcc')} (paper: {wrong('paper_pcc')})",
+            f"DEAR wrong on: {wrong('dear')} (paper: {wrong('paper_dear')})",
+            f"R̄ more than 0.05 from the paper's on: {', '.join(far) if far else 'none'}",
+        ]
+    )
 
 
 # The MQ paper's Table 2 policies, bufsim spec beside the paper's column name. The paper's LFRU
 # column is LRFU's place here (the issue's list; bufsim has no LFRU).
-MQ_POLICIES = [("OPT", "opt"), ("MQ", "mq"), ("2Q", "2q"), ("FBR", "fbr"), ("LRFU", "lrfu"),
-               ("LRU-2", "lru-k(k=2)"), ("LRU", "lru"), ("LFU", "lfu"), ("MRU", "mru")]
+MQ_POLICIES = [
+    ("OPT", "opt"),
+    ("MQ", "mq"),
+    ("2Q", "2q"),
+    ("FBR", "fbr"),
+    ("LRFU", "lrfu"),
+    ("LRU-2", "lru-k(k=2)"),
+    ("LRU", "lru"),
+    ("LFU", "lfu"),
+    ("MRU", "mru"),
+]
 
 # MQ paper Table 2(a), Oracle Miss Trace-128M: hit ratios in percent, the paper's LFRU as LRFU.
 MQ_PAPER_ORACLE = {
@@ -179,10 +237,18 @@ MQ_PAPER_ORACLE = {
 
 # Second-level streams: a trace and its first level (the clients' own caches).
 MQ_STREAMS = [
-    ("cloudphysics (through a 16MiB LRU)", "cloudphysics", dict(policy="lru", cache="16MiB", client="all"),
-     ["16MiB", "32MiB", "64MiB", "128MiB", "256MiB", "512MiB"]),
-    ("multi (a 1MiB LRU per process)", "multi", dict(policy="lru", cache="1MiB", client="pid"),
-     ["1MiB", "2MiB", "4MiB", "8MiB", "16MiB", "32MiB"]),
+    (
+        "cloudphysics (through a 16MiB LRU)",
+        "cloudphysics",
+        dict(policy="lru", cache="16MiB", client="all"),
+        ["16MiB", "32MiB", "64MiB", "128MiB", "256MiB", "512MiB"],
+    ),
+    (
+        "multi (a 1MiB LRU per process)",
+        "multi",
+        dict(policy="lru", cache="1MiB", client="pid"),
+        ["1MiB", "2MiB", "4MiB", "8MiB", "16MiB", "32MiB"],
+    ),
 ]
 
 
@@ -213,8 +279,15 @@ def mq_table2() -> list[dict]:
 
     rows: list[dict] = []
     for size, paper in MQ_PAPER_ORACLE.items():
-        rows.append({"stream": "paper: Oracle Miss Trace-128M", "cache": size,
-                     **{name: pct for (name, _), pct in zip(MQ_POLICIES, paper)}, "peak": None, "beyond": None})
+        rows.append(
+            {
+                "stream": "paper: Oracle Miss Trace-128M",
+                "cache": size,
+                **{name: pct for (name, _), pct in zip(MQ_POLICIES, paper)},
+                "peak": None,
+                "beyond": None,
+            }
+        )
     with tempfile.TemporaryDirectory() as d:
         for label, name, first, sizes in MQ_STREAMS:
             l2 = Path(d) / f"{name}-l2.csv"
@@ -225,9 +298,15 @@ def mq_table2() -> list[dict]:
             for size in sizes:
                 blocks = _blocks(size)
                 beyond = sum(b["count"] for b in t["bins"] if b["distance"] > blocks) / max(t["correlated"], 1)
-                rows.append({"stream": label, "cache": size,
-                             **{n: round(100 * by[(spec, blocks)].hit_ratio, 1) for n, spec in MQ_POLICIES},
-                             "peak": t["hill"]["peak_distance"] if t["hill"] else None, "beyond": round(beyond, 3)})
+                rows.append(
+                    {
+                        "stream": label,
+                        "cache": size,
+                        **{n: round(100 * by[(spec, blocks)].hit_ratio, 1) for n, spec in MQ_POLICIES},
+                        "peak": t["hill"]["peak_distance"] if t["hill"] else None,
+                        "beyond": round(beyond, 3),
+                    }
+                )
     return rows
 
 
@@ -246,10 +325,14 @@ def _mq_table2_summary(rows: list[dict]) -> str:
         online = [n for n in names if n != "OPT"]
         mean = {n: sum(r[n] for r in ours) / len(ours) for n in online}
         ranking = " > ".join(sorted(online, key=lambda n: -mean[n]))
-        lines.append(f"{stream}: OPT tops every column: {'yes' if opt_tops else 'NO'}; "
-                     f"online ranking by mean hit ratio: {ranking}")
-    lines.append("paper (Oracle, and its other traces): MQ > 2Q > FBR, LFRU, LRU-2 > LRU > LFU > MRU; "
-                 "`beyond` is the share of re-references farther apart than the cache, which recency cannot keep")
+        lines.append(
+            f"{stream}: OPT tops every column: {'yes' if opt_tops else 'NO'}; "
+            f"online ranking by mean hit ratio: {ranking}"
+        )
+    lines.append(
+        "paper (Oracle, and its other traces): MQ > 2Q > FBR, LFRU, LRU-2 > LRU > LFU > MRU; "
+        "`beyond` is the share of re-references farther apart than the cache, which recency cannot keep"
+    )
     return "\n".join(lines)
 
 

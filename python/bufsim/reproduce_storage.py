@@ -17,14 +17,14 @@ from bufsim.storage import PAPER_STORAGE
 # What the paper's §5 says each figure shows.
 PAPER = {
     "2": "LRU (and Clock) fall from nearly 55 MB/s with equal disks to 11 MB/s with one 10-year-old disk "
-         "(to 20%); Static (Fig. 3) about 50 MB/s with a two-year-old disk (§5.2, on Fig. 4)",
+    "(to 20%); Static (Fig. 3) about 50 MB/s with a two-year-old disk (§5.2, on Fig. 4)",
     "5-trace2": "LRU falls from about 23 to 6 MB/s; Eager and Lazy LRU stay between 16 and 20 MB/s at age 10; "
-                "LANDLORD similar",
+    "LANDLORD similar",
     "5-trace3": "with equal disks all cost-aware policies beat LRU (popular disks queue); at age 10 Eager LRU "
-                "beats LRU by over 3x; Lazy LRU and LANDLORD more robust than Eager LRU",
+    "beats LRU by over 3x; Lazy LRU and LANDLORD more robust than Eager LRU",
     "6": "Clock degrades like LRU; Lazy Clock masks the slow disk (Trace 3: about 21 MB/s at age 0, 17 at age 10)",
     "8": "after the 2x fault on disk 6 (half way through), Eager LRU grows disk 6's partition and shrinks the "
-         "others until the wait times are about equal; the right ratio is found quickly",
+    "others until the wait times are about equal; the right ratio is found quickly",
 }
 
 LRU_FAMILY = ["lru", "eager-lru", "lazy-lru", "landlord"]
@@ -34,8 +34,12 @@ CLOCK_FAMILY = ["clock", "lazy-clock"]
 def _settings(quick: bool) -> dict[str, Any]:
     if quick:
         # A quarter of each trace (the cache and working sets stay the paper's), every other age.
-        return {"trace1": "sa-trace1(requests=48000)", "trace2": "sa-trace2(requests=187500)",
-                "trace3": "sa-trace3(requests=187500)", "ages": [0, 2, 4, 6, 8, 10]}
+        return {
+            "trace1": "sa-trace1(requests=48000)",
+            "trace2": "sa-trace2(requests=187500)",
+            "trace3": "sa-trace3(requests=187500)",
+            "ages": [0, 2, 4, 6, 8, 10],
+        }
     return {"trace1": "sa-trace1", "trace2": "sa-trace2", "trace3": "sa-trace3", "ages": list(range(11))}
 
 
@@ -53,8 +57,16 @@ def _aging(trace: Any, name: str, figure: str, policies: list[str], ages: list[i
     for age in ages:
         device_for = {0: f"ibm-9lzx(age={age})"} if age else None
         for r in _run(trace, policies, device_for):
-            rows.append({"figure": figure, "trace": name, "slow_disk_age": age, "policy": r.policy,
-                         "mb_s": round(r.throughput_mb_s, 2), "hit_ratio": round(r.hit_ratio, 4)})
+            rows.append(
+                {
+                    "figure": figure,
+                    "trace": name,
+                    "slow_disk_age": age,
+                    "policy": r.policy,
+                    "mb_s": round(r.throughput_mb_s, 2),
+                    "hit_ratio": round(r.hit_ratio, 4),
+                }
+            )
     return rows
 
 
@@ -66,8 +78,16 @@ def _fault(path: str, trace: Any, quick: bool) -> list[dict]:
     fault = f"device=6,at={at_s}s,slowdown=2"
     rows = []
     for r in _run(trace, ["lru", "clock", "eager-lru", "lazy-clock", "landlord"], faults=[fault]):
-        rows.append({"figure": "8", "trace": "trace1", "fault_at_s": at_s, "policy": r.policy,
-                     "mb_s": round(r.throughput_mb_s, 2), "hit_ratio": round(r.hit_ratio, 4)})
+        rows.append(
+            {
+                "figure": "8",
+                "trace": "trace1",
+                "fault_at_s": at_s,
+                "policy": r.policy,
+                "mb_s": round(r.throughput_mb_s, 2),
+                "hit_ratio": round(r.hit_ratio, 4),
+            }
+        )
     clock, samples = _core.run_timeline(path, "eager-lru", "200MB", "none", _options(faults=[fault]).to_json())
     assert clock == "ns"
     by_time: dict[int, dict[str, tuple[int, int, float]]] = {}
@@ -80,10 +100,18 @@ def _fault(path: str, trace: Any, quick: bool) -> list[dict]:
         waits = [w for _, _, w in parts.values()]
         mean = sum(waits) / len(waits) if waits else 0.0
         others = [b for p, (_, b, _) in parts.items() if p != "dev6"]
-        rows.append({"figure": "8-timeline", "trace": "trace1", "time_s": round(t / 1e9, 1), "policy": "eager-lru",
-                     "dev6_blocks": parts["dev6"][1], "others_mean_blocks": round(sum(others) / len(others)),
-                     "dev6_relative_wait": round(parts["dev6"][2] / mean, 2) if mean > 0 else 0.0,
-                     "fault": t / 1e9 >= at_s})
+        rows.append(
+            {
+                "figure": "8-timeline",
+                "trace": "trace1",
+                "time_s": round(t / 1e9, 1),
+                "policy": "eager-lru",
+                "dev6_blocks": parts["dev6"][1],
+                "others_mean_blocks": round(sum(others) / len(others)),
+                "dev6_relative_wait": round(parts["dev6"][2] / mean, 2) if mean > 0 else 0.0,
+                "fault": t / 1e9 >= at_s,
+            }
+        )
     return rows
 
 
@@ -139,28 +167,55 @@ def format_storage_aware(rows: list[dict]) -> str:
     table("Figure 2 (and Static, Figure 3): Trace 1, one disk aged, MB/s", fig2, ["lru", "clock", "static"], PAPER["2"])
     for name in ("trace2", "trace3"):
         sub = [r for r in rows if r["figure"] == "5/6" and r["trace"] == name]
-        table(f"Figure 5 ({'left' if name == 'trace2' else 'right'}): {name.replace('trace', 'Trace ')}, LRU family, MB/s",
-              sub, LRU_FAMILY, PAPER[f"5-{name}"])
-        table(f"Figure 6 ({'left' if name == 'trace2' else 'right'}): {name.replace('trace', 'Trace ')}, Clock family, MB/s",
-              sub, CLOCK_FAMILY, PAPER["6"])
+        table(
+            f"Figure 5 ({'left' if name == 'trace2' else 'right'}): {name.replace('trace', 'Trace ')}, LRU family, MB/s",
+            sub,
+            LRU_FAMILY,
+            PAPER[f"5-{name}"],
+        )
+        table(
+            f"Figure 6 ({'left' if name == 'trace2' else 'right'}): {name.replace('trace', 'Trace ')}, Clock family, MB/s",
+            sub,
+            CLOCK_FAMILY,
+            PAPER["6"],
+        )
     fig8 = [r for r in rows if r["figure"] == "8"]
     if fig8:
         out.append(f"Figure 8: Trace 1, equal disks, disk 6 twice as slow from {fig8[0]['fault_at_s']} s, MB/s")
         out.append(format_table(["policy", "MB/s"], [[r["policy"], r["mb_s"]] for r in fig8], [False, True]))
-        out.append("paper (Figure 8, right, one faulty disk): Eager LRU about 54 MB/s, LANDLORD 48, Lazy Clock nearly "
-                   "as well as them, Clock the least")
+        out.append(
+            "paper (Figure 8, right, one faulty disk): Eager LRU about 54 MB/s, LANDLORD 48, Lazy Clock nearly "
+            "as well as them, Clock the least"
+        )
         out.append("")
     tl = [r for r in rows if r["figure"] == "8-timeline"]
     if tl:
-        out.append("Figure 8 (left): Eager LRU's partition of disk 6 over time (blocks; relative wait = disk 6's wait "
-                   "over the epoch / mean wait)")
-        out.append(format_table(["time s", "fault", "dev6 blocks", "others (mean)", "dev6 relative wait"],
-                                [[r["time_s"], "yes" if r["fault"] else "", r["dev6_blocks"], r["others_mean_blocks"],
-                                  r["dev6_relative_wait"]] for r in tl], [True] * 5))
+        out.append(
+            "Figure 8 (left): Eager LRU's partition of disk 6 over time (blocks; relative wait = disk 6's wait "
+            "over the epoch / mean wait)"
+        )
+        out.append(
+            format_table(
+                ["time s", "fault", "dev6 blocks", "others (mean)", "dev6 relative wait"],
+                [
+                    [
+                        r["time_s"],
+                        "yes" if r["fault"] else "",
+                        r["dev6_blocks"],
+                        r["others_mean_blocks"],
+                        r["dev6_relative_wait"],
+                    ]
+                    for r in tl
+                ],
+                [True] * 5,
+            )
+        )
         before = [r["dev6_blocks"] for r in tl if not r["fault"]]
         after = [r["dev6_blocks"] for r in tl if r["fault"]]
         if before and after:
-            out.append(f"disk 6's partition: {before[-1]} blocks before the fault, {max(after)} at most after it, "
-                       f"{after[-1]} at the end")
+            out.append(
+                f"disk 6's partition: {before[-1]} blocks before the fault, {max(after)} at most after it, "
+                f"{after[-1]} at the end"
+            )
         out.append(f"paper: {PAPER['8']}")
     return "\n".join(out)

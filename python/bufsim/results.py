@@ -51,11 +51,15 @@ class _ResultMethods:
 Result = make_dataclass(
     "Result",
     [(f["name"], Optional[_PY_TYPES.get(f.get("kind"), Any)], field(default=None, metadata=f)) for f in RESULT_FIELDS],
-    bases=(_ResultMethods,), frozen=True)
+    bases=(_ResultMethods,),
+    frozen=True,
+)
 Result.__module__ = __name__
-Result.__doc__ = ("Counters of one (policy, read-ahead, cache size) run over a trace; with timing, also its "
-                  "execution time and I/O timing (``None`` in count mode). Fields, units and meanings are the "
-                  "core's result table, ``bufsim.RESULT_FIELDS``; see docs/timing.md.")
+Result.__doc__ = (
+    "Counters of one (policy, read-ahead, cache size) run over a trace; with timing, also its "
+    "execution time and I/O timing (``None`` in count mode). Fields, units and meanings are the "
+    "core's result table, ``bufsim.RESULT_FIELDS``; see docs/timing.md."
+)
 
 
 def result_of(row: Mapping[str, Any]) -> Any:
@@ -66,5 +70,3 @@ def result_of(row: Mapping[str, Any]) -> Any:
         if f["kind"] == "histogram" and v is not None:
             vals[f["name"]] = {int(k): int(n) for k, n in v.items()}
     return Result(**{f["name"]: vals.get(f["name"]) for f in RESULT_FIELDS})
-
-

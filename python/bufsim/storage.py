@@ -24,8 +24,9 @@ IBM 9LZX disks behind RAID-0, the LogGP network of a 10 Gb/s link and a closed w
 stripe unit and the number of outstanding requests are our choices (docs/storage-aware.md)."""
 
 
-def partition_timeline(trace: PathLike, policy: str, cache: SizeLike, *, prefetch: str = "none",
-                       **options: Any) -> "pandas.DataFrame":
+def partition_timeline(
+    trace: PathLike, policy: str, cache: SizeLike, *, prefetch: str = "none", **options: Any
+) -> "pandas.DataFrame":
     """Runs one partitioned policy with any run options (as :func:`bufsim.simulate`: timing,
     storage and the others) and returns its partitions over time, one row per partition per
     sample: ``time_s`` (simulated seconds; ``time`` in demand accesses for count-mode runs),
@@ -36,16 +37,18 @@ def partition_timeline(trace: PathLike, policy: str, cache: SizeLike, *, prefetc
     import pandas as pd
 
     opts = Options(options)
-    clock, rows = _core.run_timeline(os.fspath(trace), str(policy), size_text(cache, "cache size"), str(prefetch),
-                                     opts.to_json())
+    clock, rows = _core.run_timeline(
+        os.fspath(trace), str(policy), size_text(cache, "cache size"), str(prefetch), opts.to_json()
+    )
     df = pd.DataFrame(rows, columns=["time", "partition", "target", "blocks", "wait_ms"])
     if clock == "ns":
         df.insert(0, "time_s", df.pop("time") / 1e9)
     return df
 
 
-def plot_partition_timeline(df: "pandas.DataFrame", path: Optional[PathLike] = None, *, title: str = "",
-                            highlight: Optional[list[str]] = None) -> Any:
+def plot_partition_timeline(
+    df: "pandas.DataFrame", path: Optional[PathLike] = None, *, title: str = "", highlight: Optional[list[str]] = None
+) -> Any:
     """Two panels over time, as the paper's Figure 8 (left): blocks held by every partition,
     and each device's wait time per epoch. ``highlight`` names partitions drawn thick (the
     faulty disk). Saves to ``path`` if given; returns the figure."""

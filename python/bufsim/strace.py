@@ -87,12 +87,12 @@ def parse_line(raw: str) -> Line:
     micros = m.group(4)
     # -ttt prints 6 digits; scale anything else so the unit stays microseconds.
     time_us = int(m.group(3)) * 1_000_000 + int((micros + "000000")[:6])
-    body = raw[m.end():]
+    body = raw[m.end() :]
     if body.startswith("<... "):
         close = body.find(" resumed>")
         if close < 0:
             return Line("other", pid=pid, time_us=time_us, text=body)
-        return Line("resumed", pid=pid, time_us=time_us, name=body[5:close], text=body[close + 9:])
+        return Line("resumed", pid=pid, time_us=time_us, name=body[5:close], text=body[close + 9 :])
     if body.startswith("+++ "):
         e = _EXIT.match(body)
         if e is None:

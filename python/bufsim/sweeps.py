@@ -48,18 +48,31 @@ def _in_key(f: Any, value: Any, timed: bool) -> bool:
     return value != f.default
 
 
-CONFIG_COLUMNS = [
-    ("key", "VARCHAR PRIMARY KEY"), ("bufsim_version", "VARCHAR"), ("trace", "VARCHAR"),
-    ("trace_hash", "VARCHAR"), ("format", "VARCHAR"), ("policy", "VARCHAR"),
-    ("prefetch", "VARCHAR"), ("cache_blocks", "BIGINT"),
-] + [(f.name, f.sql) for f in RUN_OPTIONS] + [("storage", "VARCHAR")]
+CONFIG_COLUMNS = (
+    [
+        ("key", "VARCHAR PRIMARY KEY"),
+        ("bufsim_version", "VARCHAR"),
+        ("trace", "VARCHAR"),
+        ("trace_hash", "VARCHAR"),
+        ("format", "VARCHAR"),
+        ("policy", "VARCHAR"),
+        ("prefetch", "VARCHAR"),
+        ("cache_blocks", "BIGINT"),
+    ]
+    + [(f.name, f.sql) for f in RUN_OPTIONS]
+    + [("storage", "VARCHAR")]
+)
 _CONFIG_NAMES = {n for n, _ in CONFIG_COLUMNS} | set(STORAGE_OPTIONS)
 # Result fields (crates/bufsim-core/src/row.rs) not already among the run's settings.
 STAT_COLUMNS = [(f["name"], f["sql"]) for f in RESULT_FIELDS if f["name"] not in _CONFIG_NAMES and not f["timed"]]
 # Timed runs only (NULL for count-mode runs).
 TIMING_COLUMNS = [(f["name"], f["sql"]) for f in RESULT_FIELDS if f["name"] not in _CONFIG_NAMES and f["timed"]]
-COLUMNS = (CONFIG_COLUMNS + STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
-           + TIMING_COLUMNS)
+COLUMNS = (
+    CONFIG_COLUMNS
+    + STAT_COLUMNS
+    + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
+    + TIMING_COLUMNS
+)
 _JSON_KINDS = ("histogram", "json")
 _KIND = {f["name"]: f["kind"] for f in RESULT_FIELDS}
 
@@ -114,8 +127,9 @@ def file_hash(path: str) -> str:
 
 def _key(self: Any) -> str:
     config = {k: getattr(self, k) for k in ("trace_hash", "format", "policy", "prefetch", "cache_blocks")}
-    config.update({f.name: getattr(self, f.name) for f in RUN_OPTIONS
-                   if _in_key(f, getattr(self, f.name), bool(self.timing))})
+    config.update(
+        {f.name: getattr(self, f.name) for f in RUN_OPTIONS if _in_key(f, getattr(self, f.name), bool(self.timing))}
+    )
     if self.storage:
         config["storage"] = self.storage
     config["bufsim_version"] = _core.__version__
@@ -132,11 +146,16 @@ def _options_of(self: Any) -> Options:
 RunSpec = make_dataclass(
     "RunSpec",
     [("trace", str), ("trace_hash", str), ("format", str), ("policy", str), ("prefetch", str), ("cache_blocks", int)]
-    + [(f.name, Any, field(default=f.default)) for f in RUN_OPTIONS] + [("storage", str, field(default=""))],
+    + [(f.name, Any, field(default=f.default)) for f in RUN_OPTIONS]
+    + [("storage", str, field(default=""))],
     frozen=True,
-    namespace={"key": property(_key), "options": _options_of,
-               "__doc__": "One run of a sweep, fully specified: the trace, the grid point and every run option "
-                          "in canonical form (the core's option table after ``cache_blocks``)."})
+    namespace={
+        "key": property(_key),
+        "options": _options_of,
+        "__doc__": "One run of a sweep, fully specified: the trace, the grid point and every run option "
+        "in canonical form (the core's option table after ``cache_blocks``).",
+    },
+)
 RunSpec.__module__ = __name__  # pickled to Dask workers by name
 
 
@@ -149,10 +168,19 @@ class SweepSpec:
     GRID = ("traces", "policies", "caches", "prefetches", "devices", "io_schedulers")
     STORAGE_KEYS = tuple(f.name for f in OPTION_FIELDS if f.section == "storage")
 
-    def __init__(self, traces: Sequence[str], policies: Sequence[str], caches: Sequence[SizeLike],
-                 prefetches: Optional[Sequence[str]] = None, *, devices: Optional[Sequence[str]] = None,
-                 io_schedulers: Optional[Sequence[str]] = None, storage: Any = None,
-                 options: Optional[Mapping[str, Any]] = None, **settings: Any):
+    def __init__(
+        self,
+        traces: Sequence[str],
+        policies: Sequence[str],
+        caches: Sequence[SizeLike],
+        prefetches: Optional[Sequence[str]] = None,
+        *,
+        devices: Optional[Sequence[str]] = None,
+        io_schedulers: Optional[Sequence[str]] = None,
+        storage: Any = None,
+        options: Optional[Mapping[str, Any]] = None,
+        **settings: Any,
+    ):
         self.traces = list(traces)
         self.policies = list(policies)
         self.caches = list(caches)
@@ -167,8 +195,10 @@ class SweepSpec:
         if not self.storage:
             return {}
         if not isinstance(self.storage, Mapping):
-            raise SpecError(f"storage must be a table of {', '.join(self.STORAGE_KEYS)} (in TOML a [storage] "
-                            f"section), not {self.storage!r}")
+            raise SpecError(
+                f"storage must be a table of {', '.join(self.STORAGE_KEYS)} (in TOML a [storage] "
+                f"section), not {self.storage!r}"
+            )
         unknown = sorted(set(self.storage) - set(self.STORAGE_KEYS))
         if unknown:
             raise SpecError(f"storage: unknown key(s) {', '.join(unknown)}; known: {', '.join(self.STORAGE_KEYS)}")
@@ -206,8 +236,9 @@ class SweepSpec:
         for key in cls.GRID:
             value = data.get(key)
             items = (str, int) if key == "caches" else (str,)
-            if value is not None and not (isinstance(value, list)
-                                          and all(isinstance(v, items) and not isinstance(v, bool) for v in value)):
+            if value is not None and not (
+                isinstance(value, list) and all(isinstance(v, items) and not isinstance(v, bool) for v in value)
+            ):
                 what = "strings or whole numbers" if key == "caches" else "strings"
                 raise SpecError(f"{path}: `{key}` must be a list of {what}, not {type(value).__name__} {value!r:.60}")
         base = Path(path).resolve().parent
@@ -225,8 +256,11 @@ class SweepSpec:
     def runs(self) -> Iterator[Any]:
         """Every run of the grid, each option checked by the core before any run starts."""
         base = self.options.replace(**self.storage_settings())
-        grid_options = [base.replace(device=d, io_scheduler=s)
-                        for d in (self.devices or [None]) for s in (self.io_schedulers or [None])]
+        grid_options = [
+            base.replace(device=d, io_scheduler=s)
+            for d in (self.devices or [None])
+            for s in (self.io_schedulers or [None])
+        ]
         resolved = [o.resolved(self.policies, prefetches=self.prefetches) for o in grid_options]
         bs = resolved[0]["block_size"]
         sizes: list[int] = []
@@ -238,8 +272,10 @@ class SweepSpec:
                 sizes.append(blocks)
         for t in self.traces:
             if t == "-" or (os.path.exists(t) and not os.path.isfile(t)):
-                raise SpecError(f"{t}: a sweep reads its traces by path, again on resume and on Dask workers; "
-                                "save standard input or a pipe to a file first (`bufsim convert - -o t.bst`)")
+                raise SpecError(
+                    f"{t}: a sweep reads its traces by path, again on resume and on Dask workers; "
+                    "save standard input or a pipe to a file first (`bufsim convert - -o t.bst`)"
+                )
             if not os.path.exists(t):
                 raise FileNotFoundError(f"{t}: no such file; check the path")
         hashes = {t: file_hash(t) for t in self.traces}
@@ -249,8 +285,16 @@ class SweepSpec:
         policies = [_core.canonical_policy(p) for p in self.policies]
         for t, p, f, c, o in itertools.product(self.traces, policies, self.prefetches, sizes, resolved):
             storage = {k: o[k] for k in STORAGE_OPTIONS if o[k] is not None}
-            yield RunSpec(t, hashes[t], formats[t], p, f, c, **{k.name: o[k.name] for k in RUN_OPTIONS},
-                          storage=json.dumps(storage, sort_keys=True) if storage else "")
+            yield RunSpec(
+                t,
+                hashes[t],
+                formats[t],
+                p,
+                f,
+                c,
+                **{k.name: o[k.name] for k in RUN_OPTIONS},
+                storage=json.dumps(storage, sort_keys=True) if storage else "",
+            )
 
 
 class ResultsStore:
@@ -264,8 +308,12 @@ class ResultsStore:
         cols = ", ".join(f'"{n}" {t}' for n, t in COLUMNS)
         self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
         # Databases written before timed mode lack its columns.
-        have = {n for (n,) in self.db.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'").fetchall()}
+        have = {
+            n
+            for (n,) in self.db.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'"
+            ).fetchall()
+        }
         for n, t in COLUMNS:
             if n not in have:
                 self.db.execute(f'ALTER TABLE runs ADD COLUMN "{n}" {t}')
@@ -308,8 +356,7 @@ class ResultsStore:
             return self.db.execute("SELECT * FROM runs ORDER BY finished_at, key").df()
         self.db.execute("CREATE OR REPLACE TEMP TABLE wanted (key VARCHAR, pos INTEGER)")
         self.db.executemany("INSERT INTO wanted VALUES (?, ?)", [(k, i) for i, k in enumerate(keys)])
-        return self.db.execute(
-            "SELECT runs.* FROM runs JOIN wanted USING (key) ORDER BY wanted.pos").df()
+        return self.db.execute("SELECT runs.* FROM runs JOIN wanted USING (key) ORDER BY wanted.pos").df()
 
     def export_parquet(self, out: str) -> int:
         self.db.execute(f"COPY (SELECT * FROM runs ORDER BY key) TO '{_sql_text(out)}' (FORMAT PARQUET)")
@@ -343,8 +390,7 @@ class Progress:
         if self.tty:
             width = 30
             fill = int(width * self.done / self.total)
-            self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} runs, "
-                              f"ETA {eta:5.0f}s ")
+            self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} runs, ETA {eta:5.0f}s ")
             if self.done == self.total:
                 self.stream.write("\n")
         elif self.done == self.total or elapsed - self.last_line >= 2.0:
@@ -363,6 +409,7 @@ def decode_json(column: str, value: Any) -> Any:
 
 def result_of_row(row: Mapping[str, Any]) -> Any:
     """A :class:`bufsim.Result` from a row of the ``runs`` table (NULLs become ``None``)."""
+
     def plain(v: Any) -> Any:
         if v is None:
             return None
@@ -386,8 +433,9 @@ def result_of_row(row: Mapping[str, Any]) -> Any:
 
 
 def _run_spec(spec: Any, trace: Any) -> dict[str, Any]:
-    [row] = trace.run([spec.policy], [f"{spec.cache_blocks}blocks"], [spec.prefetch],
-                      spec.options().replace(jobs=1).to_json())
+    [row] = trace.run(
+        [spec.policy], [f"{spec.cache_blocks}blocks"], [spec.prefetch], spec.options().replace(jobs=1).to_json()
+    )
     return row
 
 
@@ -406,8 +454,15 @@ def run_one(spec_dict: dict[str, Any]) -> tuple[dict[str, Any], float]:
     return row, time.perf_counter() - t0
 
 
-def run_sweep(spec: SweepSpec, out: str = DEFAULT_DB, *, resume: bool = False, jobs: int = 0,
-              dask: str | None = None, progress: bool = True):
+def run_sweep(
+    spec: SweepSpec,
+    out: str = DEFAULT_DB,
+    *,
+    resume: bool = False,
+    jobs: int = 0,
+    dask: str | None = None,
+    progress: bool = True,
+):
     """Runs the sweep into the DuckDB file ``out`` and returns its rows (a DataFrame) in grid
     order. With ``resume`` runs already in ``out`` are skipped."""
     # spec.runs() checks every option, policy and read-ahead spec first: a typo must not
@@ -486,6 +541,7 @@ class _InterruptAsFlag:
         import threading
 
         if threading.current_thread() is threading.main_thread():
+
             def flag(signum, frame):
                 self.set = True
 
@@ -510,10 +566,14 @@ def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, address: 
         try:
             client.wait_for_workers(1, timeout=WORKER_WAIT_S)
         except TimeoutError:
-            raise SpecError(f"the Dask scheduler at {address} has had no worker for {WORKER_WAIT_S} s; start one "
-                            f"(`dask worker {address}`) and run the sweep again with --resume") from None
-        futures = {client.submit(run_one, asdict(r), pure=False, key=f"bufsim-{r.key}-{time.time_ns()}"): r
-                   for r in longest_first(todo)}
+            raise SpecError(
+                f"the Dask scheduler at {address} has had no worker for {WORKER_WAIT_S} s; start one "
+                f"(`dask worker {address}`) and run the sweep again with --resume"
+            ) from None
+        futures = {
+            client.submit(run_one, asdict(r), pure=False, key=f"bufsim-{r.key}-{time.time_ns()}"): r
+            for r in longest_first(todo)
+        }
         for fut in as_completed(futures):
             res, secs = fut.result()
             store.write(futures[fut], res, secs)

@@ -25,19 +25,45 @@ from bufsim import strace as st
 #: Stack frames in these modules are skipped when hashing the program context: the C library, the
 #: dynamic loader and the vDSO sit between every call site and the kernel, so they carry no
 #: information about the call site (AMP report §2 hashes the program's own return addresses).
-RUNTIME_MODULE_PREFIXES = ("libc.so", "libc-", "libc.musl", "ld-linux", "ld64.so", "ld-musl", "ld-",
-                           "libpthread", "linux-vdso", "linux-gate", "[vdso]")
+RUNTIME_MODULE_PREFIXES = (
+    "libc.so",
+    "libc-",
+    "libc.musl",
+    "ld-linux",
+    "ld64.so",
+    "ld-musl",
+    "ld-",
+    "libpthread",
+    "linux-vdso",
+    "linux-gate",
+    "[vdso]",
+)
 
 
 #: Calls that move data; a blocked one holds back later records so the output stays time-ordered.
-DATA_CALLS = frozenset({
-    "read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev", "pwritev",
-    "pwritev2", "sendfile", "sendfile64", "copy_file_range", "splice",
-})
+DATA_CALLS = frozenset(
+    {
+        "read",
+        "pread64",
+        "readv",
+        "preadv",
+        "preadv2",
+        "write",
+        "pwrite64",
+        "writev",
+        "pwritev",
+        "pwritev2",
+        "sendfile",
+        "sendfile64",
+        "copy_file_range",
+        "splice",
+    }
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # Program contexts
+
 
 def is_runtime_module(module: str) -> bool:
     return os.path.basename(module).startswith(RUNTIME_MODULE_PREFIXES)
@@ -70,6 +96,7 @@ def context_id(frames: Iterable[st.Frame], depth: int = 0) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # Files, open file descriptions, fd tables, tasks
+
 
 def display_path(path: bytes) -> str:
     """A path as one printable line: UTF-8 kept, other bytes and control characters as \\xNN."""
@@ -183,6 +210,7 @@ class Record:
 # ---------------------------------------------------------------------------------------------
 # Filters
 
+
 class PathFilter:
     """Keeps files under any ``include`` directory (all when none) and not matching ``exclude``
     (directory prefixes, or globs over the whole path when they contain ``* ? [``)."""
@@ -204,7 +232,8 @@ class PathFilter:
         text = os.fsdecode(path)
         keep = (not self.include or any(_under(text, p) for p in self.include)) and not (
             any(_under(text, p) for p in self.exclude_prefixes)
-            or any(fnmatch.fnmatchcase(text, g) for g in self.exclude_globs))
+            or any(fnmatch.fnmatchcase(text, g) for g in self.exclude_globs)
+        )
         if len(self._cache) < 1_000_000:
             self._cache[path] = keep
         return keep
@@ -220,6 +249,7 @@ def _under(path: str, prefix: str) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # Replaying strace's view of the system calls
+
 
 @dataclass
 class Stats:
@@ -243,11 +273,19 @@ class TraceBuilder:
     ``live`` means the traced processes are running now, so ``/proc/TID/fd/N`` tells which file a
     descriptor refers to; parsing a saved log (``live=False``) can only ``stat`` the path shown."""
 
-    def __init__(self, emit: Callable[[Record], None], *, stack_depth: int = 0, reads_only: bool = False,
-                 path_filter: Optional[PathFilter] = None, live: bool = False,
-                 cwd: Optional[bytes] = None, hold: Optional[Callable[[int, int], None]] = None,
-                 release: Optional[Callable[[int], None]] = None,
-                 on_first_time: Optional[Callable[[int], None]] = None):
+    def __init__(
+        self,
+        emit: Callable[[Record], None],
+        *,
+        stack_depth: int = 0,
+        reads_only: bool = False,
+        path_filter: Optional[PathFilter] = None,
+        live: bool = False,
+        cwd: Optional[bytes] = None,
+        hold: Optional[Callable[[int, int], None]] = None,
+        release: Optional[Callable[[int], None]] = None,
+        on_first_time: Optional[Callable[[int], None]] = None,
+    ):
         self.emit = emit
         self.stack_depth = stack_depth
         self.reads_only = reads_only
@@ -381,8 +419,9 @@ class TraceBuilder:
             self.release(pid)
         if pid == self.root and line.text and "superseded" not in line.text:
             self.root_status = line.status
-            self.root_exit = (f"exited with status {line.status}" if line.status is not None
-                              else f"was killed by {line.signal}")
+            self.root_exit = (
+                f"exited with status {line.status}" if line.status is not None else f"was killed by {line.signal}"
+            )
         self.tasks.pop(pid, None)
 
     # -- tasks ---------------------------------------------------------------------------------
@@ -493,8 +532,17 @@ class TraceBuilder:
 
     # -- records -------------------------------------------------------------------------------
 
-    def record(self, task: Task, time_us: int, call: st.Syscall, frames: list[str], op: str,
-               file: Optional[FileIdentity], offset: int, size: int) -> None:
+    def record(
+        self,
+        task: Task,
+        time_us: int,
+        call: st.Syscall,
+        frames: list[str],
+        op: str,
+        file: Optional[FileIdentity],
+        offset: int,
+        size: int,
+    ) -> None:
         if file is None or size <= 0:
             return  # pipes and sockets; zero-byte transfers (end of file) touch no block
         if op == "W" and self.reads_only:
@@ -514,8 +562,7 @@ class TraceBuilder:
         s.contexts.add(ctx)
         self.emit(Record(time_us, call.dur_us, task.tgid, ctx, op, file, offset, size))
 
-    def transfer_read(self, task, time_us, call, frames, of: Optional[OpenFile], size: int,
-                      at: Optional[int]) -> None:
+    def transfer_read(self, task, time_us, call, frames, of: Optional[OpenFile], size: int, at: Optional[int]) -> None:
         """A read of ``size`` bytes at ``at`` (None: the descriptor's offset, which moves)."""
         if of is None:
             return
@@ -524,8 +571,9 @@ class TraceBuilder:
             of.offset += size
         self.record(task, time_us, call, frames, "R", of.file, at, size)
 
-    def transfer_write(self, task, time_us, call, frames, of: Optional[OpenFile], size: int,
-                       at: Optional[int], append: bool = False) -> None:
+    def transfer_write(
+        self, task, time_us, call, frames, of: Optional[OpenFile], size: int, at: Optional[int], append: bool = False
+    ) -> None:
         """A write; with O_APPEND (or RWF_APPEND) the kernel writes at the end of the file, even
         for pwrite (a documented Linux quirk, pwrite(2) BUGS)."""
         if of is None:
@@ -561,6 +609,7 @@ def _handles(*names: str):
         for n in names:
             _HANDLERS[n] = fn
         return fn
+
     return deco
 
 

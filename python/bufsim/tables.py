@@ -34,17 +34,33 @@ def results_table(results) -> str:
     prefetching = any(r.prefetch != "none" for r in results)
     timed = any(r.exec_time_s is not None for r in results)
     devices = sorted({r.device for r in results if r.device}) if timed else []
-    headers = ["policy"] + (["prefetch"] if prefetching else []) + (["device"] if len(devices) > 1 else []) + [
-        "cache", "blocks", "requests", "accesses", "hits", "misses", "hit ratio", "disk reqs"]
+    headers = (
+        ["policy"]
+        + (["prefetch"] if prefetching else [])
+        + (["device"] if len(devices) > 1 else [])
+        + ["cache", "blocks", "requests", "accesses", "hits", "misses", "hit ratio", "disk reqs"]
+    )
     if prefetching:
         headers += ["sync", "async", "blocks read", "prefetched", "unused"]
     if timed:
         headers += ["exec s", "MB/s", "io s", "stall s", "sync ms", "async ms", "p99 ms", "util"]
     rows = []
     for r in results:
-        row = [r.policy] + ([r.prefetch] if prefetching else []) + ([r.device or ""] if len(devices) > 1 else []) + [
-            human_bytes(r.cache_blocks * r.block_size), r.cache_blocks, r.requests, r.accesses,
-            r.hits, r.misses, f"{r.hit_ratio:.4f}", r.disk_requests]
+        row = (
+            [r.policy]
+            + ([r.prefetch] if prefetching else [])
+            + ([r.device or ""] if len(devices) > 1 else [])
+            + [
+                human_bytes(r.cache_blocks * r.block_size),
+                r.cache_blocks,
+                r.requests,
+                r.accesses,
+                r.hits,
+                r.misses,
+                f"{r.hit_ratio:.4f}",
+                r.disk_requests,
+            ]
+        )
         if prefetching:
             row += [r.sync_requests, r.async_requests, r.blocks_read, r.prefetched, r.prefetched_unused]
         if timed:
@@ -53,9 +69,16 @@ def results_table(results) -> str:
             else:
                 util = max((d["utilization"] for d in r.devices or []), default=0.0)
                 mb_s = f"{r.throughput_mb_s:.2f}" if r.throughput_mb_s is not None else ""
-                row += [f"{r.exec_time_s:.3f}", mb_s, f"{r.io_time_s:.3f}", f"{r.stall_time_s:.3f}",
-                        f"{r.sync_time_ms:.2f}", f"{r.async_time_ms:.2f}", f"{r.response_p99_ms:.2f}",
-                        f"{util:.2f}"]
+                row += [
+                    f"{r.exec_time_s:.3f}",
+                    mb_s,
+                    f"{r.io_time_s:.3f}",
+                    f"{r.stall_time_s:.3f}",
+                    f"{r.sync_time_ms:.2f}",
+                    f"{r.async_time_ms:.2f}",
+                    f"{r.response_p99_ms:.2f}",
+                    f"{util:.2f}",
+                ]
         rows.append(row)
     left = 1 + prefetching + (len(devices) > 1)
     right = [False] * left + [True] * (len(headers) - left)

@@ -15,21 +15,21 @@ from typing import Optional
 #: The suite, in recording order: name -> what runs (the recorder's commands say exactly).
 SUITE = {
     "cscope": "cscope -b builds a cross-reference of the Linux 6.1 sources (fs kernel mm include ipc block), "
-              "then 64 `cscope -d -L -0 SYMBOL` queries each scan the 70 MB database (a loop)",
+    "then 64 `cscope -d -L -0 SYMBOL` queries each scan the 70 MB database (a loop)",
     "glimpse": "glimpseindex indexes the same sources, then 48 `glimpse -w WORD` searches read the "
-               "index and the files it points to",
+    "index and the files it points to",
     "gcc": "a Linux 6.1 kernel build (x86_64 defconfig, `make prepare` done beforehand): make -j2 init/ kernel/ "
-           "mm/ block/ ipc/",
+    "mm/ block/ ipc/",
     "tpch": "TPC-H on PostgreSQL 15 (shared_buffers 16MB, scale factor 0.3 from tpchgen-cli): load with COPY, "
-            "index, analyze, then the 22 queries",
+    "index, analyze, then the 22 queries",
     "pgbench": "pgbench on PostgreSQL 15 (shared_buffers 16MB, its own buffer pool as the first-level cache): "
-               "initialise scale 20, then 20,000 TPC-B-like transactions from 4 clients",
+    "initialise scale 20, then 20,000 TPC-B-like transactions from 4 clients",
     "randread": "SQLite (1 MiB page cache, no mmap): build a 1.5M-row table and its index, then 100,000 "
-                "point queries on random keys",
+    "point queries on random keys",
     "multi1": "cscope and a kernel build (tinyconfig, make -j2 vmlinux) at the same time",
     "multi2": "glimpse and tpch at the same time",
     "multi3": "cscope, glimpse, a kernel build (tinyconfig, make -j2 vmlinux) and randread at the same time, "
-              "stopped after 240 s",
+    "stopped after 240 s",
 }
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "traces" / "kernel"
@@ -60,13 +60,23 @@ def format_table(entries: list[dict]) -> str:
     for e in entries:
         if e.get("path"):
             fp = e["footprint_blocks"] * 4096 / (1 << 20)
-            rows.append((e["name"], f"{e['requests']:,}", f"{e['block_accesses']:,}", f"{fp:,.0f} MiB",
-                         f"{e.get('traced_s', 0):.0f}", os.path.relpath(e["path"])))
+            rows.append(
+                (
+                    e["name"],
+                    f"{e['requests']:,}",
+                    f"{e['block_accesses']:,}",
+                    f"{fp:,.0f} MiB",
+                    f"{e.get('traced_s', 0):.0f}",
+                    os.path.relpath(e["path"]),
+                )
+            )
         else:
             rows.append((e["name"], "-", "-", "-", "-", "not recorded (make workloads)"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-             for r in rows]
+    lines = [
+        "  ".join(c.rjust(w) if 0 < i < 5 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     if any(e.get("path") for e in entries):
         first = next(e for e in entries if e.get("path"))

@@ -89,7 +89,14 @@ pub fn walk<V: Visitor>(source: &Source, cfg: &EngineConfig, visitor: &mut V) ->
         let write = r.op.is_write();
         for b in first..first + n {
             let (device, block) = layout.place(r.file, b);
-            visitor.access(&BlockAccess { key: block_key(device, block), file: r.file, file_block: b, write, ctx: r.ctx, pid: r.pid });
+            visitor.access(&BlockAccess {
+                key: block_key(device, block),
+                file: r.file,
+                file_block: b,
+                write,
+                ctx: r.ctx,
+                pid: r.pid,
+            });
         }
     })
 }

@@ -62,7 +62,11 @@ impl AnalysisOptions {
                 return Err(SpecError("the breakdown needs at least one policy, such as lru".into()));
             }
             // Bad specs are reported before the trace is read.
-            let env = BuildEnv { capacity: (*cache).clamp(1, u32::MAX as u64 - 1) as usize, block_size: self.engine.block_size, seed: self.seed };
+            let env = BuildEnv {
+                capacity: (*cache).clamp(1, u32::MAX as u64 - 1) as usize,
+                block_size: self.engine.block_size,
+                seed: self.seed,
+            };
             for p in policies {
                 build(p, &env)?;
             }
@@ -193,7 +197,12 @@ pub fn analyze_trace(path: &str, opts: &AnalysisOptions) -> Result<Analysis, Sim
 }
 
 /// Analyzes requests already in memory (`format` names how they were read).
-pub fn analyze_requests(requests: &[Request], format: Format, name: &str, opts: &AnalysisOptions) -> Result<Analysis, SimError> {
+pub fn analyze_requests(
+    requests: &[Request],
+    format: Format,
+    name: &str,
+    opts: &AnalysisOptions,
+) -> Result<Analysis, SimError> {
     let kind: AddressKind = format.address_kind();
     run(&Source::Memory { requests, kind }, name, format, opts)
 }

@@ -42,9 +42,13 @@ pub fn distance_breakdown(
     seed: u64,
 ) -> Result<Vec<BreakdownRow>, SimError> {
     if cache_blocks == 0 || cache_blocks >= u32::MAX as u64 {
-        return Err(SpecError(format!("breakdown cache of {cache_blocks} blocks is out of range; give at least 1block")).into());
+        return Err(SpecError(format!(
+            "breakdown cache of {cache_blocks} blocks is out of range; give at least 1block"
+        ))
+        .into());
     }
-    let configs: Vec<RunConfig> = policies.iter().map(|p| RunConfig::new(p, &format!("{cache_blocks}blocks"))).collect();
+    let configs: Vec<RunConfig> =
+        policies.iter().map(|p| RunConfig::new(p, &format!("{cache_blocks}blocks"))).collect();
     let opts = RunOptions { engine: *engine, seed, ..RunOptions::default() };
     Ok(bufsim_core::breakdown::breakdown(requests, kind, &configs, &opts)?
         .into_iter()

@@ -38,7 +38,14 @@ pub struct MrcOptions {
 
 impl Default for MrcOptions {
     fn default() -> Self {
-        MrcOptions { engine: EngineConfig::default(), format: None, sizes: Sizes::Grid, exact: true, shards: None, seed: 42 }
+        MrcOptions {
+            engine: EngineConfig::default(),
+            format: None,
+            sizes: Sizes::Grid,
+            exact: true,
+            shards: None,
+            seed: 42,
+        }
     }
 }
 
@@ -210,6 +217,11 @@ pub fn mrc_trace(path: &str, opts: &MrcOptions) -> Result<MrcReport, SimError> {
 }
 
 /// Miss ratio curves of requests already in memory.
-pub fn mrc_requests(requests: &[Request], kind: AddressKind, name: &str, opts: &MrcOptions) -> Result<MrcReport, SimError> {
+pub fn mrc_requests(
+    requests: &[Request],
+    kind: AddressKind,
+    name: &str,
+    opts: &MrcOptions,
+) -> Result<MrcReport, SimError> {
     run(&Source::Memory { requests, kind }, name, opts)
 }

@@ -59,10 +59,8 @@ impl FrequencyReport {
     }
 
     fn point(distribution: &[(u64, u64)], f: u64, blocks: u64, accesses: u64) -> FrequencyPoint {
-        let (b, a) = distribution
-            .iter()
-            .filter(|&&(g, _)| g >= f)
-            .fold((0u64, 0u64), |(b, a), &(g, n)| (b + n, a + g * n));
+        let (b, a) =
+            distribution.iter().filter(|&&(g, _)| g >= f).fold((0u64, 0u64), |(b, a), &(g, n)| (b + n, a + g * n));
         FrequencyPoint { frequency: f, block_share: b as f64 / blocks as f64, access_share: a as f64 / accesses as f64 }
     }
 

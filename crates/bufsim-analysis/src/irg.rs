@@ -14,7 +14,8 @@ use serde::Serialize;
 use crate::loghist::LogHistogram;
 
 /// Quantiles reported for each context.
-pub const QUANTILES: [(&str, f64); 6] = [("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90), ("p99", 0.99)];
+pub const QUANTILES: [(&str, f64); 6] =
+    [("p10", 0.10), ("p25", 0.25), ("p50", 0.50), ("p75", 0.75), ("p90", 0.90), ("p99", 0.99)];
 
 #[derive(Clone, Default)]
 struct ContextGaps {

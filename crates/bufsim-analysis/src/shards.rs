@@ -194,7 +194,14 @@ impl Shards {
                 Estimate::Size { cum, cold: cold / unit }
             }
         };
-        ShardsCurve { mode: self.mode, accesses: self.accesses, sampled_refs: self.sampled, sampled_blocks, rate, estimate }
+        ShardsCurve {
+            mode: self.mode,
+            accesses: self.accesses,
+            sampled_refs: self.sampled,
+            sampled_blocks,
+            rate,
+            estimate,
+        }
     }
 }
 
@@ -206,9 +213,15 @@ impl Visitor for Shards {
 }
 
 enum Estimate {
-    Rate { suffix: Vec<u64>, cold: u64 },
+    Rate {
+        suffix: Vec<u64>,
+        cold: u64,
+    },
     /// Cumulative (rescaled) counts over log-linear buckets: `cum[i]` = buckets below i.
-    Size { cum: Vec<f64>, cold: f64 },
+    Size {
+        cum: Vec<f64>,
+        cold: f64,
+    },
 }
 
 /// A SHARDS estimate of the LRU miss ratio curve.

@@ -230,7 +230,10 @@ impl StackDistances {
     /// twice the live blocks, so the next compaction is at least as many accesses away as this
     /// one costs. The line only reallocates when the live blocks outgrow it.
     fn compact(&mut self) {
-        assert!(2 * self.live + 2 < u32::MAX as usize, "over 2^31 distinct blocks: beyond what one stack distance pass holds");
+        assert!(
+            2 * self.live + 2 < u32::MAX as usize,
+            "over 2^31 distinct blocks: beyond what one stack distance pass holds"
+        );
         let slots = (2 * self.live + 2).max(MIN_SLOTS).next_power_of_two();
         // New number of each old slot (valid where occupied), and owners moved to the front:
         // a slot only moves down, so the move is safe in place.
@@ -300,9 +303,7 @@ mod tests {
     fn compaction_keeps_distances_exact() {
         // Enough accesses to compact many times, with few and with many live blocks.
         let mut rng = bufsim_core::rng::Rng::new(5);
-        let keys: Vec<u64> = (0..40_000)
-            .map(|i| if i % 3 == 0 { rng.below(50) } else { rng.below(6_000) })
-            .collect();
+        let keys: Vec<u64> = (0..40_000).map(|i| if i % 3 == 0 { rng.below(50) } else { rng.below(6_000) }).collect();
         let mut s = StackDistances::new();
         let got: Vec<_> = keys.iter().map(|&k| s.access(k)).collect();
         assert_eq!(got, naive(&keys));

@@ -6,16 +6,17 @@ mod common;
 use std::collections::BTreeMap;
 
 use bufsim_analysis::access::{walk, BlockAccess, Source, Visitor};
+use bufsim_analysis::breakdown::distance_breakdown;
 use bufsim_analysis::history::BlockHistory;
 use bufsim_analysis::{analyze_requests, analyze_trace, AnalysisOptions};
 use bufsim_core::engine::EngineConfig;
-use bufsim_analysis::breakdown::distance_breakdown;
 use bufsim_core::run::{run_requests, run_trace, RunConfig, RunOptions};
 use bufsim_core::trace::{AddressKind, Format, Op, Request};
 use common::cloudphysics;
 
 fn golden() -> serde_json::Value {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/analysis_libcachesim_cloudphysics.json");
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/golden/analysis_libcachesim_cloudphysics.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -26,7 +27,8 @@ fn as_map(v: &serde_json::Value) -> BTreeMap<i64, u64> {
 #[test]
 fn frequencies_and_temporal_distances_equal_libcachesim() {
     let g = golden();
-    let a = analyze_trace(&cloudphysics(), &AnalysisOptions { working_set: false, ..AnalysisOptions::default() }).unwrap();
+    let a =
+        analyze_trace(&cloudphysics(), &AnalysisOptions { working_set: false, ..AnalysisOptions::default() }).unwrap();
     assert_eq!(a.accesses.total, g["accesses"].as_u64().unwrap());
     let ours: BTreeMap<i64, u64> = a.frequency.distribution.iter().map(|&(f, n)| (f as i64, n)).collect();
     assert_eq!(ours, as_map(&g["popularity"]));
@@ -72,20 +74,34 @@ fn bundled_trace_characterization_is_consistent() {
     // block below it.
     let w = a.working_set.as_ref().unwrap();
     let max_hits = a.accesses.total - a.footprint.blocks;
-    let configs = [RunConfig::new("opt", &format!("{}blocks", w.blocks)), RunConfig::new("opt", &format!("{}blocks", w.blocks - 1))];
+    let configs = [
+        RunConfig::new("opt", &format!("{}blocks", w.blocks)),
+        RunConfig::new("opt", &format!("{}blocks", w.blocks - 1)),
+    ];
     let runs = run_trace(&cloudphysics(), &configs, &RunOptions::default()).unwrap();
     assert!(runs[0].stats.hits * 10 >= max_hits * 9);
     assert!(runs[1].stats.hits * 10 < max_hits * 9);
     assert_eq!(w.hit_ratio, runs[0].stats.hits as f64 / a.accesses.total as f64);
     assert!(w.probes.len() <= 40, "{} OPT runs", w.probes.len());
     // Streaming (no working set) gives the same numbers.
-    let streamed = analyze_trace(&cloudphysics(), &AnalysisOptions { working_set: false, ..AnalysisOptions::default() }).unwrap();
+    let streamed =
+        analyze_trace(&cloudphysics(), &AnalysisOptions { working_set: false, ..AnalysisOptions::default() }).unwrap();
     assert_eq!(streamed.temporal_distance, a.temporal_distance);
     assert_eq!(streamed.frequency, a.frequency);
 }
 
 fn req(op: Op, file: u32, block: u64, blocks: u64, ctx: u64) -> Request {
-    Request { time_ns: block * 1000, dur_ns: 0, pid: 3, ctx, op, file, offset: block * 4096, size: blocks * 4096, in_blocks: false }
+    Request {
+        time_ns: block * 1000,
+        dur_ns: 0,
+        pid: 3,
+        ctx,
+        op,
+        file,
+        offset: block * 4096,
+        size: blocks * 4096,
+        in_blocks: false,
+    }
 }
 
 #[test]
@@ -98,7 +114,10 @@ fn hand_computed_file_trace() {
     let a = analyze_requests(&requests, Format::Csv, "hand.csv", &opts).unwrap();
     assert_eq!((a.requests.total, a.requests.reads, a.requests.writes), (3, 2, 1));
     assert_eq!((a.accesses.total, a.accesses.writes), (7, 1));
-    assert_eq!(a.requests.size.histogram.iter().map(|b| (b.bytes, b.requests)).collect::<Vec<_>>(), vec![(4096, 1), (8192, 1), (16384, 1)]);
+    assert_eq!(
+        a.requests.size.histogram.iter().map(|b| (b.bytes, b.requests)).collect::<Vec<_>>(),
+        vec![(4096, 1), (8192, 1), (16384, 1)]
+    );
     assert_eq!(a.footprint.blocks, 5);
     assert_eq!(a.requests.files, 2);
     // Consecutive: b1, b2, b3 follow their predecessor; f1b0 and the return to f0b0 do not; f0b1 does.
@@ -125,7 +144,13 @@ fn hand_computed_file_trace() {
     assert_eq!(w.max_hit_ratio, 2.0 / 7.0);
     assert_eq!((w.blocks, w.hit_ratio), (3, 2.0 / 7.0));
     // Reads only: the write leaves the stream.
-    let r = analyze_requests(&requests, Format::Csv, "hand.csv", &AnalysisOptions { engine: EngineConfig { reads_only: true, ..EngineConfig::default() }, ..opts }).unwrap();
+    let r = analyze_requests(
+        &requests,
+        Format::Csv,
+        "hand.csv",
+        &AnalysisOptions { engine: EngineConfig { reads_only: true, ..EngineConfig::default() }, ..opts },
+    )
+    .unwrap();
     assert_eq!((r.requests.total, r.accesses.total, r.consecutive.consecutive), (2, 6, 4));
 }
 
@@ -150,7 +175,8 @@ fn table3_breakdown_lru_never_misses_below_c() {
     let requests = bufsim_core::run::decode(&path, Format::CloudPhysics).unwrap();
     let policies: Vec<String> = ["lru", "fifo", "opt", "lfu"].iter().map(|s| s.to_string()).collect();
     for cache in [4096u64, 65_536] {
-        let rows = distance_breakdown(&requests, AddressKind::Device, &EngineConfig::default(), &policies, cache, 42).unwrap();
+        let rows =
+            distance_breakdown(&requests, AddressKind::Device, &EngineConfig::default(), &policies, cache, 42).unwrap();
         let configs: Vec<RunConfig> = policies.iter().map(|p| RunConfig::new(p, &format!("{cache}blocks"))).collect();
         let runs = run_requests(&requests, AddressKind::Device, &configs, &RunOptions::default()).unwrap();
         for (row, run) in rows.iter().zip(&runs) {

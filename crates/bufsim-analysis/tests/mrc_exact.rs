@@ -24,7 +24,25 @@ fn exact_curve_equals_lru_simulation_on_the_bundled_trace() {
     assert_eq!(all.sizes.len() as u64, distinct);
     let misses = all.misses.as_ref().unwrap();
     // Points across the whole curve, including the libCacheSim golden sizes and the footprint.
-    let checked: Vec<u64> = vec![1, 2, 3, 7, 100, 1000, 1024, 4096, 10_000, 16_384, 50_000, 65_536, 100_000, 200_000, 262_144, distinct - 1, distinct];
+    let checked: Vec<u64> = vec![
+        1,
+        2,
+        3,
+        7,
+        100,
+        1000,
+        1024,
+        4096,
+        10_000,
+        16_384,
+        50_000,
+        65_536,
+        100_000,
+        200_000,
+        262_144,
+        distinct - 1,
+        distinct,
+    ];
     let configs: Vec<RunConfig> = checked.iter().map(|c| RunConfig::new("lru", &format!("{c}blocks"))).collect();
     let runs = run_trace(&cloudphysics(), &configs, &RunOptions::default()).unwrap();
     for (c, r) in checked.iter().zip(&runs) {
@@ -82,7 +100,17 @@ fn file_requests() -> Vec<Request> {
 fn requests_of(blocks: &[(u32, u64)]) -> Vec<Request> {
     blocks
         .iter()
-        .map(|&(file, b)| Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file, offset: b * 4096, size: 4096, in_blocks: false })
+        .map(|&(file, b)| Request {
+            time_ns: 0,
+            dur_ns: 0,
+            pid: 0,
+            ctx: 0,
+            op: Op::Read,
+            file,
+            offset: b * 4096,
+            size: 4096,
+            in_blocks: false,
+        })
         .collect()
 }
 
@@ -146,7 +174,8 @@ fn shards_stays_close_to_the_exact_curve() {
     }
     // Not the luck of one seed: averaged over 30 seeds, 1 percent stays within 0.02 (single seeds
     // range from 0.003 to 0.053 on this small trace: 2,700 sampled blocks, a few very hot).
-    let maes: Vec<f64> = (0..30).map(|seed| shards_mae(&keys, &exact, ShardsMode::FixedRate { rate: 0.01 }, seed).mean_abs).collect();
+    let maes: Vec<f64> =
+        (0..30).map(|seed| shards_mae(&keys, &exact, ShardsMode::FixedRate { rate: 0.01 }, seed).mean_abs).collect();
     let mean = maes.iter().sum::<f64>() / maes.len() as f64;
     assert!(mean <= 0.02, "mean MAE over 30 seeds {mean}: {maes:?}");
     // At 10 percent every one of the 30 seeds is within 0.02.

@@ -18,14 +18,7 @@ fn splitmix64(x: &mut u64) -> u64 {
 impl Rng {
     pub fn new(seed: u64) -> Self {
         let mut x = seed;
-        Rng {
-            s: [
-                splitmix64(&mut x),
-                splitmix64(&mut x),
-                splitmix64(&mut x),
-                splitmix64(&mut x),
-            ],
-        }
+        Rng { s: [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)] }
     }
 
     #[inline]

@@ -44,11 +44,7 @@ impl Spec {
             }
         };
         let name = name.trim().to_ascii_lowercase();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '+')
-        {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '+') {
             return err(format!(
                 "`{t}`: a spec starts with a name of letters, digits, dashes and `+`, like `lru`, `lru-k(k=2)` or `clock2q+`"
             ));
@@ -59,7 +55,9 @@ impl Spec {
             for part in split_top_level(body).map_err(|m| SpecError(format!("`{t}`: {m}")))? {
                 let part = part.trim();
                 if part.is_empty() {
-                    return err(format!("`{t}`: empty parameter between commas; write key=value pairs separated by single commas"));
+                    return err(format!(
+                        "`{t}`: empty parameter between commas; write key=value pairs separated by single commas"
+                    ));
                 }
                 let Some(eq) = part.find('=') else {
                     return err(format!("`{t}`: parameter `{part}` needs a value, as in key=value"));
@@ -136,9 +134,7 @@ impl Size {
     /// 1000. A bare number is refused because it is ambiguous.
     pub fn parse(text: &str) -> Result<Size, SpecError> {
         let t = text.trim();
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
         let (num, unit) = (&t[..split], t[split..].trim());
         if t.starts_with('-') {
             return err(format!("size `{t}` is negative; give a positive size such as 64MiB or 2000blocks"));
@@ -174,20 +170,15 @@ impl Size {
             }
         };
         let bytes = if num.contains('.') {
-            let v: f64 = num
-                .parse()
-                .map_err(|_| SpecError(format!("size `{t}`: `{num}` is not a number")))?;
+            let v: f64 = num.parse().map_err(|_| SpecError(format!("size `{t}`: `{num}` is not a number")))?;
             let b = v * mult as f64;
             if !(b.is_finite() && b < u64::MAX as f64) || b.fract() != 0.0 {
                 return err(format!("size `{t}` is not a whole number of bytes"));
             }
             b as u64
         } else {
-            let v: u64 = num
-                .parse()
-                .map_err(|_| SpecError(format!("size `{t}`: `{num}` is not a whole number")))?;
-            v.checked_mul(mult)
-                .ok_or_else(|| SpecError(format!("size `{t}` is too large")))?
+            let v: u64 = num.parse().map_err(|_| SpecError(format!("size `{t}`: `{num}` is not a whole number")))?;
+            v.checked_mul(mult).ok_or_else(|| SpecError(format!("size `{t}` is too large")))?
         };
         Ok(Size::Bytes(bytes))
     }
@@ -224,30 +215,22 @@ impl Relative {
     pub fn parse(text: &str) -> Result<Relative, SpecError> {
         let t = text.trim();
         if let Some(p) = t.strip_suffix('%') {
-            let v: f64 = p
-                .trim()
-                .parse()
-                .map_err(|_| SpecError(format!("`{t}` is not a percentage like 25%")))?;
+            let v: f64 = p.trim().parse().map_err(|_| SpecError(format!("`{t}` is not a percentage like 25%")))?;
             if !(v.is_finite() && v >= 0.0) {
                 return err(format!("`{t}`: a percentage must be zero or more"));
             }
             return Ok(Relative::Fraction(v / 100.0));
         }
         if let Some(x) = t.strip_suffix(['x', 'X']) {
-            let v: f64 = x
-                .trim()
-                .parse()
-                .map_err(|_| SpecError(format!("`{t}` is not a multiple like 4x")))?;
+            let v: f64 = x.trim().parse().map_err(|_| SpecError(format!("`{t}` is not a multiple like 4x")))?;
             if !(v.is_finite() && v >= 0.0) {
                 return err(format!("`{t}`: a multiple must be zero or more"));
             }
             return Ok(Relative::Fraction(v));
         }
-        Ok(Relative::Absolute(Size::parse(t).map_err(|e| {
-            SpecError(format!(
-                "{e} (or give a share of the cache such as 25% or 4x)"
-            ))
-        })?))
+        Ok(Relative::Absolute(
+            Size::parse(t).map_err(|e| SpecError(format!("{e} (or give a share of the cache such as 25% or 4x)")))?,
+        ))
     }
 
     /// Blocks for a cache of `capacity` blocks. Fractions round to the nearest block.
@@ -269,10 +252,7 @@ mod tests {
         assert_eq!(s.name, "amp");
         assert_eq!(
             s.args,
-            vec![
-                ("default".to_string(), "lirs(hir=1%)".to_string()),
-                ("threshold".to_string(), "0.4".to_string())
-            ]
+            vec![("default".to_string(), "lirs(hir=1%)".to_string()), ("threshold".to_string(), "0.4".to_string())]
         );
         assert_eq!(s.to_string(), "amp(default=lirs(hir=1%),threshold=0.4)");
         assert_eq!(Spec::parse("lru").unwrap().args.len(), 0);
@@ -281,7 +261,9 @@ mod tests {
 
     #[test]
     fn rejects_malformed_specs() {
-        for bad in ["", "lru(", "lru(k)", "lru(k=1,k=2)", "l ru", "lru(a=(1)", "(x=1)", "lru(,)", "lru(k=1,)", "lru(,k=1)"] {
+        for bad in
+            ["", "lru(", "lru(k)", "lru(k=1,k=2)", "l ru", "lru(a=(1)", "(x=1)", "lru(,)", "lru(k=1,)", "lru(,k=1)"]
+        {
             assert!(Spec::parse(bad).is_err(), "{bad}");
         }
     }

@@ -10,7 +10,8 @@ use bufsim_core::timed::{Think, TimingOptions};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn trace_path() -> String {
-    let shared = std::env::var("BUFSIM_SHARED").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared").to_string());
+    let shared = std::env::var("BUFSIM_SHARED")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared").to_string());
     format!("{shared}/traces/cloudphysics_vscsi.csv")
 }
 
@@ -20,7 +21,11 @@ fn timed(c: &mut Criterion) {
     let accesses = trace.run(&[RunConfig::new("lru", "64MiB")], &count).unwrap()[0].stats.accesses;
     let mut g = c.benchmark_group("cloudphysics");
     g.sample_size(10).measurement_time(Duration::from_secs(8)).throughput(Throughput::Elements(accesses));
-    for (name, prefetch, think) in [("timed", "none", Think::Trace), ("timed-linux", "linux", Think::Trace), ("timed-think0", "none", Think::Fixed(0))] {
+    for (name, prefetch, think) in [
+        ("timed", "none", Think::Trace),
+        ("timed-linux", "linux", Think::Trace),
+        ("timed-think0", "none", Think::Fixed(0)),
+    ] {
         let opts = RunOptions {
             timing: Some(TimingOptions { device: "st39102lw".into(), think, ..TimingOptions::default() }),
             ..count.clone()

@@ -36,7 +36,10 @@ fn main() {
     match trace.run(&configs, &opts) {
         Ok(results) => {
             if let Some(r) = results.first() {
-                println!("requests {} accesses {} hits {} misses {}", r.stats.requests, r.stats.accesses, r.stats.hits, r.stats.misses);
+                println!(
+                    "requests {} accesses {} hits {} misses {}",
+                    r.stats.requests, r.stats.accesses, r.stats.hits, r.stats.misses
+                );
             }
         }
         Err(e) => {

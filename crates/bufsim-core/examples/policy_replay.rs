@@ -45,12 +45,7 @@ fn simulate<P: Policy>(policy: P, capacity: usize, keys: &[u64]) -> u64 {
     let mut cache = Cache::new(policy, capacity);
     let mut misses = 0;
     for (t, &key) in keys.iter().enumerate() {
-        let a = Access {
-            key,
-            block: key,
-            time: t as u64,
-            ..Access::default()
-        };
+        let a = Access { key, block: key, time: t as u64, ..Access::default() };
         if matches!(cache.demand(&a), Demand::Miss | Demand::MissBypassed) {
             misses += 1;
         }
@@ -66,24 +61,13 @@ fn main() {
     }
     let keys = blocks(&args[1]);
     let capacity: usize = args[3].parse().expect("CACHE_BLOCKS is a whole number");
-    let env = BuildEnv {
-        capacity,
-        block_size: 4096,
-        seed: 1,
-    };
+    let env = BuildEnv { capacity, block_size: 4096, seed: 1 };
     let policy = build(&args[2], &env).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2)
     });
     let t0 = std::time::Instant::now();
-    let misses = policy.visit(Replay {
-        keys: &keys,
-        capacity,
-    });
+    let misses = policy.visit(Replay { keys: &keys, capacity });
     let secs = t0.elapsed().as_secs_f64();
-    println!(
-        "{} {capacity} accesses={} misses={misses} sim_seconds={secs:.4}",
-        args[2],
-        keys.len()
-    );
+    println!("{} {capacity} accesses={} misses={misses} sim_seconds={secs:.4}", args[2], keys.len());
 }

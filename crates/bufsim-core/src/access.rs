@@ -172,7 +172,16 @@ impl Prefetching<'_> {
     /// `n` blocks from `first`) and returns what to fetch, if anything. Only timed mode ever
     /// sees a block whose I/O is `in_flight`.
     #[allow(clippy::too_many_arguments)]
-    pub fn on_access(&mut self, r: &Request, b: u64, first: u64, n: u64, miss: bool, in_flight: bool, by_prefetch: bool) -> Option<Plan> {
+    pub fn on_access(
+        &mut self,
+        r: &Request,
+        b: u64,
+        first: u64,
+        n: u64,
+        miss: bool,
+        in_flight: bool,
+        by_prefetch: bool,
+    ) -> Option<Plan> {
         let ev = BlockEvent {
             file: r.file,
             block: b,

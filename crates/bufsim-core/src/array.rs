@@ -33,7 +33,10 @@ impl Raid0 {
             Spec::parse(t)?
         };
         if !spec.name.eq_ignore_ascii_case("raid0") {
-            return Err(SpecError(format!("unknown array `{}`; use raid0(devices=N,unit=SIZE) or a device count such as 16", spec.name)));
+            return Err(SpecError(format!(
+                "unknown array `{}`; use raid0(devices=N,unit=SIZE) or a device count such as 16",
+                spec.name
+            )));
         }
         let mut devices = DEFAULT_DEVICES as u64;
         let mut unit = DEFAULT_UNIT.to_string();

@@ -27,12 +27,7 @@ impl BlockMap {
     /// A map for up to `max_len` entries (kept at most half full).
     pub fn with_max_len(max_len: usize) -> Self {
         let n = (max_len.max(4) * 2).next_power_of_two();
-        BlockMap {
-            slots: vec![Slot { key: 0, value: EMPTY }; n],
-            mask: n - 1,
-            shift: 64 - n.trailing_zeros(),
-            len: 0,
-        }
+        BlockMap { slots: vec![Slot { key: 0, value: EMPTY }; n], mask: n - 1, shift: 64 - n.trailing_zeros(), len: 0 }
     }
 
     #[inline]
@@ -145,10 +140,7 @@ impl BlockMap {
 
     /// Every (key, value) pair, in table order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.slots
-            .iter()
-            .filter(|s| s.value != EMPTY)
-            .map(|s| (s.key, s.value))
+        self.slots.iter().filter(|s| s.value != EMPTY).map(|s| (s.key, s.value))
     }
 }
 

@@ -9,8 +9,8 @@ use bufsim_trace::{AddressKind, Request};
 use rustc_hash::FxHashMap;
 
 use crate::engine::Engine;
-use crate::policy::{build, registry::needs_future, Access, Policy, PolicyVisitor};
 use crate::hierarchy::second_level;
+use crate::policy::{build, registry::needs_future, Access, Policy, PolicyVisitor};
 use crate::run::{build_env, decode, parallel_map, prepare, resolve_format, validate, RunConfig, RunOptions, Source};
 use crate::SimError;
 
@@ -57,7 +57,8 @@ impl PolicyVisitor for Classify<'_> {
                 }
             }
         };
-        let mut engine = Engine::new(policy, c as usize, self.engine, &self.prepared.layout, future).with_observer(&mut observe);
+        let mut engine =
+            Engine::new(policy, c as usize, self.engine, &self.prepared.layout, future).with_observer(&mut observe);
         for r in self.requests {
             engine.request(r);
         }
@@ -68,7 +69,12 @@ impl PolicyVisitor for Classify<'_> {
 
 /// Table 3 rows for each configuration (read-ahead must be `none`: the paper's analysis is of
 /// demand accesses alone).
-pub fn breakdown(requests: &[Request], kind: AddressKind, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<DistanceBreakdown>, SimError> {
+pub fn breakdown(
+    requests: &[Request],
+    kind: AddressKind,
+    configs: &[RunConfig],
+    opts: &RunOptions,
+) -> Result<Vec<DistanceBreakdown>, SimError> {
     let blocks = validate(configs, opts)?;
     if let Some(c) = configs.iter().find(|c| c.prefetch != "none") {
         return Err(crate::spec::SpecError(format!(
@@ -83,7 +89,8 @@ pub fn breakdown(requests: &[Request], kind: AddressKind, configs: &[RunConfig],
         let cfg = &configs[i];
         let policy = build(&cfg.policy, &build_env(blocks[i], opts))?;
         let future = needs_future(&cfg.policy);
-        let mut row = policy.visit(Classify { prepared: &prepared, requests, capacity: blocks[i], future, engine: opts.engine });
+        let mut row =
+            policy.visit(Classify { prepared: &prepared, requests, capacity: blocks[i], future, engine: opts.engine });
         row.policy = cfg.policy.clone();
         Ok(row)
     })
@@ -91,7 +98,11 @@ pub fn breakdown(requests: &[Request], kind: AddressKind, configs: &[RunConfig],
 
 /// Table 3 rows for each configuration over the trace at `path` (through the first level of a
 /// hierarchy when `opts.first_level` is set).
-pub fn breakdown_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<DistanceBreakdown>, SimError> {
+pub fn breakdown_trace(
+    path: &str,
+    configs: &[RunConfig],
+    opts: &RunOptions,
+) -> Result<Vec<DistanceBreakdown>, SimError> {
     validate(configs, opts)?;
     let format = resolve_format(path, opts.format)?;
     let requests = decode(path, format)?;

@@ -90,7 +90,10 @@ mod tests {
     #[test]
     fn consecutive_blocks_join_up_to_the_limit() {
         let mut c = Clusterer::new(4);
-        let r = run(&mut c, &[(0, 10, true), (0, 11, false), (0, 12, false), (0, 13, false), (0, 14, false), (0, 20, false)]);
+        let r = run(
+            &mut c,
+            &[(0, 10, true), (0, 11, false), (0, 12, false), (0, 13, false), (0, 14, false), (0, 20, false)],
+        );
         assert_eq!(
             r,
             vec![

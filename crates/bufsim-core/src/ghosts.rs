@@ -175,7 +175,10 @@ impl<T: Copy + Default> Ghosts<T> {
                 cur = node.next;
             }
             if prev != l.back || count != l.len {
-                return Err(format!("ghost list says {} entries (back {}), links {count} (back {prev})", l.len, l.back));
+                return Err(format!(
+                    "ghost list says {} entries (back {}), links {count} (back {prev})",
+                    l.len, l.back
+                ));
             }
             total += count;
         }

@@ -13,11 +13,7 @@ pub struct IndexedHeap<K: Ord + Copy> {
 impl<K: Ord + Copy + Default> IndexedHeap<K> {
     /// A heap for node ids `0..nodes`.
     pub fn with_nodes(nodes: usize) -> Self {
-        IndexedHeap {
-            heap: Vec::with_capacity(nodes),
-            pos: vec![ABSENT; nodes],
-            key: vec![K::default(); nodes],
-        }
+        IndexedHeap { heap: Vec::with_capacity(nodes), pos: vec![ABSENT; nodes], key: vec![K::default(); nodes] }
     }
 
     #[inline]

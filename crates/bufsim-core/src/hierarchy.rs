@@ -11,10 +11,10 @@
 use bufsim_trace::{AddressKind, Format, Op, Request, TraceError, TraceReader};
 use rustc_hash::FxHashMap;
 
-use crate::cache::{Cache, Demand};
 use crate::access::{included, EngineConfig};
+use crate::cache::{Cache, Demand};
 use crate::layout::{block_key, FileExtents, Layout};
-use crate::policy::{build, registry::needs_future, AnyPolicy, BuildEnv, Access, NEVER};
+use crate::policy::{build, registry::needs_future, Access, AnyPolicy, BuildEnv, NEVER};
 use crate::spec::{Size, SpecError};
 use crate::SimError;
 
@@ -38,10 +38,9 @@ impl ClientBy {
             "all" | "none" | "one" => Ok(ClientBy::All),
             "pid" | "process" => Ok(ClientBy::Pid),
             "device" | "disk" | "host" => Ok(ClientBy::Device),
-            other => Err(SpecError(format!(
-                "unknown client column `{other}`; use one of {}",
-                ClientBy::NAMES.join(", ")
-            ))),
+            other => {
+                Err(SpecError(format!("unknown client column `{other}`; use one of {}", ClientBy::NAMES.join(", "))))
+            }
         }
     }
 }
@@ -110,9 +109,8 @@ impl FirstLevelConfig {
 
 /// Builds a first-level cache; `None` for a size of zero (the level passes everything down).
 fn level_cache(s: &LevelSpec, cfg: &EngineConfig, seed: u64) -> Result<Option<Cache<AnyPolicy>>, SpecError> {
-    let blocks = Size::parse(&s.cache)
-        .map_err(|e| SpecError(format!("first-level cache size: {e}")))?
-        .to_blocks(cfg.block_size);
+    let blocks =
+        Size::parse(&s.cache).map_err(|e| SpecError(format!("first-level cache size: {e}")))?.to_blocks(cfg.block_size);
     if blocks >= u32::MAX as u64 {
         return Err(SpecError(format!("first-level cache `{}` is over 2^32 blocks", s.cache)));
     }
@@ -205,7 +203,13 @@ impl<'a> FirstLevel<'a> {
             let blocks = cache.as_ref().map_or(0, |c| c.capacity());
             self.clients.insert(
                 id,
-                Client { cache, dirty: vec![false; blocks], place: vec![(0, 0); blocks], time: 0, stats: ClientStats { client: id, cache_blocks: blocks as u64, ..Default::default() } },
+                Client {
+                    cache,
+                    dirty: vec![false; blocks],
+                    place: vec![(0, 0); blocks],
+                    time: 0,
+                    stats: ClientStats { client: id, cache_blocks: blocks as u64, ..Default::default() },
+                },
             );
             self.order.push(id);
         }
@@ -232,7 +236,17 @@ impl<'a> FirstLevel<'a> {
                 self.emit(r, r.op, device, block, out);
                 continue;
             };
-            let a = Access { key: block_key(device, block), device, block, time: client.time, ctx: r.ctx, pid: r.pid, write, next_use: NEVER, cost: 1.0 };
+            let a = Access {
+                key: block_key(device, block),
+                device,
+                block,
+                time: client.time,
+                ctx: r.ctx,
+                pid: r.pid,
+                write,
+                next_use: NEVER,
+                cost: 1.0,
+            };
             client.time += 1;
             let outcome = cache.demand(&a);
             let hit = matches!(outcome, Demand::Hit | Demand::PrefetchHit);
@@ -285,11 +299,8 @@ impl<'a> FirstLevel<'a> {
     fn flush_run(&mut self, out: &mut impl FnMut(Request)) {
         if let Some(run) = self.run.take() {
             let bs = self.engine.block_size;
-            let (offset, size, in_blocks) = if self.in_blocks {
-                (run.start, run.blocks, true)
-            } else {
-                (run.start * bs, run.blocks * bs, false)
-            };
+            let (offset, size, in_blocks) =
+                if self.in_blocks { (run.start, run.blocks, true) } else { (run.start * bs, run.blocks * bs, false) };
             out(Request { dur_ns: 0, file: run.device as u32, offset, size, in_blocks, ..run.req });
         }
     }
@@ -362,14 +373,21 @@ mod tests {
     use super::*;
 
     fn read(file: u32, block: u64) -> Request {
-        Request { time_ns: 0, dur_ns: 0, pid: file, ctx: 0, op: Op::Read, file, offset: block * 4096, size: 4096, in_blocks: false }
+        Request {
+            time_ns: 0,
+            dur_ns: 0,
+            pid: file,
+            ctx: 0,
+            op: Op::Read,
+            file,
+            offset: block * 4096,
+            size: 4096,
+            in_blocks: false,
+        }
     }
 
     fn blocks(stream: &[Request]) -> Vec<(u32, u64, Op)> {
-        stream
-            .iter()
-            .flat_map(|r| (0..r.size / 4096).map(move |i| (r.file, r.offset / 4096 + i, r.op)))
-            .collect()
+        stream.iter().flat_map(|r| (0..r.size / 4096).map(move |i| (r.file, r.offset / 4096 + i, r.op))).collect()
     }
 
     #[test]
@@ -387,9 +405,19 @@ mod tests {
         let mut r = read(0, 10);
         r.size = 4 * 4096;
         let reqs = vec![read(0, 11), r];
-        let (l2, _) = second_level(&reqs, AddressKind::Device, &FirstLevelConfig::new("lru", "8blocks"), &EngineConfig::default(), 1).unwrap();
+        let (l2, _) = second_level(
+            &reqs,
+            AddressKind::Device,
+            &FirstLevelConfig::new("lru", "8blocks"),
+            &EngineConfig::default(),
+            1,
+        )
+        .unwrap();
         // 11 is cached: 10 goes alone, then 12..14 together.
-        assert_eq!(l2.iter().map(|r| (r.offset / 4096, r.size / 4096)).collect::<Vec<_>>(), vec![(11, 1), (10, 1), (12, 2)]);
+        assert_eq!(
+            l2.iter().map(|r| (r.offset / 4096, r.size / 4096)).collect::<Vec<_>>(),
+            vec![(11, 1), (10, 1), (12, 2)]
+        );
     }
 
     #[test]
@@ -426,13 +454,22 @@ mod tests {
     fn file_traces_come_out_device_addressed() {
         // Files a (3 blocks) and b: b's block 0 sits after a on the device.
         let reqs = vec![read(0, 2), read(1, 0)];
-        let (l2, _) = second_level(&reqs, AddressKind::File, &FirstLevelConfig::new("lru", "0blocks"), &EngineConfig::default(), 1).unwrap();
+        let (l2, _) = second_level(
+            &reqs,
+            AddressKind::File,
+            &FirstLevelConfig::new("lru", "0blocks"),
+            &EngineConfig::default(),
+            1,
+        )
+        .unwrap();
         assert_eq!(blocks(&l2).iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(), vec![(0, 2), (0, 3)]);
     }
 
     #[test]
     fn bad_specs_are_refused_before_any_request() {
-        let e = |c: FirstLevelConfig| second_level(&[], AddressKind::Device, &c, &EngineConfig::default(), 1).unwrap_err().to_string();
+        let e = |c: FirstLevelConfig| {
+            second_level(&[], AddressKind::Device, &c, &EngineConfig::default(), 1).unwrap_err().to_string()
+        };
         assert!(e(FirstLevelConfig::new("lur", "4blocks")).contains("first-level policy: unknown policy"));
         assert!(e(FirstLevelConfig::new("opt", "4blocks")).contains("opt cannot be a first-level policy"));
         assert!(e(FirstLevelConfig::new("lru", "lots")).contains("first-level cache size"));

@@ -28,7 +28,7 @@ pub mod row;
 pub mod run;
 pub mod timed;
 
-pub use error::SimError;
 pub use bufsim_config::{rng, spec};
-pub use bufsim_trace as trace;
 pub use bufsim_device as device;
+pub use bufsim_trace as trace;
+pub use error::SimError;

@@ -32,11 +32,7 @@ impl Default for List {
 
 impl List {
     pub const fn new() -> Self {
-        List {
-            front: NIL,
-            back: NIL,
-            len: 0,
-        }
+        List { front: NIL, back: NIL, len: 0 }
     }
     #[inline]
     pub fn len(&self) -> usize {

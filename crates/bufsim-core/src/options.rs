@@ -182,7 +182,11 @@ fn text(name: &str, v: &Value) -> Result<String, SpecError> {
 }
 
 fn opt_text(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
-    if v.is_null() { Ok(None) } else { text(name, v).map(Some) }
+    if v.is_null() {
+        Ok(None)
+    } else {
+        text(name, v).map(Some)
+    }
 }
 
 fn boolean(name: &str, v: &Value) -> Result<bool, SpecError> {
@@ -190,7 +194,11 @@ fn boolean(name: &str, v: &Value) -> Result<bool, SpecError> {
 }
 
 fn opt_boolean(name: &str, v: &Value) -> Result<Option<bool>, SpecError> {
-    if v.is_null() { Ok(None) } else { boolean(name, v).map(Some) }
+    if v.is_null() {
+        Ok(None)
+    } else {
+        boolean(name, v).map(Some)
+    }
 }
 
 fn uint(name: &str, v: &Value) -> Result<u64, SpecError> {
@@ -204,7 +212,11 @@ fn bytes(name: &str, v: &Value) -> Result<u64, SpecError> {
     }
     match v.as_str().map(Size::parse) {
         Some(Ok(Size::Bytes(b))) => Ok(b),
-        Some(Ok(Size::Blocks(_))) => Err(SpecError(format!("{} `{}` must be in bytes, such as 4KiB", name.replace('_', " "), v.as_str().unwrap_or_default().trim()))),
+        Some(Ok(Size::Blocks(_))) => Err(SpecError(format!(
+            "{} `{}` must be in bytes, such as 4KiB",
+            name.replace('_', " "),
+            v.as_str().unwrap_or_default().trim()
+        ))),
         Some(Err(e)) => Err(SpecError(format!("{}: {e}", name.replace('_', " ")))),
         None => Err(type_err(name, "bytes or a string such as '4KiB'", v)),
     }
@@ -224,7 +236,11 @@ fn size(name: &str, v: &Value) -> Result<String, SpecError> {
 
 /// A file gap: like a size, but 0 (no gap) is allowed.
 fn gap(name: &str, v: &Value) -> Result<String, SpecError> {
-    if v.as_u64() == Some(0) { Ok("0blocks".into()) } else { size(name, v) }
+    if v.as_u64() == Some(0) {
+        Ok("0blocks".into())
+    } else {
+        size(name, v)
+    }
 }
 
 fn think(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
@@ -278,7 +294,11 @@ fn strings(name: &str, v: &Value) -> Result<Vec<String>, SpecError> {
 }
 
 fn joined(items: Vec<String>) -> Option<String> {
-    if items.is_empty() { None } else { Some(items.join(&LIST_SEP.to_string())) }
+    if items.is_empty() {
+        None
+    } else {
+        Some(items.join(&LIST_SEP.to_string()))
+    }
 }
 
 fn faults(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
@@ -326,14 +346,18 @@ fn device_for(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
                 ))
             };
             let (lo, hi) = match part.split_once('-') {
-                Some((lo, hi)) => (lo.trim().parse::<u64>().map_err(|_| bad())?, hi.trim().parse::<u64>().map_err(|_| bad())?),
+                Some((lo, hi)) => {
+                    (lo.trim().parse::<u64>().map_err(|_| bad())?, hi.trim().parse::<u64>().map_err(|_| bad())?)
+                }
                 None => {
                     let d = part.parse::<u64>().map_err(|_| bad())?;
                     (d, d)
                 }
             };
             if lo > hi {
-                return Err(SpecError(format!("device range `{part}` in `{key}={spec}` is empty; write it low-high, such as 0-7")));
+                return Err(SpecError(format!(
+                    "device range `{part}` in `{key}={spec}` is empty; write it low-high, such as 0-7"
+                )));
             }
             for d in lo..=hi {
                 if d >= u16::MAX as u64 {
@@ -350,7 +374,11 @@ fn device_for(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
 /// or a table `{policy, cache, client, write_back, clients: {ID: [policy, cache]}}`.
 fn first_level(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
     let level_size = |v: &Value| -> Result<String, SpecError> {
-        if v.as_u64() == Some(0) { Ok("0blocks".into()) } else { size("first-level cache size", v) }
+        if v.as_u64() == Some(0) {
+            Ok("0blocks".into())
+        } else {
+            size("first-level cache size", v)
+        }
     };
     let canon = match v {
         Value::Null => return Ok(None),
@@ -372,7 +400,8 @@ fn first_level(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
                     unknown.join(", ")
                 )));
             }
-            let policy = m.get("policy").map(|p| text("first-level policy", p)).transpose()?.unwrap_or_else(|| "lru".into());
+            let policy =
+                m.get("policy").map(|p| text("first-level policy", p)).transpose()?.unwrap_or_else(|| "lru".into());
             let cache = m.get("cache").map(level_size).transpose()?.unwrap_or_else(|| "8MiB".into());
             let client = m.get("client").map(|c| text("client", c)).transpose()?.unwrap_or_else(|| "all".into());
             let write_back = m.get("write_back").map(|w| boolean("write_back", w)).transpose()?.unwrap_or(false);
@@ -380,9 +409,14 @@ fn first_level(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
             if let Some(c) = m.get("clients") {
                 let table = c.as_object().ok_or_else(|| type_err("clients", "a table of ID = [policy, size]", c))?;
                 for (id, level) in table {
-                    let id: u64 = id.trim().parse().map_err(|_| SpecError(format!("{name}.clients: client ids are integers, not {id:?}")))?;
+                    let id: u64 = id
+                        .trim()
+                        .parse()
+                        .map_err(|_| SpecError(format!("{name}.clients: client ids are integers, not {id:?}")))?;
                     match level.as_array().map(Vec::as_slice) {
-                        Some([p, s]) => clients.push(serde_json::json!([id, text("first-level policy", p)?, level_size(s)?])),
+                        Some([p, s]) => {
+                            clients.push(serde_json::json!([id, text("first-level policy", p)?, level_size(s)?]))
+                        }
                         _ => return Err(SpecError(format!("client {id}: give (policy, size), not {level}"))),
                     }
                 }
@@ -470,7 +504,8 @@ impl Options {
         // The default cluster grows to one block when blocks are larger than it: a disk request
         // is at least one block. A cluster the user gave that is smaller than a block is refused.
         let default_cluster = Options::default().cluster;
-        let cluster_bytes = if cluster_bytes < block_size && self.cluster == default_cluster { block_size } else { cluster_bytes };
+        let cluster_bytes =
+            if cluster_bytes < block_size && self.cluster == default_cluster { block_size } else { cluster_bytes };
         if cluster_bytes < block_size {
             return Err(SpecError(format!(
                 "cluster size `{}` is smaller than one block ({block_size} B); give a cluster of at least the block size",
@@ -506,7 +541,9 @@ impl Options {
                 cfg.validate(&engine, self.seed)?;
                 // Sizes in blocks, so equal first levels get equal text (and equal sweep keys).
                 let level = |s: &LevelSpec| -> Result<String, SpecError> {
-                    let blocks = Size::parse(&s.cache).map_err(|e| SpecError(format!("first-level cache size: {e}")))?.to_blocks(block_size);
+                    let blocks = Size::parse(&s.cache)
+                        .map_err(|e| SpecError(format!("first-level cache size: {e}")))?
+                        .to_blocks(block_size);
                     Ok(format!("{blocks}blocks"))
                 };
                 let mut v: Value = serde_json::from_str(text).expect("canonical first level");
@@ -541,7 +578,15 @@ impl Options {
             .as_array()
             .map(|cs| {
                 cs.iter()
-                    .map(|c| (c[0].as_u64().unwrap_or(0), LevelSpec { policy: c[1].as_str().unwrap_or_default().into(), cache: c[2].as_str().unwrap_or_default().into() }))
+                    .map(|c| {
+                        (
+                            c[0].as_u64().unwrap_or(0),
+                            LevelSpec {
+                                policy: c[1].as_str().unwrap_or_default().into(),
+                                cache: c[2].as_str().unwrap_or_default().into(),
+                            },
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();

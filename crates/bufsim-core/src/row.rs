@@ -68,7 +68,11 @@ fn timed(r: &RunResult, f: impl Fn(&TimedStats) -> Value) -> Value {
 
 /// The setting a timed run echoes (`null` in count mode).
 fn when_timed(o: &Options, v: Value) -> Value {
-    if o.timing == Some(true) { v } else { Value::Null }
+    if o.timing == Some(true) {
+        v
+    } else {
+        Value::Null
+    }
 }
 
 macro_rules! field {
@@ -98,62 +102,143 @@ pub static RESULT_FIELDS: &[ResultField] = &[
     field!("disk_requests", Int, "", false, "disk read requests after clustering", |r, _| r.stats.disk_requests.into()),
     field!("sync_requests", Int, "", false, "disk requests holding a demand miss", |r, _| r.stats.sync_requests.into()),
     field!("async_requests", Int, "", false, "disk requests of read-ahead only", |r, _| r.stats.async_requests.into()),
-    field!("blocks_read", Int, "blocks", false, "demand read misses plus blocks read ahead", |r, _| r.stats.blocks_read.into()),
+    field!("blocks_read", Int, "blocks", false, "demand read misses plus blocks read ahead", |r, _| r
+        .stats
+        .blocks_read
+        .into()),
     field!("prefetched", Int, "blocks", false, "blocks inserted by read-ahead", |r, _| r.stats.prefetched.into()),
-    field!("prefetch_hits", Int, "", false, "first demand accesses to blocks read ahead", |r, _| r.stats.prefetch_hits.into()),
-    field!("prefetched_unused", Int, "blocks", false, "blocks read ahead and evicted before any demand access", |r, _| {
-        r.stats.prefetched_unused.into()
-    }),
-    field!("request_sizes", Histogram, "blocks", false, "disk requests by size in blocks ({size: requests}; 128 stands for 128 or more)", |r, _| {
-        Value::Object(r.stats.request_sizes.iter().map(|(size, n)| (size.to_string(), n.into())).collect())
-    }),
+    field!("prefetch_hits", Int, "", false, "first demand accesses to blocks read ahead", |r, _| r
+        .stats
+        .prefetch_hits
+        .into()),
+    field!(
+        "prefetched_unused",
+        Int,
+        "blocks",
+        false,
+        "blocks read ahead and evicted before any demand access",
+        |r, _| { r.stats.prefetched_unused.into() }
+    ),
+    field!(
+        "request_sizes",
+        Histogram,
+        "blocks",
+        false,
+        "disk requests by size in blocks ({size: requests}; 128 stands for 128 or more)",
+        |r, _| { Value::Object(r.stats.request_sizes.iter().map(|(size, n)| (size.to_string(), n.into())).collect()) }
+    ),
     field!("policy_metrics", Json, "", false, "what the policy reports about itself ({name: value})", |r, _| {
         Value::Object(r.metrics.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect())
     }),
-    field!("partition_timeline", Json, "", false, "partitioned policies: {unit, samples: [[time, partition, blocks]]}, time in accesses or simulated seconds", |r, _| {
-        let Some(t) = &r.timeline else { return Value::Null };
-        let (unit, scale) = match t.clock {
-            TimelineClock::Accesses => ("accesses", None),
-            TimelineClock::Nanoseconds => ("s", Some(S)),
-        };
-        let samples: Vec<Value> = t
-            .rows()
-            .map(|(time, name, _, size)| match scale {
-                None => json!([time, name, size]),
-                Some(s) => json!([time as f64 / s, name, size]),
-            })
-            .collect();
-        json!({"unit": unit, "samples": samples})
-    }),
+    field!(
+        "partition_timeline",
+        Json,
+        "",
+        false,
+        "partitioned policies: {unit, samples: [[time, partition, blocks]]}, time in accesses or simulated seconds",
+        |r, _| {
+            let Some(t) = &r.timeline else { return Value::Null };
+            let (unit, scale) = match t.clock {
+                TimelineClock::Accesses => ("accesses", None),
+                TimelineClock::Nanoseconds => ("s", Some(S)),
+            };
+            let samples: Vec<Value> = t
+                .rows()
+                .map(|(time, name, _, size)| match scale {
+                    None => json!([time, name, size]),
+                    Some(s) => json!([time as f64 / s, name, size]),
+                })
+                .collect();
+            json!({"unit": unit, "samples": samples})
+        }
+    ),
     field!("device", Text, "", true, "device model of every device", |_, o| when_timed(o, o.device.clone().into())),
-    field!("io_scheduler", Text, "", true, "I/O scheduler of each device queue", |_, o| when_timed(o, o.io_scheduler.clone().into())),
+    field!("io_scheduler", Text, "", true, "I/O scheduler of each device queue", |_, o| when_timed(
+        o,
+        o.io_scheduler.clone().into()
+    )),
     field!("think", Text, "", true, "think time setting", |_, o| when_timed(o, o.think.clone().into())),
-    field!("single_stream", Bool, "", true, "all pids merged into one stream", |_, o| when_timed(o, o.single_stream.into())),
-    field!("exec_time_s", Float, "s", true, "simulated execution time", |r, _| timed(r, |t| (t.exec_time_ns as f64 / S).into())),
-    field!("io_time_s", Float, "s", true, "time some device was busy", |r, _| timed(r, |t| (t.io_time_ns as f64 / S).into())),
-    field!("stall_time_s", Float, "s", true, "time streams waited for I/O", |r, _| timed(r, |t| (t.stall_time_ns as f64 / S).into())),
-    field!("think_time_s", Float, "s", true, "think time simulated", |r, _| timed(r, |t| (t.think_time_ns as f64 / S).into())),
-    field!("end_time_s", Float, "s", true, "time of the last event", |r, _| timed(r, |t| (t.end_time_ns as f64 / S).into())),
+    field!("single_stream", Bool, "", true, "all pids merged into one stream", |_, o| when_timed(
+        o,
+        o.single_stream.into()
+    )),
+    field!("exec_time_s", Float, "s", true, "simulated execution time", |r, _| timed(r, |t| (t.exec_time_ns as f64
+        / S)
+        .into())),
+    field!("io_time_s", Float, "s", true, "time some device was busy", |r, _| timed(r, |t| (t.io_time_ns as f64 / S)
+        .into())),
+    field!("stall_time_s", Float, "s", true, "time streams waited for I/O", |r, _| timed(r, |t| (t.stall_time_ns
+        as f64
+        / S)
+        .into())),
+    field!("think_time_s", Float, "s", true, "think time simulated", |r, _| timed(r, |t| (t.think_time_ns as f64 / S)
+        .into())),
+    field!("end_time_s", Float, "s", true, "time of the last event", |r, _| timed(r, |t| (t.end_time_ns as f64 / S)
+        .into())),
     field!("streams", Int, "", true, "request streams (pids, or one)", |r, _| timed(r, |t| t.streams.into())),
-    field!("inflight_misses", Int, "", true, "accesses that waited for a block already being read", |r, _| timed(r, |t| t.inflight_misses.into())),
+    field!("inflight_misses", Int, "", true, "accesses that waited for a block already being read", |r, _| timed(
+        r,
+        |t| t.inflight_misses.into()
+    )),
     field!("sync_blocks", Int, "blocks", true, "blocks read synchronously", |r, _| timed(r, |t| t.sync.blocks.into())),
-    field!("sync_time_ms", Float, "ms", true, "mean time of a synchronous read", |r, _| timed(r, |t| (t.sync.mean_time_ns() / MS).into())),
+    field!("sync_time_ms", Float, "ms", true, "mean time of a synchronous read", |r, _| timed(r, |t| (t
+        .sync
+        .mean_time_ns()
+        / MS)
+        .into())),
     field!("async_blocks", Int, "blocks", true, "blocks read ahead", |r, _| timed(r, |t| t.async_.blocks.into())),
-    field!("async_time_ms", Float, "ms", true, "mean time of an asynchronous read", |r, _| timed(r, |t| (t.async_.mean_time_ns() / MS).into())),
+    field!("async_time_ms", Float, "ms", true, "mean time of an asynchronous read", |r, _| timed(r, |t| (t
+        .async_
+        .mean_time_ns()
+        / MS)
+        .into())),
     field!("write_requests", Int, "", true, "disk write requests", |r, _| timed(r, |t| t.write.requests.into())),
     field!("write_blocks", Int, "blocks", true, "blocks written", |r, _| timed(r, |t| t.write.blocks.into())),
-    field!("write_time_ms", Float, "ms", true, "mean time of a write", |r, _| timed(r, |t| (t.write.mean_time_ns() / MS).into())),
-    field!("service_mean_ms", Float, "ms", true, "mean device service time", |r, _| timed(r, |t| (t.service.mean_ns / MS).into())),
-    field!("service_p50_ms", Float, "ms", true, "median device service time", |r, _| timed(r, |t| (t.service.p50_ns / MS).into())),
-    field!("service_p90_ms", Float, "ms", true, "90th percentile of device service time", |r, _| timed(r, |t| (t.service.p90_ns / MS).into())),
-    field!("service_p99_ms", Float, "ms", true, "99th percentile of device service time", |r, _| timed(r, |t| (t.service.p99_ns / MS).into())),
-    field!("response_mean_ms", Float, "ms", true, "mean response time (queue and service)", |r, _| timed(r, |t| (t.response.mean_ns / MS).into())),
-    field!("response_p50_ms", Float, "ms", true, "median response time", |r, _| timed(r, |t| (t.response.p50_ns / MS).into())),
-    field!("response_p90_ms", Float, "ms", true, "90th percentile of response time", |r, _| timed(r, |t| (t.response.p90_ns / MS).into())),
-    field!("response_p99_ms", Float, "ms", true, "99th percentile of response time", |r, _| timed(r, |t| (t.response.p99_ns / MS).into())),
-    field!("devices", Json, "", true, "per device: device, model, requests, busy_s, utilization, queue_wait_ms, max_queue, reads, wait_s", |r, _| {
-        timed(r, |t| {
-            t.devices
+    field!("write_time_ms", Float, "ms", true, "mean time of a write", |r, _| timed(r, |t| (t.write.mean_time_ns()
+        / MS)
+        .into())),
+    field!("service_mean_ms", Float, "ms", true, "mean device service time", |r, _| timed(r, |t| (t.service.mean_ns
+        / MS)
+        .into())),
+    field!("service_p50_ms", Float, "ms", true, "median device service time", |r, _| timed(r, |t| (t.service.p50_ns
+        / MS)
+        .into())),
+    field!("service_p90_ms", Float, "ms", true, "90th percentile of device service time", |r, _| timed(r, |t| (t
+        .service
+        .p90_ns
+        / MS)
+        .into())),
+    field!("service_p99_ms", Float, "ms", true, "99th percentile of device service time", |r, _| timed(r, |t| (t
+        .service
+        .p99_ns
+        / MS)
+        .into())),
+    field!("response_mean_ms", Float, "ms", true, "mean response time (queue and service)", |r, _| timed(r, |t| (t
+        .response
+        .mean_ns
+        / MS)
+        .into())),
+    field!("response_p50_ms", Float, "ms", true, "median response time", |r, _| timed(r, |t| (t.response.p50_ns / MS)
+        .into())),
+    field!("response_p90_ms", Float, "ms", true, "90th percentile of response time", |r, _| timed(r, |t| (t
+        .response
+        .p90_ns
+        / MS)
+        .into())),
+    field!("response_p99_ms", Float, "ms", true, "99th percentile of response time", |r, _| timed(r, |t| (t
+        .response
+        .p99_ns
+        / MS)
+        .into())),
+    field!(
+        "devices",
+        Json,
+        "",
+        true,
+        "per device: device, model, requests, busy_s, utilization, queue_wait_ms, max_queue, reads, wait_s",
+        |r, _| {
+            timed(r, |t| {
+                t.devices
                 .iter()
                 .map(|x| {
                     json!({"device": x.device, "model": x.model, "requests": x.requests, "busy_s": x.busy_ns as f64 / S,
@@ -161,15 +246,27 @@ pub static RESULT_FIELDS: &[ResultField] = &[
                            "reads": x.reads, "wait_s": x.wait_ns as f64 / S})
                 })
                 .collect()
-        })
+            })
+        }
+    ),
+    field!("throughput_mb_s", Float, "MB/s", true, "requested MB (10^6 bytes) per second of execution time", |r, _| {
+        timed(r, |t| t.throughput_mb_s().into())
     }),
-    field!("throughput_mb_s", Float, "MB/s", true, "requested MB (10^6 bytes) per second of execution time", |r, _| timed(r, |t| t.throughput_mb_s().into())),
     field!("array", Text, "", false, "RAID-0 array the volume is striped over", |_, o| o.array.clone().into()),
-    field!("device_for", Text, "", true, "device models of single devices (ID=SPEC;...)", |_, o| when_timed(o, o.device_for.clone().into())),
-    field!("network", Text, "", true, "network between cache and devices", |_, o| when_timed(o, o.network.clone().into())),
+    field!("device_for", Text, "", true, "device models of single devices (ID=SPEC;...)", |_, o| when_timed(
+        o,
+        o.device_for.clone().into()
+    )),
+    field!("network", Text, "", true, "network between cache and devices", |_, o| when_timed(
+        o,
+        o.network.clone().into()
+    )),
     field!("closed", Int, "", true, "requests outstanding in a closed workload", |_, o| when_timed(o, o.closed.into())),
     field!("faults", Text, "", true, "performance faults (;-separated)", |_, o| when_timed(o, o.faults.clone().into())),
-    field!("skipped_records", Int, "", false, "malformed trace records passed over (skip_bad)", |r, _| r.skipped.count.into()),
+    field!("skipped_records", Int, "", false, "malformed trace records passed over (skip_bad)", |r, _| r
+        .skipped
+        .count
+        .into()),
     field!("skipped", Text, "", false, "where the first skipped records are, one line", |r, _| {
         (if r.skipped.is_empty() { String::new() } else { r.skipped.summary() }).into()
     }),
@@ -188,10 +285,7 @@ mod tests {
 
     #[test]
     fn a_row_has_every_field_once_and_timed_fields_stay_null_in_count_mode() {
-        let reqs: Vec<Request> = [0u64, 1, 0, 2, 0]
-            .iter()
-            .map(|&b| Request::read(0, b * 4096, 4096))
-            .collect();
+        let reqs: Vec<Request> = [0u64, 1, 0, 2, 0].iter().map(|&b| Request::read(0, b * 4096, 4096)).collect();
         let (o, run) = Options::parse_resolved("{}").unwrap();
         let results = run_requests(&reqs, AddressKind::Device, &[RunConfig::new("lru", "2blocks")], &run).unwrap();
         let row = row(&results[0], &o);

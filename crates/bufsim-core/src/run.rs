@@ -11,16 +11,16 @@ use std::cell::RefCell;
 
 use bufsim_trace::{AddressKind, Format, ReadOptions, Request, SkipReport, TraceError, TraceReader};
 
+use crate::array::Raid0;
 use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, FutureBuilder, Prefetching, Stats};
 use crate::hierarchy::{second_level, FirstLevelConfig};
 use crate::layout::{FileExtents, Layout};
 use crate::policy::partition::Timeline;
+use crate::policy::partition::TimelineClock;
+use crate::policy::storage::StorageView;
 use crate::policy::{build, registry::needs_future, BuildEnv, Policy, PolicyVisitor};
 use crate::spec::{parse_cache_blocks, SpecError};
 use crate::timed::{Storage, StreamPlan, StreamPlanner, Streams, TimedEngine, TimedStats, TimingOptions};
-use crate::array::Raid0;
-use crate::policy::partition::TimelineClock;
-use crate::policy::storage::StorageView;
 use crate::SimError;
 
 /// Options shared by every run over a trace.
@@ -117,7 +117,12 @@ impl Source<'_> {
     fn reader(&self) -> Result<TraceReader, TraceError> {
         match self {
             Source::File { path, format, read } => TraceReader::open_with(path, Some(*format), read),
-            Source::Once(cell) => cell.lock().ok().and_then(|mut r| r.take()).map(|r| *r).ok_or_else(|| bufsim_trace::not_rewindable("-", "this run")),
+            Source::Once(cell) => cell
+                .lock()
+                .ok()
+                .and_then(|mut r| r.take())
+                .map(|r| *r)
+                .ok_or_else(|| bufsim_trace::not_rewindable("-", "this run")),
             Source::Memory(_) => unreachable!("requests in memory need no reader"),
         }
     }
@@ -202,7 +207,13 @@ fn prefetches(c: &RunConfig) -> bool {
 
 /// The layout (file sizes need a pass over a file trace), the file sizes read-ahead stops at,
 /// and, if OPT is among the runs, the future (another pass, after the layout is known).
-pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, need_sizes: bool, opts: &RunOptions) -> Result<Prepared, SimError> {
+pub(crate) fn prepare(
+    source: &Source,
+    kind: AddressKind,
+    need_future: bool,
+    need_sizes: bool,
+    opts: &RunOptions,
+) -> Result<Prepared, SimError> {
     let mut extents = FileExtents::default();
     let mut planner = opts.timing.as_ref().map(|t| match t.closed {
         Some(n) => StreamPlanner::closed(n),
@@ -230,7 +241,8 @@ pub(crate) fn prepare(source: &Source, kind: AddressKind, need_future: bool, nee
         AddressKind::File => Layout::first_touch(&blocks, opts.file_gap_blocks),
     };
     // The devices timed mode must build: wherever the layout puts the files the run reads.
-    let mut devices: Vec<u16> = (0..files_seen.len()).filter(|&f| files_seen[f]).map(|f| layout.place(f as u32, 0).0).collect();
+    let mut devices: Vec<u16> =
+        (0..files_seen.len()).filter(|&f| files_seen[f]).map(|f| layout.place(f as u32, 0).0).collect();
     if let Some(array) = opts.array {
         // One logical volume: a block trace naming devices other than 0 has several.
         if kind == AddressKind::Device {
@@ -314,7 +326,12 @@ pub(crate) struct Simulated {
 }
 
 impl Simulated {
-    fn new<P: Policy>(stats: Stats, timing: Option<TimedStats>, cache: &crate::cache::Cache<P>, check: bool) -> Result<Self, SimError> {
+    fn new<P: Policy>(
+        stats: Stats,
+        timing: Option<TimedStats>,
+        cache: &crate::cache::Cache<P>,
+        check: bool,
+    ) -> Result<Self, SimError> {
         if check {
             cache.check().map_err(|e| SpecError(format!("invariant broken after the run: {e}")))?;
         }
@@ -339,8 +356,21 @@ impl Simulate<'_> {
         let future = if self.future { self.prepared.future.as_ref() } else { None };
         let storage = Storage::build(&self.prepared.devices, t, self.opts.seed, self.opts.engine.block_size)?;
         let streams = Streams::new(plan, t.think);
-        let starts = plan.starts.iter().map(|&(_, start)| if t.think == crate::timed::Think::Trace { start } else { 0 }).collect();
-        let mut engine = TimedEngine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future, storage, streams, starts);
+        let starts = plan
+            .starts
+            .iter()
+            .map(|&(_, start)| if t.think == crate::timed::Think::Trace { start } else { 0 })
+            .collect();
+        let mut engine = TimedEngine::new(
+            policy,
+            self.capacity,
+            self.opts.engine,
+            &self.prepared.layout,
+            future,
+            storage,
+            streams,
+            starts,
+        );
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
             let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
             engine = engine.with_prefetching(p, future);
@@ -384,7 +414,13 @@ fn count_mode_view(devices: &[u16], block_size: u64, expected: bufsim_device::Ex
     StorageView::uniform(devices.iter().copied(), expected, block_size, TimelineClock::Accesses)
 }
 
-fn run_one(source: &Source, prepared: &Prepared, cfg: &RunConfig, blocks: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
+fn run_one(
+    source: &Source,
+    prepared: &Prepared,
+    cfg: &RunConfig,
+    blocks: u64,
+    opts: &RunOptions,
+) -> Result<RunResult, SimError> {
     let policy = build(&cfg.policy, &build_env(blocks, opts))?;
     let skipped = RefCell::new(SkipReport::default());
     let s = policy.visit(Simulate {
@@ -457,7 +493,13 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
 /// [`run_trace`] over an input that can be read only once (standard input, a pipe, a FIFO):
 /// the trace is detected and read in one pass. Several runs share a copy decoded into memory;
 /// one run streams it, and is refused if it needs a pre-pass (OPT's future, file sizes).
-fn run_once(path: &str, configs: &[RunConfig], blocks: &[u64], opts: &RunOptions, read: &ReadOptions) -> Result<Vec<RunResult>, SimError> {
+fn run_once(
+    path: &str,
+    configs: &[RunConfig],
+    blocks: &[u64],
+    opts: &RunOptions,
+    read: &ReadOptions,
+) -> Result<Vec<RunResult>, SimError> {
     let reader = TraceReader::open_with(path, opts.format, read)?;
     let format = reader.format();
     let kind = format.address_kind();
@@ -537,7 +579,12 @@ impl LoadedTrace {
 }
 
 /// Runs configurations over requests already in memory (Python callers, generators, tests).
-pub fn run_requests(requests: &[Request], kind: AddressKind, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
+pub fn run_requests(
+    requests: &[Request],
+    kind: AddressKind,
+    configs: &[RunConfig],
+    opts: &RunOptions,
+) -> Result<Vec<RunResult>, SimError> {
     if let Some(first) = &opts.first_level {
         validate(configs, opts)?;
         let (l2, _) = second_level(requests, kind, first, &opts.engine, opts.seed)?;
@@ -552,15 +599,26 @@ pub fn run_requests(requests: &[Request], kind: AddressKind, configs: &[RunConfi
     run_parallel(&source, &prepared, configs, &blocks, opts)
 }
 
-fn run_parallel(source: &Source, prepared: &Prepared, configs: &[RunConfig], blocks: &[u64], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
+fn run_parallel(
+    source: &Source,
+    prepared: &Prepared,
+    configs: &[RunConfig],
+    blocks: &[u64],
+    opts: &RunOptions,
+) -> Result<Vec<RunResult>, SimError> {
     parallel_map(configs.len(), opts.jobs, |i| run_one(source, prepared, &configs[i], blocks[i], opts))
 }
 
 /// `f(0..n)` on `jobs` threads (0: all cores), results in index order. Each index is independent,
 /// so thread scheduling never changes a result. After an error no new index starts, and the
 /// first error by index is returned.
-pub(crate) fn parallel_map<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> Result<T, SimError> + Sync) -> Result<Vec<T>, SimError> {
-    let jobs = if jobs == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { jobs }.min(n).max(1);
+pub(crate) fn parallel_map<T: Send>(
+    n: usize,
+    jobs: usize,
+    f: impl Fn(usize) -> Result<T, SimError> + Sync,
+) -> Result<Vec<T>, SimError> {
+    let jobs =
+        if jobs == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { jobs }.min(n).max(1);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<T, SimError>>>> = Mutex::new((0..n).map(|_| None).collect());
     std::thread::scope(|s| {

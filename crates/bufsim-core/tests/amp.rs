@@ -44,7 +44,8 @@ const MIX: &str = "amp-mix(accesses=200000,loop1=1500,loop1-share=0.5)";
 #[test]
 fn looping_scan_beside_clustered_accesses() {
     let r = run_gen(MIX, &["lru", "amp(default=lru)", "dear(default=lru)", "pcc(default=lru)", "opt"], "1000blocks");
-    let (lru, amp, dear, pcc, opt) = (miss_ratio(&r[0]), miss_ratio(&r[1]), miss_ratio(&r[2]), miss_ratio(&r[3]), miss_ratio(&r[4]));
+    let (lru, amp, dear, pcc, opt) =
+        (miss_ratio(&r[0]), miss_ratio(&r[1]), miss_ratio(&r[2]), miss_ratio(&r[3]), miss_ratio(&r[4]));
     // Measured: LRU 0.538, AMP 0.289, DEAR 0.289, PCC* 0.519, OPT 0.240.
     assert!(amp < 0.6 * lru, "AMP {amp} against LRU {lru}");
     assert!(amp < 1.3 * opt, "AMP {amp} against OPT {opt}");
@@ -82,14 +83,22 @@ fn mean_sizes(r: &RunResult) -> Vec<(u64, f64)> {
 fn mru_partitions_get_space_by_marginal_gain() {
     // Context 1 makes 40% of accesses, context 2 10%: loop times 3000 and 12000 accesses,
     // marginal gains 4:1.
-    let r = run_gen("amp-mix(accesses=400000,loop1=1200,loop1-share=0.4,loop2=1200,loop2-share=0.1)", &["amp(default=lru)"], "1500blocks");
+    let r = run_gen(
+        "amp-mix(accesses=400000,loop1=1200,loop1-share=0.4,loop2=1200,loop2-share=0.1)",
+        &["amp(default=lru)"],
+        "1500blocks",
+    );
     let sizes = mean_sizes(&r[0]);
     let of = |ctx: u64| sizes.iter().find(|s| s.0 == ctx).map(|s| s.1).unwrap();
     // Measured: context 1 holds 1159 blocks, context 2 178, the default partition 164.
     assert!(of(1) > 3.0 * of(2), "{sizes:?}");
     assert!(of(2) > 50.0, "the lower gain still earns space: {sizes:?}");
     // Equal shares, equal gains: equal space (measured 695 and 670).
-    let r = run_gen("amp-mix(accesses=400000,loop1=1200,loop1-share=0.25,loop2=1200,loop2-share=0.25)", &["amp(default=lru)"], "1500blocks");
+    let r = run_gen(
+        "amp-mix(accesses=400000,loop1=1200,loop1-share=0.25,loop2=1200,loop2-share=0.25)",
+        &["amp(default=lru)"],
+        "1500blocks",
+    );
     let sizes = mean_sizes(&r[0]);
     let of = |ctx: u64| sizes.iter().find(|s| s.0 == ctx).map(|s| s.1).unwrap();
     assert!((of(1) / of(2) - 1.0).abs() < 0.2, "{sizes:?}");
@@ -297,12 +306,17 @@ fn mru_garbage_collection_follows_a_shifting_working_set() {
     // over three loop times) is still in the MRU partition (the first blocks, inserted before
     // detection, stay in the default partition, which the loop does not take from).
     assert!((297..357).all(|k| with_gc.contains(k)));
-    assert!((0..288).filter(|&k| with_gc.contains(k)).all(|k| m.map().owner(with_gc.frame_of(k).unwrap()) != Some(FIRST_MRU)));
+    assert!((0..288)
+        .filter(|&k| with_gc.contains(k))
+        .all(|k| m.map().owner(with_gc.frame_of(k).unwrap()) != Some(FIRST_MRU)));
     // Vanilla MRU holds old data and misses the window's new blocks again and again.
     let old_kept = (0..297).filter(|&k| without.contains(k)).count();
     assert!(old_kept > 20, "{old_kept}");
     let compulsory = reqs.iter().map(|r| r.1).collect::<FxHashSet<u64>>().len() as u64;
-    assert!((gc_misses - compulsory) * 4 < plain_misses - compulsory, "{gc_misses} with collection, {plain_misses} without, {compulsory} compulsory");
+    assert!(
+        (gc_misses - compulsory) * 4 < plain_misses - compulsory,
+        "{gc_misses} with collection, {plain_misses} without, {compulsory} compulsory"
+    );
 }
 
 /// AMP §3.1 and §3.3: a context that never re-references its blocks is one-shot; its blocks

@@ -14,20 +14,12 @@ fn cloudphysics() -> String {
 
 fn misses(specs: &[&str], cache: &str, check: bool) -> Vec<u64> {
     let configs: Vec<RunConfig> = specs.iter().map(|p| RunConfig::new(p, cache)).collect();
-    let opts = RunOptions {
-        check,
-        ..RunOptions::default()
-    };
+    let opts = RunOptions { check, ..RunOptions::default() };
     run_trace(&cloudphysics(), &configs, &opts)
         .unwrap()
         .iter()
         .map(|r| {
-            assert_eq!(
-                r.stats.hits + r.stats.misses,
-                r.stats.accesses,
-                "{}",
-                r.policy
-            );
+            assert_eq!(r.stats.hits + r.stats.misses, r.stats.accesses, "{}", r.policy);
             r.stats.misses
         })
         .collect()
@@ -35,29 +27,16 @@ fn misses(specs: &[&str], cache: &str, check: bool) -> Vec<u64> {
 
 #[test]
 fn cacheus_keeps_its_invariants_on_a_real_trace() {
-    let specs = [
-        "cacheus",
-        "cacheus(learning-rate=0.45)",
-        "cacheus(seed=7,lru-weight=0.9)",
-    ];
+    let specs = ["cacheus", "cacheus(learning-rate=0.45)", "cacheus(seed=7,lru-weight=0.9)"];
     let small = misses(&specs, "1024blocks", true);
     let large = misses(&specs, "65536blocks", true);
     for (i, s) in specs.iter().enumerate() {
-        assert!(
-            large[i] <= small[i],
-            "{s}: {} at 65536 blocks, {} at 1024",
-            large[i],
-            small[i]
-        );
+        assert!(large[i] <= small[i], "{s}: {} at 65536 blocks, {} at 1024", large[i], small[i]);
     }
 }
 
 #[test]
 fn cacheus_runs_are_bit_identical_for_one_seed() {
-    let a = misses(
-        &["cacheus(seed=3)", "cacheus(seed=3)", "cacheus(seed=4)"],
-        "16384blocks",
-        false,
-    );
+    let a = misses(&["cacheus(seed=3)", "cacheus(seed=3)", "cacheus(seed=4)"], "16384blocks", false);
     assert_eq!(a[0], a[1]);
 }

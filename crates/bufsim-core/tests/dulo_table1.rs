@@ -19,7 +19,17 @@ fn requests() -> Vec<Request> {
         .map(|name| {
             let file = "ABCDXY".find(&name[..1]).unwrap() as u32;
             let block = name[1..].parse::<u64>().map_or(0, |n| n - 1);
-            Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file, offset: block * 4096, size: 4096, in_blocks: false }
+            Request {
+                time_ns: 0,
+                dur_ns: 0,
+                pid: 0,
+                ctx: 0,
+                op: Op::Read,
+                file,
+                offset: block * 4096,
+                size: 4096,
+                in_blocks: false,
+            }
         })
         .collect()
 }

@@ -9,10 +9,7 @@ use bufsim_core::policy::{build, Access, BuildEnv, Origin};
 struct Lcg(u64);
 impl Lcg {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -38,22 +35,13 @@ fn variants_keep_their_invariants_with_prefetches_and_pins() {
     let mut rng = Lcg(7);
     for spec in VARIANTS {
         for cap in 1..20usize {
-            let env = BuildEnv {
-                capacity: cap,
-                block_size: 4096,
-                seed: 1,
-            };
+            let env = BuildEnv { capacity: cap, block_size: 4096, seed: 1 };
             let mut cache = Cache::new(build(spec, &env).unwrap(), cap);
             let mut pinned: Option<(u64, u32)> = None;
             let alphabet = 2 + rng.below(3 * cap as u64 + 4);
             for t in 0..600u64 {
                 let b = rng.below(alphabet).min(rng.below(alphabet));
-                let a = Access {
-                    key: b,
-                    block: b,
-                    time: t,
-                    ..Access::default()
-                };
+                let a = Access { key: b, block: b, time: t, ..Access::default() };
                 match rng.below(8) {
                     0 => {
                         if !cache.contains(b) {
@@ -73,15 +61,9 @@ fn variants_keep_their_invariants_with_prefetches_and_pins() {
                     }
                 }
                 if let Some((pb, pf)) = pinned {
-                    assert_eq!(
-                        cache.frame_of(pb),
-                        Some(pf),
-                        "{spec} cap {cap}: evicted a pinned block"
-                    );
+                    assert_eq!(cache.frame_of(pb), Some(pf), "{spec} cap {cap}: evicted a pinned block");
                 }
-                cache
-                    .check()
-                    .unwrap_or_else(|e| panic!("{spec} cap {cap} step {t}: {e}"));
+                cache.check().unwrap_or_else(|e| panic!("{spec} cap {cap} step {t}: {e}"));
             }
         }
     }
@@ -99,11 +81,7 @@ fn lfu_by_scan(aging: &str, period: u64, cap: usize, keys: &[u64]) -> String {
         let resident = blocks.iter().any(|b| b.0 == k);
         if !resident && blocks.len() == cap {
             // A miss chooses its victim before the access counts (and before a halving due now).
-            let (i, v) = blocks
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, b)| (b.2, b.3))
-                .unwrap();
+            let (i, v) = blocks.iter().enumerate().min_by_key(|(_, b)| (b.2, b.3)).unwrap();
             if aging == "dynamic" {
                 inflation = v.2;
             }
@@ -141,29 +119,16 @@ fn lfu_buckets_pick_the_same_victims_as_a_scan() {
     ] {
         for cap in 1..16usize {
             let alphabet = 2 + rng.below(4 * cap as u64);
-            let keys: Vec<u64> = (0..500)
-                .map(|_| rng.below(alphabet).min(rng.below(alphabet)))
-                .collect();
-            let env = BuildEnv {
-                capacity: cap,
-                block_size: 4096,
-                seed: 1,
-            };
+            let keys: Vec<u64> = (0..500).map(|_| rng.below(alphabet).min(rng.below(alphabet))).collect();
+            let env = BuildEnv { capacity: cap, block_size: 4096, seed: 1 };
             let mut cache = Cache::new(build(spec, &env).unwrap(), cap);
             let ours: String = keys
                 .iter()
                 .enumerate()
                 .map(|(t, &k)| {
-                    let a = Access {
-                        key: k,
-                        block: k,
-                        time: t as u64,
-                        ..Access::default()
-                    };
+                    let a = Access { key: k, block: k, time: t as u64, ..Access::default() };
                     let d = cache.demand(&a);
-                    cache
-                        .check()
-                        .unwrap_or_else(|e| panic!("{spec} cap {cap} step {t}: {e}"));
+                    cache.check().unwrap_or_else(|e| panic!("{spec} cap {cap} step {t}: {e}"));
                     if matches!(d, Demand::Hit | Demand::PrefetchHit) {
                         'H'
                     } else {
@@ -171,11 +136,7 @@ fn lfu_buckets_pick_the_same_victims_as_a_scan() {
                     }
                 })
                 .collect();
-            assert_eq!(
-                ours,
-                lfu_by_scan(aging, period, cap, &keys),
-                "{spec} cap {cap}"
-            );
+            assert_eq!(ours, lfu_by_scan(aging, period, cap, &keys), "{spec} cap {cap}");
         }
     }
 }

@@ -13,40 +13,22 @@ fn root() -> PathBuf {
 }
 
 fn cloudphysics() -> String {
-    root()
-        .join("../shared/traces/cloudphysics_vscsi.csv")
-        .to_string_lossy()
-        .into_owned()
+    root().join("../shared/traces/cloudphysics_vscsi.csv").to_string_lossy().into_owned()
 }
 
 const SIZES: [u64; 5] = [1024, 4096, 16384, 65536, 262144];
 
 fn misses(specs: &[&str], sizes: &[u64]) -> Vec<u64> {
-    let configs: Vec<RunConfig> = specs
-        .iter()
-        .flat_map(|p| {
-            sizes
-                .iter()
-                .map(move |c| RunConfig::new(p, &format!("{c}blocks")))
-        })
-        .collect();
-    let opts = RunOptions {
-        check: true,
-        ..RunOptions::default()
-    };
-    run_trace(&cloudphysics(), &configs, &opts)
-        .unwrap()
-        .iter()
-        .map(|r| r.stats.misses)
-        .collect()
+    let configs: Vec<RunConfig> =
+        specs.iter().flat_map(|p| sizes.iter().map(move |c| RunConfig::new(p, &format!("{c}blocks")))).collect();
+    let opts = RunOptions { check: true, ..RunOptions::default() };
+    run_trace(&cloudphysics(), &configs, &opts).unwrap().iter().map(|r| r.stats.misses).collect()
 }
 
 /// (policy, cache blocks, libCacheSim misses) of the near-golden file.
 fn near(policy: &str) -> Vec<(u64, u64)> {
-    let text = std::fs::read_to_string(
-        root().join("tests/golden/libcachesim_near_cloudphysics_frequency_family.csv"),
-    )
-    .unwrap();
+    let text = std::fs::read_to_string(root().join("tests/golden/libcachesim_near_cloudphysics_frequency_family.csv"))
+        .unwrap();
     text.lines()
         .skip(1)
         .map(|l| l.split(',').collect::<Vec<_>>())
@@ -78,10 +60,7 @@ fn within(policy: &str, spec: &str, tolerance: f64) {
     for ((c, lcs), m) in rows.iter().zip(&ours) {
         let d = (*m as f64 - *lcs as f64) / *lcs as f64;
         worst = worst.max(d.abs());
-        report.push(format!(
-            "{spec}@{c}: bufsim {m} libCacheSim {lcs} ({:+.3}%)",
-            100.0 * d
-        ));
+        report.push(format!("{spec}@{c}: bufsim {m} libCacheSim {lcs} ({:+.3}%)", 100.0 * d));
     }
     println!("{}", report.join("\n"));
     assert!(worst <= tolerance, "{report:#?}");
@@ -105,14 +84,7 @@ fn w_tinylfu_with_libcachesim_rules_is_within_one_percent() {
 fn w_tinylfu_paper_sketch_forgets_what_libcachesim_keeps() {
     let rows = near("w-tinylfu(variant=libcachesim)");
     let sizes: Vec<u64> = rows.iter().map(|r| r.0).collect();
-    let got = misses(
-        &[
-            "w-tinylfu",
-            "w-tinylfu(variant=libcachesim)",
-            "w-tinylfu(sample=1000000)",
-        ],
-        &sizes,
-    );
+    let got = misses(&["w-tinylfu", "w-tinylfu(variant=libcachesim)", "w-tinylfu(sample=1000000)"], &sizes);
     for (i, (c, lcs)) in rows.iter().enumerate() {
         let (paper, lcs_rules, no_reset) = (got[i], got[5 + i], got[10 + i]);
         let d = (paper as f64 - *lcs as f64) / *lcs as f64;
@@ -122,11 +94,7 @@ fn w_tinylfu_paper_sketch_forgets_what_libcachesim_keeps() {
             // Without resets the 4-bit counters still saturate: the reset alone is not the cause.
             assert!(no_reset > lcs_rules, "{no_reset} {lcs_rules}");
         } else {
-            assert!(
-                d.abs() <= 0.01,
-                "paper rules at {c}: {paper} vs {lcs} ({:+.3}%)",
-                100.0 * d
-            );
+            assert!(d.abs() <= 0.01, "paper rules at {c}: {paper} vs {lcs} ({:+.3}%)", 100.0 * d);
         }
     }
 }
@@ -156,9 +124,8 @@ fn lhd_is_within_one_percent_of_libcachesim() {
 fn print_misses() {
     let specs = std::env::var("SPECS").unwrap_or_default();
     let specs: Vec<&str> = specs.split(';').filter(|s| !s.is_empty()).collect();
-    let sizes: Vec<u64> = std::env::var("SIZES")
-        .map(|s| s.split(',').map(|x| x.parse().unwrap()).collect())
-        .unwrap_or(SIZES.to_vec());
+    let sizes: Vec<u64> =
+        std::env::var("SIZES").map(|s| s.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or(SIZES.to_vec());
     let got = misses(&specs, &sizes);
     for (i, p) in specs.iter().enumerate() {
         println!("{p}: {:?}", &got[i * sizes.len()..(i + 1) * sizes.len()]);

@@ -111,10 +111,20 @@ fn distance_bins(stream: &[Request]) -> Vec<u64> {
 fn on_the_real_trace_second_level_distances_peak_beyond_the_first_level() {
     let reqs = decode(CLOUDPHYSICS, Format::CloudPhysics).unwrap();
     let l1 = 4096u64; // 16 MiB of 4 KiB blocks
-    let (l2, _) = second_level(&reqs, AddressKind::Device, &FirstLevelConfig::new("lru", "4096blocks"), &EngineConfig::default(), 1).unwrap();
+    let (l2, _) = second_level(
+        &reqs,
+        AddressKind::Device,
+        &FirstLevelConfig::new("lru", "4096blocks"),
+        &EngineConfig::default(),
+        1,
+    )
+    .unwrap();
     let bins = distance_bins(&l2);
     let peak = (0..64).max_by_key(|&k| (bins[k], std::cmp::Reverse(k))).unwrap();
-    assert!(1u64 << peak > l1, "second-level peak at distance 2^{peak}, not beyond the first level's {l1} blocks: {bins:?}");
+    assert!(
+        1u64 << peak > l1,
+        "second-level peak at distance 2^{peak}, not beyond the first level's {l1} blocks: {bins:?}"
+    );
     // Below the first level's size almost nothing is left: LRU kept those references.
     let below: u64 = bins[..=12].iter().sum();
     let total: u64 = bins.iter().sum();
@@ -124,7 +134,14 @@ fn on_the_real_trace_second_level_distances_peak_beyond_the_first_level() {
 #[test]
 fn lru_on_the_real_second_level_stream_has_no_misses_below_c() {
     let reqs = decode(CLOUDPHYSICS, Format::CloudPhysics).unwrap();
-    let (l2, _) = second_level(&reqs, AddressKind::Device, &FirstLevelConfig::new("lru", "4096blocks"), &EngineConfig::default(), 1).unwrap();
+    let (l2, _) = second_level(
+        &reqs,
+        AddressKind::Device,
+        &FirstLevelConfig::new("lru", "4096blocks"),
+        &EngineConfig::default(),
+        1,
+    )
+    .unwrap();
     let configs: Vec<RunConfig> = ["16384blocks", "65536blocks"].iter().map(|c| RunConfig::new("lru", c)).collect();
     for r in breakdown(&l2, AddressKind::Device, &configs, &RunOptions::default()).unwrap() {
         assert_eq!(r.below_misses, 0, "{r:?}");

@@ -14,20 +14,12 @@ fn cloudphysics() -> String {
 
 fn misses(specs: &[&str], cache: &str) -> Vec<u64> {
     let configs: Vec<RunConfig> = specs.iter().map(|p| RunConfig::new(p, cache)).collect();
-    let opts = RunOptions {
-        check: true,
-        ..RunOptions::default()
-    };
+    let opts = RunOptions { check: true, ..RunOptions::default() };
     run_trace(&cloudphysics(), &configs, &opts)
         .unwrap()
         .iter()
         .map(|r| {
-            assert_eq!(
-                r.stats.hits + r.stats.misses,
-                r.stats.accesses,
-                "{}",
-                r.policy
-            );
+            assert_eq!(r.stats.hits + r.stats.misses, r.stats.accesses, "{}", r.policy);
             r.stats.misses
         })
         .collect()
@@ -40,21 +32,11 @@ const LIBCACHESIM_LECAR_65536: u64 = 856_133;
 fn lecar_differs_from_libcachesim_only_by_its_random_stream() {
     // The libCacheSim rules with another start of the generator: within 1% of libCacheSim (the
     // random stream is all that is left); the same start gives the exact count (golden file).
-    let m = misses(
-        &[
-            "lecar(variant=libcachesim,seed=12345)",
-            "lecar(variant=libcachesim,seed=1)",
-        ],
-        "65536blocks",
-    );
+    let m = misses(&["lecar(variant=libcachesim,seed=12345)", "lecar(variant=libcachesim,seed=1)"], "65536blocks");
     for x in m {
-        let rel =
-            (x as f64 - LIBCACHESIM_LECAR_65536 as f64).abs() / LIBCACHESIM_LECAR_65536 as f64;
+        let rel = (x as f64 - LIBCACHESIM_LECAR_65536 as f64).abs() / LIBCACHESIM_LECAR_65536 as f64;
         assert!(rel < 0.01, "{x} vs {LIBCACHESIM_LECAR_65536}");
-        assert_ne!(
-            x, LIBCACHESIM_LECAR_65536,
-            "a different stream should not land on the same count"
-        );
+        assert_ne!(x, LIBCACHESIM_LECAR_65536, "a different stream should not land on the same count");
     }
 }
 
@@ -70,22 +52,11 @@ fn lecar_resumed_counts_are_what_set_the_paper_variant_apart() {
 
 #[test]
 fn learned_family_keeps_its_invariants_on_a_real_trace() {
-    let specs = [
-        "lecar",
-        "lecar(variant=libcachesim)",
-        "lecar(learn=false,lru-weight=1)",
-        "cart",
-        "car",
-    ];
+    let specs = ["lecar", "lecar(variant=libcachesim)", "lecar(learn=false,lru-weight=1)", "cart", "car"];
     let small = misses(&specs, "1024blocks");
     let large = misses(&specs, "65536blocks");
     for (i, s) in specs.iter().enumerate() {
-        assert!(
-            large[i] <= small[i],
-            "{s}: {} misses at 65536 blocks, {} at 1024",
-            large[i],
-            small[i]
-        );
+        assert!(large[i] <= small[i], "{s}: {} misses at 65536 blocks, {} at 1024", large[i], small[i]);
     }
 }
 

@@ -62,10 +62,7 @@ fn csv_fields(line: &str) -> Vec<String> {
 fn miss_counts_equal_libcachesim() {
     let rows = golden();
     assert!(rows.len() >= 15, "golden file lost rows");
-    let configs: Vec<RunConfig> = rows
-        .iter()
-        .map(|(p, c, _, _)| RunConfig::new(p, &format!("{c}blocks")))
-        .collect();
+    let configs: Vec<RunConfig> = rows.iter().map(|(p, c, _, _)| RunConfig::new(p, &format!("{c}blocks"))).collect();
     let opts = RunOptions { check: true, ..RunOptions::default() };
     let results = run_trace(&cloudphysics(), &configs, &opts).unwrap();
     let mut mismatches = Vec::new();

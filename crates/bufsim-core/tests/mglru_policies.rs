@@ -23,10 +23,7 @@ fn misses(policy: &str, prefetch: Option<&str>) -> Vec<u64> {
             }
         })
         .collect();
-    let opts = RunOptions {
-        check: true,
-        ..RunOptions::default()
-    };
+    let opts = RunOptions { check: true, ..RunOptions::default() };
     let results = run_trace(&cloudphysics(), &configs, &opts).unwrap();
     for r in &results {
         assert_eq!(r.stats.hits + r.stats.misses, r.stats.accesses, "{policy}");
@@ -71,10 +68,7 @@ fn read_ahead_runs_keep_invariants() {
     // Without page-table accesses nothing moves a page but tier protection, so MGLRU is FIFO
     // plus protection: never worse than FIFO here. Read-ahead pages enter cold, so at 262144
     // blocks (where read-ahead pollutes the cache) it loses to LRU and the two lists.
-    assert!(
-        ra.iter().zip(&fifo_ra).all(|(m, f)| m <= f),
-        "{ra:?} {fifo_ra:?}"
-    );
+    assert!(ra.iter().zip(&fifo_ra).all(|(m, f)| m <= f), "{ra:?} {fifo_ra:?}");
 }
 
 const GOLDEN_MGLRU: [u64; 5] = [1029108, 1021844, 1009162, 823383, 269462];

@@ -12,10 +12,7 @@ use bufsim_core::trace::Request;
 const ACCESSES: &str = "acegikmoabcdefghijklmnop";
 
 fn requests() -> Vec<Request> {
-    ACCESSES
-        .bytes()
-        .map(|c| Request::read(0, (c - b'a') as u64 * 4096, 4096))
-        .collect()
+    ACCESSES.bytes().map(|c| Request::read(0, (c - b'a') as u64 * 4096, 4096)).collect()
 }
 
 /// Runs the table's string; returns the disk requests, misses and the resident set after
@@ -59,10 +56,9 @@ fn sorted(s: &str) -> String {
 fn opt_issues_eight_disk_requests_with_prefetching() {
     // Table 1, Belady's column, cache contents after each access.
     let want = [
-        "cba", "cba", "ihgfecba", "gihfecba", "ighfecba", "lkgfecba", "nmgfecba", "pogfecba",
-        "apogfecb", "bapogfec", "cbapogfe", "dcbpogfe", "edcbpogf", "fedcbpog", "gfedcbpo",
-        "nmlkjiho", "inmlkjho", "jinmlkho", "kjinmlho", "lkjinmho", "mlkjinho", "nmlkjiho",
-        "onmlkjih", "ponmlkji",
+        "cba", "cba", "ihgfecba", "gihfecba", "ighfecba", "lkgfecba", "nmgfecba", "pogfecba", "apogfecb", "bapogfec",
+        "cbapogfe", "dcbpogfe", "edcbpogf", "fedcbpog", "gfedcbpo", "nmlkjiho", "inmlkjho", "jinmlkho", "kjinmlho",
+        "lkjinmho", "mlkjinho", "nmlkjiho", "onmlkjih", "ponmlkji",
     ];
     let (ios, _, rows) = run("opt", "simple(min=3,max=8)");
     for (i, (got, w)) in rows.iter().zip(want).enumerate() {
@@ -76,10 +72,30 @@ fn lru_issues_six_disk_requests_with_prefetching() {
     // Table 1, LRU column. Row 6 of the published table lists nine blocks (a typesetting slip:
     // access 6 is a hit, so the contents of row 5 stand).
     let want = [
-        "cba", "cba", "lkjihgfe", "glkjihfe", "iglkjihfe", "kiglijhfe", "ponmkigl", "opnmkigl",
-        "cbaopnmk", "bcaopnmk", "cbaopnmk", "kjihgfed", "ekjihgfd", "fekjihgd", "gfekjihd",
-        "hgfekjid", "ihgfekjd", "jihgfekd", "kjihgfed", "ponmlkji", "mponlkji", "nmpolkji",
-        "onmplkji", "ponmlkji",
+        "cba",
+        "cba",
+        "lkjihgfe",
+        "glkjihfe",
+        "iglkjihfe",
+        "kiglijhfe",
+        "ponmkigl",
+        "opnmkigl",
+        "cbaopnmk",
+        "bcaopnmk",
+        "cbaopnmk",
+        "kjihgfed",
+        "ekjihgfd",
+        "fekjihgd",
+        "gfekjihd",
+        "hgfekjid",
+        "ihgfekjd",
+        "jihgfekd",
+        "kjihgfed",
+        "ponmlkji",
+        "mponlkji",
+        "nmpolkji",
+        "onmplkji",
+        "ponmlkji",
     ];
     let (ios, _, rows) = run("lru", "simple(min=3,max=8)");
     for (i, (got, w)) in rows.iter().zip(want).enumerate() {

@@ -134,28 +134,31 @@ mod with_prefetching {
 
     fn requests() -> impl Strategy<Value = Vec<Request>> {
         // A few files, mostly sequential runs with jumps, 1 to 8 blocks per read, some writes.
-        prop::collection::vec((0u32..3, 0u64..200, 1u64..9, prop::bool::weighted(0.1), prop::bool::weighted(0.7)), 1..150)
-            .prop_map(|v| {
-                let mut next = [0u64; 3];
-                v.into_iter()
-                    .map(|(file, jump, blocks, write, sequential)| {
-                        let f = file as usize;
-                        let start = if sequential { next[f] } else { jump };
-                        next[f] = start + blocks;
-                        Request {
-                            time_ns: 0,
-                            dur_ns: 0,
-                            pid: 0,
-                            ctx: 0,
-                            op: if write { Op::Write } else { Op::Read },
-                            file,
-                            offset: start * 4096,
-                            size: blocks * 4096,
-                            in_blocks: false,
-                        }
-                    })
-                    .collect()
-            })
+        prop::collection::vec(
+            (0u32..3, 0u64..200, 1u64..9, prop::bool::weighted(0.1), prop::bool::weighted(0.7)),
+            1..150,
+        )
+        .prop_map(|v| {
+            let mut next = [0u64; 3];
+            v.into_iter()
+                .map(|(file, jump, blocks, write, sequential)| {
+                    let f = file as usize;
+                    let start = if sequential { next[f] } else { jump };
+                    next[f] = start + blocks;
+                    Request {
+                        time_ns: 0,
+                        dur_ns: 0,
+                        pid: 0,
+                        ctx: 0,
+                        op: if write { Op::Write } else { Op::Read },
+                        file,
+                        offset: start * 4096,
+                        size: blocks * 4096,
+                        in_blocks: false,
+                    }
+                })
+                .collect()
+        })
     }
 
     proptest! {

@@ -51,9 +51,13 @@ fn aging(spec: &str, policies: &[&str], age: u32) -> Vec<(String, f64, f64)> {
     let reqs = trace(spec);
     let new = run(&reqs, policies, &paper_storage(&[], vec![]));
     let old = run(&reqs, policies, &paper_storage(&[(0, format!("ibm-9lzx(age={age})"))], vec![]));
-    let out: Vec<(String, f64, f64)> = new.iter().zip(&old).map(|(n, o)| (n.policy.clone(), mb_s(n), mb_s(o))).collect();
+    let out: Vec<(String, f64, f64)> =
+        new.iter().zip(&old).map(|(n, o)| (n.policy.clone(), mb_s(n), mb_s(o))).collect();
     for (p, n, o) in &out {
-        eprintln!("{spec} {p}: {n:.1} MB/s with equal disks, {o:.1} with one {age}-year-old disk ({:.0}%)", o / n * 100.0);
+        eprintln!(
+            "{spec} {p}: {n:.1} MB/s with equal disks, {o:.1} with one {age}-year-old disk ({:.0}%)",
+            o / n * 100.0
+        );
     }
     out
 }
@@ -142,7 +146,13 @@ fn a_performance_fault_grows_the_faulty_disks_partition_until_it_is_no_longer_wa
     let fault = Fault { device: 6, at_ns, slowdown: 2.0 };
     let rs = run(&reqs, &["lru", "eager-lru"], &paper_storage(&[], vec![fault]));
     let (lru, eager) = (&rs[0], &rs[1]);
-    eprintln!("fault at {:.1} s: LRU {:.1} MB/s, Eager LRU {:.1} (LRU without the fault {:.1})", at_ns as f64 / 1e9, mb_s(lru), mb_s(eager), mb_s(base));
+    eprintln!(
+        "fault at {:.1} s: LRU {:.1} MB/s, Eager LRU {:.1} (LRU without the fault {:.1})",
+        at_ns as f64 / 1e9,
+        mb_s(lru),
+        mb_s(eager),
+        mb_s(base)
+    );
     assert!(mb_s(lru) < 0.85 * mb_s(base), "the fault must hurt LRU");
     assert!(mb_s(eager) > 1.2 * mb_s(lru), "Eager LRU masks the fault");
 
@@ -170,7 +180,8 @@ fn a_performance_fault_grows_the_faulty_disks_partition_until_it_is_no_longer_wa
     assert!(after.iter().any(|s| s.2 > 5.0), "disk 6's relative wait never rose above T");
     // ...and once its partition has grown its wait is no longer above the others': over the
     // last half of the time after the fault, its mean relative wait is at most 1.
-    let late: Vec<f64> = after.iter().filter(|s| s.0 > at_s + (samples.last().unwrap().0 - at_s) / 2.0).map(|s| s.2).collect();
+    let late: Vec<f64> =
+        after.iter().filter(|s| s.0 > at_s + (samples.last().unwrap().0 - at_s) / 2.0).map(|s| s.2).collect();
     let late_mean = late.iter().sum::<f64>() / late.len() as f64;
     assert!(late_mean <= 1.0, "disk 6's relative wait stays at {late_mean:.2}");
     // LRU has no partitions.
@@ -228,7 +239,13 @@ fn count_mode_falls_back_to_expected_service_times() {
     assert!(t.values.iter().all(|v| *v > 0.0), "every device waited for in every epoch");
     let misses = |x: &RunResult| x.stats.misses as f64;
     for x in &r[1..4] {
-        assert!((misses(x) / misses(&r[0]) - 1.0).abs() < 0.05, "{}: {} misses, LRU {}", x.policy, x.stats.misses, r[0].stats.misses);
+        assert!(
+            (misses(x) / misses(&r[0]) - 1.0).abs() < 0.05,
+            "{}: {} misses, LRU {}",
+            x.policy,
+            x.stats.misses,
+            r[0].stats.misses
+        );
     }
 }
 
@@ -276,7 +293,8 @@ fn hit_ratio(r: &RunResult) -> f64 {
 #[test]
 fn trace3_landlords_measured_cost_makes_the_queue_wander_between_popular_disks() {
     let reqs = trace("sa-trace3(requests=100000)");
-    let r = run(&reqs, &["lru", "landlord", "landlord(window=100)", "landlord(window=10000)"], &paper_storage(&[], vec![]));
+    let r =
+        run(&reqs, &["lru", "landlord", "landlord(window=100)", "landlord(window=10000)"], &paper_storage(&[], vec![]));
     let (lru, ll, short, long) = (&r[0], &r[1], &r[2], &r[3]);
     eprintln!(
         "trace 3, equal disks: LRU {:.1} MB/s (hit {:.3}), landlord {:.1} ({:.3}), window=100 {:.1}, window=10000 {:.1}",
@@ -304,7 +322,8 @@ fn trace1_throughput_is_set_by_seek_distance() {
     let reqs = trace("sa-trace1(requests=12000)");
     let compact = run(&reqs, &["lru"], &paper_storage(&[], vec![]));
     let mut o = paper_storage(&[], vec![]);
-    o.timing.as_mut().unwrap().device = "disk(preset=ibm-9lzx,cylinders=17000,zones=0-16999:1,sequential=contiguous)".into();
+    o.timing.as_mut().unwrap().device =
+        "disk(preset=ibm-9lzx,cylinders=17000,zones=0-16999:1,sequential=contiguous)".into();
     let stretched = run(&reqs, &["lru"], &o);
     let (c, s) = (mb_s(&compact[0]), mb_s(&stretched[0]));
     eprintln!("trace 1, LRU: {c:.1} MB/s on the compact working set, {s:.1} stretched over the disk");
@@ -319,11 +338,17 @@ fn trace1_throughput_is_set_by_seek_distance() {
 #[test]
 fn trace3_eager_lru_stops_reading_an_old_unpopular_disk() {
     let reqs = trace("sa-trace3(requests=187500)");
-    let r = run(&reqs, &["eager-lru", "lazy-lru", "landlord"], &paper_storage(&[(0, "ibm-9lzx(age=10)".into())], vec![]));
+    let r =
+        run(&reqs, &["eager-lru", "lazy-lru", "landlord"], &paper_storage(&[(0, "ibm-9lzx(age=10)".into())], vec![]));
     let reads: Vec<u64> = r.iter().map(|x| x.timing.as_ref().unwrap().devices[0].reads).collect();
     eprintln!("trace 3, disk 0 aged 10 years: disk 0 read {reads:?} times (eager-lru, lazy-lru, landlord)");
     // Eager: about its cold misses (6,490 blocks in reads of up to 2 blocks).
     assert!(reads[0] < 4500, "{reads:?}");
     assert!(reads[1] > 2 * reads[0] && reads[2] > 2 * reads[0], "{reads:?}");
-    assert!(utilization(&r[0])[0] < 0.5 && utilization(&r[1])[0] > 0.8, "{:?} {:?}", utilization(&r[0]), utilization(&r[1]));
+    assert!(
+        utilization(&r[0])[0] < 0.5 && utilization(&r[1])[0] > 0.8,
+        "{:?} {:?}",
+        utilization(&r[0]),
+        utilization(&r[1])
+    );
 }

@@ -9,7 +9,17 @@ use bufsim_core::trace::{AddressKind, Op, Request};
 const MS: u64 = 1_000_000;
 
 fn read(file: u32, block: u64, blocks: u64) -> Request {
-    Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file, offset: block * 4096, size: blocks * 4096, in_blocks: false }
+    Request {
+        time_ns: 0,
+        dur_ns: 0,
+        pid: 0,
+        ctx: 0,
+        op: Op::Read,
+        file,
+        offset: block * 4096,
+        size: blocks * 4096,
+        in_blocks: false,
+    }
 }
 
 fn timing(device: &str, think: Think) -> TimingOptions {
@@ -105,7 +115,8 @@ fn halving_disk_requests_with_read_ahead_does_not_halve_execution_time() {
         let (tp, tr) = (timed(plain), timed(ra));
         let reqs_p = plain.stats.disk_requests as f64;
         let reqs_r = ra.stats.disk_requests as f64;
-        let per_req = |t: &TimedStats| (t.sync.time_ns + t.async_.time_ns) as f64 / (t.sync.requests + t.async_.requests) as f64;
+        let per_req =
+            |t: &TimedStats| (t.sync.time_ns + t.async_.time_ns) as f64 / (t.sync.requests + t.async_.requests) as f64;
         eprintln!(
             "{files} files: requests {reqs_p} -> {reqs_r}, time/request {:.3} -> {:.3} ms, exec {:.1} -> {:.1} ms",
             per_req(tp) / 1e6,
@@ -155,7 +166,12 @@ fn a_file_gap_moves_the_next_file_away() {
     // transfer on a disk (contiguous); 1 MiB apart it needs a seek and a rotation.
     let reqs = [read(0, 0, 1), read(1, 0, 1)];
     let cost = |gap: u64| {
-        let opts = RunOptions { timing: Some(timing("st39102lw", Think::Fixed(0))), file_gap_blocks: gap, jobs: 1, ..RunOptions::default() };
+        let opts = RunOptions {
+            timing: Some(timing("st39102lw", Think::Fixed(0))),
+            file_gap_blocks: gap,
+            jobs: 1,
+            ..RunOptions::default()
+        };
         let r = run_requests(&reqs, AddressKind::File, &[RunConfig::new("lru", "8blocks")], &opts).unwrap();
         let t = r[0].timing.clone().unwrap();
         t.exec_time_ns
@@ -175,7 +191,8 @@ fn streams_interleave_by_time_and_single_stream_merges_them() {
         }
     }
     let both = run(&reqs, "lru", "1000blocks", "none", timing("avg", Think::Trace));
-    let merged = run(&reqs, "lru", "1000blocks", "none", TimingOptions { single_stream: true, ..timing("avg", Think::Trace) });
+    let merged =
+        run(&reqs, "lru", "1000blocks", "none", TimingOptions { single_stream: true, ..timing("avg", Think::Trace) });
     let (tb, tm) = (timed(&both), timed(&merged));
     assert_eq!(tb.streams, 2);
     assert_eq!(tm.streams, 1);
@@ -211,16 +228,26 @@ fn same_seed_same_times() {
     let mut reqs = Vec::new();
     for i in 0..300u64 {
         let f = (i * 7 % 5) as u32;
-        reqs.push(Request { time_ns: i * 300_000, dur_ns: 50_000, pid: (i % 3) as u32, ..read(f, (i * 13) % 97, 1 + i % 3) });
+        reqs.push(Request {
+            time_ns: i * 300_000,
+            dur_ns: 50_000,
+            pid: (i % 3) as u32,
+            ..read(f, (i * 13) % 97, 1 + i % 3)
+        });
     }
     let go = |seed: u64| {
         let opts = RunOptions {
-            timing: Some(TimingOptions { scheduler: "deadline".into(), ..timing("disk(rotation=random)", Think::Trace) }),
+            timing: Some(TimingOptions {
+                scheduler: "deadline".into(),
+                ..timing("disk(rotation=random)", Think::Trace)
+            }),
             seed,
             jobs: 1,
             ..RunOptions::default()
         };
-        let r = run_requests(&reqs, AddressKind::File, &[RunConfig::new("lru", "32blocks").with_prefetch("linux")], &opts).unwrap();
+        let r =
+            run_requests(&reqs, AddressKind::File, &[RunConfig::new("lru", "32blocks").with_prefetch("linux")], &opts)
+                .unwrap();
         (r[0].stats, r[0].timing.clone().unwrap())
     };
     let a = go(5);
@@ -234,15 +261,27 @@ fn opt_needs_one_stream() {
     let opts = RunOptions { timing: Some(timing("avg", Think::Trace)), ..RunOptions::default() };
     let e = run_requests(&reqs, AddressKind::File, &[RunConfig::new("opt", "8blocks")], &opts).unwrap_err().to_string();
     assert!(e.contains("--single-stream"), "{e}");
-    let opts = RunOptions { timing: Some(TimingOptions { single_stream: true, ..timing("avg", Think::Trace) }), ..RunOptions::default() };
+    let opts = RunOptions {
+        timing: Some(TimingOptions { single_stream: true, ..timing("avg", Think::Trace) }),
+        ..RunOptions::default()
+    };
     assert!(run_requests(&reqs, AddressKind::File, &[RunConfig::new("opt", "8blocks")], &opts).is_ok());
 }
 
 #[test]
 fn bad_timing_specs_are_refused_before_the_run() {
     for (device, scheduler, want) in [("floppy", "noop", "unknown device"), ("avg", "elevator", "unknown scheduler")] {
-        let opts = RunOptions { timing: Some(TimingOptions { device: device.into(), scheduler: scheduler.into(), ..TimingOptions::default() }), ..RunOptions::default() };
-        let e = run_requests(&[read(0, 0, 1)], AddressKind::File, &[RunConfig::new("lru", "8blocks")], &opts).unwrap_err().to_string();
+        let opts = RunOptions {
+            timing: Some(TimingOptions {
+                device: device.into(),
+                scheduler: scheduler.into(),
+                ..TimingOptions::default()
+            }),
+            ..RunOptions::default()
+        };
+        let e = run_requests(&[read(0, 0, 1)], AddressKind::File, &[RunConfig::new("lru", "8blocks")], &opts)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(want), "{e}");
     }
 }
@@ -250,9 +289,8 @@ fn bad_timing_specs_are_refused_before_the_run() {
 #[test]
 fn each_device_id_of_a_block_trace_has_its_own_queue() {
     // Two processes, one on device 0 and one on device 3, ten random one-block reads each.
-    let reqs: Vec<Request> = (0..10u64)
-        .flat_map(|i| (0..2u32).map(move |p| Request { pid: p, ..read(p * 3, i * 1000, 1) }))
-        .collect();
+    let reqs: Vec<Request> =
+        (0..10u64).flat_map(|i| (0..2u32).map(move |p| Request { pid: p, ..read(p * 3, i * 1000, 1) })).collect();
     let opts = RunOptions { timing: Some(timing("avg", Think::Fixed(0))), jobs: 1, ..RunOptions::default() };
     let r = run_requests(&reqs, AddressKind::Device, &[RunConfig::new("lru", "64blocks")], &opts).unwrap().remove(0);
     let t = r.timing.unwrap();

@@ -24,13 +24,9 @@ fn requests(capacity: u64, n: usize, sequential: bool) -> Vec<IoRequest> {
 }
 
 fn service(c: &mut Criterion) {
-    for (spec, sequential) in [
-        ("st39102lw", false),
-        ("st39102lw", true),
-        ("ibm-9lzx(age=3)", false),
-        ("avg", false),
-        ("ssd", false),
-    ] {
+    for (spec, sequential) in
+        [("st39102lw", false), ("st39102lw", true), ("ibm-9lzx(age=3)", false), ("avg", false), ("ssd", false)]
+    {
         let mut dev = build_device(spec, 1).unwrap();
         let reqs = requests(dev.capacity_blocks(4096), 4096, sequential);
         let name = format!("service/{spec}/{}", if sequential { "seq-64KiB" } else { "random-4KiB" });

@@ -46,9 +46,10 @@ impl AverageDisk {
         let transfer = if text.ends_with("/s") {
             Transfer::Rate(parse_rate(text).map_err(|why| p.bad("transfer", &why))?)
         } else {
-            Transfer::PerBlock(p.time_ns("transfer").map_err(|_| {
-                p.bad("transfer", "a time per block such as 0.2ms or a rate such as 20MB/s")
-            })?)
+            Transfer::PerBlock(
+                p.time_ns("transfer")
+                    .map_err(|_| p.bad("transfer", "a time per block such as 0.2ms or a rate such as 20MB/s"))?,
+            )
         };
         Ok(AverageDisk {
             positioning_ns: p.time_ns("seek")? + p.time_ns("rotation")?,

@@ -112,8 +112,8 @@ impl Disk {
             return Err(p.bad("sector", "a sector size of at most 1MiB, such as 512B"));
         }
         let skew = p.u64_in("track-skew", 0, u32::MAX as u64)? as u32;
-        let geo = Geometry::parse(p.text("zones"), cylinders, surfaces, skew)
-            .map_err(|why| p.invalid("zones", &why))?;
+        let geo =
+            Geometry::parse(p.text("zones"), cylinders, surfaces, skew).map_err(|why| p.invalid("zones", &why))?;
         let seek_single = p.positive_time_ns("seek-single")? / mech;
         let seek_avg = p.positive_time_ns("seek-avg")? / mech;
         let seek_full = p.positive_time_ns("seek-full")? / mech;
@@ -143,8 +143,7 @@ impl Disk {
         let bandwidth = match p.text("bandwidth").trim() {
             "media" => None,
             _ => Some(
-                p.rate("bandwidth")
-                    .map_err(|_| p.bad("bandwidth", "media or a rate such as 20MB/s"))?
+                p.rate("bandwidth").map_err(|_| p.bad("bandwidth", "media or a rate such as 20MB/s"))?
                     / AGE_SLOWDOWN_BANDWIDTH.powf(age),
             ),
         };
@@ -276,8 +275,7 @@ impl Disk {
                 // Running off the last sector wraps to sector 0: a real seek and half a turn.
                 lbn = 0;
                 let next = self.geo.locate(0);
-                t += self.seek.time_ns(loc.cylinder.abs_diff(next.cylinder))
-                    + self.fig.revolution_ns / 2.0;
+                t += self.seek.time_ns(loc.cylinder.abs_diff(next.cylinder)) + self.fig.revolution_ns / 2.0;
                 loc = next;
                 continue;
             }
@@ -307,8 +305,7 @@ impl DeviceModel for Disk {
         if continues {
             // No positioning; a stream that reaches a new track still pays the switch.
             let new_track = loc.cylinder != self.cylinder || loc.surface != self.surface;
-            if new_track && self.sequential == Sequential::Contiguous && self.fig.bandwidth.is_none()
-            {
+            if new_track && self.sequential == Sequential::Contiguous && self.fig.bandwidth.is_none() {
                 t += self.crossing_ns(&loc, self.switch_ns(self.cylinder, &loc));
             }
         } else {

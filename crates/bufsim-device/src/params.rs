@@ -34,22 +34,14 @@ pub struct Params<'a> {
 
 impl<'a> Params<'a> {
     /// `kind` is "device" or "scheduler", used in messages.
-    pub fn new(
-        kind: &'static str,
-        info: &ModelInfo,
-        given: &'a [(String, String)],
-    ) -> Result<Self, SpecError> {
+    pub fn new(kind: &'static str, info: &ModelInfo, given: &'a [(String, String)]) -> Result<Self, SpecError> {
         for (k, _) in given {
             if !info.params.iter().any(|p| p.name == k) {
                 let known: Vec<&str> = info.params.iter().map(|p| p.name).collect();
                 return Err(SpecError(if known.is_empty() {
                     format!("{kind} `{}` takes no parameters (got `{k}`)", info.name)
                 } else {
-                    format!(
-                        "{kind} `{}` has no parameter `{k}`; it takes {}",
-                        info.name,
-                        known.join(", ")
-                    )
+                    format!("{kind} `{}` has no parameter `{k}`; it takes {}", info.name, known.join(", "))
                 }));
             }
         }
@@ -75,12 +67,7 @@ impl<'a> Params<'a> {
     }
 
     pub fn bad(&self, name: &str, want: &str) -> SpecError {
-        SpecError(format!(
-            "{} `{}`: parameter {name}=`{}` must be {want}",
-            self.kind,
-            self.model,
-            self.text(name)
-        ))
+        SpecError(format!("{} `{}`: parameter {name}=`{}` must be {want}", self.kind, self.model, self.text(name)))
     }
 
     pub fn u64(&self, name: &str) -> Result<u64, SpecError> {
@@ -98,11 +85,7 @@ impl<'a> Params<'a> {
 
     /// A finite number ≥ `lo`.
     pub fn f64_min(&self, name: &str, lo: f64) -> Result<f64, SpecError> {
-        let v: f64 = self
-            .text(name)
-            .trim()
-            .parse()
-            .map_err(|_| self.bad(name, &format!("a number ≥ {lo}")))?;
+        let v: f64 = self.text(name).trim().parse().map_err(|_| self.bad(name, &format!("a number ≥ {lo}")))?;
         if !v.is_finite() || v < lo {
             return Err(self.bad(name, &format!("a number ≥ {lo}")));
         }
@@ -159,9 +142,8 @@ impl<'a> Params<'a> {
 
 /// Splits `6.5ms` into its number and unit.
 fn number_and_unit(t: &str) -> (&str, &str) {
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
-        .unwrap_or(t.len());
+    let split =
+        t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e')).unwrap_or(t.len());
     // No unit starts with `e`, so exponents such as 1e3ns stay part of the number.
     (&t[..split], t[split..].trim())
 }
@@ -170,9 +152,7 @@ fn number_and_unit(t: &str) -> (&str, &str) {
 pub fn parse_time_ns(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (num, unit) = number_and_unit(t);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| "a time such as 6.5ms, 500us or 2s".to_string())?;
+    let v: f64 = num.parse().map_err(|_| "a time such as 6.5ms, 500us or 2s".to_string())?;
     if !v.is_finite() {
         return Err("a finite time such as 6.5ms".into());
     }

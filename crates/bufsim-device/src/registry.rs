@@ -11,8 +11,7 @@ use crate::{avg, disk, sched, ssd, DeviceModel, Scheduler};
 /// Device models, then presets (named configurations of `disk`).
 pub const DEVICES: &[ModelInfo] = &[avg::INFO, disk::INFO, ssd::INFO, ST39102LW, ULTRASTAR_18ZX, IBM_9LZX];
 
-pub const SCHEDULERS: &[ModelInfo] =
-    &[sched::noop::INFO, sched::sstf::INFO, sched::cscan::INFO, sched::deadline::INFO];
+pub const SCHEDULERS: &[ModelInfo] = &[sched::noop::INFO, sched::sstf::INFO, sched::cscan::INFO, sched::deadline::INFO];
 
 /// The disk DULO §4 and the prefetching paper §5 simulate with DiskSim; `disk`'s defaults are
 /// this drive, so the preset is the bare model.
@@ -83,10 +82,7 @@ pub fn lookup_scheduler(name: &str) -> Option<&'static ModelInfo> {
 
 fn unknown(kind: &str, name: &str, list: &[ModelInfo], command: &str) -> SpecError {
     let names: Vec<&str> = list.iter().map(|m| m.name).collect();
-    SpecError(format!(
-        "unknown {kind} `{name}`; known {kind}s: {} (see `bufsim {command}`)",
-        names.join(", ")
-    ))
+    SpecError(format!("unknown {kind} `{name}`; known {kind}s: {} (see `bufsim {command}`)", names.join(", ")))
 }
 
 /// Puts `over`'s arguments on top of `base`'s.
@@ -102,8 +98,7 @@ fn overlay(base: &mut Spec, over: &[(String, String)]) {
 /// Expands device presets (`ibm-9lzx(age=5)`, `disk(preset=st39102lw,rpm=7200)`) to the spec
 /// of a model, the user's arguments applied last. Returns the spec and the preset's name.
 fn expand_device(spec: &Spec) -> Result<(Spec, &'static ModelInfo, &'static str), SpecError> {
-    let info = lookup_device(&spec.name)
-        .ok_or_else(|| unknown("device", &spec.name, DEVICES, "devices"))?;
+    let info = lookup_device(&spec.name).ok_or_else(|| unknown("device", &spec.name, DEVICES, "devices"))?;
     if let Some(base) = info.preset_of {
         let mut expanded = Spec::parse(base)?;
         overlay(&mut expanded, &spec.args);
@@ -114,15 +109,13 @@ fn expand_device(spec: &Spec) -> Result<(Spec, &'static ModelInfo, &'static str)
         if let Some((_, preset)) = spec.args.iter().find(|(k, _)| k == "preset") {
             if preset != "none" {
                 let p = lookup_device(preset).filter(|p| p.preset_of.is_some()).ok_or_else(|| {
-                    let presets: Vec<&str> =
-                        DEVICES.iter().filter(|m| m.preset_of.is_some()).map(|m| m.name).collect();
+                    let presets: Vec<&str> = DEVICES.iter().filter(|m| m.preset_of.is_some()).map(|m| m.name).collect();
                     SpecError(format!(
                         "device `disk`: parameter preset=`{preset}` must be none or one of {}",
                         presets.join(", ")
                     ))
                 })?;
-                let rest: Vec<(String, String)> =
-                    spec.args.iter().filter(|(k, _)| k != "preset").cloned().collect();
+                let rest: Vec<(String, String)> = spec.args.iter().filter(|(k, _)| k != "preset").cloned().collect();
                 let mut base = Spec::parse(p.preset_of.unwrap_or("disk"))?;
                 overlay(&mut base, &rest);
                 let (s, model, _) = expand_device(&base)?;
@@ -162,8 +155,7 @@ pub fn build_device(spec: &str, seed: u64) -> Result<Box<dyn DeviceModel>, SpecE
 /// Builds a scheduler from a spec such as `noop`, `cscan` or `deadline(fifo-batch=8)`.
 pub fn build_scheduler(spec: &str) -> Result<Box<dyn Scheduler>, SpecError> {
     let s = Spec::parse(spec)?;
-    let model = lookup_scheduler(&s.name)
-        .ok_or_else(|| unknown("scheduler", &s.name, SCHEDULERS, "devices"))?;
+    let model = lookup_scheduler(&s.name).ok_or_else(|| unknown("scheduler", &s.name, SCHEDULERS, "devices"))?;
     let p = Params::new("scheduler", model, &s.args)?;
     Ok(match model.name {
         "noop" => Box::new(Noop::default()),

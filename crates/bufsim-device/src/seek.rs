@@ -21,21 +21,12 @@ pub struct SeekCurve {
 impl SeekCurve {
     /// Fits a curve for a disk of `cylinders` cylinders. `knee` is the first distance served
     /// by the linear piece (2 ≤ knee ≤ cylinders − 2). Errors say what to change.
-    pub fn fit(
-        cylinders: u32,
-        single_ns: f64,
-        avg_ns: f64,
-        full_ns: f64,
-        knee: u32,
-    ) -> Result<SeekCurve, String> {
+    pub fn fit(cylinders: u32, single_ns: f64, avg_ns: f64, full_ns: f64, knee: u32) -> Result<SeekCurve, String> {
         if cylinders < 4 {
             return Err(format!("a seek curve needs at least 4 cylinders (got {cylinders})"));
         }
         if knee < 2 || knee > cylinders - 2 {
-            return Err(format!(
-                "seek-knee {knee} must lie between 2 and {} cylinders (cylinders − 2)",
-                cylinders - 2
-            ));
+            return Err(format!("seek-knee {knee} must lie between 2 and {} cylinders (cylinders − 2)", cylinders - 2));
         }
         if !(single_ns <= avg_ns && avg_ns <= full_ns) {
             return Err(format!(

@@ -18,7 +18,11 @@ pub const INFO: ModelInfo = ModelInfo {
               transfer over a shared link at a fixed bandwidth",
     params: &[
         ParamInfo { name: "read", default: "110us", doc: "access latency of a read" },
-        ParamInfo { name: "write", default: "52us", doc: "access latency of a write (the datasheet's, with the device's write cache)" },
+        ParamInfo {
+            name: "write",
+            default: "52us",
+            doc: "access latency of a write (the datasheet's, with the device's write cache)",
+        },
         ParamInfo { name: "channels", default: "8", doc: "requests served at once (flash channels)" },
         ParamInfo { name: "bandwidth", default: "500MB/s", doc: "host link rate shared by all channels" },
         ParamInfo { name: "capacity", default: "480GB", doc: "device size" },
@@ -56,13 +60,7 @@ impl Ssd {
 impl DeviceModel for Ssd {
     fn service_ns(&mut self, req: &IoRequest, start_ns: u64) -> u64 {
         // The channel that frees first (lowest index on ties) takes the request.
-        let (ch, free) = self
-            .channel_free
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(i, f)| (f, i))
-            .unwrap_or((0, 0));
+        let (ch, free) = self.channel_free.iter().copied().enumerate().min_by_key(|&(i, f)| (f, i)).unwrap_or((0, 0));
         let begin = start_ns.max(free);
         let latency = if req.write { self.write_ns } else { self.read_ns };
         let accessed = begin + round_ns(latency);

@@ -44,12 +44,7 @@ impl Geometry {
     /// Parses `first-last:sectors[:skew]` zones separated by `;`, e.g.
     /// `0-846:254;848-1643:245:88`. Zones must ascend without overlapping and lie below
     /// `cylinders`.
-    pub fn parse(
-        text: &str,
-        cylinders: u32,
-        surfaces: u32,
-        default_skew: u32,
-    ) -> Result<Geometry, String> {
+    pub fn parse(text: &str, cylinders: u32, surfaces: u32, default_skew: u32) -> Result<Geometry, String> {
         let want = "zones as first-last:sectors-per-track[:skew] separated by `;`, \
                     such as 0-846:254;848-1643:245";
         let mut zones: Vec<Zone> = Vec::new();
@@ -70,15 +65,13 @@ impl Geometry {
                 return Err(format!("zone `{part}`: sectors per track must be a whole number"));
             };
             let skew = match fields.get(2) {
-                Some(s) => s
-                    .parse::<u32>()
-                    .map_err(|_| format!("zone `{part}`: skew must be a whole number of sectors"))?,
+                Some(s) => {
+                    s.parse::<u32>().map_err(|_| format!("zone `{part}`: skew must be a whole number of sectors"))?
+                }
                 None => default_skew,
             };
             if first > last || last >= cylinders {
-                return Err(format!(
-                    "zone `{part}`: cylinders must run upwards and stay below cylinders={cylinders}"
-                ));
+                return Err(format!("zone `{part}`: cylinders must run upwards and stay below cylinders={cylinders}"));
             }
             if let Some(prev) = zones.last() {
                 if first <= prev.last_cyl {
@@ -88,13 +81,8 @@ impl Geometry {
             if spt == 0 {
                 return Err(format!("zone `{part}` has no sectors per track"));
             }
-            let zone = Zone {
-                first_cyl: first,
-                last_cyl: last,
-                sectors_per_track: spt,
-                skew: skew % spt,
-                first_lbn: lbn,
-            };
+            let zone =
+                Zone { first_cyl: first, last_cyl: last, sectors_per_track: spt, skew: skew % spt, first_lbn: lbn };
             lbn += zone.tracks(surfaces) * spt as u64;
             zones.push(zone);
         }

@@ -23,9 +23,7 @@ fn expected_random_read_ns(d: &Disk) -> f64 {
             let g = d.geometry();
             let mut weighted = 0.0;
             for z in g.zones() {
-                let sectors = (z.last_cyl - z.first_cyl + 1) as f64
-                    * g.surfaces() as f64
-                    * z.sectors_per_track as f64;
+                let sectors = (z.last_cyl - z.first_cyl + 1) as f64 * g.surfaces() as f64 * z.sectors_per_track as f64;
                 weighted += sectors * f.revolution_ns / z.sectors_per_track as f64;
             }
             weighted / g.sectors() as f64 * (BLOCK / f.sector_bytes) as f64
@@ -134,8 +132,8 @@ fn a_long_sequential_read_runs_at_the_media_rate_less_track_skew() {
     let mut d = build_disk("st39102lw", 1).unwrap();
     let rev = d.figures().revolution_ns;
     let media = 254.0 * 512.0 / rev; // bytes per ns in zone 0
-    // Crossing to the next track waits for its skewed sector 0 (97 sectors); the 0.03 ms head
-    // switch and the 0.831 ms cylinder switch both fit inside that wait.
+                                     // Crossing to the next track waits for its skewed sector 0 (97 sectors); the 0.03 ms head
+                                     // switch and the 0.831 ms cylinder switch both fit inside that wait.
     let sustained = media * 254.0 / (254.0 + 97.0);
     // 64 KiB requests, back to back, over 120 tracks (10 cylinders) of zone 0.
     let requests = 120 * 254 * 512 / (64 * 1024);

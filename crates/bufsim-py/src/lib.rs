@@ -10,18 +10,23 @@ use bufsim_core::engine::EngineConfig;
 use bufsim_core::policy::registry;
 use std::sync::Arc;
 
+use bufsim_core::breakdown::breakdown_trace;
+use bufsim_core::hierarchy::filter_file;
 use bufsim_core::options::Options;
 use bufsim_core::row::{row, RESULT_FIELDS};
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions};
 use bufsim_core::spec::Size;
-use bufsim_core::trace::{Format, ReadOptions, TraceErrorKind};
-use bufsim_core::breakdown::breakdown_trace;
-use bufsim_core::hierarchy::filter_file;
 use bufsim_core::trace::BlockCsvWriter;
+use bufsim_core::trace::{Format, ReadOptions, TraceErrorKind};
 use bufsim_core::SimError;
 
 create_exception!(_core, BufsimError, PyValueError, "Base class of bufsim's errors.");
-create_exception!(_core, TraceFormatError, BufsimError, "A trace that cannot be read: unknown format or malformed record.");
+create_exception!(
+    _core,
+    TraceFormatError,
+    BufsimError,
+    "A trace that cannot be read: unknown format or malformed record."
+);
 create_exception!(_core, SpecError, BufsimError, "A policy spec, size or option that cannot be understood.");
 
 fn to_py(e: SimError) -> PyErr {
@@ -66,7 +71,14 @@ fn cross(policies: &[String], prefetches: &[String], caches: &[String]) -> Vec<R
 /// object of the options set); one row (a dict of the result table's fields) per run, in order.
 #[pyfunction]
 #[pyo3(signature = (path, policies, caches, prefetches, options))]
-fn run(py: Python<'_>, path: &str, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>, options: &str) -> PyResult<Vec<PyObject>> {
+fn run(
+    py: Python<'_>,
+    path: &str,
+    policies: Vec<String>,
+    caches: Vec<String>,
+    prefetches: Vec<String>,
+    options: &str,
+) -> PyResult<Vec<PyObject>> {
     let (o, opts) = self::options(options)?;
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
@@ -78,7 +90,12 @@ fn run(py: Python<'_>, path: &str, policies: Vec<String>, caches: Vec<String>, p
 /// options (every option, defaults filled in) as a JSON object.
 #[pyfunction]
 #[pyo3(signature = (options, policies=vec![], caches=vec![], prefetches=vec![]))]
-fn resolve_options(options: &str, policies: Vec<String>, caches: Vec<String>, prefetches: Vec<String>) -> PyResult<String> {
+fn resolve_options(
+    options: &str,
+    policies: Vec<String>,
+    caches: Vec<String>,
+    prefetches: Vec<String>,
+) -> PyResult<String> {
     let (o, opts) = self::options(options)?;
     bufsim_core::run::validate(&cross(&policies, &prefetches, &caches), &opts).map_err(to_py)?;
     Ok(serde_json::Value::Object(o.to_json()).to_string())
@@ -140,7 +157,8 @@ impl Trace {
         let fmt = parse_format(format)?;
         let p = path.to_string();
         let read = ReadOptions { skip_bad };
-        let loaded = py.allow_threads(|| LoadedTrace::load_with(&p, fmt, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
+        let loaded =
+            py.allow_threads(|| LoadedTrace::load_with(&p, fmt, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
         Ok(Trace { inner: Arc::new(loaded), path: path.to_string() })
     }
 
@@ -179,7 +197,8 @@ impl Trace {
 fn with_keywords(py: Python<'_>, options: &str, keywords: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
     let Some(kw) = keywords.filter(|k| !k.is_empty()) else { return Ok(options.to_string()) };
     let text: String = py.import("json")?.call_method1("dumps", (kw,))?.extract()?;
-    let parse = |t: &str| serde_json::from_str::<serde_json::Value>(t).map_err(|e| SpecError::new_err(format!("options: {e}")));
+    let parse =
+        |t: &str| serde_json::from_str::<serde_json::Value>(t).map_err(|e| SpecError::new_err(format!("options: {e}")));
     let (mut base, extra) = (parse(options)?, parse(&text)?);
     match (base.as_object_mut(), extra.as_object()) {
         (Some(b), Some(e)) => b.extend(e.clone()),
@@ -200,7 +219,9 @@ fn to_object(py: Python<'_>, v: &serde_json::Value) -> PyResult<PyObject> {
             _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind(),
         },
         Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
-        Value::Array(a) => a.iter().map(|x| to_object(py, x)).collect::<PyResult<Vec<_>>>()?.into_pyobject(py)?.into_any().unbind(),
+        Value::Array(a) => {
+            a.iter().map(|x| to_object(py, x)).collect::<PyResult<Vec<_>>>()?.into_pyobject(py)?.into_any().unbind()
+        }
         Value::Object(m) => {
             let d = PyDict::new(py);
             for (k, x) in m {
@@ -215,9 +236,17 @@ fn to_object(py: Python<'_>, v: &serde_json::Value) -> PyResult<PyObject> {
 /// dict of first-level counters per client.
 #[pyfunction]
 #[pyo3(signature = (path, out, options))]
-fn filter_trace<'py>(py: Python<'py>, path: &str, out: &str, options: &str) -> PyResult<(u64, Vec<Bound<'py, PyDict>>)> {
+fn filter_trace<'py>(
+    py: Python<'py>,
+    path: &str,
+    out: &str,
+    options: &str,
+) -> PyResult<(u64, Vec<Bound<'py, PyDict>>)> {
     let (_, opts) = self::options(options)?;
-    let cfg = opts.first_level.clone().ok_or_else(|| SpecError::new_err("filtering a trace needs a first level (first_level)"))?;
+    let cfg = opts
+        .first_level
+        .clone()
+        .ok_or_else(|| SpecError::new_err("filtering a trace needs a first level (first_level)"))?;
     let (fmt, engine, seed, block_size) = (opts.format, opts.engine, opts.seed, opts.engine.block_size);
     let (path, out) = (path.to_string(), out.to_string());
     let (written, stats) = py
@@ -248,12 +277,17 @@ fn filter_trace<'py>(py: Python<'py>, path: &str, out: &str, options: &str) -> P
 /// distance is below or at least the cache size.
 #[pyfunction]
 #[pyo3(signature = (path, policies, caches, options))]
-fn breakdown<'py>(py: Python<'py>, path: &str, policies: Vec<String>, caches: Vec<String>, options: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+fn breakdown<'py>(
+    py: Python<'py>,
+    path: &str,
+    policies: Vec<String>,
+    caches: Vec<String>,
+    options: &str,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let (_, opts) = self::options(options)?;
     let configs = cross(&policies, &["none".to_string()], &caches);
     let p = path.to_string();
-    let rows = py.allow_threads(|| breakdown_trace(&p, &configs, &opts))
-        .map_err(to_py)?;
+    let rows = py.allow_threads(|| breakdown_trace(&p, &configs, &opts)).map_err(to_py)?;
     rows.into_iter()
         .map(|r| {
             let d = PyDict::new(py);
@@ -311,7 +345,8 @@ fn prefetchers(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 /// stands for, and parameters `(name, default, doc)`.
 #[pyfunction]
 fn devices(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    let models = bufsim_core::device::DEVICES.iter().map(|m| (if m.preset_of.is_some() { "preset" } else { "device" }, m));
+    let models =
+        bufsim_core::device::DEVICES.iter().map(|m| (if m.preset_of.is_some() { "preset" } else { "device" }, m));
     let scheds = bufsim_core::device::SCHEDULERS.iter().map(|m| ("scheduler", m));
     models
         .chain(scheds)
@@ -334,9 +369,7 @@ fn devices(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 #[pyfunction]
 #[pyo3(signature = (text, block_size=4096))]
 fn size_to_blocks(text: &str, block_size: u64) -> PyResult<u64> {
-    Size::parse(text)
-        .map(|s| s.to_blocks(block_size))
-        .map_err(|e| SpecError::new_err(e.to_string()))
+    Size::parse(text).map(|s| s.to_blocks(block_size)).map_err(|e| SpecError::new_err(e.to_string()))
 }
 
 /// The one spelling of a policy spec (`LRU`, ` lru`, `lru()` are `lru`); sweeps key runs by it.
@@ -349,9 +382,7 @@ fn canonical_policy(spec: &str) -> PyResult<String> {
 #[pyfunction]
 fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
     let p = path.to_string();
-    py.allow_threads(|| bufsim_core::trace::detect(&p))
-        .map(|f| f.name())
-        .map_err(|e| to_py(SimError::Trace(e)))
+    py.allow_threads(|| bufsim_core::trace::detect(&p)).map(|f| f.name()).map_err(|e| to_py(SimError::Trace(e)))
 }
 
 // --- AMP: partition timelines, synthetic streams, Table 1, pattern detection ---
@@ -365,7 +396,14 @@ type TimelineRows = (&'static str, Vec<(u64, String, u64, u32, f64)>);
 
 #[pyfunction]
 #[pyo3(signature = (path, policy, cache, prefetch, options))]
-fn run_timeline(py: Python<'_>, path: &str, policy: &str, cache: &str, prefetch: &str, options: &str) -> PyResult<TimelineRows> {
+fn run_timeline(
+    py: Python<'_>,
+    path: &str,
+    policy: &str,
+    cache: &str,
+    prefetch: &str,
+    options: &str,
+) -> PyResult<TimelineRows> {
     let (_, mut opts) = self::options(options)?;
     opts.jobs = 1;
     let configs = vec![RunConfig::new(policy, cache).with_prefetch(prefetch)];
@@ -380,7 +418,9 @@ fn run_timeline(py: Python<'_>, path: &str, policy: &str, cache: &str, prefetch:
     let n = tl.names.len();
     let rows = (0..tl.samples())
         .flat_map(|i| (0..n).map(move |p| (i, p)))
-        .map(|(i, p)| (tl.times[i], tl.names[p].clone(), tl.tag(i, p), tl.size(i, p), tl.value(i, p).unwrap_or(f64::NAN)))
+        .map(|(i, p)| {
+            (tl.times[i], tl.names[p].clone(), tl.tag(i, p), tl.size(i, p), tl.value(i, p).unwrap_or(f64::NAN))
+        })
         .collect();
     Ok((tl.clock.name(), rows))
 }
@@ -510,7 +550,8 @@ fn analyze(
 ) -> PyResult<String> {
     let breakdown = match (breakdown_policies, breakdown_cache) {
         (Some(p), Some(c)) => {
-            let blocks = bufsim_core::spec::parse_cache_blocks(&c, block_size.max(1)).map_err(|e| SpecError::new_err(e.to_string()))?;
+            let blocks = bufsim_core::spec::parse_cache_blocks(&c, block_size.max(1))
+                .map_err(|e| SpecError::new_err(e.to_string()))?;
             Some((p, blocks))
         }
         (None, None) => None,
@@ -562,12 +603,21 @@ fn mrc(
         ),
     };
     let shards = match (shards_rate, shards_size) {
-        (Some(_), Some(_)) => return Err(SpecError::new_err("SHARDS samples at a fixed rate or a fixed size, not both")),
+        (Some(_), Some(_)) => {
+            return Err(SpecError::new_err("SHARDS samples at a fixed rate or a fixed size, not both"))
+        }
         (Some(rate), None) => Some(ShardsMode::FixedRate { rate }),
         (None, Some(blocks)) => Some(ShardsMode::FixedSize { blocks }),
         (None, None) => None,
     };
-    let opts = bufsim_analysis::MrcOptions { engine: engine_config(block_size, reads_only), format: parse_format(format)?, sizes, exact, shards, seed };
+    let opts = bufsim_analysis::MrcOptions {
+        engine: engine_config(block_size, reads_only),
+        format: parse_format(format)?,
+        sizes,
+        exact,
+        shards,
+        seed,
+    };
     let p = path.to_string();
     let r = py.allow_threads(|| bufsim_analysis::mrc_trace(&p, &opts)).map_err(to_py)?;
     Ok(r.to_json())
@@ -580,9 +630,8 @@ fn convert<'py>(py: Python<'py>, path: &str, out: &str, format: &str, skip_bad: 
     let fmt = parse_format(format)?;
     let (p, o) = (path.to_string(), out.to_string());
     let read = ReadOptions { skip_bad };
-    let s = py
-        .allow_threads(|| bufsim_core::trace::convert(&p, fmt, &o, &read))
-        .map_err(|e| to_py(SimError::Trace(e)))?;
+    let s =
+        py.allow_threads(|| bufsim_core::trace::convert(&p, fmt, &o, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
     let d = PyDict::new(py);
     d.set_item("format", s.format.name())?;
     d.set_item("requests", s.requests)?;

@@ -66,12 +66,58 @@ fn text(format: Format) -> Vec<u8> {
         let sector = x % (1 << 32);
         let w = x.is_multiple_of(5);
         match format {
-            Format::Csv => writeln!(out, "{},/data/f{},{},4096,{}.{:03},{}", if w { 'W' } else { 'R' }, x % 1000, sector * 512, i, i % 1000, x % 64),
-            Format::CloudPhysics => writeln!(out, "1,{},{},4096,{}", 5_000_000 + i, if w { "2a" } else { "28" }, sector),
-            Format::Msr => writeln!(out, "{},hm,{},{},{},4096,{}", 128_166_372_003_061_629 + i * 1000, x % 2, if w { "Write" } else { "Read" }, sector * 512, x % 50_000),
-            Format::Spc => writeln!(out, "{},{},4096,{},{}.{:06}", x % 3, sector, if w { 'w' } else { 'r' }, i / 1000, i % 1_000_000),
-            Format::Blkparse(_) => writeln!(out, "  8,0    {}   {:6}  {:5}.{:09} {:5}  Q   {} {} + 8 [proc{}]", x % 4, i, i / 1000, i % 1_000_000_000, x % 9999, if w { 'W' } else { 'R' }, sector, x % 10),
-            Format::Fiu => writeln!(out, "{} {} proc{} {} 8 {} 8 0 0a7ed8b3cf0b3aa52e7b97e0abad64e3", 89_966_527_949_234 + i * 1000, x % 9999, x % 10, sector, if w { 'W' } else { 'R' }),
+            Format::Csv => writeln!(
+                out,
+                "{},/data/f{},{},4096,{}.{:03},{}",
+                if w { 'W' } else { 'R' },
+                x % 1000,
+                sector * 512,
+                i,
+                i % 1000,
+                x % 64
+            ),
+            Format::CloudPhysics => {
+                writeln!(out, "1,{},{},4096,{}", 5_000_000 + i, if w { "2a" } else { "28" }, sector)
+            }
+            Format::Msr => writeln!(
+                out,
+                "{},hm,{},{},{},4096,{}",
+                128_166_372_003_061_629 + i * 1000,
+                x % 2,
+                if w { "Write" } else { "Read" },
+                sector * 512,
+                x % 50_000
+            ),
+            Format::Spc => writeln!(
+                out,
+                "{},{},4096,{},{}.{:06}",
+                x % 3,
+                sector,
+                if w { 'w' } else { 'r' },
+                i / 1000,
+                i % 1_000_000
+            ),
+            Format::Blkparse(_) => writeln!(
+                out,
+                "  8,0    {}   {:6}  {:5}.{:09} {:5}  Q   {} {} + 8 [proc{}]",
+                x % 4,
+                i,
+                i / 1000,
+                i % 1_000_000_000,
+                x % 9999,
+                if w { 'W' } else { 'R' },
+                sector,
+                x % 10
+            ),
+            Format::Fiu => writeln!(
+                out,
+                "{} {} proc{} {} 8 {} 8 0 0a7ed8b3cf0b3aa52e7b97e0abad64e3",
+                89_966_527_949_234 + i * 1000,
+                x % 9999,
+                x % 10,
+                sector,
+                if w { 'W' } else { 'R' }
+            ),
             Format::Lirs => writeln!(out, "{}", x % 100_000),
             _ => unreachable!(),
         }

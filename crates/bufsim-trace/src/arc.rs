@@ -30,20 +30,29 @@ impl ArcReader {
         let lines = &self.lines;
         split_ws(&lines.buf, &mut self.fields);
         if self.fields.len() != 4 {
-            return Err(lines.error_quoting(&format!(
-                "expected 4 fields (start nblocks ignore seq), found {}",
-                self.fields.len()
-            )));
+            return Err(lines
+                .error_quoting(&format!("expected 4 fields (start nblocks ignore seq), found {}", self.fields.len())));
         }
         let mut v = [0u64; 4];
         for (i, &(a, b)) in self.fields.iter().enumerate() {
-            v[i] = parse_u64(&lines.buf[a..b])
-                .ok_or_else(|| lines.error_quoting("fields must be non-negative integers (start nblocks ignore seq)"))?;
+            v[i] = parse_u64(&lines.buf[a..b]).ok_or_else(|| {
+                lines.error_quoting("fields must be non-negative integers (start nblocks ignore seq)")
+            })?;
         }
         let [start, nblocks, _, _seq] = v;
         if start.checked_add(nblocks).is_none() {
             return Err(lines.error_quoting("start + nblocks is past the largest block number"));
         }
-        Ok(Some(Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file: 0, offset: start, size: nblocks, in_blocks: true }))
+        Ok(Some(Request {
+            time_ns: 0,
+            dur_ns: 0,
+            pid: 0,
+            ctx: 0,
+            op: Op::Read,
+            file: 0,
+            offset: start,
+            size: nblocks,
+            in_blocks: true,
+        }))
     }
 }

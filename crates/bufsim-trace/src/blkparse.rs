@@ -61,7 +61,10 @@ pub struct BlkparseReader {
 fn is_device(t: &[u8]) -> bool {
     match memchr::memchr(b',', t) {
         Some(c) => {
-            c > 0 && c + 1 < t.len() && t[..c].iter().all(u8::is_ascii_digit) && t[c + 1..].iter().all(u8::is_ascii_digit)
+            c > 0
+                && c + 1 < t.len()
+                && t[..c].iter().all(u8::is_ascii_digit)
+                && t[c + 1..].iter().all(u8::is_ascii_digit)
         }
         None => false,
     }
@@ -82,7 +85,13 @@ impl BlkparseReader {
     }
 
     pub(crate) fn new(lines: LineReader, event: BlkEvent) -> Self {
-        BlkparseReader { lines, event, fields: Vec::with_capacity(12), devices: DeviceTable::default(), in_summary: false }
+        BlkparseReader {
+            lines,
+            event,
+            fields: Vec::with_capacity(12),
+            devices: DeviceTable::default(),
+            in_summary: false,
+        }
     }
 
     pub fn device_names(&self) -> &[String] {
@@ -117,7 +126,9 @@ impl BlkparseReader {
                 ));
             }
             if self.fields.len() < 7 {
-                return Err(lines.error_quoting("a blkparse event has at least 7 fields: dev cpu seq time pid action rwbs"));
+                return Err(
+                    lines.error_quoting("a blkparse event has at least 7 fields: dev cpu seq time pid action rwbs")
+                );
             }
             if parse_u64(f(1)).is_none() || parse_u64(f(2)).is_none() {
                 return Err(lines.error_quoting("cpu and sequence number must be non-negative integers"));
@@ -152,7 +163,8 @@ impl BlkparseReader {
                 return Err(lines.error_quoting("expected `sector + count` after the RWBS field"));
             }
             let sector = parse_u64(f(7)).ok_or_else(|| lines.error_quoting("sector must be a non-negative integer"))?;
-            let count = parse_u64(f(9)).ok_or_else(|| lines.error_quoting("sector count must be a non-negative integer"))?;
+            let count =
+                parse_u64(f(9)).ok_or_else(|| lines.error_quoting("sector count must be a non-negative integer"))?;
             let (offset, size) = match (sector.checked_mul(SECTOR), count.checked_mul(SECTOR)) {
                 (Some(o), Some(s)) if o.checked_add(s).is_some() => (o, s),
                 _ => return Err(lines.error_quoting("sector range is past the largest byte address")),

@@ -138,14 +138,20 @@ impl Header {
             return Err(bad(0, format!("truncated header: {} of {HEADER_LEN} bytes", bytes.len())));
         }
         if bytes[0..8] != MAGIC {
-            return Err(bad(0, "not a bufsim binary trace (bad magic); convert a trace with `bufsim convert IN -o OUT.bst`".into()));
+            return Err(bad(
+                0,
+                "not a bufsim binary trace (bad magic); convert a trace with `bufsim convert IN -o OUT.bst`".into(),
+            ));
         }
         let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
         let version = u16_at(8);
         if version != VERSION {
-            return Err(bad(8, format!("format version {version}; this bufsim reads version {VERSION} (convert the trace again)")));
+            return Err(bad(
+                8,
+                format!("format version {version}; this bufsim reads version {VERSION} (convert the trace again)"),
+            ));
         }
         if u16_at(10) as usize != HEADER_LEN {
             return Err(bad(10, format!("header length {} (expected {HEADER_LEN})", u16_at(10))));
@@ -165,15 +171,13 @@ impl Header {
             pid: flags & HAS_PID != 0,
             ctx: flags & HAS_CTX != 0,
         };
-        let header = Header { kind, in_blocks: flags & IN_BLOCKS != 0, columns, records: u64_at(24), names: u32_at(40) };
+        let header =
+            Header { kind, in_blocks: flags & IN_BLOCKS != 0, columns, records: u64_at(24), names: u32_at(40) };
         let len = header.record_len();
         if bytes[17] as usize != len {
             return Err(bad(17, format!("record length {} does not match the flags (expected {len})", bytes[17])));
         }
-        let names_at = header
-            .records
-            .checked_mul(len as u64)
-            .and_then(|b| b.checked_add(HEADER_LEN as u64));
+        let names_at = header.records.checked_mul(len as u64).and_then(|b| b.checked_add(HEADER_LEN as u64));
         if names_at != Some(u64_at(32)) {
             return Err(bad(32, "name table offset does not match the record count".into()));
         }
@@ -277,7 +281,9 @@ impl<W: Write + Seek> BstWriter<W> {
     /// 0x7ffff000 bytes) and ids 31 bits; a request of the other addressing is refused.
     pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
         let n = self.header.records;
-        let bad = |m: String| Err(TraceError::malformed(&self.path, Location::Byte(HEADER_LEN as u64 + n * self.layout.len as u64), m));
+        let bad = |m: String| {
+            Err(TraceError::malformed(&self.path, Location::Byte(HEADER_LEN as u64 + n * self.layout.len as u64), m))
+        };
         if r.in_blocks != self.header.in_blocks {
             return bad("request addressing (bytes or whole blocks) differs from the trace's".into());
         }
@@ -317,10 +323,15 @@ impl<W: Write + Seek> BstWriter<W> {
     /// Writes the name table and the final header; returns the writer's output.
     pub fn finish(mut self, names: &[String]) -> Result<W, TraceError> {
         let io = |e: std::io::Error| TraceError::io(&self.path, &e);
-        let count = u32::try_from(names.len()).map_err(|_| TraceError::malformed(&self.path, Location::File, "more than 2^32 names"))?;
+        let count = u32::try_from(names.len())
+            .map_err(|_| TraceError::malformed(&self.path, Location::File, "more than 2^32 names"))?;
         for n in names {
             let len = u32::try_from(n.len()).ok().filter(|&l| l <= MAX_NAME).ok_or_else(|| {
-                TraceError::malformed(&self.path, Location::File, format!("name longer than {MAX_NAME} bytes: {}...", n.chars().take(64).collect::<String>()))
+                TraceError::malformed(
+                    &self.path,
+                    Location::File,
+                    format!("name longer than {MAX_NAME} bytes: {}...", n.chars().take(64).collect::<String>()),
+                )
             })?;
             self.out.write_all(&len.to_le_bytes()).map_err(io)?;
             self.out.write_all(n.as_bytes()).map_err(io)?;
@@ -354,7 +365,11 @@ fn decode_names(bytes: &[u8], count: u32, at: u64, path: &str) -> Result<Vec<Str
         p += 4 + len as usize;
     }
     if p != bytes.len() {
-        return Err(TraceError::malformed(path, Location::Byte(at + p as u64), format!("{} bytes after the name table", bytes.len() - p)));
+        return Err(TraceError::malformed(
+            path,
+            Location::Byte(at + p as u64),
+            format!("{} bytes after the name table", bytes.len() - p),
+        ));
     }
     Ok(names)
 }
@@ -445,7 +460,15 @@ impl BstReader {
         let got = read_full(&mut *inner, &mut head, path)?;
         let header = Header::decode(&head[..got], path)?;
         let layout = Layout::of(header.columns);
-        Ok(BstReader { inner, path: path.to_string(), header, layout, names: Vec::new(), buf: vec![0; layout.len], read: 0 })
+        Ok(BstReader {
+            inner,
+            path: path.to_string(),
+            header,
+            layout,
+            names: Vec::new(),
+            buf: vec![0; layout.len],
+            read: 0,
+        })
     }
 
     /// Reads a plain `.bst` file: its length and name table are checked first, then records
@@ -454,7 +477,8 @@ impl BstReader {
         let io = |e: std::io::Error| TraceError::io(path, &e);
         let file_len = file.metadata().map_err(io)?.len();
         file.seek(SeekFrom::Start(0)).map_err(io)?;
-        let mut inner: Box<dyn BufRead + Send> = Box::new(std::io::BufReader::with_capacity(crate::input::READ_BUFFER, file));
+        let mut inner: Box<dyn BufRead + Send> =
+            Box::new(std::io::BufReader::with_capacity(crate::input::READ_BUFFER, file));
         let mut head = [0u8; HEADER_LEN];
         let got = read_full(&mut *inner, &mut head, path)?;
         let header = Header::decode(&head[..got], path)?;
@@ -521,7 +545,10 @@ impl BstReader {
             return Err(TraceError::malformed(
                 &self.path,
                 Location::Byte(at),
-                format!("truncated: the header promises {promised} records, the stream ends inside record {}", self.read - 1),
+                format!(
+                    "truncated: the header promises {promised} records, the stream ends inside record {}",
+                    self.read - 1
+                ),
             ));
         }
         self.read += 1;

@@ -29,10 +29,7 @@ impl CloudPhysicsReader {
     }
 
     pub(crate) fn new(lines: LineReader) -> Self {
-        CloudPhysicsReader {
-            lines,
-            fields: Vec::with_capacity(5),
-        }
+        CloudPhysicsReader { lines, fields: Vec::with_capacity(5) }
     }
 
     pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
@@ -53,10 +50,9 @@ impl CloudPhysicsReader {
         let lines = &mut self.lines;
         split_commas(&mut lines.buf, &mut self.fields).map_err(|m| lines.error_quoting(m))?;
         if self.fields.len() != 5 {
-            return Err(self.lines.error_quoting(&format!(
-                "expected 5 columns ({HEADER}), found {}",
-                self.fields.len()
-            )));
+            return Err(self
+                .lines
+                .error_quoting(&format!("expected 5 columns ({HEADER}), found {}", self.fields.len())));
         }
         let f = |i: usize| {
             let (a, b) = self.fields[i];

@@ -29,14 +29,25 @@ pub struct ConvertSummary {
 /// exclusively, so no planted file or symlink is followed and two conversions never share one)
 /// and renamed into place at the end, so a failed conversion leaves nothing behind and
 /// concurrent conversions each leave a whole file.
-pub fn convert(input: &str, format: Option<Format>, output: &str, opts: &ReadOptions) -> Result<ConvertSummary, TraceError> {
+pub fn convert(
+    input: &str,
+    format: Option<Format>,
+    output: &str,
+    opts: &ReadOptions,
+) -> Result<ConvertSummary, TraceError> {
     if output == crate::STDIN {
-        return Err(TraceError::unknown_format(output, "a .bst is written to a file, not standard output; give a file name with -o"));
+        return Err(TraceError::unknown_format(
+            output,
+            "a .bst is written to a file, not standard output; give a file name with -o",
+        ));
     }
     if input != crate::STDIN {
         if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
             if a == b {
-                return Err(TraceError::unknown_format(output, "is the input trace; write the converted trace to another file"));
+                return Err(TraceError::unknown_format(
+                    output,
+                    "is the input trace; write the converted trace to another file",
+                ));
             }
         }
     }

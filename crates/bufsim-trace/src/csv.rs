@@ -79,12 +79,8 @@ impl CsvReader {
         if device_addressed {
             found[1] = found[8];
         }
-        let missing: Vec<&str> = REQUIRED
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| found[*k].is_none())
-            .map(|(_, n)| *n)
-            .collect();
+        let missing: Vec<&str> =
+            REQUIRED.iter().enumerate().filter(|(k, _)| found[*k].is_none()).map(|(_, n)| *n).collect();
         if !missing.is_empty() {
             return Err(lines.error_quoting(&format!(
                 "header lacks required column(s) {}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx optional)",
@@ -103,14 +99,7 @@ impl CsvReader {
             ctx: found[7],
             count: fields.len(),
         };
-        Ok(CsvReader {
-            lines,
-            cols,
-            fields,
-            names: FxHashMap::default(),
-            file_names: Vec::new(),
-            last_file: None,
-        })
+        Ok(CsvReader { lines, cols, fields, names: FxHashMap::default(), file_names: Vec::new(), last_file: None })
     }
 
     pub fn file_names(&self) -> &[String] {
@@ -187,47 +176,30 @@ impl CsvReader {
             b"W" | b"w" | b"write" | b"WRITE" | b"Write" => Op::Write,
             _ => return Err(self.lines.error_quoting("op must be R, W, read or write")),
         };
-        let offset = parse_u64(field(self.cols.offset)).ok_or_else(|| {
-            self.lines
-                .error_quoting("offset must be a non-negative integer number of bytes")
-        })?;
-        let size = parse_u64(field(self.cols.size)).ok_or_else(|| {
-            self.lines
-                .error_quoting("size must be a non-negative integer number of bytes")
-        })?;
+        let offset = parse_u64(field(self.cols.offset))
+            .ok_or_else(|| self.lines.error_quoting("offset must be a non-negative integer number of bytes"))?;
+        let size = parse_u64(field(self.cols.size))
+            .ok_or_else(|| self.lines.error_quoting("size must be a non-negative integer number of bytes"))?;
         if offset.checked_add(size).is_none() {
             return Err(self.lines.error_quoting("offset + size is past the largest byte address (2^64)"));
         }
-        let opt_num = |col: Option<usize>, parse: fn(&[u8]) -> Option<u64>, what: &str| {
-            match col {
-                None => Ok(0),
-                Some(i) => {
-                    let f = field(i);
-                    if f.is_empty() {
-                        Ok(0)
-                    } else {
-                        parse(f).ok_or_else(|| self.lines.error_quoting(what))
-                    }
+        let opt_num = |col: Option<usize>, parse: fn(&[u8]) -> Option<u64>, what: &str| match col {
+            None => Ok(0),
+            Some(i) => {
+                let f = field(i);
+                if f.is_empty() {
+                    Ok(0)
+                } else {
+                    parse(f).ok_or_else(|| self.lines.error_quoting(what))
                 }
             }
         };
-        let time_ns = opt_num(
-            self.cols.time_us,
-            parse_us_as_ns,
-            "time_us must be a non-negative number of microseconds",
-        )?;
-        let dur_ns = opt_num(
-            self.cols.dur_us,
-            parse_us_as_ns,
-            "dur_us must be a non-negative number of microseconds",
-        )?;
+        let time_ns =
+            opt_num(self.cols.time_us, parse_us_as_ns, "time_us must be a non-negative number of microseconds")?;
+        let dur_ns = opt_num(self.cols.dur_us, parse_us_as_ns, "dur_us must be a non-negative number of microseconds")?;
         let pid = opt_num(self.cols.pid, parse_u64, "pid must be a non-negative integer")?;
         let pid = u32::try_from(pid).map_err(|_| self.lines.error_quoting("pid must fit in 32 bits"))?;
-        let ctx = opt_num(
-            self.cols.ctx,
-            parse_u64_or_hex,
-            "ctx must be a non-negative integer (decimal or 0x hex)",
-        )?;
+        let ctx = opt_num(self.cols.ctx, parse_u64_or_hex, "ctx must be a non-negative integer (decimal or 0x hex)")?;
         let file = if self.cols.device_addressed {
             parse_u64(field(self.cols.file))
                 .and_then(|d| u16::try_from(d).ok())
@@ -242,16 +214,6 @@ impl CsvReader {
             self.lines.buf = buf;
             id.ok_or_else(|| self.lines.error_quoting("file is empty"))?
         };
-        Ok(Some(Request {
-            time_ns,
-            dur_ns,
-            pid,
-            ctx,
-            op,
-            file,
-            offset,
-            size,
-            in_blocks: false,
-        }))
+        Ok(Some(Request { time_ns, dur_ns, pid, ctx, op, file, offset, size, in_blocks: false }))
     }
 }

@@ -32,8 +32,12 @@ pub(crate) fn detect_opened(o: &mut Opened, path: &str) -> Result<(Format, u64),
         // collector): pass over them and look at what follows.
         let dropped = (o.head.len() >= HEAD).then(|| leading_comments(&o.head)).flatten();
         let Some((bytes, lines, cut_comment)) = dropped else {
-            let what = if o.head.is_empty() { "the trace is empty" } else { "cannot tell the trace format from its content" };
-            return Err(TraceError::unknown_format(path, format!("{what}; pass --format with one of {}", Format::NAMES.join(", "))));
+            let what =
+                if o.head.is_empty() { "the trace is empty" } else { "cannot tell the trace format from its content" };
+            return Err(TraceError::unknown_format(
+                path,
+                format!("{what}; pass --format with one of {}", Format::NAMES.join(", ")),
+            ));
         };
         o.drop_head(bytes);
         skipped += lines;
@@ -82,9 +86,8 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
         let kind = if head.get(16) == Some(&1) { AddressKind::File } else { AddressKind::Device };
         return Some(Format::Bst(kind));
     }
-    let is_text = head
-        .iter()
-        .all(|&c| c == b'\n' || c == b'\r' || c == b'\t' || (0x20..0x7f).contains(&c) || c >= 0x80);
+    let is_text =
+        head.iter().all(|&c| c == b'\n' || c == b'\r' || c == b'\t' || (0x20..0x7f).contains(&c) || c >= 0x80);
     if !is_text {
         return (!matches!(len, Some(l) if l % ORACLE_RECORD as u64 != 0)).then_some(Format::Oracle);
     }
@@ -171,7 +174,14 @@ fn data_line_format(line: &[u8]) -> Option<Format> {
         let mut parts = t.splitn(2, |&c| c == b',');
         matches!((parts.next(), parts.next()), (Some(a), Some(b)) if digits(a) && digits(b))
     };
-    if n >= 7 && is_dev(w[0]) && digits(w[1]) && digits(w[2]) && w[3].contains(&b'.') && parse_fixed(w[3], 9).is_some() && digits(w[4]) {
+    if n >= 7
+        && is_dev(w[0])
+        && digits(w[1])
+        && digits(w[2])
+        && w[3].contains(&b'.')
+        && parse_fixed(w[3], 9).is_some()
+        && digits(w[4])
+    {
         return Some(Format::Blkparse(BlkEvent::Queue));
     }
     if n >= 9

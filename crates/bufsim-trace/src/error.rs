@@ -32,37 +32,22 @@ pub struct TraceError {
 
 impl TraceError {
     pub fn malformed(path: &str, location: Location, message: impl Into<String>) -> Self {
-        TraceError {
-            path: path.to_string(),
-            location,
-            kind: TraceErrorKind::Malformed,
-            message: message.into(),
-        }
+        TraceError { path: path.to_string(), location, kind: TraceErrorKind::Malformed, message: message.into() }
     }
 
     pub fn io(path: &str, err: &std::io::Error) -> Self {
         let (kind, message) = match err.kind() {
-            std::io::ErrorKind::NotFound => (
-                TraceErrorKind::NotFound,
-                "no such file; check the path".to_string(),
-            ),
-            std::io::ErrorKind::PermissionDenied => (
-                TraceErrorKind::Io,
-                "permission denied; check the file's permissions".to_string(),
-            ),
+            std::io::ErrorKind::NotFound => (TraceErrorKind::NotFound, "no such file; check the path".to_string()),
+            std::io::ErrorKind::PermissionDenied => {
+                (TraceErrorKind::Io, "permission denied; check the file's permissions".to_string())
+            }
             // What decompressors report for a corrupt or cut-off gzip or zstd stream.
-            std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof => (
-                TraceErrorKind::Malformed,
-                format!("cannot decompress: {err}; the file is corrupt or cut short"),
-            ),
+            std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof => {
+                (TraceErrorKind::Malformed, format!("cannot decompress: {err}; the file is corrupt or cut short"))
+            }
             _ => (TraceErrorKind::Io, format!("cannot read: {err}")),
         };
-        TraceError {
-            path: path.to_string(),
-            location: Location::File,
-            kind,
-            message,
-        }
+        TraceError { path: path.to_string(), location: Location::File, kind, message }
     }
 
     pub fn unknown_format(path: &str, message: impl Into<String>) -> Self {

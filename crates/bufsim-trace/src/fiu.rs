@@ -41,20 +41,22 @@ impl FiuReader {
         split_ws(&lines.buf, &mut self.fields);
         let n = self.fields.len();
         if n < 9 {
-            return Err(lines.error_quoting(&format!(
-                "expected 9 fields (ts pid process lba size rw major minor md5), found {n}"
-            )));
+            return Err(lines
+                .error_quoting(&format!("expected 9 fields (ts pid process lba size rw major minor md5), found {n}")));
         }
         let f = |i: usize| {
             let (a, b) = self.fields[i];
             &lines.buf[a..b]
         };
-        let time_ns = parse_u64(f(0)).ok_or_else(|| lines.error_quoting("ts must be a non-negative integer (nanoseconds)"))?;
+        let time_ns =
+            parse_u64(f(0)).ok_or_else(|| lines.error_quoting("ts must be a non-negative integer (nanoseconds)"))?;
         let pid = parse_u64(f(1))
             .and_then(|p| u32::try_from(p).ok())
             .ok_or_else(|| lines.error_quoting("pid must be a non-negative 32-bit integer"))?;
-        let lba = parse_u64(f(n - 6)).ok_or_else(|| lines.error_quoting("lba must be a non-negative integer (512-byte sectors)"))?;
-        let sectors = parse_u64(f(n - 5)).ok_or_else(|| lines.error_quoting("size must be a non-negative integer (512-byte sectors)"))?;
+        let lba = parse_u64(f(n - 6))
+            .ok_or_else(|| lines.error_quoting("lba must be a non-negative integer (512-byte sectors)"))?;
+        let sectors = parse_u64(f(n - 5))
+            .ok_or_else(|| lines.error_quoting("size must be a non-negative integer (512-byte sectors)"))?;
         let op = match f(n - 4) {
             b"R" | b"r" => Op::Read,
             b"W" | b"w" => Op::Write,
@@ -71,10 +73,7 @@ impl FiuReader {
         };
         self.key[..4].copy_from_slice(&major.to_le_bytes());
         self.key[4..8].copy_from_slice(&minor.to_le_bytes());
-        let file = self
-            .devices
-            .id(&self.key, || format!("{major},{minor}"))
-            .map_err(|m| lines.error_quoting(&m))?;
+        let file = self.devices.id(&self.key, || format!("{major},{minor}")).map_err(|m| lines.error_quoting(&m))?;
         Ok(Some(Request { time_ns, dur_ns: 0, pid, ctx: 0, op, file, offset, size, in_blocks: false }))
     }
 }

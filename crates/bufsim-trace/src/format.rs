@@ -39,7 +39,18 @@ pub enum Format {
 impl Format {
     /// Every format name `--format` takes (besides `auto`), in the order the docs list them.
     pub const NAMES: [&'static str; 13] = [
-        "csv", "block-csv", "cloudphysics", "oracle", "msr", "blkparse", "spc", "fiu", "lcs-csv", "lcs-txt", "lirs", "arc",
+        "csv",
+        "block-csv",
+        "cloudphysics",
+        "oracle",
+        "msr",
+        "blkparse",
+        "spc",
+        "fiu",
+        "lcs-csv",
+        "lcs-txt",
+        "lirs",
+        "arc",
         "bst",
     ];
 
@@ -68,9 +79,8 @@ impl Format {
     /// ([`crate::detect`]). The error says what to write instead.
     pub fn parse(text: &str) -> Result<Format, String> {
         let spec = Spec::parse(text).map_err(|e| format!("trace format {e}"))?;
-        let unknown = || {
-            format!("unknown trace format `{}`; use auto or one of {}", text.trim(), Format::NAMES.join(", "))
-        };
+        let unknown =
+            || format!("unknown trace format `{}`; use auto or one of {}", text.trim(), Format::NAMES.join(", "));
         let format = match spec.name.as_str() {
             "csv" => Format::Csv,
             "block-csv" | "blockcsv" => Format::BlockCsv,
@@ -92,7 +102,9 @@ impl Format {
             match (format, key.as_str()) {
                 (Format::Blkparse(_), "event") => {
                     let event = BlkEvent::parse(value).ok_or_else(|| {
-                        format!("blkparse event `{value}`: use Q (queued, the default), D (dispatched) or C (completed)")
+                        format!(
+                            "blkparse event `{value}`: use Q (queued, the default), D (dispatched) or C (completed)"
+                        )
                     })?;
                     format = Format::Blkparse(event);
                 }
@@ -140,7 +152,10 @@ mod tests {
     fn blkparse_takes_its_event_as_a_parameter() {
         assert_eq!(Format::parse("blkparse(event=C)"), Ok(Format::Blkparse(BlkEvent::Complete)));
         assert_eq!(Format::parse("BLKPARSE(event=d)"), Ok(Format::Blkparse(BlkEvent::Dispatch)));
-        assert_eq!(Format::parse(Format::Blkparse(BlkEvent::Complete).name()), Ok(Format::Blkparse(BlkEvent::Complete)));
+        assert_eq!(
+            Format::parse(Format::Blkparse(BlkEvent::Complete).name()),
+            Ok(Format::Blkparse(BlkEvent::Complete))
+        );
         assert!(Format::parse("blkparse(event=X)").unwrap_err().contains("use Q"));
         assert!(Format::parse("blkparse(evt=C)").unwrap_err().contains("`evt` is not it"));
         assert!(Format::parse("msr(x=1)").unwrap_err().contains("takes no parameters"));

@@ -92,7 +92,9 @@ fn drain(mut r: TraceReader, bound: Option<u64>) {
             }
         }
         match bound {
-            Some(b) => assert!(n + r.skipped().count <= b, "{} requests and {} skipped from {b} bytes", n, r.skipped().count),
+            Some(b) => {
+                assert!(n + r.skipped().count <= b, "{} requests and {} skipped from {b} bytes", n, r.skipped().count)
+            }
             None if n + r.skipped().count >= COMPRESSED_LIMIT => break,
             None => {}
         }

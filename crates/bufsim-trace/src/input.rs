@@ -69,7 +69,10 @@ fn stdin_file(path: &str) -> Result<File, TraceError> {
 }
 
 /// Wraps `inner` in a decompressor if its first bytes ask for one.
-pub fn decompressed(mut inner: Box<dyn BufRead + Send>, path: &str) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
+pub fn decompressed(
+    mut inner: Box<dyn BufRead + Send>,
+    path: &str,
+) -> Result<(Box<dyn BufRead + Send>, Compression), TraceError> {
     let head = loop {
         match inner.fill_buf() {
             Ok(h) => break h,
@@ -81,7 +84,9 @@ pub fn decompressed(mut inner: Box<dyn BufRead + Send>, path: &str) -> Result<(B
     let out: Box<dyn BufRead + Send> = match c {
         Compression::None => inner,
         // Multi-member: `cat a.gz b.gz` and parallel gzip tools write several members.
-        Compression::Gzip => Box::new(BufReader::with_capacity(READ_BUFFER, flate2::bufread::MultiGzDecoder::new(inner))),
+        Compression::Gzip => {
+            Box::new(BufReader::with_capacity(READ_BUFFER, flate2::bufread::MultiGzDecoder::new(inner)))
+        }
         Compression::Zstd => {
             let d = zstd::stream::read::Decoder::with_buffer(inner).map_err(|e| TraceError::io(path, &e))?;
             Box::new(BufReader::with_capacity(READ_BUFFER, d))
@@ -113,7 +118,13 @@ impl Opened {
 
     /// Reads up to `head` bytes of any input's decompressed content; `plain_len` is its length
     /// when known, `file` the file for positional reads (both only for a regular file).
-    pub(crate) fn from_read(input: Box<dyn Read + Send>, path: &str, head: usize, plain_len: Option<u64>, keep: Option<File>) -> Result<Opened, TraceError> {
+    pub(crate) fn from_read(
+        input: Box<dyn Read + Send>,
+        path: &str,
+        head: usize,
+        plain_len: Option<u64>,
+        keep: Option<File>,
+    ) -> Result<Opened, TraceError> {
         let (mut rest, compression) = decompressed(Box::new(BufReader::with_capacity(READ_BUFFER, input)), path)?;
         let mut buf = Vec::with_capacity(head);
         (&mut rest).take(head as u64).read_to_end(&mut buf).map_err(|e| TraceError::io(path, &e))?;

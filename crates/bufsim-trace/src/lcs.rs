@@ -93,7 +93,9 @@ impl LcsCsvReader {
 
     pub(crate) fn new(mut lines: LineReader) -> Result<Self, TraceError> {
         if !lines.advance_content()? {
-            return Err(lines.error("empty trace: expected a header line naming the columns (obj_id, and time, obj_size, op if present)"));
+            return Err(lines.error(
+                "empty trace: expected a header line naming the columns (obj_id, and time, obj_size, op if present)",
+            ));
         }
         let tab = memchr::memchr(b'\t', &lines.buf).is_some() && memchr::memchr(b',', &lines.buf).is_none();
         let mut fields = Vec::new();
@@ -118,7 +120,9 @@ impl LcsCsvReader {
             found[k] = Some(i);
         }
         let Some(obj_id) = found[0] else {
-            return Err(lines.error_quoting("header lacks the obj_id column; a libCacheSim csv names obj_id (time, obj_size, op optional)"));
+            return Err(lines.error_quoting(
+                "header lacks the obj_id column; a libCacheSim csv names obj_id (time, obj_size, op optional)",
+            ));
         };
         let cols = Columns { obj_id, time: found[1], obj_size: found[2], op: found[3] };
         Ok(LcsCsvReader { lines, tab, cols, count: fields.len(), fields })
@@ -156,8 +160,9 @@ impl LcsCsvReader {
                 return Err(lines.error_quoting("obj_id is empty"));
             }
             let time_ns = match self.cols.time {
-                Some(c) if !f(c).is_empty() => parse_fixed(f(c), 9)
-                    .ok_or_else(|| lines.error_quoting("time must be non-negative seconds"))?,
+                Some(c) if !f(c).is_empty() => {
+                    parse_fixed(f(c), 9).ok_or_else(|| lines.error_quoting("time must be non-negative seconds"))?
+                }
                 _ => 0,
             };
             if let Some(c) = self.cols.obj_size {
@@ -169,7 +174,9 @@ impl LcsCsvReader {
                 None | Some(b"") => Op::Read,
                 Some(o) => match o.to_ascii_lowercase().as_slice() {
                     b"get" | b"gets" | b"read" | b"r" => Op::Read,
-                    b"set" | b"write" | b"w" | b"add" | b"replace" | b"cas" | b"append" | b"prepend" | b"update" => Op::Write,
+                    b"set" | b"write" | b"w" | b"add" | b"replace" | b"cas" | b"append" | b"prepend" | b"update" => {
+                        Op::Write
+                    }
                     b"delete" | b"del" => continue,
                     _ => return Err(lines.error_quoting("op must be get, set, read, write (or delete, passed over)")),
                 },

@@ -27,8 +27,8 @@ mod oracle;
 mod reader;
 mod request;
 mod spc;
-mod writer;
 pub mod synth;
+mod writer;
 
 pub use blkparse::BlkEvent;
 pub use bst::{BstWriter, Columns};
@@ -90,7 +90,11 @@ mod tests {
 
     #[test]
     fn block_csv_written_reads_back_the_same() {
-        let reqs = read_all("op,device,offset,size,time_us,pid,ctx\nR,3,8192,4096,1.5,7,9\nW,0,0,512,2,0,0\n", Format::BlockCsv).unwrap();
+        let reqs = read_all(
+            "op,device,offset,size,time_us,pid,ctx\nR,3,8192,4096,1.5,7,9\nW,0,0,512,2,0,0\n",
+            Format::BlockCsv,
+        )
+        .unwrap();
         let mut w = BlockCsvWriter::new(Vec::new(), "out.csv", 4096).unwrap();
         reqs.iter().for_each(|r| w.write(r).unwrap());
         let text = String::from_utf8(w.out_for_tests()).unwrap();
@@ -117,7 +121,9 @@ mod tests {
 
     #[test]
     fn cloudphysics_converts_sectors_and_opcodes() {
-        let reqs = read_all("version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,7,28,4096,8\n", Format::CloudPhysics).unwrap();
+        let reqs =
+            read_all("version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,7,28,4096,8\n", Format::CloudPhysics)
+                .unwrap();
         assert_eq!(reqs[0].op, Op::Write);
         assert_eq!(reqs[0].offset, 42932745 * 512);
         assert_eq!(reqs[0].time_ns, 5_633_898_000);

@@ -20,13 +20,7 @@ pub(crate) struct LineReader {
 
 impl LineReader {
     pub(crate) fn new(inner: Box<dyn BufRead + Send>, path: &str) -> Self {
-        LineReader {
-            inner,
-            path: path.to_string(),
-            buf: Vec::with_capacity(256),
-            line_no: 0,
-            unterminated: false,
-        }
+        LineReader { inner, path: path.to_string(), buf: Vec::with_capacity(256), line_no: 0, unterminated: false }
     }
 
     /// A reader whose first line is line `before + 1` (lines before it were read elsewhere).
@@ -84,10 +78,8 @@ impl LineReader {
                 return Ok(true);
             }
             self.buf.clear();
-            return Err(self.error(format!(
-                "line longer than {} MiB; is this a text trace of the format given?",
-                MAX_LINE >> 20
-            )));
+            return Err(self
+                .error(format!("line longer than {} MiB; is this a text trace of the format given?", MAX_LINE >> 20)));
         }
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
@@ -121,10 +113,7 @@ impl LineReader {
 /// Splits `line` on commas into `fields` (byte ranges of `line`). A field wrapped in double
 /// quotes may contain commas; a doubled quote inside it stands for one quote and is unescaped in
 /// place, which is why the line is mutable. Returns an error message on an unterminated quote.
-pub(crate) fn split_commas(
-    line: &mut [u8],
-    fields: &mut Vec<(usize, usize)>,
-) -> Result<(), &'static str> {
+pub(crate) fn split_commas(line: &mut [u8], fields: &mut Vec<(usize, usize)>) -> Result<(), &'static str> {
     fields.clear();
     let len = line.len();
     let mut i = 0;
@@ -285,9 +274,7 @@ mod tests {
         let mut line = s.as_bytes().to_vec();
         let mut f = Vec::new();
         split_commas(&mut line, &mut f)?;
-        Ok(f.iter()
-            .map(|&(a, b)| String::from_utf8(line[a..b].to_vec()).unwrap())
-            .collect())
+        Ok(f.iter().map(|&(a, b)| String::from_utf8(line[a..b].to_vec()).unwrap()).collect())
     }
 
     #[test]

@@ -32,7 +32,17 @@ impl LirsReader {
             let block = parse_u64(t).ok_or_else(|| {
                 self.lines.error_quoting("expected one block number per line (or `*`); for libCacheSim's text traces with named objects use --format lcs-txt")
             })?;
-            return Ok(Some(Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file: 0, offset: block, size: 1, in_blocks: true }));
+            return Ok(Some(Request {
+                time_ns: 0,
+                dur_ns: 0,
+                pid: 0,
+                ctx: 0,
+                op: Op::Read,
+                file: 0,
+                offset: block,
+                size: 1,
+                in_blocks: true,
+            }));
         }
     }
 }

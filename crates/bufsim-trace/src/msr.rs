@@ -65,8 +65,9 @@ impl MsrReader {
             let (a, b) = self.fields[i];
             trim(&lines.buf[a..b])
         };
-        let ticks = parse_u64(f(0))
-            .ok_or_else(|| lines.error_quoting("Timestamp must be a Windows filetime (an integer of 100 ns ticks since 1601)"))?;
+        let ticks = parse_u64(f(0)).ok_or_else(|| {
+            lines.error_quoting("Timestamp must be a Windows filetime (an integer of 100 ns ticks since 1601)")
+        })?;
         let time_ns = filetime_to_unix_ns(ticks).ok_or_else(|| {
             lines.error_quoting("Timestamp is a Windows filetime before 1970 or after 2554; MSR timestamps count 100 ns ticks since 1601")
         })?;
@@ -81,16 +82,16 @@ impl MsrReader {
             t if t.eq_ignore_ascii_case(b"write") => Op::Write,
             _ => return Err(lines.error_quoting("Type must be Read or Write")),
         };
-        let offset = parse_u64(f(4)).ok_or_else(|| lines.error_quoting("Offset must be a non-negative integer number of bytes"))?;
-        let size = parse_u64(f(5)).ok_or_else(|| lines.error_quoting("Size must be a non-negative integer number of bytes"))?;
+        let offset = parse_u64(f(4))
+            .ok_or_else(|| lines.error_quoting("Offset must be a non-negative integer number of bytes"))?;
+        let size = parse_u64(f(5))
+            .ok_or_else(|| lines.error_quoting("Size must be a non-negative integer number of bytes"))?;
         if offset.checked_add(size).is_none() {
             return Err(lines.error_quoting("Offset + Size is past the largest byte address (2^64)"));
         }
         let response = parse_u64(f(6))
             .ok_or_else(|| lines.error_quoting("ResponseTime must be a non-negative integer of 100 ns ticks"))?;
-        let dur_ns = response
-            .checked_mul(100)
-            .ok_or_else(|| lines.error_quoting("ResponseTime is too large"))?;
+        let dur_ns = response.checked_mul(100).ok_or_else(|| lines.error_quoting("ResponseTime is too large"))?;
         self.key.clear();
         self.key.extend_from_slice(host);
         self.key.push(0);

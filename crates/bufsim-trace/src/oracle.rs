@@ -36,14 +36,7 @@ impl OracleReader {
     }
 
     pub(crate) fn new(inner: Box<dyn BufRead + Send>, path: &str) -> Self {
-        OracleReader {
-            inner,
-            path: path.to_string(),
-            buf: vec![0; BUFFER],
-            pos: 0,
-            end: 0,
-            offset: 0,
-        }
+        OracleReader { inner, path: path.to_string(), buf: vec![0; BUFFER], pos: 0, end: 0, offset: 0 }
     }
 
     /// Moves the unread tail to the front and reads until the buffer is full or input ends.

@@ -5,9 +5,9 @@ use std::io::{BufRead, BufReader};
 use crate::arc::ArcReader;
 use crate::blkparse::BlkparseReader;
 use crate::bst::{BstReader, Columns, Header, MappedBstReader};
-use crate::detect::{detect_opened, HEAD};
 use crate::cloudphysics::CloudPhysicsReader;
 use crate::csv::CsvReader;
+use crate::detect::{detect_opened, HEAD};
 use crate::error::{Location, TraceError, TraceErrorKind};
 use crate::fiu::FiuReader;
 use crate::format::Format;
@@ -151,7 +151,11 @@ impl TraceReader {
 
     /// Reads any input in one pass, detecting its format from a buffered head (as
     /// [`TraceReader::open_with`] reads standard input); `name` is used in errors.
-    pub fn detect_read(input: Box<dyn std::io::Read + Send>, name: &str, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+    pub fn detect_read(
+        input: Box<dyn std::io::Read + Send>,
+        name: &str,
+        opts: &ReadOptions,
+    ) -> Result<TraceReader, TraceError> {
         let mut opened = Opened::from_read(input, name, HEAD, None, None)?;
         let (format, lines_before) = detect_opened(&mut opened, name)?;
         Self::from_input_at(opened.into_input(), name, format, opts, lines_before)
@@ -163,7 +167,12 @@ impl TraceReader {
 
     /// Reads a whole trace held in memory (decompressing it if it is gzip or zstd); a `bst`
     /// is decoded in place, as from a memory map.
-    pub fn from_bytes(bytes: Vec<u8>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        name: &str,
+        format: Format,
+        opts: &ReadOptions,
+    ) -> Result<TraceReader, TraceError> {
         if matches!(format, Format::Bst(_)) && Compression::sniff(&bytes) == Compression::None {
             let r = MappedBstReader::from_bytes(bytes, name)?;
             let format = Format::Bst(r.header().kind);
@@ -180,18 +189,34 @@ impl TraceReader {
     }
 
     /// Reads `format` from any input, decompressing it if its first bytes are gzip or zstd.
-    pub fn from_read(input: Box<dyn std::io::Read + Send>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+    pub fn from_read(
+        input: Box<dyn std::io::Read + Send>,
+        name: &str,
+        format: Format,
+        opts: &ReadOptions,
+    ) -> Result<TraceReader, TraceError> {
         let (input, _) = decompressed(Box::new(BufReader::with_capacity(READ_BUFFER, input)), name)?;
         Self::from_input_with(input, name, format, opts)
     }
 
-    pub fn from_input_with(input: Box<dyn BufRead + Send>, name: &str, format: Format, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
+    pub fn from_input_with(
+        input: Box<dyn BufRead + Send>,
+        name: &str,
+        format: Format,
+        opts: &ReadOptions,
+    ) -> Result<TraceReader, TraceError> {
         Self::from_input_at(input, name, format, opts, 0)
     }
 
     /// [`TraceReader::from_input_with`] for input whose first `lines_before` lines were read
     /// already (comments detection passed over), so errors name the right lines.
-    fn from_input_at(input: Box<dyn BufRead + Send>, name: &str, format: Format, opts: &ReadOptions, lines_before: u64) -> Result<TraceReader, TraceError> {
+    fn from_input_at(
+        input: Box<dyn BufRead + Send>,
+        name: &str,
+        format: Format,
+        opts: &ReadOptions,
+        lines_before: u64,
+    ) -> Result<TraceReader, TraceError> {
         let inner = match format {
             Format::Oracle => Inner::Oracle(OracleReader::new(input, name)),
             Format::Bst(_) => Inner::Bst(BstReader::new(input, name)?),
@@ -201,7 +226,8 @@ impl TraceReader {
                     Format::Csv | Format::BlockCsv => {
                         let r = CsvReader::new(lines)?;
                         if r.device_addressed() != (format == Format::BlockCsv) {
-                            let (has, want) = if r.device_addressed() { ("device", "block-csv") } else { ("file", "csv") };
+                            let (has, want) =
+                                if r.device_addressed() { ("device", "block-csv") } else { ("file", "csv") };
                             return Err(TraceError::unknown_format(
                                 name,
                                 format!("the header names `{has}` columns: read it with --format {want} (or auto)"),
@@ -362,7 +388,10 @@ impl TraceReader {
         let path = self.path();
         let m = if r.size > MAX_REQUEST_SIZE {
             let unit = if r.in_blocks { "blocks" } else { "bytes" };
-            format!("a request of {} {unit} is larger than bufsim takes (at most {MAX_REQUEST_SIZE} {unit} per request)", r.size)
+            format!(
+                "a request of {} {unit} is larger than bufsim takes (at most {MAX_REQUEST_SIZE} {unit} per request)",
+                r.size
+            )
         } else {
             format!(
                 "block {} (+ {}) is past the largest block number bufsim can address ({}): a sentinel value or a corrupt record?",

@@ -51,8 +51,10 @@ impl SpcReader {
         };
         let asu_text = f(0);
         let asu = parse_u64(asu_text).ok_or_else(|| lines.error_quoting("ASU must be a non-negative integer"))?;
-        let lba = parse_u64(f(1)).ok_or_else(|| lines.error_quoting("LBA must be a non-negative integer (512-byte sectors)"))?;
-        let size = parse_u64(f(2)).ok_or_else(|| lines.error_quoting("Size must be a non-negative integer number of bytes"))?;
+        let lba = parse_u64(f(1))
+            .ok_or_else(|| lines.error_quoting("LBA must be a non-negative integer (512-byte sectors)"))?;
+        let size = parse_u64(f(2))
+            .ok_or_else(|| lines.error_quoting("Size must be a non-negative integer number of bytes"))?;
         let op = match f(3) {
             b"r" | b"R" => Op::Read,
             b"w" | b"W" => Op::Write,
@@ -64,10 +66,7 @@ impl SpcReader {
             .checked_mul(SECTOR)
             .filter(|o| o.checked_add(size).is_some())
             .ok_or_else(|| lines.error_quoting("LBA * 512 + Size is past the largest byte address"))?;
-        let file = self
-            .devices
-            .id(&asu.to_le_bytes(), || format!("asu {asu}"))
-            .map_err(|m| lines.error_quoting(&m))?;
+        let file = self.devices.id(&asu.to_le_bytes(), || format!("asu {asu}")).map_err(|m| lines.error_quoting(&m))?;
         Ok(Some(Request { time_ns, dur_ns: 0, pid: 0, ctx: 0, op, file, offset, size, in_blocks: false }))
     }
 }

@@ -31,7 +31,10 @@ impl<W: Write> BlockCsvWriter<W> {
                     return Err(TraceError::malformed(
                         &self.path,
                         Location::Line(self.written + 2),
-                        format!("block {} is past the largest byte address a CSV trace can hold at {} bytes per block", r.offset, self.block_size),
+                        format!(
+                            "block {} is past the largest byte address a CSV trace can hold at {} bytes per block",
+                            r.offset, self.block_size
+                        ),
                     ))
                 }
             }

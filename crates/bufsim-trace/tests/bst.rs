@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use bufsim_trace::bst::{Header, HEADER_LEN, MAGIC};
 use bufsim_trace::{
-    convert, detect, encode_oracle_record, AddressKind, BlkEvent, BstWriter, Columns, Format, Op, ReadOptions,
-    Request, TraceReader,
+    convert, detect, encode_oracle_record, AddressKind, BlkEvent, BstWriter, Columns, Format, Op, ReadOptions, Request,
+    TraceReader,
 };
 
 fn tmp(name: &str) -> String {
@@ -85,7 +85,11 @@ fn every_format_converts_to_bst_and_reads_back_exactly() {
         let (want, names, _) = read(&src, Some(format));
         let out = tmp(&format!("{name}.bst"));
         let summary = convert(&src, None, &out, &ReadOptions::default()).unwrap();
-        assert_eq!((summary.format, summary.requests, summary.names), (format, want.len() as u64, names.len()), "{name}");
+        assert_eq!(
+            (summary.format, summary.requests, summary.names),
+            (format, want.len() as u64, names.len()),
+            "{name}"
+        );
         assert_eq!(summary.bytes, std::fs::metadata(&out).unwrap().len());
         // Memory-mapped.
         let (got, got_names, f) = read(&out, None);
@@ -113,7 +117,13 @@ fn bst_keeps_only_the_columns_the_source_has() {
 
 #[test]
 fn bst_header_bytes_are_as_documented() {
-    let h = Header { kind: AddressKind::File, in_blocks: false, columns: Columns { time: true, dur: false, pid: true, ctx: false }, records: 3, names: 2 };
+    let h = Header {
+        kind: AddressKind::File,
+        in_blocks: false,
+        columns: Columns { time: true, dur: false, pid: true, ctx: false },
+        records: 3,
+        names: 2,
+    };
     let b = h.encode();
     assert_eq!(&b[0..8], &[0x89, b'B', b'S', b'T', 0x0d, 0x0a, 0x1a, 0x0a]);
     assert_eq!(&b[8..12], &[1, 0, 64, 0]); // version 1, header length 64
@@ -128,8 +138,19 @@ fn bst_header_bytes_are_as_documented() {
 
 #[test]
 fn bst_record_bytes_are_as_documented() {
-    let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::Device, false, Columns::ALL).unwrap();
-    let r = Request { time_ns: 5, dur_ns: 6, pid: 7, ctx: 8, op: Op::Write, file: 3, offset: 0x0102, size: 512, in_blocks: false };
+    let mut w =
+        BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::Device, false, Columns::ALL).unwrap();
+    let r = Request {
+        time_ns: 5,
+        dur_ns: 6,
+        pid: 7,
+        ctx: 8,
+        op: Op::Write,
+        file: 3,
+        offset: 0x0102,
+        size: 512,
+        in_blocks: false,
+    };
     w.write(&r).unwrap();
     let out = w.finish(&[]).unwrap().into_inner();
     let rec = &out[HEADER_LEN..];
@@ -164,7 +185,9 @@ fn bst_errors_name_the_byte() {
     let rec = 24; // 16 + time
     let mut bad = good.clone();
     bad[0] = b'X';
-    assert!(open_err(&bad, "magic.bst").ends_with("magic.bst: byte 0: not a bufsim binary trace (bad magic); convert a trace with `bufsim convert IN -o OUT.bst`"));
+    assert!(open_err(&bad, "magic.bst").ends_with(
+        "magic.bst: byte 0: not a bufsim binary trace (bad magic); convert a trace with `bufsim convert IN -o OUT.bst`"
+    ));
     let mut bad = good.clone();
     bad[8] = 9;
     assert!(open_err(&bad, "version.bst").contains("byte 8: format version 9; this bufsim reads version 1"));
@@ -173,7 +196,10 @@ fn bst_errors_name_the_byte() {
     assert!(open_err(&bad, "flags.bst").contains("byte 12: unknown flags"));
     // Cut inside the third record.
     let cut = &good[..HEADER_LEN + 2 * rec + 5];
-    assert!(open_err(cut, "cut.bst").contains(&format!("byte {}: truncated: the header promises 3 records, the file holds 2", HEADER_LEN + 2 * rec)));
+    assert!(open_err(cut, "cut.bst").contains(&format!(
+        "byte {}: truncated: the header promises 3 records, the file holds 2",
+        HEADER_LEN + 2 * rec
+    )));
     // The same cut, streamed: the first two records come out, then the error.
     let p = write("cut.bst.gz", &gzip(cut));
     let mut r = TraceReader::open(&p, None).unwrap();
@@ -210,7 +236,8 @@ fn convert_leaves_nothing_behind_on_error_and_never_overwrites_its_input() {
 
 #[test]
 fn bst_refuses_requests_it_cannot_hold() {
-    let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::Device, false, Columns::NONE).unwrap();
+    let mut w =
+        BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::Device, false, Columns::NONE).unwrap();
     let mut r = Request::read(0, 0, 1 << 32);
     assert!(w.write(&r).unwrap_err().to_string().contains("does not fit the 32-bit size"));
     r.size = 1;

@@ -6,7 +6,9 @@ use std::ffi::CString;
 use std::io::Write;
 use std::path::PathBuf;
 
-use bufsim_trace::{convert, encode_oracle_record, AddressKind, BstWriter, Columns, Format, ReadOptions, Request, TraceReader};
+use bufsim_trace::{
+    convert, encode_oracle_record, AddressKind, BstWriter, Columns, Format, ReadOptions, Request, TraceReader,
+};
 
 fn dir(test: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("bufsim-one-pass-{}-{test}", std::process::id()));
@@ -113,7 +115,8 @@ fn convert_follows_no_planted_symlink_and_concurrent_converts_each_leave_a_whole
     }
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     assert_eq!(count(&s(&out), None).unwrap(), 50_000);
-    let left: Vec<String> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let left: Vec<String> =
+        std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     let mut left = left;
     left.sort();
     assert_eq!(left, ["t.bst", "t.bst.partial", "t.csv", "victim"], "no temporary file is left behind");
@@ -186,8 +189,18 @@ fn block_numbers_and_sizes_no_request_can_have_are_refused_at_their_line() {
         ("lirs", format!("1\n{max}\n"), Format::Lirs, ":2: block 18446744073709551615 (+ 1) is past the largest block"),
         ("lcs-txt", format!("1\n{max}\n"), Format::LcsTxt, ":2: block 18446744073709551615"),
         ("lcs-csv", format!("obj_id\n1\n{max}\n"), Format::LcsCsv, ":3: block 18446744073709551615"),
-        ("arc", format!("0 {max} 0 1\n"), Format::Arc, ":1: a request of 18446744073709551615 blocks is larger than bufsim takes"),
-        ("csv", format!("op,file,offset,size\nR,a,0,{max}\n"), Format::Csv, ":2: a request of 18446744073709551615 bytes"),
+        (
+            "arc",
+            format!("0 {max} 0 1\n"),
+            Format::Arc,
+            ":1: a request of 18446744073709551615 blocks is larger than bufsim takes",
+        ),
+        (
+            "csv",
+            format!("op,file,offset,size\nR,a,0,{max}\n"),
+            Format::Csv,
+            ":2: a request of 18446744073709551615 bytes",
+        ),
         ("arc-end", format!("{} 1 0 1\n", max - 1), Format::Arc, "no error"),
     ];
     for (name, text, format, want) in text_cases {

@@ -4,9 +4,7 @@
 use std::io::{BufRead, Cursor};
 
 use bufsim_trace::msr::{filetime_to_unix_ns, UNIX_EPOCH_FILETIME};
-use bufsim_trace::{
-    detect_bytes, object_block, BlkEvent, Format, Op, ReadOptions, Request, TraceError, TraceReader,
-};
+use bufsim_trace::{detect_bytes, object_block, BlkEvent, Format, Op, ReadOptions, Request, TraceError, TraceReader};
 
 fn reader(text: &str, format: Format, skip_bad: bool) -> Result<TraceReader, TraceError> {
     let input: Box<dyn BufRead + Send> = Box::new(Cursor::new(text.as_bytes().to_vec()));

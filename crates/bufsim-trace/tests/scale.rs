@@ -36,7 +36,8 @@ impl Read for SynthCsv {
                 self.line.clear();
                 let op = if i.is_multiple_of(7) { 'W' } else { 'R' };
                 use std::io::Write;
-                writeln!(self.line, "{op},/data/file{},{},4096,{}", i % 100, (i * 2_654_435_761) % (1 << 30) * 4096, i).unwrap();
+                writeln!(self.line, "{op},/data/file{},{},4096,{}", i % 100, (i * 2_654_435_761) % (1 << 30) * 4096, i)
+                    .unwrap();
                 self.pos = 0;
             }
             let k = (self.line.len() - self.pos).min(out.len() - n);
@@ -60,8 +61,21 @@ struct SynthBst {
 
 impl SynthBst {
     fn new(records: u64) -> Self {
-        let h = Header { kind: AddressKind::Device, in_blocks: false, columns: Columns { time: true, ..Columns::NONE }, records, names: 1 };
-        SynthBst { header: h.encode().to_vec(), records, next: 0, rec: [0; 24], pos: 24, names: b"\x03\0\0\0sda".to_vec() }
+        let h = Header {
+            kind: AddressKind::Device,
+            in_blocks: false,
+            columns: Columns { time: true, ..Columns::NONE },
+            records,
+            names: 1,
+        };
+        SynthBst {
+            header: h.encode().to_vec(),
+            records,
+            next: 0,
+            rec: [0; 24],
+            pos: 24,
+            names: b"\x03\0\0\0sda".to_vec(),
+        }
     }
 }
 
@@ -130,7 +144,8 @@ const MIB: u64 = 1 << 20;
 #[test]
 fn csv_streams_in_constant_memory() {
     let total = 3_000_000;
-    let r = TraceReader::from_read(Box::new(SynthCsv::new(total)), "synth.csv", Format::Csv, &ReadOptions::default()).unwrap();
+    let r = TraceReader::from_read(Box::new(SynthCsv::new(total)), "synth.csv", Format::Csv, &ReadOptions::default())
+        .unwrap();
     let grew = stream(r, total, 7);
     // Storing requests would cost 56 bytes each: 150 MiB here. The reader keeps one line.
     assert!(grew < 4 * MIB, "memory grew by {} KiB while streaming", grew / 1024);
@@ -139,7 +154,13 @@ fn csv_streams_in_constant_memory() {
 #[test]
 fn bst_streams_in_constant_memory() {
     let total = 10_000_000;
-    let r = TraceReader::from_read(Box::new(SynthBst::new(total)), "synth.bst", Format::parse("bst").unwrap(), &ReadOptions::default()).unwrap();
+    let r = TraceReader::from_read(
+        Box::new(SynthBst::new(total)),
+        "synth.bst",
+        Format::parse("bst").unwrap(),
+        &ReadOptions::default(),
+    )
+    .unwrap();
     let grew = stream(r, total, 3);
     assert!(grew < 4 * MIB, "memory grew by {} KiB while streaming", grew / 1024);
     assert_eq!(HEADER_LEN, 64);
@@ -150,12 +171,24 @@ fn bst_streams_in_constant_memory() {
 fn scale_one_billion_requests() {
     let total = 1_000_000_000;
     let start = std::time::Instant::now();
-    let r = TraceReader::from_read(Box::new(SynthCsv::new(total)), "synth.csv", Format::Csv, &ReadOptions::default()).unwrap();
+    let r = TraceReader::from_read(Box::new(SynthCsv::new(total)), "synth.csv", Format::Csv, &ReadOptions::default())
+        .unwrap();
     let grew = stream(r, total, 7);
-    eprintln!("csv: 10^9 requests in {:.1} s, memory grew by {} KiB, resident {} MiB at the end", start.elapsed().as_secs_f64(), grew / 1024, rss() / MIB);
+    eprintln!(
+        "csv: 10^9 requests in {:.1} s, memory grew by {} KiB, resident {} MiB at the end",
+        start.elapsed().as_secs_f64(),
+        grew / 1024,
+        rss() / MIB
+    );
     assert!(grew < 4 * MIB);
     let start = std::time::Instant::now();
-    let r = TraceReader::from_read(Box::new(SynthBst::new(total)), "synth.bst", Format::parse("bst").unwrap(), &ReadOptions::default()).unwrap();
+    let r = TraceReader::from_read(
+        Box::new(SynthBst::new(total)),
+        "synth.bst",
+        Format::parse("bst").unwrap(),
+        &ReadOptions::default(),
+    )
+    .unwrap();
     let grew = stream(r, total, 3);
     eprintln!("bst: 10^9 requests in {:.1} s, memory grew by {} KiB", start.elapsed().as_secs_f64(), grew / 1024);
     assert!(grew < 4 * MIB);

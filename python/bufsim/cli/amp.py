@@ -41,8 +41,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         if args.plot:
             import re
 
-            faulty = sorted({f"dev{m.group(1)}" for f in options.get("faults") or []
-                             for m in [re.search(r"device=(\d+)", f)] if m})
+            faulty = sorted(
+                {f"dev{m.group(1)}" for f in options.get("faults") or [] for m in [re.search(r"device=(\d+)", f)] if m}
+            )
             plot_timed(df, args.plot, title=f"{args.policy}, cache {args.cache}", highlight=faulty or None)
             print(f"wrote {args.plot}")
     else:
@@ -74,39 +75,62 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub) -> None:
-    gen = sub.add_parser("generate", help="write a synthetic trace (AMP's Table 1 streams, looping/clustered mixes)",
-                         description="Write the synthetic trace SPEC, generated from --seed, as interchange CSV "
-                         "with a ctx column. `bufsim generate --list` lists the generators and their parameters.")
+    gen = sub.add_parser(
+        "generate",
+        help="write a synthetic trace (AMP's Table 1 streams, looping/clustered mixes)",
+        description="Write the synthetic trace SPEC, generated from --seed, as interchange CSV "
+        "with a ctx column. `bufsim generate --list` lists the generators and their parameters.",
+    )
     gen.add_argument("spec", nargs="?", help="generator spec such as amp-c or amp-mix(loop1=2000,loop1-share=0.4)")
     gen.add_argument("--seed", type=u64, default=1, help="seed of the generator (default: 1)")
     gen.add_argument("--out", "-o", metavar="FILE", help="output CSV (default: NAME-SEED.csv)")
     gen.add_argument("--list", action="store_true", help="list the generators")
     gen.set_defaults(func=cmd_generate)
 
-    tl = sub.add_parser("timeline", help="partition sizes over time (AMP Figure 13; storage-aware Figure 8)",
-                        description="Run one partitioned policy over TRACE and print its partition sizes over "
-                        "virtual time as CSV (time,partition,ctx,blocks), or plot them as stacked areas. With timing "
-                        "or storage options (storage-aware policies), the rows are time_s,partition,target,blocks,"
-                        "wait_ms over simulated time (time in demand accesses with --array alone, which runs count "
-                        "mode), one sample per repartitioning epoch, and the plot draws sizes and per-device wait "
-                        "times.")
+    tl = sub.add_parser(
+        "timeline",
+        help="partition sizes over time (AMP Figure 13; storage-aware Figure 8)",
+        description="Run one partitioned policy over TRACE and print its partition sizes over "
+        "virtual time as CSV (time,partition,ctx,blocks), or plot them as stacked areas. With timing "
+        "or storage options (storage-aware policies), the rows are time_s,partition,target,blocks,"
+        "wait_ms over simulated time (time in demand accesses with --array alone, which runs count "
+        "mode), one sample per repartitioning epoch, and the plot draws sizes and per-device wait "
+        "times.",
+    )
     tl.add_argument("trace", help="trace file")
-    tl.add_argument("--policy", "-p", default="amp", metavar="SPEC",
-                    help="amp, pcc, dear, static, eager-lru, lazy-lru or lazy-clock spec (default: amp)")
+    tl.add_argument(
+        "--policy",
+        "-p",
+        default="amp",
+        metavar="SPEC",
+        help="amp, pcc, dear, static, eager-lru, lazy-lru or lazy-clock spec (default: amp)",
+    )
     tl.add_argument("--cache", "-c", default="64MiB", metavar="SIZE", help="cache size (default: 64MiB)")
     add_options(tl, ["trace", "run", "timing", "layout", "storage"])
     tl.add_argument("--csv", metavar="FILE", help="write the rows to FILE instead of standard output")
-    tl.add_argument("--plot", metavar="PNG", help="draw the timeline into PNG: stacked areas (AMP), or partition "
-                    "sizes above per-device wait times (storage-aware, faulty devices drawn thick)")
+    tl.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="draw the timeline into PNG: stacked areas (AMP), or partition "
+        "sizes above per-device wait times (storage-aware, faulty devices drawn thick)",
+    )
     tl.set_defaults(func=cmd_timeline)
 
-    det = sub.add_parser("detect", help="classify each program context of a trace (loop, one-shot, other)",
-                         description="Run an access-pattern detector over the program contexts (ctx column) of "
-                         "TRACE, one detection over the whole trace, and print each context's pattern, R̄ "
-                         "and loop estimates.")
+    det = sub.add_parser(
+        "detect",
+        help="classify each program context of a trace (loop, one-shot, other)",
+        description="Run an access-pattern detector over the program contexts (ctx column) of "
+        "TRACE, one detection over the whole trace, and print each context's pattern, R̄ "
+        "and loop estimates.",
+    )
     det.add_argument("trace", help="trace file")
-    det.add_argument("--detector", "-d", default="amp", metavar="SPEC",
-                     help="amp, pcc or dear with their parameters, e.g. amp(threshold=0.3) (default: amp)")
+    det.add_argument(
+        "--detector",
+        "-d",
+        default="amp",
+        metavar="SPEC",
+        help="amp, pcc or dear with their parameters, e.g. amp(threshold=0.3) (default: amp)",
+    )
     add_options(det, ["trace"], only=["format", "block_size", "reads_only"])
     det.add_argument("--json", action="store_true", help="one JSON object per context")
     det.set_defaults(func=cmd_detect)

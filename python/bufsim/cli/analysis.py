@@ -18,9 +18,19 @@ def _seed(args: argparse.Namespace) -> dict:
 def cmd_analyze(args: argparse.Namespace) -> int:
     from bufsim.analysis import analyze, format_analysis
 
-    a = analyze(args.trace, format=args.format, block_size=args.block_size, reads_only=args.reads_only,
-                working_set=not args.no_working_set, contexts=args.contexts, hill_fraction=args.hill,
-                jobs=args.jobs, breakdown=args.breakdown, policies=args.policy, **_seed(args))
+    a = analyze(
+        args.trace,
+        format=args.format,
+        block_size=args.block_size,
+        reads_only=args.reads_only,
+        working_set=not args.no_working_set,
+        contexts=args.contexts,
+        hill_fraction=args.hill,
+        jobs=args.jobs,
+        breakdown=args.breakdown,
+        policies=args.policy,
+        **_seed(args),
+    )
     print(json.dumps(a.to_dict()) if args.json else format_analysis(a))
     return 0
 
@@ -32,9 +42,17 @@ def cmd_mrc(args: argparse.Namespace) -> int:
     if args.sizes:
         listed = [s.strip() for group in args.sizes for s in group.split(",") if s.strip()]
         sizes = "all" if listed == ["all"] else listed
-    r = mrc_report(args.trace, sizes=sizes, shards=args.shards, shards_size=args.shards_size,
-                   exact=not args.no_exact, format=args.format, block_size=args.block_size,
-                   reads_only=args.reads_only, **_seed(args))
+    r = mrc_report(
+        args.trace,
+        sizes=sizes,
+        shards=args.shards,
+        shards_size=args.shards_size,
+        exact=not args.no_exact,
+        format=args.format,
+        block_size=args.block_size,
+        reads_only=args.reads_only,
+        **_seed(args),
+    )
     print(json.dumps(r) if args.json else format_mrc(r))
     return 0
 
@@ -42,47 +60,92 @@ def cmd_mrc(args: argparse.Namespace) -> int:
 def add_commands(sub) -> None:
     def trace_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
-        p.add_argument("--format", default="auto", metavar="F",
-                       help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)} (default: auto)")
+        p.add_argument(
+            "--format",
+            default="auto",
+            metavar="F",
+            help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)} (default: auto)",
+        )
         p.add_argument("--block-size", default="4KiB", metavar="SIZE", help="cache block size (default: 4KiB)")
         p.add_argument("--reads-only", action="store_true", help="drop write requests, as `bufsim run --reads-only`")
         p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
-    an = sub.add_parser("analyze", help="characterize a trace: counts, sizes, locality, frequency, working set",
-                        description="Characterize TRACE as bufsim simulates it (the same block accesses): request "
-                        "and block counts, footprint, read/write mix, request sizes, fraction of consecutive "
-                        "references and working-set size (prefetching paper §6.1), temporal distance histogram "
-                        "with minDist/maxDist and frequency distribution (MQ paper §3), inter-reference gap CDF "
-                        "per program context (AMP Figure 2). See docs/analysis.md.")
+    an = sub.add_parser(
+        "analyze",
+        help="characterize a trace: counts, sizes, locality, frequency, working set",
+        description="Characterize TRACE as bufsim simulates it (the same block accesses): request "
+        "and block counts, footprint, read/write mix, request sizes, fraction of consecutive "
+        "references and working-set size (prefetching paper §6.1), temporal distance histogram "
+        "with minDist/maxDist and frequency distribution (MQ paper §3), inter-reference gap CDF "
+        "per program context (AMP Figure 2). See docs/analysis.md.",
+    )
     trace_options(an)
-    an.add_argument("--no-working-set", action="store_true",
-                    help="skip the working-set search (it runs OPT about log2(footprint) times) and stream the trace")
-    an.add_argument("--contexts", type=int, default=8, metavar="N",
-                    help="program contexts shown in the gap table, the busiest first (default: 8)")
-    an.add_argument("--hill", type=float, default=0.1, metavar="FRACTION",
-                    help="a temporal-distance bin is in the hill while it holds at least this share of the peak (default: 0.1)")
+    an.add_argument(
+        "--no-working-set",
+        action="store_true",
+        help="skip the working-set search (it runs OPT about log2(footprint) times) and stream the trace",
+    )
+    an.add_argument(
+        "--contexts",
+        type=int,
+        default=8,
+        metavar="N",
+        help="program contexts shown in the gap table, the busiest first (default: 8)",
+    )
+    an.add_argument(
+        "--hill",
+        type=float,
+        default=0.1,
+        metavar="FRACTION",
+        help="a temporal-distance bin is in the hill while it holds at least this share of the peak (default: 0.1)",
+    )
     an.add_argument("--jobs", "-j", type=int, default=0, help="threads for the OPT runs (default: all cores)")
-    an.add_argument("--breakdown", metavar="SIZE",
-                    help="add the MQ paper's Table 3: each policy's hits and misses for re-references closer "
-                    "than SIZE and farther, at a cache of SIZE")
-    an.add_argument("--policy", "-p", action="append", metavar="SPEC",
-                    help="policy of the breakdown; repeat for several (default: those of the paper's Table 3 "
-                    "that bufsim has, and opt)")
-    an.add_argument("--seed", type=u64, help="seed of the breakdown's random policies (default: the run seed, as `bufsim run`)")
+    an.add_argument(
+        "--breakdown",
+        metavar="SIZE",
+        help="add the MQ paper's Table 3: each policy's hits and misses for re-references closer "
+        "than SIZE and farther, at a cache of SIZE",
+    )
+    an.add_argument(
+        "--policy",
+        "-p",
+        action="append",
+        metavar="SPEC",
+        help="policy of the breakdown; repeat for several (default: those of the paper's Table 3 "
+        "that bufsim has, and opt)",
+    )
+    an.add_argument(
+        "--seed", type=u64, help="seed of the breakdown's random policies (default: the run seed, as `bufsim run`)"
+    )
     an.set_defaults(func=cmd_analyze)
 
-    mr = sub.add_parser("mrc", help="LRU miss ratio curve in one pass (exact, and SHARDS sampling)",
-                        description="The LRU miss ratio curve of TRACE from one pass: exact by stack distance "
-                        "(Mattson; equal to `bufsim run --policy lru` at every size) and, with --shards or "
-                        "--shards-size, its SHARDS estimate by spatial sampling with its error against the exact "
-                        "curve. See docs/analysis.md.")
+    mr = sub.add_parser(
+        "mrc",
+        help="LRU miss ratio curve in one pass (exact, and SHARDS sampling)",
+        description="The LRU miss ratio curve of TRACE from one pass: exact by stack distance "
+        "(Mattson; equal to `bufsim run --policy lru` at every size) and, with --shards or "
+        "--shards-size, its SHARDS estimate by spatial sampling with its error against the exact "
+        "curve. See docs/analysis.md.",
+    )
     trace_options(mr)
-    mr.add_argument("--sizes", action="append", metavar="SIZES",
-                    help="cache sizes, comma-separated or repeated (64MiB,2000blocks), or `all` for every size "
-                    "(default: 1 block, then four sizes per doubling up to the footprint)")
-    mr.add_argument("--shards", type=float, metavar="RATE", help="also estimate by SHARDS at this sampling rate, e.g. 0.01")
-    mr.add_argument("--shards-size", type=int, metavar="BLOCKS",
-                    help="also estimate by fixed-size SHARDS keeping at most this many sampled blocks, e.g. 8192")
+    mr.add_argument(
+        "--sizes",
+        action="append",
+        metavar="SIZES",
+        help="cache sizes, comma-separated or repeated (64MiB,2000blocks), or `all` for every size "
+        "(default: 1 block, then four sizes per doubling up to the footprint)",
+    )
+    mr.add_argument(
+        "--shards", type=float, metavar="RATE", help="also estimate by SHARDS at this sampling rate, e.g. 0.01"
+    )
+    mr.add_argument(
+        "--shards-size",
+        type=int,
+        metavar="BLOCKS",
+        help="also estimate by fixed-size SHARDS keeping at most this many sampled blocks, e.g. 8192",
+    )
     mr.add_argument("--no-exact", action="store_true", help="SHARDS only (no exact curve, so no error report)")
-    mr.add_argument("--seed", type=u64, help="seed of the SHARDS sampling hash (default: the run seed, as `bufsim run`)")
+    mr.add_argument(
+        "--seed", type=u64, help="seed of the SHARDS sampling hash (default: the run seed, as `bufsim run`)"
+    )
     mr.set_defaults(func=cmd_mrc)

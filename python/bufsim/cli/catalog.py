@@ -39,8 +39,11 @@ def cmd_devices(args: argparse.Namespace) -> int:
         for d in infos:
             print(json.dumps(d))
         return 0
-    for title, kind in (("Device models (--device)", "device"), ("Device presets (--device)", "preset"),
-                        ("I/O schedulers (--io-scheduler)", "scheduler")):
+    for title, kind in (
+        ("Device models (--device)", "device"),
+        ("Device presets (--device)", "preset"),
+        ("I/O schedulers (--io-scheduler)", "scheduler"),
+    ):
         print(f"{title}:")
         for d in (d for d in infos if d["kind"] == kind):
             aliases = f" (also {', '.join(d['aliases'])})" if d["aliases"] else ""
@@ -91,10 +94,13 @@ def add_commands(sub) -> None:
     dev.add_argument("--json", action="store_true", help="one JSON object per entry")
     dev.set_defaults(func=cmd_devices)
 
-    opt = sub.add_parser("options", help="list run options (Python keywords and flags) or result fields",
-                         description="The core's option table: every run option with its flag, section, default "
-                         "and meaning, the same for bufsim.simulate/sweep/run keywords, sweep files and the "
-                         "columns of a results database. With --results: every field of a result, its kind and unit.")
+    opt = sub.add_parser(
+        "options",
+        help="list run options (Python keywords and flags) or result fields",
+        description="The core's option table: every run option with its flag, section, default "
+        "and meaning, the same for bufsim.simulate/sweep/run keywords, sweep files and the "
+        "columns of a results database. With --results: every field of a result, its kind and unit.",
+    )
     opt.add_argument("--results", action="store_true", help="list the fields of a result instead")
     opt.add_argument("--json", action="store_true", help="one JSON object per entry")
     opt.set_defaults(func=cmd_options)

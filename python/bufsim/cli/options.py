@@ -29,8 +29,12 @@ GRID_OPTIONS = ("device", "io_scheduler")
 
 SHORT_FLAGS = {"jobs": ["-j"]}
 # What the table cannot say itself: lists only known at run time.
-EXTRA_HELP = {"format": lambda: f"; one of {', '.join(_core.FORMATS)}; blkparse(event=C) or (event=D) takes "
-                                "completions or dispatches instead of queue events"}
+EXTRA_HELP = {
+    "format": lambda: (
+        f"; one of {', '.join(_core.FORMATS)}; blkparse(event=C) or (event=D) takes "
+        "completions or dispatches instead of queue events"
+    )
+}
 
 
 def _number_or_text(text: str) -> int | str:
@@ -38,8 +42,9 @@ def _number_or_text(text: str) -> int | str:
     return int(text) if text.strip().isdigit() else text
 
 
-def add_options(p: argparse.ArgumentParser, sections: Sequence[str], *, grid: bool = False,
-                only: Sequence[str] = ()) -> None:
+def add_options(
+    p: argparse.ArgumentParser, sections: Sequence[str], *, grid: bool = False, only: Sequence[str] = ()
+) -> None:
     """One flag per run option of these sections of the core's option table, named as its
     Python keyword (``io_scheduler`` is ``--io-scheduler``), documented by the table. Unset
     flags stay out of the options, so the core's defaults hold. ``grid``: sweeps repeat
@@ -56,13 +61,22 @@ def add_options(p: argparse.ArgumentParser, sections: Sequence[str], *, grid: bo
         names = ["--" + f.name.replace("_", "-")] + SHORT_FLAGS.get(f.name, [])
         repeat = f.many and (grid or f.name not in GRID_OPTIONS)
         extra = EXTRA_HELP[f.name]() if f.name in EXTRA_HELP else ""
-        help = f"{f.doc.rstrip('.')}{extra}{'; repeatable' if repeat else ''} (default: {f.shown_default})".replace("%", "%%")
+        help = f"{f.doc.rstrip('.')}{extra}{'; repeatable' if repeat else ''} (default: {f.shown_default})".replace(
+            "%", "%%"
+        )
         if f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:
             kind = u64 if f.sql == "UBIGINT" else _number_or_text if f.sql == "BIGINT" else str
-            g.add_argument(*names, dest=f.name, action="append" if repeat else "store", type=kind, default=None,
-                           metavar=f.name.upper(), help=help)
+            g.add_argument(
+                *names,
+                dest=f.name,
+                action="append" if repeat else "store",
+                type=kind,
+                default=None,
+                metavar=f.name.upper(),
+                help=help,
+            )
 
 
 def options_of(args: argparse.Namespace):
@@ -79,18 +93,39 @@ def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) 
     from bufsim.hierarchy import CLIENT_COLUMNS, FirstLevel
 
     default = {name: f.default for name, f in FirstLevel.__dataclass_fields__.items()}
-    g = p.add_argument_group("hierarchy (MQ paper)", "simulate the second level: the trace first goes through "
-                             "first-level client caches and only their misses (or write-backs) go on")
-    g.add_argument("--first-level", metavar="SPEC", required=required, help="first-level policy of every client, e.g. lru")
-    g.add_argument("--first-level-cache", metavar="SIZE", default=default["cache"],
-                   help=f"first-level cache size of every client (default: {default['cache']}; 0 passes everything)")
-    g.add_argument("--first-level-client", choices=CLIENT_COLUMNS, default=default["client"],
-                   help=f"trace column telling clients apart (default: {default['client']})")
-    g.add_argument("--first-level-clients", action="append", metavar="ID=SPEC@SIZE", default=[],
-                   help="a different first level for one client, e.g. 3=lru@16MiB; repeatable")
-    g.add_argument("--first-level-write-back", action="store_true",
-                   help="write-back first level: writes reach the second level when dirty blocks are evicted "
-                   "(default: every first-level miss goes down as itself)")
+    g = p.add_argument_group(
+        "hierarchy (MQ paper)",
+        "simulate the second level: the trace first goes through "
+        "first-level client caches and only their misses (or write-backs) go on",
+    )
+    g.add_argument(
+        "--first-level", metavar="SPEC", required=required, help="first-level policy of every client, e.g. lru"
+    )
+    g.add_argument(
+        "--first-level-cache",
+        metavar="SIZE",
+        default=default["cache"],
+        help=f"first-level cache size of every client (default: {default['cache']}; 0 passes everything)",
+    )
+    g.add_argument(
+        "--first-level-client",
+        choices=CLIENT_COLUMNS,
+        default=default["client"],
+        help=f"trace column telling clients apart (default: {default['client']})",
+    )
+    g.add_argument(
+        "--first-level-clients",
+        action="append",
+        metavar="ID=SPEC@SIZE",
+        default=[],
+        help="a different first level for one client, e.g. 3=lru@16MiB; repeatable",
+    )
+    g.add_argument(
+        "--first-level-write-back",
+        action="store_true",
+        help="write-back first level: writes reach the second level when dirty blocks are evicted "
+        "(default: every first-level miss goes down as itself)",
+    )
 
 
 def first_level_of(args: argparse.Namespace):
@@ -98,9 +133,16 @@ def first_level_of(args: argparse.Namespace):
 
     if not args.first_level:
         if args.first_level_clients or args.first_level_write_back or args.first_level_client != "all":
-            raise SpecError("--first-level-client, --first-level-clients and --first-level-write-back describe a "
-                            "first level: give --first-level SPEC too")
+            raise SpecError(
+                "--first-level-client, --first-level-clients and --first-level-write-back describe a "
+                "first level: give --first-level SPEC too"
+            )
         return None
     clients = dict(FirstLevel.parse_client(c) for c in args.first_level_clients)
-    return FirstLevel(args.first_level, args.first_level_cache, client=args.first_level_client,
-                      write_back=args.first_level_write_back, clients=clients)
+    return FirstLevel(
+        args.first_level,
+        args.first_level_cache,
+        client=args.first_level_client,
+        write_back=args.first_level_write_back,
+        clients=clients,
+    )

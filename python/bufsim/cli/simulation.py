@@ -22,8 +22,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # skipped records are reported below, once
-        results = run(args.trace, args.policy or ["lru"], args.cache or ["64MiB"], options_of(args),
-                      prefetches=args.prefetch or ["none"])
+        results = run(
+            args.trace,
+            args.policy or ["lru"],
+            args.cache or ["64MiB"],
+            options_of(args),
+            prefetches=args.prefetch or ["none"],
+        )
     if results and results[0].skipped:
         print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
     if results and results[0].requests == 0:
@@ -43,8 +48,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from bufsim.sweeps import SweepSpec, run_sweep
 
     options = options_of(args)
-    grid = {"policies": args.policy, "caches": args.cache, "prefetches": args.prefetch,
-            "devices": options.get("device"), "io_schedulers": options.get("io_scheduler")}
+    grid = {
+        "policies": args.policy,
+        "caches": args.cache,
+        "prefetches": args.prefetch,
+        "devices": options.get("device"),
+        "io_schedulers": options.get("io_scheduler"),
+    }
     options = options.replace(device=None, io_scheduler=None, jobs=None)
     if args.config:
         # The experiment file, with what the command line gives on top.
@@ -57,13 +67,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         if not args.trace:
             raise SpecError("give at least one TRACE (or --config FILE)")
-        spec = SweepSpec(args.trace, args.policy or ["lru"], args.cache or ["64MiB"], args.prefetch,
-                         devices=grid["devices"], io_schedulers=grid["io_schedulers"], options=options)
+        spec = SweepSpec(
+            args.trace,
+            args.policy or ["lru"],
+            args.cache or ["64MiB"],
+            args.prefetch,
+            devices=grid["devices"],
+            io_schedulers=grid["io_schedulers"],
+            options=options,
+        )
     df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs or 0, dask=args.dask, progress=not args.quiet)
     if args.json:
         for row in df.to_dict("records"):
-            print(json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()
-                              if k not in ("config", "finished_at")}, default=str))
+            print(
+                json.dumps(
+                    {
+                        k: (v.item() if hasattr(v, "item") else v)
+                        for k, v in row.items()
+                        if k not in ("config", "finished_at")
+                    },
+                    default=str,
+                )
+            )
     else:
         from bufsim.sweeps import result_of_row
 
@@ -97,18 +122,35 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def add_run(sub) -> None:
-    run = sub.add_parser("run", help="simulate policies x cache sizes over a trace and print a table",
-                         description="Simulate every --policy at every --cache size over TRACE. The trace "
-                         "is decoded once and the runs share it, in parallel on all cores.")
+    run = sub.add_parser(
+        "run",
+        help="simulate policies x cache sizes over a trace and print a table",
+        description="Simulate every --policy at every --cache size over TRACE. The trace "
+        "is decoded once and the runs share it, in parallel on all cores.",
+    )
     run.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
-    run.add_argument("--policy", "-p", action="append", metavar="SPEC",
-                     help="policy spec such as lru, lfu(aging=dynamic); repeat for several (default: lru). "
-                     "`bufsim policies` lists them")
-    run.add_argument("--cache", "-c", action="append", metavar="SIZE",
-                     help="cache size such as 64MiB or 2000blocks; repeat for several (default: 64MiB)")
-    run.add_argument("--prefetch", action="append", metavar="SPEC",
-                     help="read-ahead: none, linux, linux-ondemand, bsd or simple(min=3,max=8); repeat for "
-                     "several (default: none). `bufsim prefetchers` lists them")
+    run.add_argument(
+        "--policy",
+        "-p",
+        action="append",
+        metavar="SPEC",
+        help="policy spec such as lru, lfu(aging=dynamic); repeat for several (default: lru). "
+        "`bufsim policies` lists them",
+    )
+    run.add_argument(
+        "--cache",
+        "-c",
+        action="append",
+        metavar="SIZE",
+        help="cache size such as 64MiB or 2000blocks; repeat for several (default: 64MiB)",
+    )
+    run.add_argument(
+        "--prefetch",
+        action="append",
+        metavar="SPEC",
+        help="read-ahead: none, linux, linux-ondemand, bsd or simple(min=3,max=8); repeat for "
+        "several (default: none). `bufsim prefetchers` lists them",
+    )
     add_options(run, ["trace", "run", "timing", "layout", "storage", "execution"])
     add_first_level_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
@@ -116,23 +158,36 @@ def add_run(sub) -> None:
 
 
 def add_sweep(sub) -> None:
-    sw = sub.add_parser("sweep", help="run policies x read-ahead x cache sizes over traces into a results database",
-                        description="Run every combination over every TRACE, in parallel on all cores (or on a "
-                        "Dask cluster with --dask), writing each finished run to a DuckDB file. A sweep "
-                        "killed at any moment keeps every finished run; --resume skips them.")
+    sw = sub.add_parser(
+        "sweep",
+        help="run policies x read-ahead x cache sizes over traces into a results database",
+        description="Run every combination over every TRACE, in parallel on all cores (or on a "
+        "Dask cluster with --dask), writing each finished run to a DuckDB file. A sweep "
+        "killed at any moment keeps every finished run; --resume skips them.",
+    )
     sw.add_argument("trace", nargs="*", help="trace files")
     sw.add_argument("--policy", "-p", action="append", metavar="SPEC", help="policy spec; repeat for several")
-    sw.add_argument("--cache", "-c", action="append", metavar="SIZE",
-                    help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable")
+    sw.add_argument(
+        "--cache",
+        "-c",
+        action="append",
+        metavar="SIZE",
+        help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable",
+    )
     sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
     add_options(sw, ["trace", "run", "timing", "layout", "storage"], grid=True)
     add_options(sw, ["execution"], only=["jobs"])
     add_first_level_options(sw)
     sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
-    sw.add_argument("--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)")
+    sw.add_argument(
+        "--out", "-o", default="results.duckdb", metavar="DB", help="results database (default: results.duckdb)"
+    )
     sw.add_argument("--resume", action="store_true", help="skip runs already in the database")
-    sw.add_argument("--dask", metavar="ADDRESS", help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. "
-                    "tcp://host:8786 (default: local threads)")
+    sw.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://host:8786 (default: local threads)",
+    )
     sw.add_argument("--json", action="store_true", help="print the rows as JSON lines")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     sw.set_defaults(func=cmd_sweep)

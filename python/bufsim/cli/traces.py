@@ -20,11 +20,23 @@ def cmd_filter_trace(args: argparse.Namespace) -> int:
             print(json.dumps({k: int(v) for k, v in row.items()}))
         return 0
     headers = ["client", "l1 blocks", "accesses", "hits", "misses", "write-backs", "hit ratio"]
-    rows = [[r.client, r.cache_blocks, r.accesses, r.hits, r.misses, r.write_backs,
-             f"{r.hits / r.accesses:.4f}" if r.accesses else "-"] for r in df.itertuples()]
+    rows = [
+        [
+            r.client,
+            r.cache_blocks,
+            r.accesses,
+            r.hits,
+            r.misses,
+            r.write_backs,
+            f"{r.hits / r.accesses:.4f}" if r.accesses else "-",
+        ]
+        for r in df.itertuples()
+    ]
     print(format_table(headers, rows, [True] * len(headers)))
-    print(f"\n{df.attrs['requests_written']} second-level requests ({int(df.misses.sum() + df.write_backs.sum())} "
-          f"blocks) written to {args.out}")
+    print(
+        f"\n{df.attrs['requests_written']} second-level requests ({int(df.misses.sum() + df.write_backs.sum())} "
+        f"blocks) written to {args.out}"
+    )
     return 0
 
 
@@ -52,8 +64,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    options = dict(stack_depth=args.stack_depth, reads_only=args.reads_only, include=args.include or [],
-                   exclude=args.exclude or [], no_libs=args.no_libs)
+    options = dict(
+        stack_depth=args.stack_depth,
+        reads_only=args.reads_only,
+        include=args.include or [],
+        exclude=args.exclude or [],
+        no_libs=args.no_libs,
+    )
     try:
         if args.from_strace:
             if command:
@@ -64,13 +81,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
             if args.keep_strace:
                 raise CollectError("--keep-strace goes with --tracer strace, not --tracer kernel")
-            result = collect_kernel(command, args.output, stacks=not args.no_stacks, timeout=args.timeout,
-                                    **options)
+            result = collect_kernel(command, args.output, stacks=not args.no_stacks, timeout=args.timeout, **options)
         else:
             if args.timeout is not None:
                 raise CollectError("--timeout goes with --tracer kernel")
-            result = collect(command, args.output, stacks=not args.no_stacks, keep_strace=args.keep_strace,
-                             **options)
+            result = collect(command, args.output, stacks=not args.no_stacks, keep_strace=args.keep_strace, **options)
     except CollectError as e:
         print(f"bufsim: error: {e}", file=sys.stderr)
         return e.exit_status
@@ -79,10 +94,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def add_filter_and_convert(sub) -> None:
-    flt = sub.add_parser("filter-trace", help="write the second-level stream a trace makes through first-level caches",
-                         description="Pass TRACE through first-level client caches (MQ paper) and write their misses "
-                         "(and, with --write-back, write-backs) in order as a device-addressed block-csv trace, the "
-                         "stream a shared second-level cache sees.")
+    flt = sub.add_parser(
+        "filter-trace",
+        help="write the second-level stream a trace makes through first-level caches",
+        description="Pass TRACE through first-level client caches (MQ paper) and write their misses "
+        "(and, with --write-back, write-backs) in order as a device-addressed block-csv trace, the "
+        "stream a shared second-level cache sees.",
+    )
     flt.add_argument("trace", help="trace file")
     flt.add_argument("--out", "-o", required=True, metavar="OUT.csv", help="where to write the second-level trace")
     add_options(flt, ["trace"], only=["format", "block_size", "reads_only"])
@@ -91,25 +109,35 @@ def add_filter_and_convert(sub) -> None:
     flt.add_argument("--json", action="store_true", help="print one JSON object per client")
     flt.set_defaults(func=cmd_filter_trace)
 
-
-    cv = sub.add_parser("convert", help="convert a trace into bufsim's binary format (.bst), the fastest to read",
-                        description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
-                        "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped. "
-                        "The output appears only if the whole trace was read.")
+    cv = sub.add_parser(
+        "convert",
+        help="convert a trace into bufsim's binary format (.bst), the fastest to read",
+        description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
+        "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped. "
+        "The output appears only if the whole trace was read.",
+    )
     cv.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
     cv.add_argument("--out", "-o", required=True, metavar="OUT.bst", help="where to write the binary trace")
-    cv.add_argument("--format", default="auto", metavar="F",
-                    help=f"input format: auto (detect from content) or one of {', '.join(_core.FORMATS)}; "
-                    "blkparse(event=C) or (event=D) takes completions or dispatches (default: auto)")
-    cv.add_argument("--skip-bad", action="store_true",
-                    help="count and leave out malformed records (reported on stderr) instead of stopping")
+    cv.add_argument(
+        "--format",
+        default="auto",
+        metavar="F",
+        help=f"input format: auto (detect from content) or one of {', '.join(_core.FORMATS)}; "
+        "blkparse(event=C) or (event=D) takes completions or dispatches (default: auto)",
+    )
+    cv.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="count and leave out malformed records (reported on stderr) instead of stopping",
+    )
     cv.add_argument("--json", action="store_true", help="print what was written as one JSON object")
     cv.set_defaults(func=cmd_convert)
 
 
 def add_collect(sub) -> None:
     col = sub.add_parser(
-        "collect", help="run a command under strace and record its file I/O as a trace with program contexts",
+        "collect",
+        help="run a command under strace and record its file I/O as a trace with program contexts",
         usage="bufsim collect -o TRACE [options] -- COMMAND [ARGS...]",
         description="Run COMMAND (and every process and thread it starts) under `strace -f -k -y -ttt -T` "
         "and write its reads and writes of regular files as bufsim interchange CSV: time_us, dur_us, pid, "
@@ -119,30 +147,56 @@ def add_collect(sub) -> None:
         "cache's own lookups, insertions, evictions, read-ahead and disk requests. See docs/collect.md.",
         epilog="Exit status: the command's own; 128+N if a signal N killed it; 127 if it was not found, "
         "126 if it is not executable; 2 for bufsim's own errors (bad options, strace missing). The trace "
-        "written so far stays valid whatever stops the command.")
+        "written so far stays valid whatever stops the command.",
+    )
     col.add_argument("--output", "-o", required=True, metavar="TRACE", help="CSV trace to write")
-    col.add_argument("--stack-depth", type=int, default=0, metavar="N",
-                     help="frames hashed into the program context, innermost first, after skipping the C "
-                     "library, loader and vDSO (default: 0, the whole stack, as AMP does)")
-    col.add_argument("--no-stacks", action="store_true",
-                     help="trace without -k (about 10x faster); every ctx is then 0")
+    col.add_argument(
+        "--stack-depth",
+        type=int,
+        default=0,
+        metavar="N",
+        help="frames hashed into the program context, innermost first, after skipping the C "
+        "library, loader and vDSO (default: 0, the whole stack, as AMP does)",
+    )
+    col.add_argument(
+        "--no-stacks", action="store_true", help="trace without -k (about 10x faster); every ctx is then 0"
+    )
     col.add_argument("--reads-only", action="store_true", help="record reads only")
-    col.add_argument("--include", action="append", metavar="DIR",
-                     help="record only files under DIR (symlinks resolved); repeatable")
-    col.add_argument("--exclude", action="append", metavar="PATTERN",
-                     help="skip files under a directory, or matching a glob such as '*.so*'; repeatable")
+    col.add_argument(
+        "--include", action="append", metavar="DIR", help="record only files under DIR (symlinks resolved); repeatable"
+    )
+    col.add_argument(
+        "--exclude",
+        action="append",
+        metavar="PATTERN",
+        help="skip files under a directory, or matching a glob such as '*.so*'; repeatable",
+    )
     from bufsim.collect_paths import NO_LIBS_PATTERNS
 
-    col.add_argument("--no-libs", action="store_true",
-                     help="skip the loader's and libraries' reads and pseudo-files: " + ", ".join(NO_LIBS_PATTERNS))
-    col.add_argument("--tracer", choices=("strace", "kernel"), default="strace",
-                     help="strace (default: whole user call stacks) or kernel (tracefs tracepoints, root only: "
-                     "true timing, about 1/5 of strace's slowdown or less, and the page cache's own hits, "
-                     "insertions, evictions, read-ahead and disk requests in TRACE.pagecache.csv)")
-    col.add_argument("--timeout", type=float, metavar="SECONDS",
-                     help="with --tracer kernel: kill the command after SECONDS; the trace stays valid")
+    col.add_argument(
+        "--no-libs",
+        action="store_true",
+        help="skip the loader's and libraries' reads and pseudo-files: " + ", ".join(NO_LIBS_PATTERNS),
+    )
+    col.add_argument(
+        "--tracer",
+        choices=("strace", "kernel"),
+        default="strace",
+        help="strace (default: whole user call stacks) or kernel (tracefs tracepoints, root only: "
+        "true timing, about 1/5 of strace's slowdown or less, and the page cache's own hits, "
+        "insertions, evictions, read-ahead and disk requests in TRACE.pagecache.csv)",
+    )
+    col.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="with --tracer kernel: kill the command after SECONDS; the trace stays valid",
+    )
     col.add_argument("--keep-strace", metavar="FILE", help="also save strace's raw output to FILE")
-    col.add_argument("--from-strace", metavar="LOG",
-                     help="convert a saved `strace -f [-k] -y -ttt -T` log instead of running a command")
+    col.add_argument(
+        "--from-strace",
+        metavar="LOG",
+        help="convert a saved `strace -f [-k] -y -ttt -T` log instead of running a command",
+    )
     col.add_argument("command", nargs=argparse.REMAINDER, help="the command to trace, after --")
     col.set_defaults(func=cmd_collect)

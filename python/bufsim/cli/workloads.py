@@ -17,10 +17,13 @@ def cmd_workloads(args) -> int:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("workloads", help="list the recorded workload suite (cscope, glimpse, gcc, tpch, ...)",
-                       description="List the workloads recorded with `bufsim collect --tracer kernel` by "
-                       "`make workloads`: name, command, package versions, kernel, requests, block accesses, "
-                       "footprint and the trace's path (each readable by bufsim run).")
+    p = sub.add_parser(
+        "workloads",
+        help="list the recorded workload suite (cscope, glimpse, gcc, tpch, ...)",
+        description="List the workloads recorded with `bufsim collect --tracer kernel` by "
+        "`make workloads`: name, command, package versions, kernel, requests, block accesses, "
+        "footprint and the trace's path (each readable by bufsim run).",
+    )
     p.add_argument("--json", action="store_true", help="one JSON list with every field")
     p.add_argument("--dir", metavar="DIR", help=f"where the suite lives (default: {DEFAULT_DIR})")
     p.set_defaults(func=cmd_workloads)

@@ -11,8 +11,8 @@
 //! which moves it to T2 (and adapts p then, as the demand ghost hit would have). A prefetched
 //! block evicted unused leaves no ghost.
 
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use super::lru::back_unpinned;
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
@@ -109,7 +109,11 @@ impl Arc {
             // The hit ghost list holds the key, so its length is at least 1 on a demand ghost
             // hit; a deferred (prefetched) ghost hit may find it emptied since.
             let r = num / den.max(1.0);
-            if integer { r.floor() } else { r }
+            if integer {
+                r.floor()
+            } else {
+                r
+            }
         };
         match which {
             // δ1 = 1 if |B1| >= |B2|, else |B2|/|B1|; p = min(p + δ1, c)
@@ -157,7 +161,8 @@ impl Arc {
             // Unreachable when ARC runs a whole cache (see `new`), but inside a partition (AMP's
             // default partition) blocks can be taken from ARC with no insertion to trim the
             // directory: forget the oldest ghost of the same list, or of the other if it is empty.
-            let (same, other) = if which == Ghost::B2 { (&mut self.b2, &mut self.b1) } else { (&mut self.b1, &mut self.b2) };
+            let (same, other) =
+                if which == Ghost::B2 { (&mut self.b2, &mut self.b1) } else { (&mut self.b1, &mut self.b2) };
             if self.ghosts.pop_back(same).is_none() {
                 self.ghosts.pop_back(other);
             }

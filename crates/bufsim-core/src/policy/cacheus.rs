@@ -25,9 +25,7 @@
 
 use super::experts::Coin;
 use super::lru::back_unpinned;
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
@@ -183,13 +181,7 @@ pub struct Cacheus {
 }
 
 impl Cacheus {
-    pub(crate) fn new(
-        capacity: usize,
-        hist_cap: usize,
-        lru_weight: f64,
-        lr: Option<f64>,
-        coin: Coin,
-    ) -> Self {
+    pub(crate) fn new(capacity: usize, hist_cap: usize, lru_weight: f64, lr: Option<f64>, coin: Coin) -> Self {
         let n = capacity.max(1);
         let r0 = (0.01 * n as f64 + 0.5) as usize;
         let sr_limit = r0.max(1).min(n);
@@ -248,25 +240,10 @@ impl Cacheus {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        let mut lfu: Vec<((u64, u64, u64), Frame)> = self
-            .lfu
-            .nodes()
-            .iter()
-            .map(|&f| (self.lfu.key(f), f))
-            .collect();
+        let mut lfu: Vec<((u64, u64, u64), Frame)> = self.lfu.nodes().iter().map(|&f| (self.lfu.key(f), f)).collect();
         lfu.sort();
-        let lfu: Vec<String> = lfu
-            .iter()
-            .map(|&((c, _, _), f)| format!("{}:{c}", self.keys[f as usize]))
-            .collect();
-        let hist = |l: &GhostList| {
-            self.ghosts
-                .keys_of(l)
-                .iter()
-                .map(|k| k.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let lfu: Vec<String> = lfu.iter().map(|&((c, _, _), f)| format!("{}:{c}", self.keys[f as usize])).collect();
+        let hist = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
         format!(
             "R: {} | SR: {} | LFU: {} | H_LRU: {} | H_LFU: {} | r={} sr={} | w_lru={:.4}",
             list(&self.reused),
@@ -335,8 +312,7 @@ impl Cacheus {
         let f = frame as usize;
         self.freq[f] = count;
         self.last[f] = self.now;
-        self.lfu
-            .set(frame, (count, u64::MAX - self.now, self.keys[f]));
+        self.lfu.set(frame, (count, u64::MAX - self.now, self.keys[f]));
     }
 
     fn demote_one(&mut self) {
@@ -359,11 +335,7 @@ impl Cacheus {
         if self.hist_cap == 0 {
             return;
         }
-        let list = if h.expert == Expert::Lru {
-            &mut self.lru_hist
-        } else {
-            &mut self.lfu_hist
-        };
+        let list = if h.expert == Expert::Lru { &mut self.lru_hist } else { &mut self.lfu_hist };
         if list.len() >= self.hist_cap {
             if let Some((_, old)) = self.ghosts.pop_back(list) {
                 if old.expert == Expert::Lru && old.new {
@@ -388,11 +360,7 @@ impl Policy for Cacheus {
         self.incoming = Hist::default();
         if let Some(node) = self.ghosts.find(a.key) {
             let h = self.ghosts.data(node);
-            let list = if h.expert == Expert::Lru {
-                &mut self.lru_hist
-            } else {
-                &mut self.lfu_hist
-            };
+            let list = if h.expert == Expert::Lru { &mut self.lru_hist } else { &mut self.lfu_hist };
             self.ghosts.remove(list, node);
             if h.expert == Expert::Lru && h.new {
                 self.new_count -= 1;
@@ -468,11 +436,7 @@ impl Policy for Cacheus {
         self.tick(a.time);
         self.lr.hits += 1;
         let f = frame as usize;
-        let l = if self.in_scan[f] {
-            &mut self.scan
-        } else {
-            &mut self.reused
-        };
+        let l = if self.in_scan[f] { &mut self.scan } else { &mut self.reused };
         self.links.move_to_front(l, frame);
         let h = std::mem::take(&mut self.deferred[f]);
         if h.expert != Expert::None {
@@ -482,14 +446,10 @@ impl Policy for Cacheus {
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        let by_lru = back_unpinned(&self.links, &self.scan, pins)
-            .or_else(|| back_unpinned(&self.links, &self.reused, pins))?;
+        let by_lru =
+            back_unpinned(&self.links, &self.scan, pins).or_else(|| back_unpinned(&self.links, &self.reused, pins))?;
         let top = self.lfu.peek()?;
-        let by_lfu = if pins.pinned(top) {
-            self.lfu.min_unskipped(|f| pins.pinned(f))?
-        } else {
-            top
-        };
+        let by_lfu = if pins.pinned(top) { self.lfu.min_unskipped(|f| pins.pinned(f))? } else { top };
         // The authors draw at every eviction, agreed or not.
         let lru_drawn = self.coin.below(self.w_lru);
         let (frame, expert) = if by_lru == by_lfu {
@@ -505,11 +465,7 @@ impl Policy for Cacheus {
 
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
         let f = frame as usize;
-        let l = if self.in_scan[f] {
-            &mut self.scan
-        } else {
-            &mut self.reused
-        };
+        let l = if self.in_scan[f] { &mut self.scan } else { &mut self.reused };
         self.links.remove(l, frame);
         self.lfu.remove(frame);
         if self.demoted[f] {
@@ -522,11 +478,7 @@ impl Policy for Cacheus {
             _ => Expert::None,
         };
         if why == Removal::Evicted && expert != Expert::None {
-            let h = Hist {
-                expert,
-                freq: self.freq[f],
-                new: self.new[f],
-            };
+            let h = Hist { expert, freq: self.freq[f], new: self.new[f] };
             self.remember(key, h);
         }
     }
@@ -545,37 +497,15 @@ impl Policy for Cacheus {
             ));
         }
         if self.r_limit + self.sr_limit != self.capacity || self.sr_limit == 0 {
-            return Err(format!(
-                "Cacheus: limits R {} SR {} for {}",
-                self.r_limit, self.sr_limit, self.capacity
-            ));
+            return Err(format!("Cacheus: limits R {} SR {} for {}", self.r_limit, self.sr_limit, self.capacity));
         }
-        let demoted = self
-            .links
-            .iter(&self.scan)
-            .filter(|&f| self.demoted[f as usize])
-            .count();
-        if demoted as u64 != self.dem_count
-            || self
-                .links
-                .iter(&self.reused)
-                .any(|f| self.demoted[f as usize])
-        {
-            return Err(format!(
-                "Cacheus: {demoted} demoted blocks in SR, counted {}",
-                self.dem_count
-            ));
+        let demoted = self.links.iter(&self.scan).filter(|&f| self.demoted[f as usize]).count();
+        if demoted as u64 != self.dem_count || self.links.iter(&self.reused).any(|f| self.demoted[f as usize]) {
+            return Err(format!("Cacheus: {demoted} demoted blocks in SR, counted {}", self.dem_count));
         }
-        let new = self
-            .ghosts
-            .nodes_of(&self.lru_hist)
-            .filter(|&n| self.ghosts.data(n).new)
-            .count();
+        let new = self.ghosts.nodes_of(&self.lru_hist).filter(|&n| self.ghosts.data(n).new).count();
         if new as u64 != self.new_count {
-            return Err(format!(
-                "Cacheus: {new} new keys in H_LRU, counted {}",
-                self.new_count
-            ));
+            return Err(format!("Cacheus: {new} new keys in H_LRU, counted {}", self.new_count));
         }
         if self.lru_hist.len() > self.hist_cap || self.lfu_hist.len() > self.hist_cap {
             return Err(format!(
@@ -586,31 +516,19 @@ impl Policy for Cacheus {
             ));
         }
         if (self.w_lru + self.w_lfu - 1.0).abs() > 1e-9 || !(0.0..=1.0).contains(&self.w_lru) {
-            return Err(format!(
-                "Cacheus: weights {} + {} do not make 1",
-                self.w_lru, self.w_lfu
-            ));
+            return Err(format!("Cacheus: weights {} + {} do not make 1", self.w_lru, self.w_lfu));
         }
         if !(0.0..=1.0).contains(&self.lr.rate) {
-            return Err(format!(
-                "Cacheus: learning rate {} outside [0, 1]",
-                self.lr.rate
-            ));
+            return Err(format!("Cacheus: learning rate {} outside [0, 1]", self.lr.rate));
         }
         for l in [&self.reused, &self.scan] {
             for f in self.links.iter(l) {
                 let in_scan = std::ptr::eq(l, &self.scan);
                 if self.in_scan[f as usize] != in_scan {
-                    return Err(format!(
-                        "Cacheus: block {} in the wrong list",
-                        self.keys[f as usize]
-                    ));
+                    return Err(format!("Cacheus: block {} in the wrong list", self.keys[f as usize]));
                 }
                 if self.ghosts.find(self.keys[f as usize]).is_some() {
-                    return Err(format!(
-                        "Cacheus: resident block {} is also in a history",
-                        self.keys[f as usize]
-                    ));
+                    return Err(format!("Cacheus: resident block {} is also in a history", self.keys[f as usize]));
                 }
             }
         }
@@ -658,13 +576,7 @@ impl PolicyDef for Cacheus {
             Some(args.f64_in("learning-rate", 1e-9, 1.0)?)
         };
         let hist_cap = args.blocks("history", env)? as usize;
-        Ok(Cacheus::new(
-            env.capacity,
-            hist_cap,
-            lru_weight,
-            lr,
-            Coin::own(args.seed(env)?),
-        ))
+        Ok(Cacheus::new(env.capacity, hist_cap, lru_weight, lr, Coin::own(args.seed(env)?)))
     }
 }
 
@@ -747,11 +659,7 @@ mod tests {
         );
         // The first demand applies LFU's regret.
         assert_eq!(s.demand(3), 'H');
-        assert!(
-            s.policy().dump().ends_with("w_lru=0.0100"),
-            "{}",
-            s.policy().dump()
-        );
+        assert!(s.policy().dump().ends_with("w_lru=0.0100"), "{}", s.policy().dump());
     }
 
     #[test]
@@ -762,10 +670,7 @@ mod tests {
         s.prefetch(2);
         // 3: SR-LRU names the prefetched 2, CR-LFU 1; LRU's: 2 leaves no history.
         assert_eq!(s.demand(3), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "R:  | SR: 1d 3 | LFU: 3:1 1:1 | H_LRU:  | H_LFU:  | r=1 sr=1 | w_lru=1.0000"
-        );
+        assert_eq!(s.policy().dump(), "R:  | SR: 1d 3 | LFU: 3:1 1:1 | H_LRU:  | H_LFU:  | r=1 sr=1 | w_lru=1.0000");
         assert_eq!(s.demand(2), 'M');
         assert!(s.policy().dump().ends_with("w_lru=1.0000"));
     }
@@ -781,11 +686,7 @@ mod tests {
         // Second: 0.5 → 0.3 while λ rose by 0.01: opposite signs, λ -= |λ·Δλ|.
         lr.hits = 3;
         lr.update(20, &mut c);
-        assert!(
-            (lr.rate - (0.11 - 0.11 * 0.01)).abs() < 1e-12,
-            "{}",
-            lr.rate
-        );
+        assert!((lr.rate - (0.11 - 0.11 * 0.01)).abs() < 1e-12, "{}", lr.rate);
         // Third: the hit rate stays: λ stays. Not a period end: nothing happens.
         lr.hits = 3;
         lr.update(25, &mut c);

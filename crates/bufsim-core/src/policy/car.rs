@@ -12,8 +12,8 @@
 //! the directory hit is deferred to its first demand, which moves it to T2's tail and adapts p.
 //! A prefetched page evicted unused leaves no ghost.
 
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use super::lru::back_unpinned;
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;

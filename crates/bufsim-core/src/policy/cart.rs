@@ -13,9 +13,7 @@
 //! ghost leaves B1/B2 at once and its history hit (adapt p, filter L, q) waits for the first
 //! demand access. A prefetched page evicted unused leaves no ghost. Pinned pages are passed.
 
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
@@ -100,14 +98,7 @@ impl Cart {
             v.reverse();
             v.join(" ")
         };
-        let ghosts = |l: &GhostList| {
-            self.ghosts
-                .keys_of(l)
-                .iter()
-                .map(|k| k.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let ghosts = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
         format!(
             "T1: {} | T2: {} | B1: {} | B2: {} | p={} q={} nS={} nL={}",
             clock(&self.t1),
@@ -161,9 +152,7 @@ impl Cart {
     fn adapt(&mut self, which: Ghost) {
         let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
         match which {
-            Ghost::B1 => {
-                self.p = (self.p + (self.n_s as f64 / b1.max(1.0)).max(1.0)).min(self.c as f64)
-            }
+            Ghost::B1 => self.p = (self.p + (self.n_s as f64 / b1.max(1.0)).max(1.0)).min(self.c as f64),
             Ghost::B2 => self.p = (self.p - (self.n_l as f64 / b2.max(1.0)).max(1.0)).max(0.0),
             Ghost::None => {}
         }
@@ -183,11 +172,7 @@ impl Policy for Cart {
         self.replaced = false;
         self.incoming = Ghost::None;
         if let Some(node) = self.ghosts.find(a.key) {
-            self.incoming = if self.ghosts.data(node) {
-                Ghost::B2
-            } else {
-                Ghost::B1
-            };
+            self.incoming = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
             self.incoming_node = node;
         }
     }
@@ -278,26 +263,17 @@ impl Policy for Cart {
                 if self.referenced[i] {
                     self.links.move_to_front(&mut self.t1, h);
                     self.referenced[i] = false;
-                    if self.t1.len() as f64 >= (self.p + 1.0).min(self.b1.len() as f64)
-                        && !self.long_term[i]
-                    {
+                    if self.t1.len() as f64 >= (self.p + 1.0).min(self.b1.len() as f64) && !self.long_term[i] {
                         self.set_long_term(h);
                     }
                 } else {
                     self.unlink(h);
                     self.push_tail(h, true);
-                    self.q = self
-                        .q
-                        .saturating_sub(1)
-                        .max(self.c.saturating_sub(self.t1.len()));
+                    self.q = self.q.saturating_sub(1).max(self.c.saturating_sub(self.t1.len()));
                 }
             }
             let from_t1 = self.t1.len() as f64 >= self.p.max(1.0);
-            let head = if from_t1 {
-                self.t1.back()
-            } else {
-                self.t2.back()
-            };
+            let head = if from_t1 { self.t1.back() } else { self.t2.back() };
             let h = head.or_else(|| self.t1.back()).or_else(|| self.t2.back())?;
             if !pins.pinned(h) {
                 return Some(h);
@@ -329,11 +305,7 @@ impl Policy for Cart {
         }
         if self.ghosts.len() == self.ghosts.capacity() {
             // Unreachable through the cache (see `new`); keeps the arena bounded regardless.
-            let list = if self.in_t2[f] {
-                &mut self.b2
-            } else {
-                &mut self.b1
-            };
+            let list = if self.in_t2[f] { &mut self.b2 } else { &mut self.b1 };
             self.ghosts.pop_back(list);
         }
         if self.in_t2[f] {
@@ -348,23 +320,13 @@ impl Policy for Cart {
         self.links.check(&self.t2)?;
         self.ghosts.check(&[&self.b1, &self.b2])?;
         if self.t1.len() + self.t2.len() != resident {
-            return Err(format!(
-                "CART: |T1| + |T2| = {}, cache {resident}",
-                self.t1.len() + self.t2.len()
-            ));
+            return Err(format!("CART: |T1| + |T2| = {}, cache {resident}", self.t1.len() + self.t2.len()));
         }
         if self.b1.len() + self.b2.len() > self.c {
-            return Err(format!(
-                "CART: |B1| + |B2| = {} > c = {}",
-                self.b1.len() + self.b2.len(),
-                self.c
-            ));
+            return Err(format!("CART: |B1| + |B2| = {} > c = {}", self.b1.len() + self.b2.len(), self.c));
         }
         if !(0.0..=self.c as f64).contains(&self.p) || self.q > 2 * self.c {
-            return Err(format!(
-                "CART: p = {} or q = {} out of range",
-                self.p, self.q
-            ));
+            return Err(format!("CART: p = {} or q = {} out of range", self.p, self.q));
         }
         let mut s = 0;
         for (l, t2) in [(&self.t1, false), (&self.t2, true)] {
@@ -380,10 +342,7 @@ impl Policy for Cart {
             }
         }
         if s != self.n_s || self.n_s + self.n_l != resident {
-            return Err(format!(
-                "CART: nS = {} nL = {}, counted {s} S pages of {resident}",
-                self.n_s, self.n_l
-            ));
+            return Err(format!("CART: nS = {} nL = {}, counted {s} S pages of {resident}", self.n_s, self.n_l));
         }
         Ok(())
     }
@@ -427,75 +386,42 @@ mod tests {
         // 4: T1's head 1 is referenced: it goes round with its bit cleared and, as |T1| = 3 >=
         // min(p+1, |B1|) = 0, turns L. Head 2 (S, clear) goes to B1.
         assert_eq!(s.demand(4), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 3 1L 4 | T2:  | B1: 2 | B2:  | p=0 q=0 nS=2 nL=1"
-        );
+        assert_eq!(s.policy().dump(), "T1: 3 1L 4 | T2:  | B1: 2 | B2:  | p=0 q=0 nS=2 nL=1");
         assert_eq!(s.demand(5), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 1L 4 5 | T2:  | B1: 3 2 | B2:  | p=0 q=0 nS=2 nL=1"
-        );
+        assert_eq!(s.policy().dump(), "T1: 1L 4 5 | T2:  | B1: 3 2 | B2:  | p=0 q=0 nS=2 nL=1");
         // 2 in B1: replace() moves the unreferenced L head 1 to T2 (q = max(q-1, c-|T1|) = 1) and
         // demotes 4; p = min(0 + max(1, nS/|B1| = 1/3), 3) = 1; 2 enters T1's tail as L.
         assert_eq!(s.demand(2), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 5 2L | T2: 1L | B1: 4 3 | B2:  | p=1 q=1 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 5 2L | T2: 1L | B1: 4 3 | B2:  | p=1 q=1 nS=1 nL=2");
         // 1 is hit in T2; at 6 it is T2's referenced head and moves to T1's tail (|T2|+|B2|+|T1|
         // - nS = 2 < c: q stays); 5 goes to B1.
         assert_eq!(s.run(&[1, 6]), "HM");
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 2L 1L 6 | T2:  | B1: 5 4 3 | B2:  | p=1 q=1 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 2L 1L 6 | T2:  | B1: 5 4 3 | B2:  | p=1 q=1 nS=1 nL=2");
         // 7: 2 and 1 (L, clear) go to T2 (q = 1, then 2); 6 goes to B1; the directory now holds
         // c+1 keys and |B1| = 4 > q, so B1's oldest key, 3, is forgotten.
         assert_eq!(s.demand(7), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 7 | T2: 2L 1L | B1: 6 5 4 | B2:  | p=1 q=2 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 7 | T2: 2L 1L | B1: 6 5 4 | B2:  | p=1 q=2 nS=1 nL=2");
         assert_eq!(s.demand(8), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 8 | T2: 2L 1L | B1: 7 6 5 | B2:  | p=1 q=2 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 8 | T2: 2L 1L | B1: 7 6 5 | B2:  | p=1 q=2 nS=1 nL=2");
         // 5 in B1: 8 goes to B1; p = min(1 + max(1, 0/4), 3) = 2.
         assert_eq!(s.demand(5), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 5L | T2: 2L 1L | B1: 8 7 6 | B2:  | p=2 q=2 nS=0 nL=3"
-        );
+        assert_eq!(s.policy().dump(), "T1: 5L | T2: 2L 1L | B1: 8 7 6 | B2:  | p=2 q=2 nS=0 nL=3");
         // 9: 5 (L) goes to T2, q = max(1, 3) = 3; |T1| = 0 < max(1, p): T2's head 2 goes to B2;
         // the directory holds c+1 and |B1| = 3 is not above q: B2's oldest key (2) goes.
         assert_eq!(s.demand(9), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 9 | T2: 1L 5L | B1: 8 7 6 | B2:  | p=2 q=3 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 9 | T2: 1L 5L | B1: 8 7 6 | B2:  | p=2 q=3 nS=1 nL=2");
         // 7 in B1: |T1| = 1 < max(1, 2): T2's head 1 goes to B2; p = min(2 + max(1, 1/3), 3) = 3.
         assert_eq!(s.demand(7), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 9 7L | T2: 5L | B1: 8 6 | B2: 1 | p=3 q=3 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 9 7L | T2: 5L | B1: 8 6 | B2: 1 | p=3 q=3 nS=1 nL=2");
         // 1 in B2: 5 goes to B2; p = max(3 - max(1, nL/|B2| = 1/2), 0) = 2; 1 enters T1 as L;
         // |T2|+|B2|+|T1| - nS = 3 >= c: q = min(q+1, 2c-|T1|) = 3.
         assert_eq!(s.demand(1), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 9 7L 1L | T2:  | B1: 8 6 | B2: 5 | p=2 q=3 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 9 7L 1L | T2:  | B1: 8 6 | B2: 5 | p=2 q=3 nS=1 nL=2");
         // 9 hit, then 11: 9 goes round and turns L (|T1| = 3 >= min(3, |B1| = 2)); 7, 1, 9 move
         // to T2 (q ends at max(q-1, c) = 3); T2's head 7 goes to B2, and B2's oldest (5) is
         // forgotten since |B1| = 2 is not above q.
         assert_eq!(s.run(&[9, 11]), "HM");
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 11 | T2: 1L 9L | B1: 8 6 | B2: 7 | p=2 q=3 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 11 | T2: 1L 9L | B1: 8 6 | B2: 7 | p=2 q=3 nS=1 nL=2");
     }
 
     #[test]
@@ -504,27 +430,15 @@ mod tests {
         assert_eq!(s.run(&[1, 1, 2]), "MHM");
         s.prefetch(3);
         assert_eq!(s.demand(4), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 3 1L 4 | T2:  | B1: 2 | B2:  | p=0 q=0 nS=2 nL=1"
-        );
+        assert_eq!(s.policy().dump(), "T1: 3 1L 4 | T2:  | B1: 2 | B2:  | p=0 q=0 nS=2 nL=1");
         // 5: the head 3 was prefetched and never demanded: evicted without a ghost.
         assert_eq!(s.demand(5), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 1L 4 5 | T2:  | B1: 2 | B2:  | p=0 q=0 nS=2 nL=1"
-        );
+        assert_eq!(s.policy().dump(), "T1: 1L 4 5 | T2:  | B1: 2 | B2:  | p=0 q=0 nS=2 nL=1");
         // Prefetching 2 (in B1): 1 moves to T2, 4 goes to B1; 2 leaves B1 and enters T1 as S.
         s.prefetch(2);
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 5 2 | T2: 1L | B1: 4 | B2:  | p=0 q=1 nS=2 nL=1"
-        );
+        assert_eq!(s.policy().dump(), "T1: 5 2 | T2: 1L | B1: 4 | B2:  | p=0 q=1 nS=2 nL=1");
         // Its first demand is the deferred history hit: p = min(0 + max(1, 2/1), 3) = 2, 2 -> L.
         assert_eq!(s.demand(2), 'H');
-        assert_eq!(
-            s.policy().dump(),
-            "T1: 5 2L | T2: 1L | B1: 4 | B2:  | p=2 q=1 nS=1 nL=2"
-        );
+        assert_eq!(s.policy().dump(), "T1: 5 2L | T2: 1L | B1: 4 | B2:  | p=2 q=1 nS=1 nL=2");
     }
 }

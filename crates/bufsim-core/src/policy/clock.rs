@@ -23,8 +23,7 @@ impl Clock {
 
     /// Frames from the hand onwards with their reference bits (tests and dumps).
     pub fn ring_from_hand(&self) -> Vec<(Frame, bool)> {
-        let mut v: Vec<(Frame, bool)> =
-            self.links.iter(&self.ring).map(|f| (f, self.referenced[f as usize])).collect();
+        let mut v: Vec<(Frame, bool)> = self.links.iter(&self.ring).map(|f| (f, self.referenced[f as usize])).collect();
         v.reverse();
         v
     }

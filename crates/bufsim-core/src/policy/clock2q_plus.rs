@@ -4,9 +4,7 @@
 //! (its authors' code): the window counts admissions to small; main fills first while the cache warms up.
 
 use super::s3_fifo::S3Fifo;
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::spec::SpecError;
 
 /// The small FIFO, ghost and victim rules are S3-FIFO's ([`S3Fifo`]); this type only sets them up.
@@ -64,30 +62,13 @@ impl PolicyDef for Clock2QPlus {
     const INFO: PolicyInfo = PolicyInfo {
         name: "clock2q+",
         aliases: &["clock2qplus", "clock-2q+"],
-        paper:
-            "CLOCK-2Q+ (Zhai et al., arXiv 2511.21958, 2025) §3; rules as libCacheSim's Clock2QPlus",
+        paper: "CLOCK-2Q+ (Zhai et al., arXiv 2511.21958, 2025) §3; rules as libCacheSim's Clock2QPlus",
         summary: "S3-FIFO's queues with a correlation window in small and a one-bit CLOCK main",
         params: &[
-            ParamInfo {
-                name: "small",
-                default: "0.1",
-                doc: "share of the cache for the small FIFO, 0..1",
-            },
-            ParamInfo {
-                name: "ghost",
-                default: "0.9",
-                doc: "ghost entries as a share of the cache, 0..10",
-            },
-            ParamInfo {
-                name: "threshold",
-                default: "1",
-                doc: "counted hits in small that move a block to main",
-            },
-            ParamInfo {
-                name: "window",
-                default: "0.5",
-                doc: "correlation window as a share of the small FIFO, 0..1",
-            },
+            ParamInfo { name: "small", default: "0.1", doc: "share of the cache for the small FIFO, 0..1" },
+            ParamInfo { name: "ghost", default: "0.9", doc: "ghost entries as a share of the cache, 0..10" },
+            ParamInfo { name: "threshold", default: "1", doc: "counted hits in small that move a block to main" },
+            ParamInfo { name: "window", default: "0.5", doc: "correlation window as a share of the small FIFO, 0..1" },
         ],
         preset_of: None,
     };
@@ -97,17 +78,9 @@ impl PolicyDef for Clock2QPlus {
         let window = args.f64_in("window", 0.0, 1.0)?;
         let threshold = args.u64("threshold")?;
         if !(1..=255).contains(&threshold) {
-            return Err(SpecError(format!(
-                "policy `clock2q+`: threshold={threshold} must be between 1 and 255"
-            )));
+            return Err(SpecError(format!("policy `clock2q+`: threshold={threshold} must be between 1 and 255")));
         }
-        Ok(Clock2QPlus::new(
-            env.capacity,
-            small,
-            ghost,
-            threshold as u8,
-            window,
-        ))
+        Ok(Clock2QPlus::new(env.capacity, small, ghost, threshold as u8, window))
     }
 }
 
@@ -117,9 +90,7 @@ mod tests {
     use crate::policy::steps::Steps;
 
     fn dump(s: &Steps<Clock2QPlus>) -> String {
-        s.policy()
-            .0
-            .dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
+        s.policy().0.dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
     }
 
     #[test]

@@ -471,7 +471,10 @@ impl Policy for ClockPro {
             return Err(format!("CLOCK-Pro: {nonres} non-resident pages (cap {})", self.nonres_cap));
         }
         if !(self.cold_min..=self.cold_max).contains(&self.cold_target) {
-            return Err(format!("CLOCK-Pro: m_c = {} outside [{}, {}]", self.cold_target, self.cold_min, self.cold_max));
+            return Err(format!(
+                "CLOCK-Pro: m_c = {} outside [{}, {}]",
+                self.cold_target, self.cold_min, self.cold_max
+            ));
         }
         // Each hand: no page of its kind lies between the tail and the hand.
         type Hand<'a> = (u32, &'a str, fn(Status) -> bool);
@@ -509,9 +512,21 @@ impl PolicyDef for ClockPro {
         paper: "Jiang, Chen & Zhang, CLOCK-Pro, USENIX ATC 2005, §3; prefetch-aware per the prefetching paper §4",
         summary: "one clock of hot, cold and non-resident test pages, three hands, adaptive cold allocation m_c",
         params: &[
-            ParamInfo { name: "cold-min", default: "1%", doc: "lower bound and starting value of m_c (share of the cache or a size; at least 1 block)" },
-            ParamInfo { name: "cold-max", default: "99%", doc: "upper bound of m_c (at most the cache minus one block)" },
-            ParamInfo { name: "nonresident", default: "1x", doc: "non-resident cold pages kept (the paper: m, the cache size)" },
+            ParamInfo {
+                name: "cold-min",
+                default: "1%",
+                doc: "lower bound and starting value of m_c (share of the cache or a size; at least 1 block)",
+            },
+            ParamInfo {
+                name: "cold-max",
+                default: "99%",
+                doc: "upper bound of m_c (at most the cache minus one block)",
+            },
+            ParamInfo {
+                name: "nonresident",
+                default: "1x",
+                doc: "non-resident cold pages kept (the paper: m, the cache size)",
+            },
         ],
         preset_of: None,
     };
@@ -520,7 +535,9 @@ impl PolicyDef for ClockPro {
         let max = args.blocks("cold-max", env)? as usize;
         let nonres = args.blocks("nonresident", env)? as usize;
         if min > max {
-            return Err(SpecError(format!("policy `clock-pro`: cold-min ({min} blocks) exceeds cold-max ({max} blocks)")));
+            return Err(SpecError(format!(
+                "policy `clock-pro`: cold-min ({min} blocks) exceeds cold-max ({max} blocks)"
+            )));
         }
         Ok(ClockPro::new(env.capacity, min, max, nonres))
     }

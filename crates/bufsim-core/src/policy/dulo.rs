@@ -264,11 +264,16 @@ impl Dulo {
             let mut open: Option<(u32, u64, u32, usize, Frame)> = None;
             for &(b, prev) in &entries {
                 let f = frames[i];
-                debug_assert_eq!((self.device[f as usize], self.block[f as usize]), (dev, b), "table and bank disagree");
+                debug_assert_eq!(
+                    (self.device[f as usize], self.block[f as usize]),
+                    (dev, b),
+                    "table and bank disagree"
+                );
                 i += 1;
                 let joins = open.is_some_and(|(_, last, last_prev, size, last_f)| {
                     // §4.2.2: demoted active pages are sequenced apart from newly fetched ones.
-                    self.demoted[last_f as usize] == self.demoted[f as usize] && joins(last, last_prev, size, b, prev, self.max_seq)
+                    self.demoted[last_f as usize] == self.demoted[f as usize]
+                        && joins(last, last_prev, size, b, prev, self.max_seq)
                 });
                 let s = match (joins, open) {
                     (true, Some((s, ..))) => s,
@@ -620,7 +625,9 @@ impl PolicyDef for Dulo {
         } else {
             let b = args.blocks("buffer", env)?;
             if b + bank > c {
-                return Err(SpecError(format!("policy `dulo`: buffer ({b}) + bank ({bank}) exceed the cache of {c} blocks")));
+                return Err(SpecError(format!(
+                    "policy `dulo`: buffer ({b}) + bank ({bank}) exceed the cache of {c} blocks"
+                )));
             }
             b
         };

@@ -61,9 +61,7 @@ mod tests {
         // twelve times on a cache whose LRU and LFU candidates differ) were
         // LFU LFU LRU LRU LFU LFU LRU LFU LRU LRU LRU LFU.
         let mut c = Coin::libcachesim(LIBCACHESIM_INITIAL_STATE);
-        let picks: String = (0..12)
-            .map(|_| if c.below(0.5) { 'R' } else { 'F' })
-            .collect();
+        let picks: String = (0..12).map(|_| if c.below(0.5) { 'R' } else { 'F' }).collect();
         assert_eq!(picks, "FFRRFFRFRRRF");
     }
 }

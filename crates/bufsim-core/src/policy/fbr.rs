@@ -208,7 +208,11 @@ impl Fbr {
     #[doc(hidden)]
     pub fn dump(&self, key_of: impl Fn(Frame) -> u64) -> String {
         let show = |l: &List| {
-            self.links.iter(l).map(|f| format!("{}:{}", key_of(f), self.count[f as usize])).collect::<Vec<_>>().join(" ")
+            self.links
+                .iter(l)
+                .map(|f| format!("{}:{}", key_of(f), self.count[f as usize]))
+                .collect::<Vec<_>>()
+                .join(" ")
         };
         format!("new=[{}] middle=[{}] old=[{}]", show(&self.new), show(&self.middle), show(&self.old))
     }
@@ -299,7 +303,13 @@ impl Policy for Fbr {
             return Err(format!("FBR holds {n} frames (counted {}), cache {resident}", self.resident));
         }
         if self.new.len() > self.new_len || (self.middle.len() > self.middle_len) {
-            return Err(format!("FBR sections {}/{} over {}/{}", self.new.len(), self.middle.len(), self.new_len, self.middle_len));
+            return Err(format!(
+                "FBR sections {}/{} over {}/{}",
+                self.new.len(),
+                self.middle.len(),
+                self.new_len,
+                self.middle_len
+            ));
         }
         if !self.old.is_empty() && (self.new.len() < self.new_len || self.middle.len() < self.middle_len) {
             return Err("FBR: old section used before the others are full".into());

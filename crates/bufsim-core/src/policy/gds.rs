@@ -31,8 +31,12 @@ impl Gds {
 
     /// Resident blocks with their credit H, lowest first (tests and dumps).
     pub fn credits(&self) -> Vec<(u64, f64)> {
-        let mut v: Vec<(u64, u64, u64)> =
-            self.order.nodes().iter().map(|&f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize])).collect();
+        let mut v: Vec<(u64, u64, u64)> = self
+            .order
+            .nodes()
+            .iter()
+            .map(|&f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize]))
+            .collect();
         v.sort_unstable();
         v.into_iter().map(|(h, _, k)| (k, f64::from_bits(h))).collect()
     }

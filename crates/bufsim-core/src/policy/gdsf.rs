@@ -14,9 +14,7 @@
 //! the least key goes and the newcomer keeps its pre-eviction key.
 
 use super::heap_victim::min_unpinned;
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::heap::IndexedHeap;
 use crate::spec::SpecError;
 
@@ -70,18 +68,10 @@ impl Gdsf {
             .order
             .nodes()
             .iter()
-            .map(|&f| {
-                (
-                    self.order.key(f).0,
-                    self.order.key(f).1,
-                    self.keys[f as usize],
-                )
-            })
+            .map(|&f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize]))
             .collect();
         v.sort_unstable();
-        v.into_iter()
-            .map(|(k, _, b)| (b, f64::from_bits(k)))
-            .collect()
+        v.into_iter().map(|(k, _, b)| (b, f64::from_bits(k))).collect()
     }
 
     #[inline]
@@ -166,10 +156,7 @@ impl Policy for Gdsf {
     fn check(&self, resident: usize) -> Result<(), String> {
         self.order.check()?;
         if self.order.len() != resident {
-            return Err(format!(
-                "GDSF orders {} frames, cache {resident}",
-                self.order.len()
-            ));
+            return Err(format!("GDSF orders {} frames, cache {resident}", self.order.len()));
         }
         Ok(())
     }
@@ -229,10 +216,7 @@ mod tests {
     fn costly_blocks_stay_longer() {
         let mut s = Steps::new(Gdsf::new(2, Entry::Paper, true), 2);
         let go = |s: &mut Steps<Gdsf>, key: u64, cost: f64| {
-            let a = Access {
-                cost,
-                ..s.access(key)
-            };
+            let a = Access { cost, ..s.access(key) };
             s.demand_access(a)
         };
         // 1 (cost 3): K = 3; 2 (cost 1): K = 1; 3: 2 goes, L = 1, K3 = 2; 4: 3 goes, L = 2, K4 = 3
@@ -246,10 +230,7 @@ mod tests {
         // LFU-DA ignores costs: 1 is merely the oldest of equals and goes first.
         let mut u = Steps::new(Gdsf::new(2, Entry::Paper, false), 2);
         for (k, c) in [(1, 3.0), (2, 1.0), (3, 1.0)] {
-            let a = Access {
-                cost: c,
-                ..u.access(k)
-            };
+            let a = Access { cost: c, ..u.access(k) };
             u.demand_access(a);
         }
         assert_eq!(u.policy().keys(), vec![(2, 1.0), (3, 2.0)]);

@@ -6,9 +6,7 @@
 //! a seed gives the same victims; pinned samples are skipped. A prefetched block enters with
 //! n = 0 (priority 0: no access history, prefetching paper §4); its first demand makes n = 1.
 
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::rng::Rng;
 use crate::spec::SpecError;
 
@@ -90,10 +88,7 @@ impl Policy for Hyperbolic {
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
         let p = self.pos[frame as usize] as usize;
-        let last = *self
-            .dense
-            .last()
-            .expect("remove from an empty Hyperbolic policy");
+        let last = *self.dense.last().expect("remove from an empty Hyperbolic policy");
         self.dense.swap_remove(p);
         if last != frame {
             self.pos[last as usize] = p as u32;
@@ -102,10 +97,7 @@ impl Policy for Hyperbolic {
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         if self.dense.len() != resident {
-            return Err(format!(
-                "Hyperbolic holds {} frames, cache {resident}",
-                self.dense.len()
-            ));
+            return Err(format!("Hyperbolic holds {} frames, cache {resident}", self.dense.len()));
         }
         for (i, &f) in self.dense.iter().enumerate() {
             if self.pos[f as usize] as usize != i {
@@ -123,11 +115,7 @@ impl PolicyDef for Hyperbolic {
         paper: "Blankstein, Sen & Freedman, Hyperbolic Caching, USENIX ATC 2017, §3",
         summary: "priority = accesses / time in cache; evicts the lowest of k random samples",
         params: &[
-            ParamInfo {
-                name: "samples",
-                default: "64",
-                doc: "blocks sampled per eviction (the paper's 64)",
-            },
+            ParamInfo { name: "samples", default: "64", doc: "blocks sampled per eviction (the paper's 64)" },
             ParamInfo {
                 name: "seed",
                 default: "run",
@@ -139,15 +127,9 @@ impl PolicyDef for Hyperbolic {
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let samples = args.u64("samples")?;
         if samples == 0 || samples > 1 << 20 {
-            return Err(SpecError(
-                "policy `hyperbolic`: samples must be from 1 to 1048576".into(),
-            ));
+            return Err(SpecError("policy `hyperbolic`: samples must be from 1 to 1048576".into()));
         }
-        Ok(Hyperbolic::new(
-            env.capacity,
-            samples as u32,
-            args.seed(env)?,
-        ))
+        Ok(Hyperbolic::new(env.capacity, samples as u32, args.seed(env)?))
     }
 }
 

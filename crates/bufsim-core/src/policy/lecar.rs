@@ -20,9 +20,7 @@
 
 use super::experts::{Coin, LIBCACHESIM_INITIAL_STATE};
 use super::lru::back_unpinned;
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
@@ -120,11 +118,7 @@ impl Lecar {
 
     /// `LRU: MRU..LRU | LFU: key:count in victim order | H_LRU: MRU..LRU | H_LFU: .. | w_lru`.
     pub fn dump(&self) -> String {
-        let lru: Vec<String> = self
-            .links
-            .iter(&self.lru)
-            .map(|f| self.keys[f as usize].to_string())
-            .collect();
+        let lru: Vec<String> = self.links.iter(&self.lru).map(|f| self.keys[f as usize].to_string()).collect();
         let mut lfu: Vec<(u64, u64, Frame)> = self
             .lfu
             .nodes()
@@ -135,18 +129,8 @@ impl Lecar {
             })
             .collect();
         lfu.sort();
-        let lfu: Vec<String> = lfu
-            .iter()
-            .map(|&(c, _, f)| format!("{}:{c}", self.keys[f as usize]))
-            .collect();
-        let hist = |l: &GhostList| {
-            self.ghosts
-                .keys_of(l)
-                .iter()
-                .map(|k| k.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let lfu: Vec<String> = lfu.iter().map(|&(c, _, f)| format!("{}:{c}", self.keys[f as usize])).collect();
+        let hist = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
         format!(
             "LRU: {} | LFU: {} | H_LRU: {} | H_LFU: {} | w_lru={:.4}",
             lru.join(" "),
@@ -193,11 +177,7 @@ impl Lecar {
         let f = frame as usize;
         self.freq[f] = count;
         self.seq += 1;
-        let tie = if self.libcachesim {
-            self.seq
-        } else {
-            self.keys[f]
-        };
+        let tie = if self.libcachesim { self.seq } else { self.keys[f] };
         self.lfu.set(frame, (count, tie));
     }
 
@@ -205,11 +185,7 @@ impl Lecar {
         if self.hist_cap == 0 {
             return;
         }
-        let list = if h.expert == Expert::Lru {
-            &mut self.lru_hist
-        } else {
-            &mut self.lfu_hist
-        };
+        let list = if h.expert == Expert::Lru { &mut self.lru_hist } else { &mut self.lfu_hist };
         self.ghosts.push_front(list, key, h);
         if list.len() > self.hist_cap {
             self.ghosts.pop_back(list);
@@ -224,11 +200,7 @@ impl Policy for Lecar {
         self.incoming_origin = origin;
         if let Some(node) = self.ghosts.find(a.key) {
             let h = self.ghosts.data(node);
-            let list = if h.expert == Expert::Lru {
-                &mut self.lru_hist
-            } else {
-                &mut self.lfu_hist
-            };
+            let list = if h.expert == Expert::Lru { &mut self.lru_hist } else { &mut self.lfu_hist };
             self.ghosts.remove(list, node);
             self.incoming = h;
             if origin == Origin::Demand {
@@ -273,11 +245,7 @@ impl Policy for Lecar {
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
         let by_lru = back_unpinned(&self.links, &self.lru, pins)?;
         let top = self.lfu.peek()?;
-        let by_lfu = if pins.pinned(top) {
-            self.lfu.min_unskipped(|f| pins.pinned(f))?
-        } else {
-            top
-        };
+        let by_lfu = if pins.pinned(top) { self.lfu.min_unskipped(|f| pins.pinned(f))? } else { top };
         let (frame, expert) = if by_lru == by_lfu {
             (by_lru, Expert::None)
         } else if self.coin.below(self.w_lru) {
@@ -299,14 +267,7 @@ impl Policy for Lecar {
             _ => Expert::None,
         };
         if why == Removal::Evicted && expert != Expert::None {
-            self.remember(
-                key,
-                Hist {
-                    expert,
-                    evicted: self.now,
-                    freq: self.freq[f],
-                },
-            );
+            self.remember(key, Hist { expert, evicted: self.now, freq: self.freq[f] });
         }
     }
 
@@ -315,11 +276,7 @@ impl Policy for Lecar {
         self.lfu.check()?;
         self.ghosts.check(&[&self.lru_hist, &self.lfu_hist])?;
         if self.lru.len() != resident || self.lfu.len() != resident {
-            return Err(format!(
-                "LeCaR: LRU holds {}, LFU {}, cache {resident}",
-                self.lru.len(),
-                self.lfu.len()
-            ));
+            return Err(format!("LeCaR: LRU holds {}, LFU {}, cache {resident}", self.lru.len(), self.lfu.len()));
         }
         if self.lru_hist.len() > self.hist_cap || self.lfu_hist.len() > self.hist_cap {
             return Err(format!(
@@ -330,17 +287,11 @@ impl Policy for Lecar {
             ));
         }
         if (self.w_lru + self.w_lfu - 1.0).abs() > 1e-6 || !(0.0..=1.0).contains(&self.w_lru) {
-            return Err(format!(
-                "LeCaR: weights {} + {} do not make 1",
-                self.w_lru, self.w_lfu
-            ));
+            return Err(format!("LeCaR: weights {} + {} do not make 1", self.w_lru, self.w_lfu));
         }
         for f in self.links.iter(&self.lru) {
             if self.ghosts.find(self.keys[f as usize]).is_some() {
-                return Err(format!(
-                    "LeCaR: resident block {} is also in a history",
-                    self.keys[f as usize]
-                ));
+                return Err(format!("LeCaR: resident block {} is also in a history", self.keys[f as usize]));
             }
         }
         Ok(())
@@ -385,23 +336,12 @@ impl PolicyDef for Lecar {
         let learning_rate = args.f64_in("learning-rate", 0.0, 1e6)?;
         let hist_cap = args.blocks("history", env)? as usize;
         let coin = if libcachesim {
-            let state = if args.text("seed") == "run" {
-                LIBCACHESIM_INITIAL_STATE
-            } else {
-                args.u64("seed")? as u128
-            };
+            let state = if args.text("seed") == "run" { LIBCACHESIM_INITIAL_STATE } else { args.u64("seed")? as u128 };
             Coin::libcachesim(state)
         } else {
             Coin::own(args.seed(env)?)
         };
-        let mut p = Lecar::new(
-            env.capacity,
-            libcachesim,
-            lru_weight,
-            learning_rate,
-            hist_cap,
-            coin,
-        );
+        let mut p = Lecar::new(env.capacity, libcachesim, lru_weight, learning_rate, hist_cap, coin);
         p.learn = args.bool("learn")?;
         Ok(p)
     }
@@ -421,54 +361,27 @@ mod tests {
     fn lru_expert_victims_go_to_its_history_and_cost_it_weight() {
         let mut s = Steps::new(lecar(4, false, 1.0, 0.45), 4);
         assert_eq!(s.run(&[1, 1, 1, 2, 3, 4]), "MHHMMM");
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 4 3 2 1 | LFU: 2:1 3:1 4:1 1:3 | H_LRU:  | H_LFU:  | w_lru=1.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 4 3 2 1 | LFU: 2:1 3:1 4:1 1:3 | H_LRU:  | H_LFU:  | w_lru=1.0000");
         // 5 at time 6: LRU names 1, LFU names 2; the coin (w_lru = 1) says LRU: 1 to H_LRU.
         assert_eq!(s.demand(5), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 5 4 3 2 | LFU: 2:1 3:1 4:1 5:1 | H_LRU: 1 | H_LFU:  | w_lru=1.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 5 4 3 2 | LFU: 2:1 3:1 4:1 5:1 | H_LRU: 1 | H_LFU:  | w_lru=1.0000");
         // 1 returns at time 7 after t = 1: w_lru = e^(-λd) / (e^(-λd) + 0) = 1, held at 0.99; it
         // resumes at count 3 + 1. Both experts name 2: agreed, so 2 enters no history.
         assert_eq!(s.demand(1), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 1 5 4 3 | LFU: 3:1 4:1 5:1 1:4 | H_LRU:  | H_LFU:  | w_lru=0.9900"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 1 5 4 3 | LFU: 3:1 4:1 5:1 1:4 | H_LRU:  | H_LFU:  | w_lru=0.9900");
     }
 
     #[test]
     fn weight_update_matches_algorithm_1() {
         // w = 0.5 each; a regret after t steps: w_lru' = 0.5·e^(-λ d^t) / (0.5·e^(-λ d^t) + 0.5).
         let mut p = lecar(4, false, 0.5, 0.45);
-        p.regret(
-            Hist {
-                expert: Expert::Lru,
-                evicted: 10,
-                freq: 1,
-            },
-            12,
-        );
+        p.regret(Hist { expert: Expert::Lru, evicted: 10, freq: 1 }, 12);
         let d = 0.005f64.powf(0.25);
         let e = (-0.45 * d * d).exp();
-        assert!(
-            (p.lru_weight() - e / (e + 1.0)).abs() < 1e-12,
-            "{}",
-            p.lru_weight()
-        );
+        assert!((p.lru_weight() - e / (e + 1.0)).abs() < 1e-12, "{}", p.lru_weight());
         // libCacheSim adds 1e-10 to both before normalising.
         let mut q = lecar(4, true, 0.5, 0.45);
-        q.regret(
-            Hist {
-                expert: Expert::Lfu,
-                evicted: 10,
-                freq: 1,
-            },
-            12,
-        );
+        q.regret(Hist { expert: Expert::Lfu, evicted: 10, freq: 1 }, 12);
         let lfu = 0.5 * e + 1e-10;
         let s = lfu + 0.5 + 2e-10;
         assert!((q.lru_weight() - (0.5 + 1e-10) / s).abs() < 1e-15);
@@ -480,10 +393,7 @@ mod tests {
         // 5: LRU names 3; among the count-1 blocks 3 2 1 the smallest key, 1, is LFU's: the
         // coin (w_lru = 0) says LFU.
         assert_eq!(s.run(&[4, 3, 2, 1, 4, 5]), "MMMMHM");
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 5 4 2 3 | LFU: 2:1 3:1 5:1 4:2 | H_LRU:  | H_LFU: 1 | w_lru=0.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 5 4 2 3 | LFU: 2:1 3:1 5:1 4:2 | H_LRU:  | H_LFU: 1 | w_lru=0.0000");
     }
 
     #[test]
@@ -491,23 +401,14 @@ mod tests {
         let mut s = Steps::new(lecar(4, true, 0.0, 0.45), 4);
         // 5: LRU and LFU (first to reach count 1) both name 3: agreed, no history, no draw.
         assert_eq!(s.run(&[4, 3, 2, 1, 4, 5]), "MMMMHM");
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 5 4 1 2 | LFU: 2:1 1:1 5:1 4:2 | H_LRU:  | H_LFU:  | w_lru=0.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 5 4 1 2 | LFU: 2:1 1:1 5:1 4:2 | H_LRU:  | H_LFU:  | w_lru=0.0000");
         // 6 at time 8: LRU names 4, LFU 5; the coin (w_lru = 0) says LFU.
         assert_eq!(s.run(&[2, 1, 6]), "HHM");
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 6 1 2 4 | LFU: 6:1 4:2 2:2 1:2 | H_LRU:  | H_LFU: 5 | w_lru=0.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 6 1 2 4 | LFU: 6:1 4:2 2:2 1:2 | H_LRU:  | H_LFU: 5 | w_lru=0.0000");
         // 5 returns: w_lru = 1e-10 / (e^(-λd) + 3e-10), and the coin picks LFU again: 6
         // goes to H_LFU and 5 restarts at count 1.
         assert_eq!(s.demand(5), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 5 1 2 4 | LFU: 5:1 4:2 2:2 1:2 | H_LRU:  | H_LFU: 6 | w_lru=0.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 5 1 2 4 | LFU: 5:1 4:2 2:2 1:2 | H_LRU:  | H_LFU: 6 | w_lru=0.0000");
     }
 
     #[test]
@@ -515,22 +416,13 @@ mod tests {
         let mut s = Steps::new(lecar(2, false, 0.0, 0.45), 2);
         // 3: LRU names 1, LFU names 2; the coin (w_lru = 0) says LFU: 2 to H_LFU.
         assert_eq!(s.run(&[1, 1, 2, 3]), "MHMM");
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 3 1 | LFU: 3:1 1:2 | H_LRU:  | H_LFU: 2 | w_lru=0.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 3 1 | LFU: 3:1 1:2 | H_LRU:  | H_LFU: 2 | w_lru=0.0000");
         // Prefetching 2 takes it out of H_LFU with the weights untouched; LFU evicts 3.
         s.prefetch(2);
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 2 1 | LFU: 2:1 1:2 | H_LRU:  | H_LFU: 3 | w_lru=0.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 2 1 | LFU: 2:1 1:2 | H_LRU:  | H_LFU: 3 | w_lru=0.0000");
         // Its first demand applies the regret (w_lfu = 1, held at 0.99) and resumes count 1 + 1.
         assert_eq!(s.demand(2), 'H');
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 2 1 | LFU: 1:2 2:2 | H_LRU:  | H_LFU: 3 | w_lru=0.0100"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 2 1 | LFU: 1:2 2:2 | H_LRU:  | H_LFU: 3 | w_lru=0.0100");
     }
 
     #[test]
@@ -540,9 +432,6 @@ mod tests {
         s.prefetch(2);
         // 3: LRU names 1, LFU names the prefetched 2 (count 1), and the coin says LFU.
         assert_eq!(s.demand(3), 'M');
-        assert_eq!(
-            s.policy().dump(),
-            "LRU: 3 1 | LFU: 3:1 1:2 | H_LRU:  | H_LFU:  | w_lru=0.0000"
-        );
+        assert_eq!(s.policy().dump(), "LRU: 3 1 | LFU: 3:1 1:2 | H_LRU:  | H_LFU:  | w_lru=0.0000");
     }
 }

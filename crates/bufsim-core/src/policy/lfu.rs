@@ -11,9 +11,7 @@
 //! bucket and a hit moves a block to the next bucket up. With dynamic aging a hit may jump
 //! past several buckets; the new place is found by walking up from the old one.
 
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List, NIL};
 use crate::spec::SpecError;
 
@@ -85,11 +83,7 @@ impl Lfu {
     #[inline]
     fn bucket_at_or_after(&mut self, from: u32, p: u64) -> u32 {
         let mut prev = from;
-        let mut cur = if from == NIL {
-            self.order.front()
-        } else {
-            self.buckets.next(from)
-        };
+        let mut cur = if from == NIL { self.order.front() } else { self.buckets.next(from) };
         while let Some(b) = cur {
             let q = self.priority[b as usize];
             if q == p {
@@ -101,10 +95,7 @@ impl Lfu {
             prev = b;
             cur = self.buckets.next(b);
         }
-        let b = self
-            .free_buckets
-            .pop()
-            .expect("LFU bucket pool sized for capacity + 1");
+        let b = self.free_buckets.pop().expect("LFU bucket pool sized for capacity + 1");
         self.priority[b as usize] = p;
         self.members[b as usize] = List::new();
         match cur {
@@ -178,9 +169,7 @@ impl Lfu {
                 at = self.frames.next(y);
             }
             match at {
-                Some(y) => self
-                    .frames
-                    .insert_before(&mut self.members[into as usize], y, x),
+                Some(y) => self.frames.insert_before(&mut self.members[into as usize], y, x),
                 None => self.frames.push_back(&mut self.members[into as usize], x),
             }
             self.bucket_of[x as usize] = into;
@@ -214,12 +203,7 @@ impl Lfu {
     fn dump(&self) -> Vec<(u64, Vec<Frame>)> {
         self.buckets
             .iter(&self.order)
-            .map(|b| {
-                (
-                    self.priority[b as usize],
-                    self.frames.iter(&self.members[b as usize]).collect(),
-                )
-            })
+            .map(|b| (self.priority[b as usize], self.frames.iter(&self.members[b as usize]).collect()))
             .collect()
     }
 }
@@ -282,10 +266,7 @@ impl Policy for Lfu {
         for b in self.buckets.iter(&self.order) {
             let p = self.priority[b as usize];
             if prev_p.is_some_and(|q| q >= p) {
-                return Err(format!(
-                    "LFU buckets out of order: {} then {p}",
-                    prev_p.unwrap()
-                ));
+                return Err(format!("LFU buckets out of order: {} then {p}", prev_p.unwrap()));
             }
             prev_p = Some(p);
             let l = &self.members[b as usize];
@@ -296,29 +277,20 @@ impl Policy for Lfu {
             let mut t = 0;
             for f in self.frames.iter(l) {
                 if self.bucket_of[f as usize] != b {
-                    return Err(format!(
-                        "LFU frame {f} is in bucket {b} but says {}",
-                        self.bucket_of[f as usize]
-                    ));
+                    return Err(format!("LFU frame {f} is in bucket {b} but says {}", self.bucket_of[f as usize]));
                 }
                 if self.last[f as usize] < t {
                     return Err(format!("LFU bucket {p}: frame {f} is out of recency order"));
                 }
                 t = self.last[f as usize];
                 if self.aging != Aging::Dynamic && self.count[f as usize] != p {
-                    return Err(format!(
-                        "LFU frame {f}: count {} in bucket {p}",
-                        self.count[f as usize]
-                    ));
+                    return Err(format!("LFU frame {f}: count {} in bucket {p}", self.count[f as usize]));
                 }
                 n += 1;
             }
         }
         if n != resident || self.resident != resident {
-            return Err(format!(
-                "LFU orders {n} frames (counts {}), cache {resident}",
-                self.resident
-            ));
+            return Err(format!("LFU orders {n} frames (counts {}), cache {resident}", self.resident));
         }
         Ok(())
     }
@@ -336,11 +308,7 @@ impl PolicyDef for Lfu {
                 default: "none",
                 doc: "none | halve (halve all counts every `period` accesses) | dynamic (LFU-DA)",
             },
-            ParamInfo {
-                name: "period",
-                default: "100000",
-                doc: "demand accesses between halvings (aging=halve)",
-            },
+            ParamInfo { name: "period", default: "100000", doc: "demand accesses between halvings (aging=halve)" },
         ],
         preset_of: None,
     };
@@ -373,23 +341,14 @@ mod tests {
         assert_eq!(s.run(&[1, 2, 3, 2, 1, 1]), "MMMHHH");
         let f = frames(&s, &[1, 2, 3]);
         // counts: 3 -> 1, 2 -> 2, 1 -> 3.
-        assert_eq!(
-            s.policy().dump(),
-            vec![(1, vec![f[2]]), (2, vec![f[1]]), (3, vec![f[0]])]
-        );
+        assert_eq!(s.policy().dump(), vec![(1, vec![f[2]]), (2, vec![f[1]]), (3, vec![f[0]])]);
         // 3 goes; 4 enters bucket 1.
         assert_eq!(s.demand(4), 'M');
         let f4 = s.cache.frame_of(4).unwrap();
-        assert_eq!(
-            s.policy().dump(),
-            vec![(1, vec![f4]), (2, vec![f[1]]), (3, vec![f[0]])]
-        );
+        assert_eq!(s.policy().dump(), vec![(1, vec![f4]), (2, vec![f[1]]), (3, vec![f[0]])]);
         // 2 joins 1 in bucket 3, as its most recent block.
         assert_eq!(s.demand(2), 'H');
-        assert_eq!(
-            s.policy().dump(),
-            vec![(1, vec![f4]), (3, vec![f[0], f[1]])]
-        );
+        assert_eq!(s.policy().dump(), vec![(1, vec![f4]), (3, vec![f[0], f[1]])]);
     }
 
     #[test]

@@ -14,9 +14,7 @@
 //! access (no time step, no explorer draw); its first demand is a first access (no hit counted);
 //! evicted unused, it adds no eviction to the statistics.
 
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::rng::Rng;
 use crate::spec::SpecError;
 
@@ -237,12 +235,8 @@ impl Lhd {
 impl Policy for Lhd {
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         self.keys[frame as usize] = a.key;
-        self.tags[frame as usize] = Tag {
-            timestamp: self.timestamp,
-            last_hit_age: 0,
-            last_last_hit_age: MAX_AGE,
-            explorer: false,
-        };
+        self.tags[frame as usize] =
+            Tag { timestamp: self.timestamp, last_hit_age: 0, last_last_hit_age: MAX_AGE, explorer: false };
         self.pos[frame as usize] = self.dense.len() as u32;
         self.dense.push(frame);
         if origin == Origin::Demand {
@@ -269,11 +263,7 @@ impl Policy for Lhd {
         if n == 0 {
             return None;
         }
-        let candidates = if self.reconfigurations > 50 {
-            self.associativity
-        } else {
-            8
-        };
+        let candidates = if self.reconfigurations > 50 { self.associativity } else { 8 };
         let mut best: Option<(Frame, f32)> = None;
         for _ in 0..candidates {
             let f = self.dense[self.rng.below(n) as usize];
@@ -293,8 +283,7 @@ impl Policy for Lhd {
             let f = self.dense.iter().copied().find(|&f| !pins.pinned(f))?;
             Some((f, self.hit_density(f)))
         })?;
-        self.ewma_victim_density =
-            EWMA_DECAY * self.ewma_victim_density + (1.0 - EWMA_DECAY) * best.1;
+        self.ewma_victim_density = EWMA_DECAY * self.ewma_victim_density + (1.0 - EWMA_DECAY) * best.1;
         Some(best.0)
     }
     fn remove(&mut self, frame: Frame, _key: u64, why: Removal) {
@@ -321,10 +310,7 @@ impl Policy for Lhd {
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         if self.dense.len() != resident {
-            return Err(format!(
-                "LHD holds {} frames, cache {resident}",
-                self.dense.len()
-            ));
+            return Err(format!("LHD holds {} frames, cache {resident}", self.dense.len()));
         }
         for (i, &f) in self.dense.iter().enumerate() {
             if self.pos[f as usize] as usize != i {
@@ -345,17 +331,23 @@ impl PolicyDef for Lhd {
         paper: "Beckmann, Chen & Cidon, LHD: Improving Cache Hit Rate by Maximizing Hit Density, NSDI 2018, §4-5",
         summary: "evicts the sampled block with the least expected hits per unit of cache time, by age and class",
         params: &[
-            ParamInfo { name: "associativity", default: "32", doc: "blocks sampled per eviction after 50 reconfigurations (8 before, as the authors' code)" },
-            ParamInfo { name: "seed", default: "run", doc: "seed of the sampling and explorers: `run` (the run's --seed) or a number" },
+            ParamInfo {
+                name: "associativity",
+                default: "32",
+                doc: "blocks sampled per eviction after 50 reconfigurations (8 before, as the authors' code)",
+            },
+            ParamInfo {
+                name: "seed",
+                default: "run",
+                doc: "seed of the sampling and explorers: `run` (the run's --seed) or a number",
+            },
         ],
         preset_of: None,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let k = args.u64("associativity")?;
         if k == 0 || k > 1024 {
-            return Err(SpecError(
-                "policy `lhd`: associativity must be from 1 to 1024".into(),
-            ));
+            return Err(SpecError("policy `lhd`: associativity must be from 1 to 1024".into()));
         }
         Ok(Lhd::new(env.capacity, k as u32, args.seed(env)?))
     }
@@ -373,12 +365,7 @@ mod tests {
         assert_eq!(Lhd::hit_age_class(10_000), 1);
         assert_eq!(Lhd::hit_age_class(1), 15);
         // A block never hit: 0 + MAX_AGE, the lowest class.
-        let t = Tag {
-            timestamp: 0,
-            last_hit_age: 0,
-            last_last_hit_age: MAX_AGE,
-            explorer: false,
-        };
+        let t = Tag { timestamp: 0, last_hit_age: 0, last_last_hit_age: MAX_AGE, explorer: false };
         assert_eq!(Lhd::class(&t), 0);
     }
 
@@ -399,9 +386,7 @@ mod tests {
 
     #[test]
     fn runs_with_invariants_and_repeats_with_a_seed() {
-        let keys: Vec<u64> = (0..4000u64)
-            .map(|i| if i % 3 == 0 { i } else { (i * 7919) % 60 })
-            .collect();
+        let keys: Vec<u64> = (0..4000u64).map(|i| if i % 3 == 0 { i } else { (i * 7919) % 60 }).collect();
         let run = |seed| {
             let mut s = Steps::new(Lhd::new(32, 32, seed), 32);
             s.run(&keys)

@@ -13,8 +13,8 @@
 //! Prefetching (prefetching paper §4): read-ahead adds pages to the inactive head without the
 //! bit, so the first demand access sets it (a first access) and the second activates the page.
 
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use super::lru::back_unpinned;
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
 
@@ -126,7 +126,10 @@ impl Policy for Linux2List {
         self.links.check(&self.active)?;
         self.links.check(&self.inactive)?;
         if self.active.len() + self.inactive.len() != resident {
-            return Err(format!("linux-2list: lists hold {}, cache {resident}", self.active.len() + self.inactive.len()));
+            return Err(format!(
+                "linux-2list: lists hold {}, cache {resident}",
+                self.active.len() + self.inactive.len()
+            ));
         }
         for (l, act) in [(&self.active, true), (&self.inactive, false)] {
             for f in self.links.iter(l) {

@@ -440,7 +440,11 @@ impl Policy for Lirs {
             return Err(format!("LIRS: S holds {} entries, bound {}", self.stack.len(), self.stack_limit));
         }
         if self.hir_in_s.len() + lir != self.stack.len() {
-            return Err(format!("LIRS: {} HIR + {lir} LIR entries but S holds {}", self.hir_in_s.len(), self.stack.len()));
+            return Err(format!(
+                "LIRS: {} HIR + {lir} LIR entries but S holds {}",
+                self.hir_in_s.len(),
+                self.stack.len()
+            ));
         }
         let mut ghosts = 0;
         let mut hir_order = self.links.iter(&self.hir_in_s);
@@ -490,7 +494,8 @@ impl PolicyDef for Lirs {
         let hir = blocks_floor_within(args, "lirs", "hir", env, CacheLimit::Below, lir_room)?;
         let hir_min = blocks_floor_within(args, "lirs", "hir-min", env, CacheLimit::Below, lir_room)?;
         let lhirs = hir.max(hir_min);
-        let stack = blocks_floor_within(args, "lirs", "stack", env, CacheLimit::AtLeast, "S holds every resident block")?;
+        let stack =
+            blocks_floor_within(args, "lirs", "stack", env, CacheLimit::AtLeast, "S holds every resident block")?;
         let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
         Ok(Lirs::new(env.capacity, lhirs, stack, libcachesim))
     }

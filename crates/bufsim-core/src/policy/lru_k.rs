@@ -205,11 +205,8 @@ impl LruK {
     #[doc(hidden)]
     pub fn dump(&self, key_of: impl Fn(Frame) -> u64) -> String {
         let show = |f: Frame| {
-            let h: Vec<String> = self
-                .h(f)
-                .iter()
-                .map(|&x| if x == 0 { "-".to_string() } else { (x - 1).to_string() })
-                .collect();
+            let h: Vec<String> =
+                self.h(f).iter().map(|&x| if x == 0 { "-".to_string() } else { (x - 1).to_string() }).collect();
             let p = if self.prefetched[f as usize] { "p" } else { "" };
             format!("{}{p}:{}", key_of(f), h.join("/"))
         };

@@ -16,9 +16,7 @@
 //! moved on. Read-ahead (prefetching paper §4) enters as a cold page with no counts; its first
 //! demand access is a first access; evicted unused it leaves no shadow.
 
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
@@ -173,11 +171,7 @@ impl Mglru {
         if tier > 0 {
             total += self.protected[tier - 1];
         }
-        CtrlPos {
-            refaulted: self.avg_refaulted[tier] + self.refaulted[tier],
-            total,
-            gain,
-        }
+        CtrlPos { refaulted: self.avg_refaulted[tier] + self.refaulted[tier], total, gain }
     }
 
     /// get_tier_idx: tiers above the returned one are protected. Tier 0 is the set point with
@@ -304,12 +298,8 @@ impl Policy for Mglru {
         self.n_refaults += 1;
         // A page read often enough would have been protected: its counts come back.
         match self.kernel {
-            Kernel::V6_8 if refs >= LRU_REFS_MAX => {
-                self.refault_restore = Some((a.key, WORKINGSET, LRU_REFS_MAX))
-            }
-            Kernel::V6_1 if refs == LRU_REFS_MAX + 1 => {
-                self.refault_restore = Some((a.key, WORKINGSET, 0))
-            }
+            Kernel::V6_8 if refs >= LRU_REFS_MAX => self.refault_restore = Some((a.key, WORKINGSET, LRU_REFS_MAX)),
+            Kernel::V6_1 if refs == LRU_REFS_MAX + 1 => self.refault_restore = Some((a.key, WORKINGSET, 0)),
             _ => {}
         }
     }
@@ -390,8 +380,7 @@ impl Policy for Mglru {
         let i = frame as usize;
         let seq = self.seq_of[i];
         let refs = self.lru_refs(frame);
-        self.links
-            .remove(&mut self.gens[(seq % MAX_NR_GENS) as usize], frame);
+        self.links.remove(&mut self.gens[(seq % MAX_NR_GENS) as usize], frame);
         self.evicted[tier_of(refs)] += 1;
         self.flags[i] = 0;
         self.refs[i] = 0;
@@ -404,21 +393,15 @@ impl Policy for Mglru {
         if self.shadow_fifo.len() >= self.shadow_cap {
             self.shadows.pop_back(&mut self.shadow_fifo);
         }
-        let sh = Shadow {
-            min_seq: self.min_seq,
-            token: refs.saturating_sub(1).min(LRU_REFS_MAX),
-            workingset: refs != 0,
-        };
+        let sh =
+            Shadow { min_seq: self.min_seq, token: refs.saturating_sub(1).min(LRU_REFS_MAX), workingset: refs != 0 };
         self.shadows.push_front(&mut self.shadow_fifo, key, sh);
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {
         let nr_gens = self.max_seq + 1 - self.min_seq;
         if !(MIN_NR_GENS..=MAX_NR_GENS).contains(&nr_gens) {
-            return Err(format!(
-                "mglru: {nr_gens} generations ({}..{})",
-                self.min_seq, self.max_seq
-            ));
+            return Err(format!("mglru: {nr_gens} generations ({}..{})", self.min_seq, self.max_seq));
         }
         let mut n = 0;
         for (slot, l) in self.gens.iter().enumerate() {
@@ -427,15 +410,10 @@ impl Policy for Mglru {
             for f in self.links.iter(l) {
                 let seq = self.seq_of[f as usize];
                 if seq % MAX_NR_GENS != slot as u64 || seq < self.min_seq || seq > self.max_seq {
-                    return Err(format!(
-                        "mglru: frame {f} of generation {seq} in slot {slot}"
-                    ));
+                    return Err(format!("mglru: frame {f} of generation {seq} in slot {slot}"));
                 }
                 if self.refs[f as usize] > LRU_REFS_MAX {
-                    return Err(format!(
-                        "mglru: frame {f} counts {} refs",
-                        self.refs[f as usize]
-                    ));
+                    return Err(format!("mglru: frame {f} counts {} refs", self.refs[f as usize]));
                 }
             }
         }
@@ -443,11 +421,7 @@ impl Policy for Mglru {
             return Err(format!("mglru: generations hold {n}, cache {resident}"));
         }
         if self.shadow_fifo.len() > self.shadow_cap {
-            return Err(format!(
-                "mglru: {} shadows over the bound {}",
-                self.shadow_fifo.len(),
-                self.shadow_cap
-            ));
+            return Err(format!("mglru: {} shadows over the bound {}", self.shadow_fifo.len(), self.shadow_cap));
         }
         self.shadows.check(&[&self.shadow_fifo])
     }
@@ -496,9 +470,7 @@ impl PolicyDef for Mglru {
         };
         let shadows = args.blocks("shadows", env)?;
         if shadows > u32::MAX as u64 / 2 {
-            return Err(SpecError(format!(
-                "policy `mglru`: shadows={shadows} blocks is too many; give at most 1000%"
-            )));
+            return Err(SpecError(format!("policy `mglru`: shadows={shadows} blocks is too many; give at most 1000%")));
         }
         Ok(Mglru::new(env.capacity, shadows as usize, kernel, aging))
     }
@@ -510,10 +482,7 @@ mod tests {
     use crate::policy::steps::Steps;
 
     fn mglru(capacity: usize) -> Steps<Mglru> {
-        Steps::new(
-            Mglru::new(capacity, capacity, Kernel::V6_8, Aging::Spread),
-            capacity,
-        )
+        Steps::new(Mglru::new(capacity, capacity, Kernel::V6_8, Aging::Spread), capacity)
     }
 
     #[test]
@@ -534,10 +503,7 @@ mod tests {
         let mut s = mglru(4);
         // Four generations at start (0..3): cold pages enter the second-oldest, at its head.
         assert_eq!(s.run(&[1, 2, 3, 4, 1]), "MMMMH");
-        assert_eq!(
-            s.policy().dump(),
-            "0..3 | 0:  | 1: 4* 3* 2* 1*w | 2:  | 3: "
-        );
+        assert_eq!(s.policy().dump(), "0..3 | 0:  | 1: 4* 3* 2* 1*w | 2:  | 3: ");
         // 5: no tier is protected (no refaults yet). Generation 0 is empty, so min_seq moves to
         // 1; with 3 generations the oldest holds all 4 pages (not below 1/4) and the youngest
         // none (not above 1/2): no aging. The tail 1 goes although it is in tier 1.
@@ -552,11 +518,7 @@ mod tests {
         assert_eq!(s.policy().dump(), "1..3 | 1: 1* 5* 4* 3* | 2:  | 3: ");
         assert_eq!(
             s.policy().metrics_vec(),
-            [
-                ("generations_created", 0.0),
-                ("tier_protections", 0.0),
-                ("counted_refaults", 1.0)
-            ]
+            [("generations_created", 0.0), ("tier_protections", 0.0), ("counted_refaults", 1.0)]
         );
     }
 
@@ -591,17 +553,11 @@ mod tests {
         // tail of generation 2 is 11, protected last, now tier 0: it goes.
         assert_eq!(s.run(&[11, 12]), "HM");
         assert_eq!(s.policy().dump(), "2..4 | 2: 12* 3 4 9 | 3:  | 4: ");
-        assert_eq!(
-            s.policy().metrics_vec()[..2],
-            [("generations_created", 1.0), ("tier_protections", 4.0)]
-        );
+        assert_eq!(s.policy().metrics_vec()[..2], [("generations_created", 1.0), ("tier_protections", 4.0)]);
         // Tier 0 evicted 1, 2, 5, 6, 7, 8, 10; tier 1 was protected 4 times.
         assert_eq!(s.policy().avg_total, [(1000 + 7) / 2, (64 + 4) / 2, 0, 0]);
         assert_eq!(s.policy().avg_refaulted, [0, 32, 0, 0]);
-        assert_eq!(
-            (s.policy().protected, s.policy().evicted),
-            ([0, 0, 0], [1, 0, 0, 0])
-        );
+        assert_eq!((s.policy().protected, s.policy().evicted), ([0, 0, 0], [1, 0, 0, 0]));
     }
 
     #[test]
@@ -653,22 +609,11 @@ mod tests {
     fn stale_shadows_do_not_count_and_the_bound_holds() {
         let mut p = Mglru::new(4, 2, Kernel::V6_1, Aging::MinGens);
         let f = |p: &mut Mglru, key: u64| {
-            let a = Access {
-                key,
-                ..Access::default()
-            };
+            let a = Access { key, ..Access::default() };
             p.prepare_insert(&a, Origin::Demand);
         };
         // A shadow from an older min_seq is dropped without counting a refault.
-        p.shadows.push_front(
-            &mut p.shadow_fifo,
-            9,
-            Shadow {
-                min_seq: 7,
-                token: 1,
-                workingset: true,
-            },
-        );
+        p.shadows.push_front(&mut p.shadow_fifo, 9, Shadow { min_seq: 7, token: 1, workingset: true });
         f(&mut p, 9);
         assert_eq!(p.refaulted, [0; 4]);
         assert!(p.shadows.find(9).is_none());
@@ -679,21 +624,15 @@ mod tests {
         assert_eq!(s.run(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), "MMMMMMMMMM");
         let p = s.policy();
         assert_eq!(p.shadow_fifo.len(), 2);
-        assert!(
-            p.shadows.find(7).is_some()
-                && p.shadows.find(8).is_some()
-                && p.shadows.find(6).is_none()
-        );
+        assert!(p.shadows.find(7).is_some() && p.shadows.find(8).is_some() && p.shadows.find(6).is_none());
     }
 
     #[test]
     fn random_traces_keep_invariants_and_count_every_access() {
         use bufsim_config::rng::Rng;
-        for (kernel, aging) in [
-            (Kernel::V6_8, Aging::Spread),
-            (Kernel::V6_1, Aging::MinGens),
-            (Kernel::V6_1, Aging::Spread),
-        ] {
+        for (kernel, aging) in
+            [(Kernel::V6_8, Aging::Spread), (Kernel::V6_1, Aging::MinGens), (Kernel::V6_1, Aging::Spread)]
+        {
             let mut s = Steps::new(Mglru::new(16, 16, kernel, aging), 16);
             let mut rng = Rng::new(3);
             let (mut hits, mut misses) = (0, 0);

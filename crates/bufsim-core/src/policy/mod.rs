@@ -9,28 +9,27 @@
 //! [`Origin::Prefetch`]); its first demand access counts as a first access (`first_demand`); a
 //! prefetched block evicted unused leaves no ghost or history entry ([`Removal::UnusedPrefetch`]).
 
-pub mod registry;
+pub mod amp;
 pub(crate) mod forward;
 pub mod partition;
-pub mod amp;
+pub mod registry;
 pub mod storage;
 
 mod arc;
-mod clock;
-mod dulo;
-mod clock_pro;
-mod car;
 mod cacheus;
+mod car;
 mod cart;
+mod clock;
+mod clock_pro;
+mod dulo;
 mod experts;
-mod lecar;
 mod fifo;
 mod gds;
 mod gdsf;
-mod w_tinylfu;
 mod hyperbolic;
-mod lhd;
+mod lecar;
 mod lfu;
+mod lhd;
 mod linux_2list;
 mod lru;
 mod mq;
@@ -39,6 +38,7 @@ mod opt;
 mod random;
 #[cfg(test)]
 mod steps;
+mod w_tinylfu;
 
 pub use arc::{Arc, ArcDump};
 // Policies that keep history beyond recency: LRU-K, 2Q, LIRS, LRFU, FBR.
@@ -50,32 +50,32 @@ mod lru_k;
 mod shares;
 mod two_q;
 
-pub use clock::Clock;
-pub use dulo::Dulo;
-pub use clock_pro::ClockPro;
-pub use car::Car;
+pub use amp::{Amp, Dear, Pcc};
 pub use cacheus::Cacheus;
+pub use car::Car;
 pub use cart::Cart;
-pub use lecar::Lecar;
+pub use clock::Clock;
+pub use clock_pro::ClockPro;
+pub use dulo::Dulo;
+pub use fbr::Fbr;
 pub use fifo::Fifo;
 pub use gds::Gds;
 pub use gdsf::Gdsf;
-pub use w_tinylfu::WTinyLfu;
 pub use hyperbolic::Hyperbolic;
-pub use lhd::Lhd;
+pub use lecar::Lecar;
 pub use lfu::Lfu;
+pub use lhd::Lhd;
 pub use linux_2list::Linux2List;
+pub use lirs::Lirs;
+pub use lrfu::Lrfu;
 pub use lru::Lru;
+pub use lru_k::LruK;
 pub use mq::{Lifetime, Mq, MqDump};
 pub use mru::Mru;
 pub use opt::Opt;
 pub use random::Random;
-pub use amp::{Amp, Dear, Pcc};
-pub use fbr::Fbr;
-pub use lirs::Lirs;
-pub use lrfu::Lrfu;
-pub use lru_k::LruK;
 pub use two_q::TwoQ;
+pub use w_tinylfu::WTinyLfu;
 // Today's FIFO-family baselines: SIEVE, S3-FIFO, SLRU, CLOCK-2Q+, QD-LP.
 mod clock2q_plus;
 mod s3_fifo;
@@ -88,8 +88,10 @@ pub use slru::Slru;
 // Linux's multi-generational LRU.
 mod mglru;
 pub use mglru::Mglru;
+pub use registry::{
+    build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS,
+};
 pub use storage::{EagerLru, Landlord, LazyClock, LazyLru, StaticSplit};
-pub use registry::{build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS};
 
 /// A cache frame: `0..capacity`. Policies index their per-block state by frame.
 pub type Frame = u32;
@@ -142,17 +144,7 @@ pub struct Access {
 
 impl Default for Access {
     fn default() -> Self {
-        Access {
-            key: 0,
-            device: 0,
-            block: 0,
-            time: 0,
-            ctx: 0,
-            pid: 0,
-            write: false,
-            next_use: NEVER,
-            cost: 1.0,
-        }
+        Access { key: 0, device: 0, block: 0, time: 0, ctx: 0, pid: 0, write: false, next_use: NEVER, cost: 1.0 }
     }
 }
 

@@ -13,8 +13,8 @@
 //! 5 without the eviction: count = remembered count + 1, or 1); evicted unused, it leaves no
 //! Qout entry.
 
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use super::lru::back_unpinned;
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::{Relative, SpecError};
@@ -102,11 +102,7 @@ impl Mq {
 
     pub fn dump(&self) -> MqDump {
         MqDump {
-            queues: self
-                .queues
-                .iter()
-                .map(|q| self.links.iter(q).map(|f| self.keys[f as usize]).collect())
-                .collect(),
+            queues: self.queues.iter().map(|q| self.links.iter(q).map(|f| self.keys[f as usize]).collect()).collect(),
             qout: self.qout.nodes_of(&self.qout_fifo).map(|n| (self.qout.key(n), self.qout.data(n).0)).collect(),
             lifetime: self.lifetime,
         }

@@ -55,7 +55,8 @@ impl Policy for Opt {
 }
 
 impl PolicyDef for Opt {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { needs_future: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities =
+        crate::policy::registry::Capabilities { needs_future: true, ..crate::policy::registry::Capabilities::NONE };
     const INFO: PolicyInfo = PolicyInfo {
         name: "opt",
         aliases: &["belady", "min"],

@@ -335,7 +335,13 @@ impl Timeline {
     }
 
     /// Records one sample with a value per partition as well (see [`Timeline::values`]).
-    pub fn record_values(&mut self, time: u64, sizes: impl Iterator<Item = usize>, tags: impl Iterator<Item = u64>, values: impl Iterator<Item = f64>) {
+    pub fn record_values(
+        &mut self,
+        time: u64,
+        sizes: impl Iterator<Item = usize>,
+        tags: impl Iterator<Item = u64>,
+        values: impl Iterator<Item = f64>,
+    ) {
         let n = self.names.len();
         self.values.extend(values.take(n));
         debug_assert_eq!(self.values.len(), (self.times.len() + 1) * n);
@@ -521,7 +527,10 @@ mod tests {
         for _ in 0..20_000 {
             n[m.draw(&mut rng, Steal::InverseTarget, |_| true).unwrap()] += 1;
         }
-        assert!((2_000..2_450).contains(&n[0]) && (4_100..4_800).contains(&n[1]) && (12_900..13_800).contains(&n[2]), "{n:?}");
+        assert!(
+            (2_000..2_450).contains(&n[0]) && (4_100..4_800).contains(&n[1]) && (12_900..13_800).contains(&n[2]),
+            "{n:?}"
+        );
         // A target of 0 holds the most tickets; an empty partition none.
         m.set_target(0, Some(0));
         assert!((0..100).filter(|_| m.draw(&mut rng, Steal::InverseTarget, |_| true) == Some(0)).count() > 95);

@@ -63,7 +63,11 @@ impl PolicyDef for Random {
         aliases: &["rand"],
         paper: "uniform random replacement; baseline",
         summary: "evicts a uniformly random resident block (seeded)",
-        params: &[ParamInfo { name: "seed", default: "run", doc: "seed of the victim draws; `run` uses the run's --seed" }],
+        params: &[ParamInfo {
+            name: "seed",
+            default: "run",
+            doc: "seed of the victim draws; `run` uses the run's --seed",
+        }],
         preset_of: None,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {

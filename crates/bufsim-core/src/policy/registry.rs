@@ -55,24 +55,19 @@ impl<'a> Args<'a> {
                 return Err(SpecError(if known.is_empty() {
                     format!("policy `{}` takes no parameters (got `{k}`)", info.name)
                 } else {
-                    format!(
-                        "policy `{}` has no parameter `{k}`; it takes {}",
-                        info.name,
-                        known.join(", ")
-                    )
+                    format!("policy `{}` has no parameter `{k}`; it takes {}", info.name, known.join(", "))
                 }));
             }
         }
-        Ok(Args {
-            policy: info.name,
-            params: info.params,
-            given,
-            preset: &[],
-        })
+        Ok(Args { policy: info.name, params: info.params, given, preset: &[] })
     }
 
     /// [`Args::new`] under a preset's own values.
-    pub fn with_preset(info: &PolicyInfo, given: &'a [(String, String)], preset: &'a [(String, String)]) -> Result<Self, SpecError> {
+    pub fn with_preset(
+        info: &PolicyInfo,
+        given: &'a [(String, String)],
+        preset: &'a [(String, String)],
+    ) -> Result<Self, SpecError> {
         Args::new(info, preset)?;
         Ok(Args { preset, ..Args::new(info, given)? })
     }
@@ -94,24 +89,15 @@ impl<'a> Args<'a> {
     }
 
     fn bad(&self, name: &str, want: &str) -> SpecError {
-        SpecError(format!(
-            "policy `{}`: parameter {name}=`{}` must be {want}",
-            self.policy,
-            self.text(name)
-        ))
+        SpecError(format!("policy `{}`: parameter {name}=`{}` must be {want}", self.policy, self.text(name)))
     }
 
     pub fn u64(&self, name: &str) -> Result<u64, SpecError> {
-        self.text(name)
-            .parse()
-            .map_err(|_| self.bad(name, "a whole number ≥ 0"))
+        self.text(name).parse().map_err(|_| self.bad(name, "a whole number ≥ 0"))
     }
 
     pub fn f64(&self, name: &str) -> Result<f64, SpecError> {
-        let v: f64 = self
-            .text(name)
-            .parse()
-            .map_err(|_| self.bad(name, "a number"))?;
+        let v: f64 = self.text(name).parse().map_err(|_| self.bad(name, "a number"))?;
         if v.is_finite() {
             Ok(v)
         } else {
@@ -178,7 +164,8 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    pub const NONE: Capabilities = Capabilities { needs_future: false, context_partitioned: false, device_partitioned: false };
+    pub const NONE: Capabilities =
+        Capabilities { needs_future: false, context_partitioned: false, device_partitioned: false };
 
     pub fn partitioned(self) -> bool {
         self.context_partitioned || self.device_partitioned
@@ -447,11 +434,7 @@ mod tests {
     }
 
     fn env() -> BuildEnv {
-        BuildEnv {
-            capacity: 100,
-            block_size: 4096,
-            seed: 1,
-        }
+        BuildEnv { capacity: 100, block_size: 4096, seed: 1 }
     }
 
     #[test]
@@ -494,9 +477,8 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        let mut names: Vec<&str> = all()
-            .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()))
-            .collect();
+        let mut names: Vec<&str> =
+            all().flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied())).collect();
         let n = names.len();
         names.sort();
         names.dedup();

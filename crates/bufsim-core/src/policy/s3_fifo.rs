@@ -3,9 +3,7 @@
 //! `variant=libcachesim` adds libCacheSim's later warm-up rule (blocks go to main while small is full
 //! and nothing was evicted yet); the default follows the paper, as libCacheSim's S3FIFOv0 does.
 
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
@@ -45,13 +43,7 @@ pub struct S3Fifo {
 }
 
 impl S3Fifo {
-    pub fn new(
-        capacity: usize,
-        small_ratio: f64,
-        ghost_ratio: f64,
-        threshold: u8,
-        warm_up_to_main: bool,
-    ) -> Self {
+    pub fn new(capacity: usize, small_ratio: f64, ghost_ratio: f64, threshold: u8, warm_up_to_main: bool) -> Self {
         // Sizes truncate as libCacheSim's (int64_t)(size * ratio) does.
         let small_target = (capacity as f64 * small_ratio) as usize;
         let ghost_capacity = (capacity as f64 * ghost_ratio) as usize;
@@ -98,18 +90,8 @@ impl S3Fifo {
                 .collect::<Vec<_>>()
                 .join(",")
         };
-        let g: Vec<String> = self
-            .ghosts
-            .keys_of(&self.ghost)
-            .iter()
-            .map(|k| k.to_string())
-            .collect();
-        format!(
-            "S=[{}] M=[{}] G=[{}]",
-            show(&self.small),
-            show(&self.main),
-            g.join(",")
-        )
+        let g: Vec<String> = self.ghosts.keys_of(&self.ghost).iter().map(|k| k.to_string()).collect();
+        format!("S=[{}] M=[{}] G=[{}]", show(&self.small), show(&self.main), g.join(","))
     }
 
     /// Algorithm 1 EVICTS: blocks hit often enough in small move to main; the first other block
@@ -181,8 +163,8 @@ impl Policy for S3Fifo {
         }
     }
     fn insert(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
-        let to_main = self.ghost_hit
-            || (self.warm_up_to_main && !self.has_evicted && self.small.len() >= self.small_target);
+        let to_main =
+            self.ghost_hit || (self.warm_up_to_main && !self.has_evicted && self.small.len() >= self.small_target);
         self.ghost_hit = false;
         if to_main {
             self.links.push_front(&mut self.main, frame);
@@ -198,9 +180,7 @@ impl Policy for S3Fifo {
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
         let i = frame as usize;
-        if self.queue[i] == SMALL
-            && ((self.admitted - self.admitted_at[i]) as f64) < self.corr_window
-        {
+        if self.queue[i] == SMALL && ((self.admitted - self.admitted_at[i]) as f64) < self.corr_window {
             return;
         }
         self.freq[i] = self.freq[i].saturating_add(1);
@@ -247,11 +227,7 @@ impl Policy for S3Fifo {
             }
         }
         if self.ghosts.len() > self.ghost_capacity {
-            return Err(format!(
-                "S3-FIFO ghost holds {} > {}",
-                self.ghosts.len(),
-                self.ghost_capacity
-            ));
+            return Err(format!("S3-FIFO ghost holds {} > {}", self.ghosts.len(), self.ghost_capacity));
         }
         Ok(())
     }
@@ -275,8 +251,16 @@ impl PolicyDef for S3Fifo {
         params: &[
             ParamInfo { name: "small", default: "0.1", doc: "share of the cache for the small FIFO, 0..1" },
             ParamInfo { name: "ghost", default: "0.9", doc: "ghost entries as a share of the cache, 0..10" },
-            ParamInfo { name: "threshold", default: "2", doc: "hits in the small FIFO that move a block to main (Algorithm 1: freq > 1)" },
-            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (while small is full before the first eviction, new blocks go to main)" },
+            ParamInfo {
+                name: "threshold",
+                default: "2",
+                doc: "hits in the small FIFO that move a block to main (Algorithm 1: freq > 1)",
+            },
+            ParamInfo {
+                name: "variant",
+                default: "paper",
+                doc: "paper | libcachesim (while small is full before the first eviction, new blocks go to main)",
+            },
         ],
         preset_of: None,
     };
@@ -285,18 +269,10 @@ impl PolicyDef for S3Fifo {
         let ghost = args.f64_in("ghost", 0.0, 10.0)?;
         let threshold = args.u64("threshold")?;
         if !(1..=255).contains(&threshold) {
-            return Err(SpecError(format!(
-                "policy `s3-fifo`: threshold={threshold} must be between 1 and 255"
-            )));
+            return Err(SpecError(format!("policy `s3-fifo`: threshold={threshold} must be between 1 and 255")));
         }
         let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
-        Ok(S3Fifo::new(
-            env.capacity,
-            small,
-            ghost,
-            threshold as u8,
-            libcachesim,
-        ))
+        Ok(S3Fifo::new(env.capacity, small, ghost, threshold as u8, libcachesim))
     }
 }
 
@@ -306,8 +282,7 @@ mod tests {
     use crate::policy::steps::Steps;
 
     fn dump(s: &Steps<S3Fifo>) -> String {
-        s.policy()
-            .dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
+        s.policy().dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
     }
 
     #[test]

@@ -17,7 +17,9 @@ pub(crate) fn parse_share(args: &Args, policy: &str, name: &str) -> Result<Relat
     if text.contains('.') {
         if let Ok(f) = text.parse::<f64>() {
             if !(f.is_finite() && f >= 0.0) {
-                return Err(SpecError(format!("policy `{policy}`: parameter {name}=`{text}` must be a share of zero or more")));
+                return Err(SpecError(format!(
+                    "policy `{policy}`: parameter {name}=`{text}` must be a share of zero or more"
+                )));
             }
             return Ok(Relative::Fraction(f));
         }
@@ -51,7 +53,14 @@ pub(crate) enum CacheLimit {
 /// [`blocks_floor`], refusing a value the user gave outside `limit` (a share such as `200%` at
 /// every cache size; a size or block count at the cache size being built). Defaults are the
 /// papers' and are fitted to tiny caches by the policy itself.
-pub(crate) fn blocks_floor_within(args: &Args, policy: &str, name: &str, env: &BuildEnv, limit: CacheLimit, why: &str) -> Result<usize, SpecError> {
+pub(crate) fn blocks_floor_within(
+    args: &Args,
+    policy: &str,
+    name: &str,
+    env: &BuildEnv,
+    limit: CacheLimit,
+    why: &str,
+) -> Result<usize, SpecError> {
     let r = parse_share(args, policy, name)?;
     let n = floor(r, env);
     if !args.is_given(name) {
@@ -78,7 +87,10 @@ pub(crate) fn blocks_floor_within(args: &Args, policy: &str, name: &str, env: &B
         Relative::Fraction(f) => format!("{}% of the cache", f * 100.0),
         Relative::Absolute(_) => format!("{n} blocks, with a cache of {cap} blocks"),
     };
-    Err(SpecError(format!("policy `{policy}`: parameter {name}=`{}` is {shown}; it must be {must} ({why})", args.text(name).trim())))
+    Err(SpecError(format!(
+        "policy `{policy}`: parameter {name}=`{}` is {shown}; it must be {must} ({why})",
+        args.text(name).trim()
+    )))
 }
 
 #[cfg(test)]
@@ -104,14 +116,28 @@ mod tests {
     fn parameters_outside_their_range_are_refused_with_the_rule() {
         let env = BuildEnv { capacity: 100, block_size: 4096, seed: 0 };
         let err = |spec: &str| build(spec, &env).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err("lirs(hir=200%)").contains("hir=`200%` is 200% of the cache; it must be less than the cache"), "{}", err("lirs(hir=200%)"));
-        assert!(err("lirs(hir-min=1000)").contains("hir-min=`1000` is 1000 blocks, with a cache of 100 blocks; it must be less than the cache"));
+        assert!(
+            err("lirs(hir=200%)").contains("hir=`200%` is 200% of the cache; it must be less than the cache"),
+            "{}",
+            err("lirs(hir=200%)")
+        );
+        assert!(err("lirs(hir-min=1000)")
+            .contains("hir-min=`1000` is 1000 blocks, with a cache of 100 blocks; it must be less than the cache"));
         assert!(err("lirs(hir=100blocks)").contains("must be less than the cache"));
-        assert!(err("lirs(stack=0)").contains("stack=`0` is 0 blocks, with a cache of 100 blocks; it must be at least the cache"));
+        assert!(err("lirs(stack=0)")
+            .contains("stack=`0` is 0 blocks, with a cache of 100 blocks; it must be at least the cache"));
         assert!(err("lirs(stack=50%)").contains("must be at least the cache"));
         assert!(err("2q(kin=200%)").contains("kin=`200%` is 200% of the cache; it must be at most the cache"));
         assert!(err("2q(kin=101blocks)").contains("must be at most the cache"));
-        for ok in ["lirs(hir=99blocks)", "lirs(hir-min=99)", "lirs(stack=1x)", "2q(kin=100%)", "lirs(hir=2)", "mq(history=0)", "mq(history=2)"] {
+        for ok in [
+            "lirs(hir=99blocks)",
+            "lirs(hir-min=99)",
+            "lirs(stack=1x)",
+            "2q(kin=100%)",
+            "lirs(hir=2)",
+            "mq(history=0)",
+            "mq(history=2)",
+        ] {
             assert!(build(ok, &env).is_ok(), "{ok}: {}", err(ok));
         }
         // Defaults fit themselves to tiny caches; only what the user gives is checked.

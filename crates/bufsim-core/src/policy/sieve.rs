@@ -2,9 +2,7 @@
 //! hand that moves from the oldest block towards the newest, clearing bits, and stays where it evicted.
 //! No deviation; libCacheSim's Sieve follows the same rules (the hand wraps to the tail when it passes the head).
 
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
 
@@ -20,23 +18,12 @@ pub struct Sieve {
 
 impl Sieve {
     pub fn new(capacity: usize) -> Self {
-        Sieve {
-            links: Links::with_nodes(capacity),
-            queue: List::new(),
-            visited: vec![false; capacity],
-            hand: None,
-        }
+        Sieve { links: Links::with_nodes(capacity), queue: List::new(), visited: vec![false; capacity], hand: None }
     }
 
     /// Frames from newest to oldest with their visited bits, and the hand (tests and dumps).
     pub fn dump(&self) -> (Vec<(Frame, bool)>, Option<Frame>) {
-        (
-            self.links
-                .iter(&self.queue)
-                .map(|f| (f, self.visited[f as usize]))
-                .collect(),
-            self.hand,
-        )
+        (self.links.iter(&self.queue).map(|f| (f, self.visited[f as usize])).collect(), self.hand)
     }
 }
 
@@ -88,10 +75,7 @@ impl Policy for Sieve {
     fn check(&self, resident: usize) -> Result<(), String> {
         self.links.check(&self.queue)?;
         if self.queue.len() != resident {
-            return Err(format!(
-                "SIEVE queue holds {} frames, cache {resident}",
-                self.queue.len()
-            ));
+            return Err(format!("SIEVE queue holds {} frames, cache {resident}", self.queue.len()));
         }
         if let Some(h) = self.hand {
             if !self.links.iter(&self.queue).any(|f| f == h) {
@@ -124,10 +108,7 @@ mod tests {
     fn keys(s: &Steps<Sieve>) -> (Vec<(u64, bool)>, Option<u64>) {
         let (q, hand) = s.policy().dump();
         let key = |f: Frame| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap();
-        (
-            q.into_iter().map(|(f, v)| (key(f), v)).collect(),
-            hand.map(key),
-        )
+        (q.into_iter().map(|(f, v)| (key(f), v)).collect(), hand.map(key))
     }
 
     #[test]
@@ -136,37 +117,16 @@ mod tests {
         assert_eq!(s.run(&[1, 2, 3, 4, 1, 3]), "MMMMHH");
         // head [4 3* 2 1*] tail; the hand starts at the tail: clears 1, evicts 2.
         assert_eq!(s.demand(5), 'M');
-        assert_eq!(
-            keys(&s),
-            (vec![(5, false), (4, false), (3, true), (1, false)], Some(3))
-        );
+        assert_eq!(keys(&s), (vec![(5, false), (4, false), (3, true), (1, false)], Some(3)));
         // The hand resumes at 3 (clears it) and evicts 4, not the older 1.
         assert_eq!(s.demand(6), 'M');
-        assert_eq!(
-            keys(&s),
-            (
-                vec![(6, false), (5, false), (3, false), (1, false)],
-                Some(5)
-            )
-        );
+        assert_eq!(keys(&s), (vec![(6, false), (5, false), (3, false), (1, false)], Some(5)));
         // Unvisited blocks just behind the head go next: the hand moves towards the head.
         assert_eq!(s.run(&[7, 8]), "MM");
-        assert_eq!(
-            keys(&s),
-            (
-                vec![(8, false), (7, false), (3, false), (1, false)],
-                Some(7)
-            )
-        );
+        assert_eq!(keys(&s), (vec![(8, false), (7, false), (3, false), (1, false)], Some(7)));
         // With 7 and 8 visited the hand clears both, passes the head and wraps to the tail.
         assert_eq!(s.run(&[7, 8, 9]), "HHM");
-        assert_eq!(
-            keys(&s),
-            (
-                vec![(9, false), (8, false), (7, false), (3, false)],
-                Some(3)
-            )
-        );
+        assert_eq!(keys(&s), (vec![(9, false), (8, false), (7, false), (3, false)], Some(3)));
     }
 
     #[test]

@@ -4,9 +4,7 @@
 //! lowest. `variant=libcachesim` inserts into the lowest segment with room while the cache fills, as SLRU.c does.
 
 use super::lru::back_unpinned;
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::spec::SpecError;
 
@@ -29,10 +27,8 @@ impl Slru {
         let total: u64 = weights.iter().sum();
         // Truncated shares as libCacheSim's (int64_t)(w / sum * size); the remainder goes to the
         // probationary segment so the shares add up to the cache (libCacheSim leaves it unassigned).
-        let mut max: Vec<usize> = weights
-            .iter()
-            .map(|&w| (w as f64 / total as f64 * capacity as f64) as usize)
-            .collect();
+        let mut max: Vec<usize> =
+            weights.iter().map(|&w| (w as f64 / total as f64 * capacity as f64) as usize).collect();
         let assigned: usize = max.iter().sum();
         max[0] += capacity - assigned;
         Slru {
@@ -51,13 +47,7 @@ impl Slru {
             .segs
             .iter()
             .rev()
-            .map(|l| {
-                self.links
-                    .iter(l)
-                    .map(|f| key_of(f).to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
+            .map(|l| self.links.iter(l).map(|f| key_of(f).to_string()).collect::<Vec<_>>().join(","))
             .collect();
         format!("[{}]", segs.join("|"))
     }
@@ -71,9 +61,7 @@ impl Slru {
 impl Policy for Slru {
     fn insert(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
         let seg = if self.fill_lowest_with_room {
-            (0..self.segs.len())
-                .find(|&i| self.segs[i].len() < self.max[i])
-                .unwrap_or(0)
+            (0..self.segs.len()).find(|&i| self.segs[i].len() < self.max[i]).unwrap_or(0)
         } else {
             0
         };
@@ -92,10 +80,7 @@ impl Policy for Slru {
         // probationary segment takes what comes, so a hit never evicts.
         let mut i = s + 1;
         while i > 0 && self.segs[i].len() > self.max[i] {
-            let f = self
-                .links
-                .pop_back(&mut self.segs[i])
-                .expect("an overflowing segment has a block");
+            let f = self.links.pop_back(&mut self.segs[i]).expect("an overflowing segment has a block");
             self.put(f, i - 1);
             i -= 1;
         }
@@ -104,9 +89,7 @@ impl Policy for Slru {
     #[inline]
     fn first_demand(&mut self, _frame: Frame, _a: &Access) {}
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        self.segs
-            .iter()
-            .find_map(|l| back_unpinned(&self.links, l, pins))
+        self.segs.iter().find_map(|l| back_unpinned(&self.links, l, pins))
     }
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
@@ -118,21 +101,10 @@ impl Policy for Slru {
         for (i, l) in self.segs.iter().enumerate() {
             self.links.check(l)?;
             if i > 0 && l.len() > self.max[i] {
-                return Err(format!(
-                    "SLRU segment {i} holds {} > {}",
-                    l.len(),
-                    self.max[i]
-                ));
+                return Err(format!("SLRU segment {i} holds {} > {}", l.len(), self.max[i]));
             }
-            if let Some(f) = self
-                .links
-                .iter(l)
-                .find(|&f| self.seg_of[f as usize] as usize != i)
-            {
-                return Err(format!(
-                    "SLRU frame {f} in segment {i} is tagged {}",
-                    self.seg_of[f as usize]
-                ));
+            if let Some(f) = self.links.iter(l).find(|&f| self.seg_of[f as usize] as usize != i) {
+                return Err(format!("SLRU frame {f} in segment {i} is tagged {}", self.seg_of[f as usize]));
             }
             n += l.len();
         }
@@ -161,16 +133,11 @@ impl PolicyDef for Slru {
         let weights: Vec<u64> = if sizes.is_empty() {
             let n = args.u64("segments")?;
             if !(1..=MAX_SEGMENTS as u64).contains(&n) {
-                return Err(SpecError(format!(
-                    "policy `slru`: segments={n} must be between 1 and {MAX_SEGMENTS}"
-                )));
+                return Err(SpecError(format!("policy `slru`: segments={n} must be between 1 and {MAX_SEGMENTS}")));
             }
             vec![1; n as usize]
         } else {
-            let parsed: Option<Vec<u64>> = sizes
-                .split(':')
-                .map(|w| w.trim().parse().ok().filter(|&w| w > 0))
-                .collect();
+            let parsed: Option<Vec<u64>> = sizes.split(':').map(|w| w.trim().parse().ok().filter(|&w| w > 0)).collect();
             match parsed {
                 Some(w) if w.len() <= MAX_SEGMENTS => w,
                 _ => {
@@ -191,8 +158,7 @@ mod tests {
     use crate::policy::steps::Steps;
 
     fn dump(s: &Steps<Slru>) -> String {
-        s.policy()
-            .dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
+        s.policy().dump(|f| (0..100).find(|&k| s.cache.frame_of(k) == Some(f)).unwrap())
     }
 
     #[test]
@@ -221,17 +187,8 @@ mod tests {
 
     #[test]
     fn bad_sizes_are_explained() {
-        let env = BuildEnv {
-            capacity: 8,
-            block_size: 4096,
-            seed: 1,
-        };
-        for spec in [
-            "slru(sizes=1:x)",
-            "slru(sizes=0:1)",
-            "slru(segments=0)",
-            "slru(segments=17)",
-        ] {
+        let env = BuildEnv { capacity: 8, block_size: 4096, seed: 1 };
+        for spec in ["slru(sizes=1:x)", "slru(sizes=0:1)", "slru(segments=0)", "slru(segments=17)"] {
             let e = crate::policy::build(spec, &env).err().unwrap().to_string();
             assert!(e.contains("policy `slru`"), "{spec}: {e}");
         }

@@ -16,10 +16,10 @@
 //! put in A1out; a prefetched block found in A1out is promoted into Am as if demanded.
 
 use super::lru::back_unpinned;
+use super::shares::{blocks_floor, blocks_floor_within, CacheLimit};
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
-use super::shares::{blocks_floor, blocks_floor_within, CacheLimit};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -166,7 +166,12 @@ impl Policy for TwoQ {
             return Err(format!("2Q holds {} + {} frames, cache {resident}", self.a1in.len(), self.am.len()));
         }
         if self.a1out.len() > self.kout + self.incoming.is_some() as usize || self.a1out.len() != self.out_order.len() {
-            return Err(format!("2Q A1out holds {} ({} listed), Kout {}", self.a1out.len(), self.out_order.len(), self.kout));
+            return Err(format!(
+                "2Q A1out holds {} ({} listed), Kout {}",
+                self.a1out.len(),
+                self.out_order.len(),
+                self.kout
+            ));
         }
         for f in self.links.iter(&self.a1in) {
             if self.queue[f as usize] != Queue::A1in {

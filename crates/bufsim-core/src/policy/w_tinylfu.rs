@@ -11,9 +11,7 @@
 //! §4 happens at that point, with the newcomer not yet in the window.
 
 use super::lru::back_unpinned;
-use super::{
-    Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
-};
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::spec::{Relative, SpecError};
 
@@ -39,12 +37,8 @@ pub struct Sketch {
     pub resets: u64,
 }
 
-const ROW_SEEDS: [u64; 4] = [
-    0x9E37_79B9_7F4A_7C15,
-    0xC2B2_AE3D_27D4_EB4F,
-    0x1656_67B1_9E37_79F9,
-    0x85EB_CA77_C2B2_AE63,
-];
+const ROW_SEEDS: [u64; 4] =
+    [0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0x85EB_CA77_C2B2_AE63];
 
 #[inline]
 fn mix(mut z: u64) -> u64 {
@@ -60,11 +54,7 @@ impl Sketch {
         // About 8 bits per block the doorkeeper sees between resets, which is at most W, and no
         // more than 16 x the cache's worth (a huge W must not allocate a huge filter).
         let seen = sample.clamp(64, 16 * capacity.max(4) as u64);
-        let door_bits = if doorkeeper {
-            (seen * 8).next_power_of_two()
-        } else {
-            0
-        };
+        let door_bits = if doorkeeper { (seen * 8).next_power_of_two() } else { 0 };
         Sketch {
             table: vec![0; (4 * width / 16) as usize],
             width,
@@ -91,27 +81,18 @@ impl Sketch {
     fn door_bits(&self, h: u64) -> [u64; 3] {
         let x = mix(h ^ 0xD6E8_FEB8_6659_FD93);
         let y = mix(h ^ 0xA076_1D64_78BD_642F);
-        [
-            x & self.door_mask,
-            y & self.door_mask,
-            x.wrapping_add(y.rotate_left(17)) & self.door_mask,
-        ]
+        [x & self.door_mask, y & self.door_mask, x.wrapping_add(y.rotate_left(17)) & self.door_mask]
     }
 
     #[inline]
     fn in_door(&self, h: u64) -> bool {
-        self.door_bits(h)
-            .iter()
-            .all(|&b| self.door[(b / 64) as usize] >> (b % 64) & 1 == 1)
+        self.door_bits(h).iter().all(|&b| self.door[(b / 64) as usize] >> (b % 64) & 1 == 1)
     }
 
     /// The estimated frequency: the least of the 4 counters, plus one if the doorkeeper holds it.
     pub fn estimate(&self, key: u64) -> u64 {
         let h = mix(key);
-        let cm = (0..4)
-            .map(|r| self.counter(self.counter_index(r, h)))
-            .min()
-            .unwrap_or(0);
+        let cm = (0..4).map(|r| self.counter(self.counter_index(r, h))).min().unwrap_or(0);
         cm + (!self.door.is_empty() && self.in_door(h)) as u64
     }
 
@@ -164,10 +145,7 @@ impl Cbf {
         let per_entry = -(0.001f64.ln()) / (2f64.ln() * 2f64.ln());
         let hashes = (2f64.ln() * per_entry).ceil() as u32;
         let n = ((per_entry * entries as f64).ceil() as usize).max(2 * hashes as usize);
-        Cbf {
-            counters: vec![0; n],
-            hashes,
-        }
+        Cbf { counters: vec![0; n], hashes }
     }
 
     #[inline]
@@ -224,14 +202,7 @@ struct Climber {
 impl Climber {
     fn new(capacity: usize) -> Self {
         let initial_step = capacity as f64 * 0.0625;
-        Climber {
-            period: 10 * capacity as u64,
-            seen: 0,
-            hits: 0,
-            previous: 0.0,
-            step: initial_step,
-            initial_step,
-        }
+        Climber { period: 10 * capacity as u64, seen: 0, hits: 0, previous: 0.0, step: initial_step, initial_step }
     }
 
     /// The change of the window's size after one more access, if a period ended.
@@ -244,11 +215,7 @@ impl Climber {
         let ratio = self.hits as f64 / self.seen as f64;
         let delta = ratio - self.previous;
         let amount = if delta >= 0.0 { self.step } else { -self.step };
-        self.step = if delta.abs() >= 0.05 {
-            self.initial_step.copysign(amount)
-        } else {
-            amount * 0.98
-        };
+        self.step = if delta.abs() >= 0.05 { self.initial_step.copysign(amount) } else { amount * 0.98 };
         self.previous = ratio;
         self.seen = 0;
         self.hits = 0;
@@ -282,13 +249,7 @@ pub struct WTinyLfu {
 }
 
 impl WTinyLfu {
-    pub fn new(
-        capacity: usize,
-        window: f64,
-        protected_share: f64,
-        doorkeeper: bool,
-        adaptive: bool,
-    ) -> Self {
+    pub fn new(capacity: usize, window: f64, protected_share: f64, doorkeeper: bool, adaptive: bool) -> Self {
         Self::with_sample(capacity, window, protected_share, doorkeeper, adaptive, 10)
     }
 
@@ -383,19 +344,9 @@ impl WTinyLfu {
     /// Test-only view: `W=[..] B=[..] P=[..]` (window, probation, protected), most recent first.
     #[doc(hidden)]
     pub fn dump(&self) -> String {
-        let show = |l: &List| {
-            self.links
-                .iter(l)
-                .map(|f| self.keys[f as usize].to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        format!(
-            "W=[{}] B=[{}] P=[{}]",
-            show(&self.window),
-            show(&self.probation),
-            show(&self.protected)
-        )
+        let show =
+            |l: &List| self.links.iter(l).map(|f| self.keys[f as usize].to_string()).collect::<Vec<_>>().join(",");
+        format!("W=[{}] B=[{}] P=[{}]", show(&self.window), show(&self.probation), show(&self.protected))
     }
 
     pub fn window_max(&self) -> usize {
@@ -544,11 +495,7 @@ impl Policy for WTinyLfu {
             return Err(format!("W-TinyLFU holds {n} frames, cache {resident}"));
         }
         if self.protected.len() > self.protected_max {
-            return Err(format!(
-                "protected {} over its share {}",
-                self.protected.len(),
-                self.protected_max
-            ));
+            return Err(format!("protected {} over its share {}", self.protected.len(), self.protected_max));
         }
         for (l, s) in [
             (&self.window, Segment::Window),
@@ -556,10 +503,7 @@ impl Policy for WTinyLfu {
             (&self.protected, Segment::Protected),
         ] {
             if let Some(f) = self.links.iter(l).find(|&f| self.segment[f as usize] != s) {
-                return Err(format!(
-                    "frame {f} listed in {s:?} but marked {:?}",
-                    self.segment[f as usize]
-                ));
+                return Err(format!("frame {f} listed in {s:?} but marked {:?}", self.segment[f as usize]));
             }
         }
         Ok(())
@@ -593,14 +537,8 @@ impl PolicyDef for WTinyLfu {
         let share = |name: &str| -> Result<f64, SpecError> {
             let f = match Relative::parse(args.text(name)) {
                 Ok(Relative::Fraction(f)) => f,
-                Ok(Relative::Absolute(s)) => {
-                    s.to_blocks(env.block_size) as f64 / env.capacity as f64
-                }
-                Err(e) => {
-                    return Err(SpecError(format!(
-                        "policy `w-tinylfu`: parameter {name}: {e}"
-                    )))
-                }
+                Ok(Relative::Absolute(s)) => s.to_blocks(env.block_size) as f64 / env.capacity as f64,
+                Err(e) => return Err(SpecError(format!("policy `w-tinylfu`: parameter {name}: {e}"))),
             };
             if (0.0..=1.0).contains(&f) {
                 Ok(f)
@@ -613,9 +551,7 @@ impl PolicyDef for WTinyLfu {
         };
         let sample = args.u64("sample")?;
         if sample == 0 {
-            return Err(SpecError(
-                "policy `w-tinylfu`: sample must be at least 1 (times the cache)".into(),
-            ));
+            return Err(SpecError("policy `w-tinylfu`: sample must be at least 1 (times the cache)".into()));
         }
         let p = WTinyLfu::with_sample(
             env.capacity,
@@ -639,10 +575,7 @@ mod tests {
 
     fn small(cap: usize) -> Steps<WTinyLfu> {
         // Window 1 block, main 3 (protected share 2 of 3), no doorkeeper, no climbing.
-        Steps::new(
-            WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false),
-            cap,
-        )
+        Steps::new(WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false), cap)
     }
 
     #[test]

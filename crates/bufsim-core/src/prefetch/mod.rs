@@ -97,11 +97,15 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
     PrefetchInfo {
         name: "linux",
         paper: "Linux 2.4 read-ahead groups and windows, prefetching paper §2.1",
-        params: &[("min", "3", "blocks of a synchronous (conservative) read-ahead"), ("max", "32", "largest read-ahead group, in blocks")],
+        params: &[
+            ("min", "3", "blocks of a synchronous (conservative) read-ahead"),
+            ("max", "32", "largest read-ahead group, in blocks"),
+        ],
     },
     PrefetchInfo {
         name: "linux-ondemand",
-        paper: "Linux 2.6.23+ on-demand read-ahead (mm/readahead.c): window from the request size, ramp-up, async marker",
+        paper:
+            "Linux 2.6.23+ on-demand read-ahead (mm/readahead.c): window from the request size, ramp-up, async marker",
         params: &[("max", "32", "largest window, in blocks (128 KiB of 4 KiB pages)")],
     },
     PrefetchInfo {
@@ -112,7 +116,10 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
     PrefetchInfo {
         name: "simple",
         paper: "the simplified prefetcher of the prefetching paper's Table 1 (§3)",
-        params: &[("min", "3", "blocks fetched on a miss, the demanded one included"), ("max", "8", "blocks fetched when the stream looks sequential")],
+        params: &[
+            ("min", "3", "blocks fetched on a miss, the demanded one included"),
+            ("max", "8", "blocks fetched when the stream looks sequential"),
+        ],
     },
 ];
 

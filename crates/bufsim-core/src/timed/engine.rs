@@ -184,7 +184,12 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
 
     /// Takes stream `s`'s next request and schedules it after its think time, from `after`;
     /// or records that the stream is done.
-    fn schedule_next<E>(&mut self, s: usize, after: u64, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+    fn schedule_next<E>(
+        &mut self,
+        s: usize,
+        after: u64,
+        source: &mut impl FnMut() -> Result<Option<Request>, E>,
+    ) -> Result<(), E> {
         let (cache, layout, block_size) = (&self.cache, self.step.layout, self.step.cfg.block_size);
         // Start loading the index slot of each request's first block as it is read, a few
         // requests before it is issued.
@@ -327,7 +332,12 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
 
     /// A device finished part of I/O `slot`. When the whole I/O is done its blocks settle and
     /// the streams waiting only for it go on.
-    fn io_done<E>(&mut self, device: u16, slot: u32, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+    fn io_done<E>(
+        &mut self,
+        device: u16,
+        slot: u32,
+        source: &mut impl FnMut() -> Result<Option<Request>, E>,
+    ) -> Result<(), E> {
         let io = &mut self.ios[slot as usize];
         io.parts -= 1;
         let (what, waited) = (io.what, self.now - io.issued_ns);

@@ -27,8 +27,12 @@ impl Fault {
         for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("`{part}` is not key=value")))?;
             match k.trim() {
-                "device" => device = Some(v.trim().parse::<u16>().map_err(|_| bad(format!("device `{v}` is not a device id")))?),
-                "at" => at = Some(parse_time_ns(v).map_err(|want| bad(format!("at=`{v}` must be {want}")))?.round() as u64),
+                "device" => {
+                    device = Some(v.trim().parse::<u16>().map_err(|_| bad(format!("device `{v}` is not a device id")))?)
+                }
+                "at" => {
+                    at = Some(parse_time_ns(v).map_err(|want| bad(format!("at=`{v}` must be {want}")))?.round() as u64)
+                }
                 "slowdown" => {
                     let x: f64 = v.trim().parse().map_err(|_| bad(format!("slowdown `{v}` is not a number")))?;
                     if !(x.is_finite() && x > 0.0) {
@@ -83,9 +87,18 @@ mod tests {
 
     #[test]
     fn faults_parse_and_take_effect_in_time_order() {
-        assert_eq!(Fault::parse("device=6,at=500s,slowdown=2").unwrap(), Fault { device: 6, at_ns: 500_000_000_000, slowdown: 2.0 });
+        assert_eq!(
+            Fault::parse("device=6,at=500s,slowdown=2").unwrap(),
+            Fault { device: 6, at_ns: 500_000_000_000, slowdown: 2.0 }
+        );
         assert_eq!(Fault::parse("fault(device=1, at=2ms, slowdown=0.5)").unwrap().at_ns, 2_000_000);
-        for (bad, word) in [("device=6,at=5s", "no slowdown"), ("device=x,at=1s,slowdown=2", "not a device id"), ("device=1,at=1,slowdown=2", "at="), ("device=1,at=1s,slowdown=0", "above 0"), ("device=1,when=1s", "unknown key")] {
+        for (bad, word) in [
+            ("device=6,at=5s", "no slowdown"),
+            ("device=x,at=1s,slowdown=2", "not a device id"),
+            ("device=1,at=1,slowdown=2", "at="),
+            ("device=1,at=1s,slowdown=0", "above 0"),
+            ("device=1,when=1s", "unknown key"),
+        ] {
             let e = Fault::parse(bad).unwrap_err().to_string();
             assert!(e.contains(word), "{bad}: {e}");
         }

@@ -24,8 +24,8 @@ pub mod storage;
 pub mod streams;
 
 pub use engine::TimedEngine;
-pub use histogram::LatencyHistogram;
 pub use faults::Fault;
+pub use histogram::LatencyHistogram;
 pub use network::LogGp;
 pub use storage::Storage;
 pub use streams::{StreamPlan, StreamPlanner, Streams, Think};
@@ -96,10 +96,14 @@ impl TimingOptions {
             return Err(SpecError("a closed workload needs at least 1 outstanding request".into()));
         }
         if let Some(n) = self.closed.filter(|&n| n > MAX_CLOSED) {
-            return Err(SpecError(format!("a closed workload takes at most {MAX_CLOSED} outstanding requests, not {n}")));
+            return Err(SpecError(format!(
+                "a closed workload takes at most {MAX_CLOSED} outstanding requests, not {n}"
+            )));
         }
         if self.closed.is_some() && self.single_stream {
-            return Err(SpecError("a closed workload (--closed) already decides the streams; drop --single-stream".into()));
+            return Err(SpecError(
+                "a closed workload (--closed) already decides the streams; drop --single-stream".into(),
+            ));
         }
         Ok(())
     }

@@ -55,15 +55,26 @@ impl LogGp {
             }
         }
         let text = |name: &str| -> String {
-            spec.args.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+            spec.args
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
                 .unwrap_or_else(|| LOGGP_DEFAULTS.iter().find(|p| p.0 == name).expect("declared").1.to_string())
         };
-        let time = |name: &str| parse_time_ns(&text(name)).map_err(|want| SpecError(format!("network loggp: {name}=`{}` must be {want}", text(name))));
+        let time = |name: &str| {
+            parse_time_ns(&text(name))
+                .map_err(|want| SpecError(format!("network loggp: {name}=`{}` must be {want}", text(name))))
+        };
         let bytes_per_ns = parse_bandwidth(&text("bandwidth"))
             .map_err(|want| SpecError(format!("network loggp: bandwidth=`{}` must be {want}", text("bandwidth"))))?;
         let header = match Size::parse(&text("header")) {
             Ok(Size::Bytes(b)) => b,
-            _ => return Err(SpecError(format!("network loggp: header=`{}` must be a size in bytes such as 64B", text("header")))),
+            _ => {
+                return Err(SpecError(format!(
+                    "network loggp: header=`{}` must be a size in bytes such as 64B",
+                    text("header")
+                )))
+            }
         };
         Ok(Some(LogGp {
             latency_ns: time("latency")?,
@@ -81,7 +92,8 @@ pub fn parse_bandwidth(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let want = || "a rate such as 10Gb/s (bits) or 1.25GB/s (bytes)".to_string();
     let per = t.strip_suffix("/s").ok_or_else(want)?.trim();
-    let bits = [("Gbit", 1e9), ("Mbit", 1e6), ("kbit", 1e3), ("bit", 1.0), ("Gb", 1e9), ("Mb", 1e6), ("kb", 1e3), ("Kb", 1e3)];
+    let bits =
+        [("Gbit", 1e9), ("Mbit", 1e6), ("kbit", 1e3), ("bit", 1.0), ("Gb", 1e9), ("Mb", 1e6), ("kb", 1e3), ("Kb", 1e3)];
     for (unit, mult) in bits {
         if let Some(num) = per.strip_suffix(unit) {
             let v: f64 = num.trim().parse().map_err(|_| want())?;
@@ -109,7 +121,11 @@ pub struct Network {
 
 #[inline]
 fn ns(x: f64) -> u64 {
-    if x <= 0.0 { 0 } else { x.round() as u64 }
+    if x <= 0.0 {
+        0
+    } else {
+        x.round() as u64
+    }
 }
 
 impl Network {
@@ -167,7 +183,12 @@ mod tests {
         assert!((m.ns_per_byte - 0.8).abs() < 1e-12);
         assert_eq!(LogGp::parse("none").unwrap(), None);
         assert!((parse_bandwidth("1.25GB/s").unwrap() - 1.25).abs() < 1e-12);
-        for (bad, word) in [("ethernet", "unknown network"), ("loggp(lat=1us)", "no parameter `lat`"), ("loggp(latency=3)", "latency"), ("loggp(bandwidth=fast)", "10Gb/s")] {
+        for (bad, word) in [
+            ("ethernet", "unknown network"),
+            ("loggp(lat=1us)", "no parameter `lat`"),
+            ("loggp(latency=3)", "latency"),
+            ("loggp(bandwidth=fast)", "10Gb/s"),
+        ] {
             let e = LogGp::parse(bad).unwrap_err().to_string();
             assert!(e.contains(word), "{bad}: {e}");
         }

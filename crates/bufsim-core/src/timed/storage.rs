@@ -141,7 +141,8 @@ impl Storage {
     /// The devices `ids` (device 0 if none), each built from the same device and scheduler
     /// specs. Device `d` draws its random numbers (if its model has any) from `seed + d`.
     pub fn new(ids: &[u16], device: &str, scheduler: &str, seed: u64, block_size: u64) -> Result<Storage, SpecError> {
-        let opts = TimingOptions { device: device.to_string(), scheduler: scheduler.to_string(), ..TimingOptions::default() };
+        let opts =
+            TimingOptions { device: device.to_string(), scheduler: scheduler.to_string(), ..TimingOptions::default() };
         Storage::build(ids, &opts, seed, block_size)
     }
 
@@ -157,11 +158,18 @@ impl Storage {
         let list = || {
             let first = ids.iter().min().copied().unwrap_or(0);
             let last = ids.iter().max().copied().unwrap_or(0);
-            if ids.len() as u32 == (last - first) as u32 + 1 { format!("{first}-{last}") } else { format!("{ids:?}") }
+            if ids.len() as u32 == (last - first) as u32 + 1 {
+                format!("{first}-{last}")
+            } else {
+                format!("{ids:?}")
+            }
         };
         for (d, _) in &opts.device_for {
             if !known(*d) {
-                return Err(SpecError(format!("device {d} (given a device spec of its own) is not among the run's devices {}", list())));
+                return Err(SpecError(format!(
+                    "device {d} (given a device spec of its own) is not among the run's devices {}",
+                    list()
+                )));
             }
         }
         for f in &opts.faults {
@@ -173,9 +181,12 @@ impl Storage {
         let mut devices: Vec<Option<DeviceQueue>> = (0..len).map(|_| None).collect();
         for &d in ids {
             let spec = opts.device_spec(d);
-            let model = build_device(spec, seed.wrapping_add(d as u64)).map_err(|e| SpecError(format!("device {d}: {e}")))?;
+            let model =
+                build_device(spec, seed.wrapping_add(d as u64)).map_err(|e| SpecError(format!("device {d}: {e}")))?;
             let mut q = DeviceQueue::new(model, build_scheduler(&opts.scheduler)?);
-            q.faults = FaultSchedule::new(opts.faults.iter().filter(|f| f.device == d).map(|f| (f.at_ns, f.slowdown)).collect());
+            q.faults = FaultSchedule::new(
+                opts.faults.iter().filter(|f| f.device == d).map(|f| (f.at_ns, f.slowdown)).collect(),
+            );
             devices[d as usize] = Some(q);
         }
         let network = LogGp::parse(&opts.network)?.map(|m| Network::new(m, len));
@@ -196,7 +207,6 @@ impl Storage {
     pub fn devices(&self) -> impl Iterator<Item = (u16, &DeviceQueue)> {
         self.devices.iter().enumerate().filter_map(|(d, q)| q.as_ref().map(|q| (d as u16, q)))
     }
-
 
     /// Hands the cache-level I/O in `slot` to the devices at `now`; returns how many device
     /// requests it became (its parts). The mapping from cache blocks to device requests lives
@@ -320,7 +330,10 @@ mod tests {
         // After 5 ms device 1 is twice as slow.
         s.arrive(&io, 8, 9_600_000, &mut ev);
         assert_eq!(ev.pop(), Some((9_600_000 + 19_000_000, Event::Done { device: 1, io: 8 })));
-        let e = Storage::build(&[0, 1], &TimingOptions { device_for: vec![(5, "avg".into())], ..opts.clone() }, 1, 4096).err().unwrap();
+        let e =
+            Storage::build(&[0, 1], &TimingOptions { device_for: vec![(5, "avg".into())], ..opts.clone() }, 1, 4096)
+                .err()
+                .unwrap();
         assert!(e.to_string().contains("device 5"), "{e}");
         let view = s.view();
         assert_eq!(view.devices.len(), 2);

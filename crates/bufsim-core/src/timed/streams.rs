@@ -146,7 +146,11 @@ impl Streams {
 
     /// Reads one request from the trace into its stream's queue; `false` at the end.
     #[inline]
-    fn read_one<E>(&mut self, source: &mut impl FnMut() -> Result<Option<Request>, E>, hint: &mut impl FnMut(&Request)) -> Result<bool, E> {
+    fn read_one<E>(
+        &mut self,
+        source: &mut impl FnMut() -> Result<Option<Request>, E>,
+        hint: &mut impl FnMut(&Request),
+    ) -> Result<bool, E> {
         if self.exhausted {
             return Ok(false);
         }
@@ -208,7 +212,17 @@ mod tests {
     use bufsim_trace::Op;
 
     fn req(pid: u32, time_us: u64, dur_us: u64) -> Request {
-        Request { time_ns: time_us * 1000, dur_ns: dur_us * 1000, pid, ctx: 0, op: Op::Read, file: 0, offset: 0, size: 1, in_blocks: false }
+        Request {
+            time_ns: time_us * 1000,
+            dur_ns: dur_us * 1000,
+            pid,
+            ctx: 0,
+            op: Op::Read,
+            file: 0,
+            offset: 0,
+            size: 1,
+            in_blocks: false,
+        }
     }
 
     #[test]
@@ -223,7 +237,8 @@ mod tests {
         let mut streams = Streams::new(&plan, Think::Trace);
         let mut it = trace.iter().copied();
         let mut src = || Ok::<_, ()>(it.next());
-        let thinks: Vec<u64> = std::iter::from_fn(|| streams.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
+        let thinks: Vec<u64> =
+            std::iter::from_fn(|| streams.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
         assert_eq!(thinks, [0, 70_000, 0]);
         assert_eq!(streams.next(1, &mut src, &mut |_| ()).unwrap().map(|(r, t)| (r.pid, t)), Some((2, 0)));
         assert!(streams.next(1, &mut src, &mut |_| ()).unwrap().is_none());
@@ -240,13 +255,15 @@ mod tests {
         let mut merged = Streams::new(&plan, Think::Trace);
         let mut it = trace.iter().copied();
         let mut src = || Ok::<_, ()>(it.next());
-        let thinks: Vec<u64> = std::iter::from_fn(|| merged.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
+        let thinks: Vec<u64> =
+            std::iter::from_fn(|| merged.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
         // 150 - 130 = 20 us; 200 - 650 < 0 gives 0.
         assert_eq!(thinks, [0, 20_000, 0]);
         let mut fixed = Streams::new(&plan, Think::Fixed(5));
         let mut it = trace.iter().copied();
         let mut src = || Ok::<_, ()>(it.next());
-        let thinks: Vec<u64> = std::iter::from_fn(|| fixed.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
+        let thinks: Vec<u64> =
+            std::iter::from_fn(|| fixed.next(0, &mut src, &mut |_| ()).unwrap().map(|(_, t)| t)).collect();
         assert_eq!(thinks, [0, 5, 5]);
     }
 

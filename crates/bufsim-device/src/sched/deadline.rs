@@ -22,7 +22,11 @@ pub const INFO: ModelInfo = ModelInfo {
     params: &[
         ParamInfo { name: "read-expire", default: "500ms", doc: "a read is due this long after it is queued" },
         ParamInfo { name: "write-expire", default: "5s", doc: "a write is due this long after it is queued" },
-        ParamInfo { name: "writes-starved", default: "2", doc: "read batches that may start while writes wait before a write batch must" },
+        ParamInfo {
+            name: "writes-starved",
+            default: "2",
+            doc: "read batches that may start while writes wait before a write batch must",
+        },
         ParamInfo { name: "fifo-batch", default: "16", doc: "requests in one batch" },
     ],
     preset_of: None,
@@ -118,11 +122,7 @@ impl Deadline {
 impl Scheduler for Deadline {
     fn push(&mut self, req: IoRequest, now_ns: u64) {
         let d = dir(&req);
-        self.fifo[d].push_back(Due {
-            expires: now_ns.saturating_add(self.expire_ns[d]),
-            block: req.block,
-            id: req.id,
-        });
+        self.fifo[d].push_back(Due { expires: now_ns.saturating_add(self.expire_ns[d]), block: req.block, id: req.id });
         self.sorted[d].insert(req);
     }
 
@@ -149,11 +149,12 @@ impl Scheduler for Deadline {
         // over writes_starved times (the counter moves only while writes wait).
         let reads = !self.sorted[READ].is_empty();
         let writes = !self.sorted[WRITE].is_empty();
-        let d = if reads && !(writes && {
-            let starved = self.starved >= self.writes_starved;
-            self.starved += 1;
-            starved
-        }) {
+        let d = if reads
+            && !(writes && {
+                let starved = self.starved >= self.writes_starved;
+                self.starved += 1;
+                starved
+            }) {
             READ
         } else if writes {
             self.starved = 0;
@@ -250,8 +251,7 @@ mod tests {
             s.push(req(id, b), 0);
         }
         s.push(write(4, 50), 0);
-        let order: Vec<(u64, bool)> =
-            std::iter::from_fn(|| s.pop(0, 0).map(|r| (r.block, r.write))).collect();
+        let order: Vec<(u64, bool)> = std::iter::from_fn(|| s.pop(0, 0).map(|r| (r.block, r.write))).collect();
         // starved 0 -> read batch {0}; starved 1 -> read batch {100} (not contiguous with 0,
         // so one request); starved reached 2 -> write batch {50}; then reads again from the
         // lowest remaining sector.

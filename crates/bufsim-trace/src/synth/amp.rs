@@ -210,7 +210,8 @@ mod tests {
 
     #[test]
     fn mix_shares_are_respected() {
-        let s = super::super::generate("amp-mix(accesses=10000,loop1=100,loop1-share=0.3,loop2=50,loop2-share=0.2)", 1).unwrap();
+        let s = super::super::generate("amp-mix(accesses=10000,loop1=100,loop1-share=0.3,loop2=50,loop2-share=0.2)", 1)
+            .unwrap();
         let count = |c: u64| s.requests.iter().filter(|r| r.ctx == c).count();
         assert!((2_700..3_300).contains(&count(1)));
         assert!((1_700..2_300).contains(&count(2)));

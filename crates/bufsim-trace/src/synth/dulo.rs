@@ -15,44 +15,22 @@ pub const GENERATORS: &[GeneratorInfo] = &[GeneratorInfo {
     summary: "sequential scans of whole files alternating with bursts of random one-block reads",
     params: &[
         ("accesses", "200000", "block reads in all"),
-        (
-            "files",
-            "40",
-            "files scanned; each scan reads one whole file, chosen at random",
-        ),
+        ("files", "40", "files scanned; each scan reads one whole file, chosen at random"),
         ("file-blocks", "256", "blocks per scanned file"),
-        (
-            "random-share",
-            "0.3",
-            "share of reads that are random (0 to 1)",
-        ),
-        (
-            "random-blocks",
-            "8000",
-            "distinct blocks the random reads revisit",
-        ),
-        (
-            "random-span",
-            "1000000",
-            "blocks of the file the random blocks are scattered over",
-        ),
+        ("random-share", "0.3", "share of reads that are random (0 to 1)"),
+        ("random-blocks", "8000", "distinct blocks the random reads revisit"),
+        ("random-span", "1000000", "blocks of the file the random blocks are scattered over"),
     ],
 }];
 
-pub(crate) fn generate(
-    info: &GeneratorInfo,
-    args: &GenArgs,
-    seed: u64,
-) -> Result<Synthetic, SpecError> {
+pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Result<Synthetic, SpecError> {
     debug_assert_eq!(info.name, "dulo-mix");
     let n = args.u64("accesses")?;
     let (files, file_blocks) = (args.u64("files")?, args.u64("file-blocks")?);
     let share = args.fraction("random-share")?;
     let (hot, span) = (args.u64("random-blocks")?, args.u64("random-span")?);
     if share < 1.0 && (files == 0 || file_blocks == 0) {
-        return Err(SpecError(
-            "generator `dulo-mix`: scans need files=1 or more and file-blocks=1 or more".into(),
-        ));
+        return Err(SpecError("generator `dulo-mix`: scans need files=1 or more and file-blocks=1 or more".into()));
     }
     if share > 0.0 && (hot == 0 || span < hot) {
         return Err(SpecError(format!(

@@ -58,9 +58,36 @@ macro_rules! table1 {
 }
 
 pub const GENERATORS: &[GeneratorInfo] = &[
-    table1!("sa-trace1", "storage-aware caching (FAST '02) Table 1, Trace 1", "reads of uniform size (mean 256 KB) at random places in 400 MB, disks uniform: 192,000 requests", "uniform", "uniform", "256KB", "400MB", "192000"),
-    table1!("sa-trace2", "storage-aware caching (FAST '02) Table 1, Trace 2", "reads of exponential size (mean 34 KB) at random places in 425 MB, disks uniform: 750,000 requests", "exponential", "uniform", "34KB", "425MB", "750000"),
-    table1!("sa-trace3", "storage-aware caching (FAST '02) Table 1, Trace 3", "as Trace 2 with the disk of each request Gaussian (mean disk 7, sd 3): 750,000 requests", "exponential", "gaussian", "34KB", "425MB", "750000"),
+    table1!(
+        "sa-trace1",
+        "storage-aware caching (FAST '02) Table 1, Trace 1",
+        "reads of uniform size (mean 256 KB) at random places in 400 MB, disks uniform: 192,000 requests",
+        "uniform",
+        "uniform",
+        "256KB",
+        "400MB",
+        "192000"
+    ),
+    table1!(
+        "sa-trace2",
+        "storage-aware caching (FAST '02) Table 1, Trace 2",
+        "reads of exponential size (mean 34 KB) at random places in 425 MB, disks uniform: 750,000 requests",
+        "exponential",
+        "uniform",
+        "34KB",
+        "425MB",
+        "750000"
+    ),
+    table1!(
+        "sa-trace3",
+        "storage-aware caching (FAST '02) Table 1, Trace 3",
+        "as Trace 2 with the disk of each request Gaussian (mean disk 7, sd 3): 750,000 requests",
+        "exponential",
+        "gaussian",
+        "34KB",
+        "425MB",
+        "750000"
+    ),
 ];
 
 fn bytes(args: &GenArgs, name: &str) -> Result<u64, SpecError> {
@@ -102,7 +129,12 @@ pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Resul
     }
     let unit = unit / BLOCK;
     let mean_disk: f64 = args.text("mean-disk").parse().map_err(|_| args.bad("mean-disk", "a number"))?;
-    let sd: f64 = args.text("disk-sd").parse().ok().filter(|v: &f64| *v > 0.0).ok_or_else(|| args.bad("disk-sd", "a number above 0"))?;
+    let sd: f64 = args
+        .text("disk-sd")
+        .parse()
+        .ok()
+        .filter(|v: &f64| *v > 0.0)
+        .ok_or_else(|| args.bad("disk-sd", "a number above 0"))?;
     if gaussian && !(mean_disk > -3.0 * sd && mean_disk < devices as f64 - 1.0 + 3.0 * sd) {
         return Err(args.bad("mean-disk", "within three standard deviations of the array's disks"));
     }
@@ -177,7 +209,11 @@ mod tests {
         assert!(t.requests.iter().all(|r| r.offset / 4096 < 256));
         assert_eq!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 9).unwrap());
         assert_ne!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 10).unwrap());
-        for (spec, word) in [("sa-trace1(sizes=pareto)", "uniform or exponential"), ("sa-trace3(unit=6KB)", "4 KiB blocks"), ("sa-trace1(devices=0)", "1 to 254")] {
+        for (spec, word) in [
+            ("sa-trace1(sizes=pareto)", "uniform or exponential"),
+            ("sa-trace3(unit=6KB)", "4 KiB blocks"),
+            ("sa-trace1(devices=0)", "1 to 254"),
+        ] {
             let e = generate_spec(spec, 1).unwrap_err().to_string();
             assert!(e.contains(word), "{spec}: {e}");
         }

@@ -158,7 +158,10 @@ impl Detector for DearDetector {
 }
 
 impl PolicyDef for super::Dear {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { context_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "dear",
         aliases: &[],
@@ -209,7 +212,9 @@ mod tests {
         let lp: Vec<u64> = (0..4).flat_map(|_| 0..100u64).collect();
         assert_eq!(classify(&lp, 10, 200), Pattern::Looping);
         // Recently used blocks come back first: temporally clustered, not a loop.
-        let back: Vec<u64> = (0..4).flat_map(|i| if i % 2 == 0 { (0..100u64).collect::<Vec<_>>() } else { (0..100u64).rev().collect() }).collect();
+        let back: Vec<u64> = (0..4)
+            .flat_map(|i| if i % 2 == 0 { (0..100u64).collect::<Vec<_>>() } else { (0..100u64).rev().collect() })
+            .collect();
         assert_eq!(classify(&back, 10, 200), Pattern::Other);
         let scan: Vec<u64> = (0..1000).collect();
         assert_eq!(classify(&scan, 10, 200), Pattern::OneShot);

@@ -223,10 +223,7 @@ impl<D: Detector, P: Policy> Manager<D, P> {
     fn steal(&mut self, from_other_than: usize, pins: &Pins, a: &Access) -> Option<Frame> {
         let first = self.map.draw(&mut self.rng, self.cfg.steal, |p| p != from_other_than)?;
         let n = self.map.partitions();
-        (0..n)
-            .map(|i| (first + i) % n)
-            .filter(|&p| p != from_other_than)
-            .find_map(|p| self.victim_in(p, pins, a))
+        (0..n).map(|i| (first + i) % n).filter(|&p| p != from_other_than).find_map(|p| self.victim_in(p, pins, a))
     }
 
     fn link_front(&mut self, p: usize, f: Frame) {
@@ -362,7 +359,9 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             let p = match self.slot_of(c) {
                 Some(p) => p,
                 None => {
-                    let p = (FIRST_MRU..self.slot_ctx.len()).find(|&p| self.slot_ctx[p] == 0).expect("a free MRU partition");
+                    let p = (FIRST_MRU..self.slot_ctx.len())
+                        .find(|&p| self.slot_ctx[p] == 0)
+                        .expect("a free MRU partition");
                     self.slot_ctx[p] = c;
                     self.coupons[p] = 0.0;
                     p

@@ -10,9 +10,9 @@ pub mod pcc;
 pub mod recency;
 pub mod table1;
 
+use super::forward::forward_policy;
 use super::partition::Steal;
 use super::registry::{build_spec, lookup};
-use super::forward::forward_policy;
 use super::{AnyPolicy, Args, BuildEnv, ParamInfo};
 use crate::spec::{Spec, SpecError};
 use manager::{Manager, ManagerConfig, MAX_MRU};
@@ -74,7 +74,11 @@ pub(crate) const P_SEED: ParamInfo =
     ParamInfo { name: "seed", default: "run", doc: "seed of the random partition choices (run: the run's seed)" };
 
 /// Reads the manager's parameters and builds the default partition's policy.
-pub(crate) fn build_manager(args: &Args, env: &BuildEnv, name: &str) -> Result<(ManagerConfig, DefaultPolicy), SpecError> {
+pub(crate) fn build_manager(
+    args: &Args,
+    env: &BuildEnv,
+    name: &str,
+) -> Result<(ManagerConfig, DefaultPolicy), SpecError> {
     let spec = Spec::parse(args.text("default")).map_err(|e| SpecError(format!("policy `{name}`: default: {e}")))?;
     if let Some(info) = lookup(&spec.name) {
         if super::registry::capabilities(info.name).context_partitioned {
@@ -112,7 +116,8 @@ pub(crate) fn build_manager(args: &Args, env: &BuildEnv, name: &str) -> Result<(
 pub fn classify(accesses: &[(u64, u64)], spec: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
     let env = BuildEnv { capacity: 1, block_size: 4096, seed: 0 };
     let parsed = Spec::parse(spec)?;
-    let not_amp = || SpecError(format!("`{spec}` has no access-pattern detector; use amp, pcc or dear with their parameters"));
+    let not_amp =
+        || SpecError(format!("`{spec}` has no access-pattern detector; use amp, pcc or dear with their parameters"));
     let info = lookup(&parsed.name).ok_or_else(not_amp)?;
     if !super::registry::capabilities(info.name).context_partitioned {
         return Err(not_amp());
@@ -150,7 +155,8 @@ mod tests {
         // AMP §3: "using a default policy such as ARC"; AMP sizes it from ARC's ghosts.
         assert_eq!(DEFAULT_POLICY, "arc");
         assert!(lookup("arc").is_some());
-        let arc = crate::policy::build("arc", &crate::policy::BuildEnv { capacity: 8, block_size: 4096, seed: 1 }).unwrap();
+        let arc =
+            crate::policy::build("arc", &crate::policy::BuildEnv { capacity: 8, block_size: 4096, seed: 1 }).unwrap();
         assert!(arc.keeps_ghosts());
     }
 

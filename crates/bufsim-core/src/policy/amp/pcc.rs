@@ -117,7 +117,12 @@ impl Detector for PccDetector {
         for (ctx, c) in &self.contexts {
             let repeating = c.blocks.values().filter(|s| s.count > 1).count() as u64;
             if c.repeating != repeating || c.seq + c.repeating != c.blocks.len() as u64 {
-                return Err(format!("PCC context {ctx}: Seq {} Loop {} over {} blocks", c.seq, c.repeating, c.blocks.len()));
+                return Err(format!(
+                    "PCC context {ctx}: Seq {} Loop {} over {} blocks",
+                    c.seq,
+                    c.repeating,
+                    c.blocks.len()
+                ));
             }
         }
         Ok(())
@@ -125,7 +130,10 @@ impl Detector for PccDetector {
 }
 
 impl PolicyDef for super::Pcc {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { context_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "pcc",
         aliases: &["pcc-star"],

@@ -416,7 +416,10 @@ impl Detector for RecencyDetector {
 }
 
 impl crate::policy::PolicyDef for super::Amp {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { context_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "amp",
         aliases: &[],
@@ -444,8 +447,12 @@ impl crate::policy::PolicyDef for super::Amp {
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let (cfg, default) = build_manager(args, env, "amp")?;
-        let fraction = Sampling::parse_fraction(args.text("sampling"))
-            .ok_or_else(|| SpecError(format!("policy `amp`: sampling=`{}` must be a fraction in (0, 1] such as 1, 1/4 or 25%", args.text("sampling"))))?;
+        let fraction = Sampling::parse_fraction(args.text("sampling")).ok_or_else(|| {
+            SpecError(format!(
+                "policy `amp`: sampling=`{}` must be a fraction in (0, 1] such as 1, 1/4 or 25%",
+                args.text("sampling")
+            ))
+        })?;
         let mut sampling = Sampling::fraction(fraction);
         if args.bool("adaptive")? {
             sampling.adaptive = true;
@@ -487,11 +494,8 @@ impl crate::policy::PolicyDef for super::Amp {
 /// R̄ of one access string and every R_i (`None` where undefined), by the definition.
 pub fn average_reference_recency(blocks: &[u64]) -> (Option<f64>, Vec<Option<f64>>) {
     let mut list = RecencyList::new();
-    let rs: Vec<Option<f64>> = blocks
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| list.access(b, i as u64).map(|r| r.recency()))
-        .collect();
+    let rs: Vec<Option<f64>> =
+        blocks.iter().enumerate().map(|(i, &b)| list.access(b, i as u64).map(|r| r.recency())).collect();
     let defined: Vec<f64> = rs.iter().flatten().copied().collect();
     let mean = (!defined.is_empty()).then(|| defined.iter().sum::<f64>() / defined.len() as f64);
     (mean, rs)
@@ -535,7 +539,8 @@ mod tests {
             assert_eq!(got.map(|r| r.pos), p, "p_{}", i + 1);
         }
         let (r, rs) = average_reference_recency(&s);
-        let want = [None, None, None, None, Some(1.0), Some(2.0 / 3.0), Some(2.0 / 3.0), None, None, Some(0.8), Some(0.8)];
+        let want =
+            [None, None, None, None, Some(1.0), Some(2.0 / 3.0), Some(2.0 / 3.0), None, None, Some(0.8), Some(0.8)];
         for (i, (g, w)) in rs.iter().zip(want).enumerate() {
             match (g, w) {
                 (Some(g), Some(w)) => assert!((g - w).abs() < 1e-12, "R_{}", i + 1),

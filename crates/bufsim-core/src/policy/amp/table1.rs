@@ -26,12 +26,52 @@ const O: Pattern = Pattern::Other;
 
 /// Table 1 of the paper.
 pub const PAPER: [PaperRow; 7] = [
-    PaperRow { stream: 'a', description: "temporally clustered accesses moving through the file", correct: O, r_bar: 0.755, amp: O, dear: O, pcc: L },
+    PaperRow {
+        stream: 'a',
+        description: "temporally clustered accesses moving through the file",
+        correct: O,
+        r_bar: 0.755,
+        amp: O,
+        dear: O,
+        pcc: L,
+    },
     PaperRow { stream: 'b', description: "pure loops", correct: L, r_bar: 0.001, amp: L, dear: L, pcc: L },
-    PaperRow { stream: 'c', description: "loops with each block moved around randomly", correct: L, r_bar: 0.347, amp: L, dear: O, pcc: L },
-    PaperRow { stream: 'd', description: "temporally clustered accesses with localized small loops", correct: O, r_bar: 0.617, amp: O, dear: O, pcc: L },
-    PaperRow { stream: 'e', description: "loops in which a block is accessed again with prob. 0.6", correct: L, r_bar: 0.008, amp: L, dear: L, pcc: L },
-    PaperRow { stream: 'f', description: "same as (e) except probability is 0.5", correct: L, r_bar: 0.010, amp: L, dear: O, pcc: O },
+    PaperRow {
+        stream: 'c',
+        description: "loops with each block moved around randomly",
+        correct: L,
+        r_bar: 0.347,
+        amp: L,
+        dear: O,
+        pcc: L,
+    },
+    PaperRow {
+        stream: 'd',
+        description: "temporally clustered accesses with localized small loops",
+        correct: O,
+        r_bar: 0.617,
+        amp: O,
+        dear: O,
+        pcc: L,
+    },
+    PaperRow {
+        stream: 'e',
+        description: "loops in which a block is accessed again with prob. 0.6",
+        correct: L,
+        r_bar: 0.008,
+        amp: L,
+        dear: L,
+        pcc: L,
+    },
+    PaperRow {
+        stream: 'f',
+        description: "same as (e) except probability is 0.5",
+        correct: L,
+        r_bar: 0.010,
+        amp: L,
+        dear: O,
+        pcc: O,
+    },
     PaperRow { stream: 'g', description: "uniformly random", correct: O, r_bar: 0.513, amp: O, dear: O, pcc: L },
 ];
 
@@ -117,7 +157,11 @@ mod tests {
             let full = table1(seed, LENGTH, 1.0);
             let quarter = table1(seed, LENGTH, 0.25);
             for (f, q) in full.iter().zip(&quarter) {
-                assert_eq!(f.amp, q.amp, "stream {} seed {seed}: R̄ {} unsampled, {} at 1/4", f.paper.stream, f.r_bar, q.r_bar);
+                assert_eq!(
+                    f.amp, q.amp,
+                    "stream {} seed {seed}: R̄ {} unsampled, {} at 1/4",
+                    f.paper.stream, f.r_bar, q.r_bar
+                );
             }
         }
     }

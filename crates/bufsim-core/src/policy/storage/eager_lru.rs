@@ -33,7 +33,10 @@ impl EagerLru {
 split_policy!(EagerLru, |s, pins, a| s.split.eager_victim(pins, a));
 
 impl PolicyDef for EagerLru {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { device_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "eager-lru",
         aliases: &[],

@@ -20,7 +20,9 @@
 //! `cost=model`, it is the device's expected service time for a request of `request` bytes.
 
 use super::{ExpectedService, StorageView};
-use crate::policy::{Access, Args, BuildEnv, Frame, Gds, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::policy::{
+    Access, Args, BuildEnv, Frame, Gds, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
 use crate::spec::{Size, SpecError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +71,11 @@ impl Landlord {
             // A device the storage view did not list: the mean cost of the others, or 1.
             _ => {
                 let (n, sum) = self.cost.iter().filter(|c| !c.is_nan()).fold((0u32, 0.0), |(n, s), c| (n + 1, s + c));
-                if n == 0 { 1.0 } else { sum / n as f64 }
+                if n == 0 {
+                    1.0
+                } else {
+                    sum / n as f64
+                }
             }
         }
     }
@@ -188,8 +194,8 @@ impl PolicyDef for Landlord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::steps::Steps;
     use crate::layout::block_key;
+    use crate::policy::steps::Steps;
     use crate::policy::storage::test_support::{on, view};
 
     #[test]

@@ -32,7 +32,10 @@ impl LazyClock {
 split_policy!(LazyClock, |s, pins, a| s.split.lottery_victim(&mut s.rng, pins, a));
 
 impl PolicyDef for LazyClock {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { device_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "lazy-clock",
         aliases: &["partitioned-clock"],

@@ -31,10 +31,14 @@ impl LazyLru {
 
 split_policy!(LazyLru, |s, pins, a| s.split.lottery_victim(&mut s.rng, pins, a));
 
-pub(crate) const SEED: ParamInfo = ParamInfo { name: "seed", default: "run", doc: "seed of the inverse lottery: the run's, or a number" };
+pub(crate) const SEED: ParamInfo =
+    ParamInfo { name: "seed", default: "run", doc: "seed of the inverse lottery: the run's, or a number" };
 
 impl PolicyDef for LazyLru {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { device_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "lazy-lru",
         aliases: &[],

@@ -52,8 +52,17 @@ pub struct StorageView {
 
 impl StorageView {
     /// The devices `ids`, all with the expected service time `expected`.
-    pub fn uniform(ids: impl IntoIterator<Item = u16>, expected: ExpectedService, block_size: u64, clock: TimelineClock) -> Self {
-        StorageView { devices: ids.into_iter().map(|device| DeviceInfo { device, expected }).collect(), block_size, clock }
+    pub fn uniform(
+        ids: impl IntoIterator<Item = u16>,
+        expected: ExpectedService,
+        block_size: u64,
+        clock: TimelineClock,
+    ) -> Self {
+        StorageView {
+            devices: ids.into_iter().map(|device| DeviceInfo { device, expected }).collect(),
+            block_size,
+            clock,
+        }
     }
 
     pub fn expected(&self, device: u16) -> Option<ExpectedService> {
@@ -63,11 +72,8 @@ impl StorageView {
 
 /// Spec parameters shared by the repartitioning policies (`eager-lru`, `lazy-lru`,
 /// `lazy-clock`): §3.1's W, T and I.
-pub(crate) const WINDOW: super::ParamInfo = super::ParamInfo {
-    name: "window",
-    default: "1000",
-    doc: "W: device requests per repartitioning epoch (§3.1)",
-};
+pub(crate) const WINDOW: super::ParamInfo =
+    super::ParamInfo { name: "window", default: "1000", doc: "W: device requests per repartitioning epoch (§3.1)" };
 pub(crate) const THRESHOLD: super::ParamInfo = super::ParamInfo {
     name: "threshold",
     default: "5",
@@ -85,10 +91,16 @@ pub(crate) const TOLERANCE: super::ParamInfo = super::ParamInfo {
 };
 
 /// §3.1's configuration from a policy's arguments.
-pub(crate) fn repartition_config(args: &super::Args, env: &super::BuildEnv) -> Result<RepartitionConfig, crate::spec::SpecError> {
+pub(crate) fn repartition_config(
+    args: &super::Args,
+    env: &super::BuildEnv,
+) -> Result<RepartitionConfig, crate::spec::SpecError> {
     let window = args.u64("window")?;
     if window == 0 {
-        return Err(crate::spec::SpecError(format!("policy parameter window=`{}` must be at least 1 device request", args.text("window"))));
+        return Err(crate::spec::SpecError(format!(
+            "policy parameter window=`{}` must be at least 1 device request",
+            args.text("window")
+        )));
     }
     Ok(RepartitionConfig {
         window,

@@ -201,7 +201,8 @@ impl Repartitioner {
             // "A reclassification of a partition as warming from any other state restarts
             // exponential correction."
             if state == WaitState::Warming {
-                self.streak[p] = if self.state[p] == WaitState::Warming { (self.streak[p] + 1).min(MAX_STREAK) } else { 0 };
+                self.streak[p] =
+                    if self.state[p] == WaitState::Warming { (self.streak[p] + 1).min(MAX_STREAK) } else { 0 };
             } else {
                 self.streak[p] = 0;
             }
@@ -276,12 +277,13 @@ pub(crate) fn apportion(total: usize, weight: impl Fn(usize) -> f64, cap: impl F
         // each to the largest shares.
         let mut bumped = [0u64; 4];
         while left > 0 {
-            let pick = (0..n)
-                .filter(|&p| open(p, out) && bumped[p / 64] & (1 << (p % 64)) == 0)
-                .fold(None::<usize>, |best, p| match best {
+            let pick = (0..n).filter(|&p| open(p, out) && bumped[p / 64] & (1 << (p % 64)) == 0).fold(
+                None::<usize>,
+                |best, p| match best {
                     Some(b) if weight(b) >= weight(p) => Some(b),
                     _ => Some(p),
-                });
+                },
+            );
             let Some(p) = pick else { break };
             bumped[p / 64] |= 1 << (p % 64);
             out[p] += 1;

@@ -338,7 +338,11 @@ macro_rules! split_policy {
                 self.split.first_demand(f, a)
             }
             #[inline]
-            fn victim(&mut self, $pins: &$crate::policy::Pins, $a: &$crate::policy::Access) -> Option<$crate::policy::Frame> {
+            fn victim(
+                &mut self,
+                $pins: &$crate::policy::Pins,
+                $a: &$crate::policy::Access,
+            ) -> Option<$crate::policy::Frame> {
                 let $s = self;
                 $victim
             }
@@ -370,8 +374,8 @@ pub(crate) use split_policy;
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{on, view};
-    use crate::layout::block_key;
     use super::super::{EagerLru, LazyClock, LazyLru, RepartitionConfig, StaticSplit};
+    use crate::layout::block_key;
     use crate::policy::steps::Steps;
     use crate::policy::Policy;
 
@@ -462,7 +466,14 @@ mod tests {
         let split = s.policy().split();
         let bits = |p: usize| split.parts().part(p).ring_from_hand().iter().filter(|f| f.1).count();
         // The drawn partition's hand cleared its bits and took a block; the other kept its bits.
-        let drawn = if split.parts().map().len(0) == 2 && s.cache.contains(block_key(1, 10)) && s.cache.contains(block_key(1, 11)) { 0 } else { 1 };
+        let drawn = if split.parts().map().len(0) == 2
+            && s.cache.contains(block_key(1, 10))
+            && s.cache.contains(block_key(1, 11))
+        {
+            0
+        } else {
+            1
+        };
         assert_eq!(bits(1 - drawn), 2, "the other partition's use bits stay set");
         assert_eq!(bits(drawn), 0);
     }

@@ -22,7 +22,9 @@ impl StaticSplit {
     /// `request_bytes`: the mean request size the expected service times are computed for.
     pub fn new(capacity: usize, request_bytes: u64, window: u64) -> Self {
         let cfg = RepartitionConfig { window: window.max(1), threshold: f64::MAX, base: 1, tolerance: 0.0 };
-        StaticSplit { split: DeviceSplit::new(capacity, Lru::new, Sizing::ExpectedService { request_bytes }, cfg, false) }
+        StaticSplit {
+            split: DeviceSplit::new(capacity, Lru::new, Sizing::ExpectedService { request_bytes }, cfg, false),
+        }
     }
 
     pub fn split(&self) -> &DeviceSplit<Lru> {
@@ -33,7 +35,10 @@ impl StaticSplit {
 split_policy!(StaticSplit, |s, pins, a| s.split.eager_victim(pins, a));
 
 impl PolicyDef for StaticSplit {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities { device_partitioned: true, ..crate::policy::registry::Capabilities::NONE };
+    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "static",
         aliases: &["static-lru"],
