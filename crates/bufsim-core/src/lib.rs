@@ -26,6 +26,7 @@ pub mod policy;
 pub mod prefetch;
 pub mod row;
 pub mod run;
+pub mod sample_set;
 pub mod timed;
 
 pub use bufsim_config::{rng, spec};

@@ -8,6 +8,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::rng::Rng;
+use crate::sample_set::SampleSet;
 use crate::spec::SpecError;
 
 pub struct Hyperbolic {
@@ -17,9 +18,8 @@ pub struct Hyperbolic {
     count: Vec<u32>,
     /// When the block entered (t0), in demand accesses.
     entered: Vec<u64>,
-    /// Resident frames, densely packed so a uniform draw is one index.
-    dense: Vec<Frame>,
-    pos: Vec<u32>,
+    /// The resident frames, for drawing samples.
+    resident: SampleSet,
 }
 
 impl Hyperbolic {
@@ -29,8 +29,7 @@ impl Hyperbolic {
             rng: Rng::new(seed),
             count: vec![0; capacity],
             entered: vec![0; capacity],
-            dense: Vec::with_capacity(capacity),
-            pos: vec![u32::MAX; capacity],
+            resident: SampleSet::with_capacity(capacity),
         }
     }
 
@@ -48,8 +47,7 @@ impl Policy for Hyperbolic {
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         self.count[frame as usize] = (origin == Origin::Demand) as u32;
         self.entered[frame as usize] = a.time;
-        self.pos[frame as usize] = self.dense.len() as u32;
-        self.dense.push(frame);
+        self.resident.insert(frame);
     }
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
@@ -60,14 +58,14 @@ impl Policy for Hyperbolic {
         self.count[frame as usize] = self.count[frame as usize].saturating_add(1);
     }
     fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
-        let n = self.dense.len() as u64;
+        let n = self.resident.len() as u64;
         if n == 0 {
             return None;
         }
         let now = incoming.time;
         let mut best: Option<Frame> = None;
         for _ in 0..self.samples {
-            let f = self.dense[self.rng.below(n) as usize];
+            let f = self.resident.frames()[self.rng.below(n) as usize];
             if pins.pinned(f) {
                 continue;
             }
@@ -78,33 +76,21 @@ impl Policy for Hyperbolic {
         }
         // Every sample pinned (a read-ahead group fills a tiny cache): the least unpinned block.
         best.or_else(|| {
-            self.dense
-                .iter()
-                .copied()
-                .filter(|&f| !pins.pinned(f))
-                .reduce(|b, f| if self.lower(f, b, now) { f } else { b })
+            self.resident.frames().iter().copied().filter(|&f| !pins.pinned(f)).reduce(|b, f| {
+                if self.lower(f, b, now) {
+                    f
+                } else {
+                    b
+                }
+            })
         })
     }
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
-        let p = self.pos[frame as usize] as usize;
-        let last = *self.dense.last().expect("remove from an empty Hyperbolic policy");
-        self.dense.swap_remove(p);
-        if last != frame {
-            self.pos[last as usize] = p as u32;
-        }
-        self.pos[frame as usize] = u32::MAX;
+        self.resident.remove(frame);
     }
     fn check(&self, resident: usize) -> Result<(), String> {
-        if self.dense.len() != resident {
-            return Err(format!("Hyperbolic holds {} frames, cache {resident}", self.dense.len()));
-        }
-        for (i, &f) in self.dense.iter().enumerate() {
-            if self.pos[f as usize] as usize != i {
-                return Err(format!("frame {f} misindexed"));
-            }
-        }
-        Ok(())
+        self.resident.check("Hyperbolic", resident)
     }
 }
 

@@ -16,6 +16,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::rng::Rng;
+use crate::sample_set::SampleSet;
 use crate::spec::SpecError;
 
 const MAX_AGE: u64 = 20_000;
@@ -41,8 +42,8 @@ pub struct Lhd {
     rng: Rng,
     tags: Vec<Tag>,
     keys: Vec<u64>,
-    dense: Vec<Frame>,
-    pos: Vec<u32>,
+    /// The resident frames, for drawing samples.
+    resident: SampleSet,
     /// Per class, per coarsened age.
     hits: Vec<f32>,
     evictions: Vec<f32>,
@@ -76,8 +77,7 @@ impl Lhd {
             rng: Rng::new(seed),
             tags: vec![Tag::default(); capacity],
             keys: vec![0; capacity],
-            dense: Vec::with_capacity(capacity),
-            pos: vec![u32::MAX; capacity],
+            resident: SampleSet::with_capacity(capacity),
             hits: vec![0.0; cells],
             evictions: vec![0.0; cells],
             density,
@@ -191,7 +191,7 @@ impl Lhd {
     /// §5: ages are coarsened so the resident blocks' lifetimes fit MAX_AGE; set at the 5th and
     /// 25th reconfigurations, stretching or compressing the counts to the new scale.
     fn adapt_age_coarsening(&mut self) {
-        self.ewma_objects = self.ewma_objects * EWMA_DECAY + self.dense.len() as f32;
+        self.ewma_objects = self.ewma_objects * EWMA_DECAY + self.resident.len() as f32;
         self.ewma_objects_mass = self.ewma_objects_mass * EWMA_DECAY + 1.0;
         if self.reconfigurations != 5 && self.reconfigurations != 25 {
             return;
@@ -237,8 +237,7 @@ impl Policy for Lhd {
         self.keys[frame as usize] = a.key;
         self.tags[frame as usize] =
             Tag { timestamp: self.timestamp, last_hit_age: 0, last_last_hit_age: MAX_AGE, explorer: false };
-        self.pos[frame as usize] = self.dense.len() as u32;
-        self.dense.push(frame);
+        self.resident.insert(frame);
         if origin == Origin::Demand {
             self.update(frame, true);
         }
@@ -259,14 +258,14 @@ impl Policy for Lhd {
         self.update(frame, true);
     }
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        let n = self.dense.len() as u64;
+        let n = self.resident.len() as u64;
         if n == 0 {
             return None;
         }
         let candidates = if self.reconfigurations > 50 { self.associativity } else { 8 };
         let mut best: Option<(Frame, f32)> = None;
         for _ in 0..candidates {
-            let f = self.dense[self.rng.below(n) as usize];
+            let f = self.resident.frames()[self.rng.below(n) as usize];
             let d = self.hit_density(f);
             if !pins.pinned(f) && best.is_none_or(|(_, bd)| d < bd) {
                 best = Some((f, d));
@@ -280,7 +279,7 @@ impl Policy for Lhd {
             }
         }
         let best = best.or_else(|| {
-            let f = self.dense.iter().copied().find(|&f| !pins.pinned(f))?;
+            let f = self.resident.frames().iter().copied().find(|&f| !pins.pinned(f))?;
             Some((f, self.hit_density(f)))
         })?;
         self.ewma_victim_density = EWMA_DECAY * self.ewma_victim_density + (1.0 - EWMA_DECAY) * best.1;
@@ -300,24 +299,10 @@ impl Policy for Lhd {
                 *r = None;
             }
         }
-        let p = self.pos[frame as usize] as usize;
-        let last = *self.dense.last().expect("remove from an empty LHD policy");
-        self.dense.swap_remove(p);
-        if last != frame {
-            self.pos[last as usize] = p as u32;
-        }
-        self.pos[frame as usize] = u32::MAX;
+        self.resident.remove(frame);
     }
     fn check(&self, resident: usize) -> Result<(), String> {
-        if self.dense.len() != resident {
-            return Err(format!("LHD holds {} frames, cache {resident}", self.dense.len()));
-        }
-        for (i, &f) in self.dense.iter().enumerate() {
-            if self.pos[f as usize] as usize != i {
-                return Err(format!("frame {f} misindexed"));
-            }
-        }
-        Ok(())
+        self.resident.check("LHD", resident)
     }
     fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("lhd_reconfigurations", self.reconfigurations as f64));
