@@ -185,7 +185,7 @@ impl Cacheus {
         let n = capacity.max(1);
         let r0 = (0.01 * n as f64 + 0.5) as usize;
         let sr_limit = r0.max(1).min(n);
-        // sqrt(2 ln 2 / N) exceeds 1 for a one-block cache; the rate is a step size in (0, 1].
+        // sqrt(2 ln 2 / N) passes 1, the bound every update keeps, only for N = 1.
         let rate = lr.unwrap_or_else(|| (2.0 * std::f64::consts::LN_2 / n as f64).sqrt().min(1.0));
         Cacheus {
             capacity: n,
@@ -288,6 +288,10 @@ impl Cacheus {
     /// LRU expert's history grows SR.
     fn resize(&mut self, grow_reused: bool) {
         let n = self.capacity;
+        if n < 2 {
+            // One frame: SR keeps it (each target would otherwise reach N - 1 = 0).
+            return;
+        }
         if grow_reused {
             let step = ((self.new_count as f64 / self.dem_count.max(1) as f64) + 0.5) as usize;
             self.r_limit = (self.r_limit + step.max(1)).min(n.saturating_sub(1));
