@@ -147,7 +147,10 @@ RunSpec = make_dataclass(
     "RunSpec",
     [("trace", str), ("trace_hash", str), ("format", str), ("policy", str), ("prefetch", str), ("cache_blocks", int)]
     + [(f.name, Any, field(default=f.default)) for f in RUN_OPTIONS]
-    + [("storage", str, field(default=""))],
+    + [("storage", str, field(default=""))]
+    # How the trace is read, not what a run computes: out of the key (a trace with malformed
+    # records gives no rows without it).
+    + [("skip_bad", bool, field(default=False))],
     frozen=True,
     namespace={
         "key": property(_key),
@@ -294,6 +297,7 @@ class SweepSpec:
                 c,
                 **{k.name: o[k.name] for k in RUN_OPTIONS},
                 storage=json.dumps(storage, sort_keys=True) if storage else "",
+                skip_bad=bool(o.get("skip_bad")),
             )
 
 
@@ -448,7 +452,7 @@ def run_one(spec_dict: dict[str, Any]) -> tuple[dict[str, Any], float]:
     key = (spec.trace, spec.trace_hash)
     trace = _WORKER_TRACES.get(key)
     if trace is None:
-        trace = _WORKER_TRACES[key] = _core.Trace(spec.trace, format=spec.format)
+        trace = _WORKER_TRACES[key] = _core.Trace(spec.trace, format=spec.format, skip_bad=spec.skip_bad)
     t0 = time.perf_counter()
     row = _run_spec(spec, trace)
     return row, time.perf_counter() - t0
@@ -502,7 +506,7 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: in
         by_trace.setdefault((r.trace, r.trace_hash), []).append(r)
     # One trace at a time: decoded once, shared by the threads, dropped before the next.
     for (path, _), runs in by_trace.items():
-        trace = _core.Trace(path, format=runs[0].format)
+        trace = _core.Trace(path, format=runs[0].format, skip_bad=runs[0].skip_bad)
 
         def work(r: RunSpec, trace: _core.Trace = trace):
             t0 = time.perf_counter()

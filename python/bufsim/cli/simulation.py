@@ -176,7 +176,7 @@ def add_sweep(sub) -> None:
     )
     sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
     add_options(sw, ["trace", "run", "timing", "layout", "storage"], grid=True)
-    add_options(sw, ["execution"], only=["jobs"])
+    add_options(sw, ["execution"], only=["jobs", "skip_bad"])
     add_first_level_options(sw)
     sw.add_argument("--config", metavar="FILE", help="TOML experiment file (see docs/sweeps.md)")
     sw.add_argument(
