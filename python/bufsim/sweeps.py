@@ -481,6 +481,12 @@ def run_sweep(
         done = store.existing if resume else set()
         # A grid that names a run twice (`-p lru -p lru`) runs it once.
         todo = list({r.key: r for r in runs if r.key not in done}.values())
+        grid = len({r.key for r in runs})
+        if resume and progress:
+            print(
+                f"sweep: {grid - len(todo)} of {grid} runs already in {out}, skipped; {len(todo)} to run",
+                file=sys.stderr,
+            )
         bar = Progress(len(todo), enabled=progress)
         if dask:
             _run_dask(todo, store, bar, dask)

@@ -166,13 +166,15 @@ def add_sweep(sub) -> None:
         "killed at any moment keeps every finished run; --resume skips them.",
     )
     sw.add_argument("trace", nargs="*", help="trace files")
-    sw.add_argument("--policy", "-p", action="append", metavar="SPEC", help="policy spec; repeat for several")
+    sw.add_argument(
+        "--policy", "-p", action="append", metavar="SPEC", help="policy spec; repeat for several (default: lru)"
+    )
     sw.add_argument(
         "--cache",
         "-c",
         action="append",
         metavar="SIZE",
-        help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable",
+        help="cache size, or a range START:END:x2 (geometric) or START:END:+STEP; repeatable (default: 64MiB)",
     )
     sw.add_argument("--prefetch", action="append", metavar="SPEC", help="read-ahead spec; repeatable (default: none)")
     add_options(sw, ["trace", "run", "timing", "layout", "storage"], grid=True)
