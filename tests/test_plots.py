@@ -162,6 +162,6 @@ def test_cli(sweep_db, tmp_path, capsys):
     csv.write_text("distance,count\n1,5\n3,7\n64,2\n")
     assert cli(capsys, "plot", "tdist", csv, "-o", tmp_path / "td.png")[0] == 0
     pq = tmp_path / "runs.parquet"
-    assert cli(capsys, "results", "export", sweep_db, "--parquet", pq)[0] == 0
+    assert cli(capsys, "results", "export", sweep_db, "-o", pq)[0] == 0
     code, _, err = cli(capsys, "plot", "mrc", pq, "-o", tmp_path / "mrc.pdf", "--prefetch", "none")
     assert code == 0, err

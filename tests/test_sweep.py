@@ -142,7 +142,7 @@ def test_export_parquet_and_show(tmp_path, cloudphysics):
     db = tmp_path / "e.duckdb"
     assert bufsim_cli("sweep", cloudphysics, "-p", "lru", "-c", "1024blocks", "-o", db, "-q").returncode == 0
     out = tmp_path / "runs.parquet"
-    p = bufsim_cli("results", "export", db, "--parquet", out)
+    p = bufsim_cli("results", "export", db, "-o", out)
     assert p.returncode == 0, p.stderr
     assert duckdb.connect().execute(f"SELECT count(*) FROM '{out}'").fetchone()[0] == 1
     assert "lru" in bufsim_cli("results", "show", db).stdout

@@ -362,8 +362,23 @@ class ResultsStore:
         self.db.executemany("INSERT INTO wanted VALUES (?, ?)", [(k, i) for i, k in enumerate(keys)])
         return self.db.execute("SELECT runs.* FROM runs JOIN wanted USING (key) ORDER BY wanted.pos").df()
 
-    def export_parquet(self, out: str) -> int:
-        self.db.execute(f"COPY (SELECT * FROM runs ORDER BY key) TO '{_sql_text(out)}' (FORMAT PARQUET)")
+    # What `export` writes, chosen by the output's extension.
+    EXPORT_FORMATS = {".csv": "(FORMAT CSV, HEADER)", ".jsonl": "(FORMAT JSON)", ".parquet": "(FORMAT PARQUET)"}
+
+    def export(self, out: str) -> int:
+        """Writes the runs table to ``out`` as CSV, JSON lines or Parquet, by its extension;
+        returns the number of runs."""
+        ext = os.path.splitext(out)[1].lower()
+        if ext not in self.EXPORT_FORMATS:
+            raise SpecError(f"{out}: unknown export format `{ext or '(none)'}`; name the file .csv, .jsonl or .parquet")
+        # Written beside the target and renamed into place: a failed export leaves no half file.
+        tmp = f"{out}.{os.getpid()}.partial{ext}"
+        try:
+            self.db.execute(f"COPY (SELECT * FROM runs ORDER BY key) TO '{_sql_text(tmp)}' {self.EXPORT_FORMATS[ext]}")
+            os.replace(tmp, out)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
         return self.db.execute("SELECT count(*) FROM runs").fetchone()[0]
 
     def close(self) -> None:

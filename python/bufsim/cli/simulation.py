@@ -106,16 +106,39 @@ def cmd_results(args: argparse.Namespace) -> int:
     store = ResultsStore(args.db)
     try:
         if args.action == "export":
-            if not args.parquet:
-                raise SpecError("say where to write: bufsim results export DB --parquet OUT.parquet")
-            n = store.export_parquet(args.parquet)
-            print(f"{n} runs written to {args.parquet}")
+            if not args.out:
+                raise SpecError("say where to write: bufsim results export DB -o OUT.csv (or .jsonl, .parquet)")
+            n = store.export(args.out)
+            print(f"{n} runs written to {args.out}")
         else:
             df = store.frame()
-            cols = ["trace", "policy", "prefetch", "cache_blocks", "accesses", "misses", "hit_ratio", "disk_requests"]
-            if "exec_time_s" in df and df["exec_time_s"].notna().any():
-                cols += ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time_s"]
-            print(df[cols].assign(trace=df["trace"].map(os.path.basename)).to_string(index=False))
+            for cond in args.where or []:
+                column, sep, value = cond.partition("=")
+                if not sep or column not in df.columns:
+                    raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
+                df = df[df[column].astype(str) == value]
+            if args.columns:
+                cols = [c.strip() for c in args.columns.split(",") if c.strip()]
+                unknown = [c for c in cols if c not in df.columns]
+                if unknown:
+                    raise SpecError(f"--columns: no column {', '.join(unknown)}; known: {', '.join(df.columns)}")
+            else:
+                cols = [
+                    "trace",
+                    "policy",
+                    "prefetch",
+                    "cache_blocks",
+                    "accesses",
+                    "misses",
+                    "miss_ratio",
+                    "disk_requests",
+                ]
+                if "exec_time_s" in df and df["exec_time_s"].notna().any():
+                    cols += ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time_s"]
+            shown = df[cols]
+            if "trace" in cols:
+                shown = shown.assign(trace=df["trace"].map(os.path.basename))
+            print(shown.to_string(index=False))
     finally:
         store.close()
     return 0
@@ -194,8 +217,17 @@ def add_sweep(sub) -> None:
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     sw.set_defaults(func=cmd_sweep)
 
-    res = sub.add_parser("results", help="show or export a results database")
+    res = sub.add_parser(
+        "results",
+        help="show or export a results database",
+        description="show: a table of the runs (choose --columns, filter with --where). export: the runs "
+        "table as CSV, JSON lines or Parquet, chosen by the extension of -o. Examples: bufsim results show "
+        "results.duckdb --where policy=lru --columns policy,cache_blocks,miss_ratio; "
+        "bufsim results export results.duckdb -o runs.csv",
+    )
     res.add_argument("action", choices=["show", "export"])
     res.add_argument("db", nargs="?", default="results.duckdb", help="database (default: results.duckdb)")
-    res.add_argument("--parquet", metavar="FILE", help="with export: write the runs table as Parquet")
+    res.add_argument("--out", "-o", metavar="FILE", help="with export: FILE.csv, FILE.jsonl or FILE.parquet")
+    res.add_argument("--columns", metavar="A,B,...", help="with show: these columns (default: the main counters)")
+    res.add_argument("--where", action="append", metavar="COLUMN=VALUE", help="with show: only these runs; repeatable")
     res.set_defaults(func=cmd_results)

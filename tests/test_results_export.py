@@ -1,0 +1,66 @@
+"""`bufsim results export` writes CSV, JSON lines or Parquet by extension; `results show` selects
+columns and filters rows."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import duckdb
+import pytest
+
+from conftest import ROOT, bufsim_cli
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("export") / "r.duckdb"
+    p = bufsim_cli(
+        "sweep",
+        ROOT / "traces" / "grep.csv.gz",
+        "-p",
+        "lru",
+        "-p",
+        "fifo",
+        "-c",
+        "64blocks",
+        "-c",
+        "256blocks",
+        "-o",
+        path,
+        "--quiet",
+    )
+    assert p.returncode == 0, p.stderr
+    return path
+
+
+def test_export_by_extension(db, tmp_path):
+    with duckdb.connect(str(db), read_only=True) as con:
+        want = sorted(con.execute("select policy, cache_blocks, misses from runs").fetchall())
+    out = tmp_path / "runs.csv"
+    assert bufsim_cli("results", "export", db, "-o", out).returncode == 0
+    got = sorted((r["policy"], int(r["cache_blocks"]), int(r["misses"])) for r in csv.DictReader(open(out)))
+    assert got == want
+    out = tmp_path / "runs.jsonl"
+    assert bufsim_cli("results", "export", db, "-o", out).returncode == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted((r["policy"], r["cache_blocks"], r["misses"]) for r in rows) == want
+    out = tmp_path / "runs.parquet"
+    assert bufsim_cli("results", "export", db, "-o", out).returncode == 0
+    assert sorted(duckdb.connect().execute(f"select policy, cache_blocks, misses from '{out}'").fetchall()) == want
+
+
+def test_export_refuses_an_unknown_extension(db, tmp_path):
+    p = bufsim_cli("results", "export", db, "-o", tmp_path / "runs.xlsx")
+    assert p.returncode == 2 and "name the file .csv, .jsonl or .parquet" in p.stderr
+    assert not (tmp_path / "runs.xlsx").exists()
+
+
+def test_show_selects_and_filters(db):
+    p = bufsim_cli("results", "show", db, "--where", "policy=fifo", "--columns", "policy,cache_blocks,misses")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.split("\n")
+    assert lines[0].split() == ["policy", "cache_blocks", "misses"]
+    assert [line.split()[0] for line in lines[1:] if line.strip()] == ["fifo", "fifo"]
+    p = bufsim_cli("results", "show", db, "--columns", "nope")
+    assert p.returncode == 2 and "no column nope" in p.stderr
