@@ -4,6 +4,8 @@ level's flags. Flags are named as the Python keywords they set."""
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from typing import Sequence
 
 from bufsim import _core
@@ -146,3 +148,27 @@ def first_level_of(args: argparse.Namespace):
         write_back=args.first_level_write_back,
         clients=clients,
     )
+
+
+_SI_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKMGT])B\s*")
+
+
+def note_si_sizes(sizes: Sequence[object] | None, block_size: object = None) -> None:
+    """Says on standard error what a decimal (SI) size became: ``64MB`` is 64,000,000 bytes, not
+    the 64 MiB a reader may expect, and a cache holds whole blocks of it."""
+    from bufsim.api import block_size_bytes
+
+    bs = block_size_bytes(block_size if block_size is not None else 4096)
+    for size in sizes or []:
+        m = _SI_SIZE.fullmatch(str(size))
+        if not m:
+            continue
+        power = "kMGT".index(m.group(2).replace("K", "k")) + 1
+        nbytes = float(m.group(1)) * 1000**power
+        blocks = _core.size_to_blocks(str(size), bs)
+        binary = f"{m.group(1)}{'KMGT'[power - 1]}iB"
+        print(
+            f"bufsim: note: {str(size).strip()} is {nbytes:,.0f} bytes (decimal units), {blocks:,} blocks of {bs:,} B "
+            f"({blocks * bs / 2**20:,.1f} MiB); write {binary} for {m.group(1)} x 2^{10 * power} bytes",
+            file=sys.stderr,
+        )

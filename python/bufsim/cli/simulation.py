@@ -8,7 +8,7 @@ import os
 import sys
 
 from bufsim._core import SpecError
-from bufsim.cli.options import add_first_level_options, add_options, options_of
+from bufsim.cli.options import add_first_level_options, add_options, note_si_sizes, options_of
 from bufsim.tables import results_table
 
 # Said when a trace has a header but no request, so a table of zeros is not taken for a result.
@@ -20,6 +20,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from bufsim.api import TIMING_FIELDS, run
 
+    note_si_sizes(args.cache, args.block_size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # skipped records are reported below, once
         results = run(
@@ -47,6 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from bufsim.sweeps import SweepSpec, run_sweep
 
+    note_si_sizes(args.cache, args.block_size)
     options = options_of(args)
     grid = {
         "policies": args.policy,
