@@ -51,7 +51,50 @@ def build_parser() -> argparse.ArgumentParser:
     figures.add_commands(sub)
     amp.add_commands(sub)
     workloads.add_commands(sub)
+    for name, parser in sub.choices.items():
+        example = EXAMPLES[name]
+        parser.epilog = f"{parser.epilog}\n\n" if parser.epilog else ""
+        parser.epilog += "Example:\n" + "\n".join(f"  {line}" for line in example)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return ap
+
+
+# One example per command, shown at the end of its --help (a test checks every command has one).
+EXAMPLES = {
+    "run": [
+        'bufsim run trace.csv -p lru -p "lirs(hir=1%)" -c 16MiB -c 64MiB',
+        "bufsim run trace.csv -p lru -c 64MiB --timing --device st39102lw --io-scheduler deadline --json",
+    ],
+    "filter-trace": ["bufsim filter-trace trace.csv -o second-level.csv --first-level lru --first-level-cache 16MiB"],
+    "convert": ["bufsim convert trace.csv.gz -o trace.bst", "zcat trace.csv.gz | bufsim convert - -o trace.bst"],
+    "policies": ["bufsim policies", "bufsim policies --json"],
+    "prefetchers": ["bufsim prefetchers"],
+    "devices": ["bufsim devices"],
+    "options": ["bufsim options", "bufsim options --results"],
+    "sweep": [
+        "bufsim sweep trace.csv -p lru -p arc -c 1024blocks:131072blocks:x2 --prefetch none --prefetch linux "
+        "-o results.duckdb",
+        "bufsim sweep trace.csv -p lru -c 64MiB -o results.duckdb --resume",
+    ],
+    "results": [
+        "bufsim results show results.duckdb --where policy=lru",
+        "bufsim results export results.duckdb -o runs.csv",
+    ],
+    "collect": [
+        "bufsim collect -o grep.csv -- grep -r TODO /usr/include",
+        "bufsim collect --tracer kernel -o cat.csv -- cat /var/log/syslog",
+    ],
+    "analyze": ["bufsim analyze trace.csv", "bufsim analyze trace.csv --json > analysis.json"],
+    "mrc": ["bufsim mrc trace.csv --shards 0.01", "bufsim mrc trace.csv --json > mrc.json"],
+    "plot": ["bufsim plot mrc results.duckdb -o mrc.pdf", "bufsim plot mrc mrc.json -o mrc.png"],
+    "heatmap": ["bufsim heatmap trace.csv -p arc -c 1024blocks -c 4096blocks --windows 20 -o arc.png"],
+    "report": ["bufsim report results.duckdb -o report.html"],
+    "reproduce": ["bufsim reproduce prefetch-table1", "bufsim reproduce storage-aware --quick --json"],
+    "generate": ["bufsim generate --list", "bufsim generate amp-mix --seed 1 -o mix.csv"],
+    "timeline": ["bufsim timeline trace.csv -p amp -c 2000blocks --plot amp.png"],
+    "detect": ["bufsim detect trace.csv"],
+    "workloads": ["bufsim workloads", "bufsim workloads --json"],
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
