@@ -112,7 +112,7 @@ def sweep(
     out: PathLike | None = None,
     resume: bool = False,
     dask: str | None = None,
-    progress: bool = False,
+    progress: Optional[bool] = None,
     **options: Any,
 ) -> "pandas.DataFrame":
     """Runs every trace x policy x read-ahead setting x cache size and returns one DataFrame
@@ -124,7 +124,7 @@ def sweep(
     With ``out`` (a DuckDB file, as ``bufsim sweep --out``) every finished run is also
     committed to its ``runs`` table the moment it ends, so an interrupted sweep loses nothing;
     ``resume=True`` skips runs already there, ``dask="tcp://host:8786"`` runs on a Dask
-    cluster, ``progress=True`` shows progress on stderr. The rows then carry the table's extra
+    cluster, and progress shows on stderr when it is a terminal (``progress=True`` or ``False`` decides). The rows then carry the table's extra
     columns (``key``, ``trace``, ``trace_hash``, ``bufsim_version``, ``seconds``, ...). Without
     ``out`` the sweep stays in memory (and several traces get a ``trace`` column)."""
     import pandas as pd
@@ -138,11 +138,14 @@ def sweep(
         prefetches = [prefetches]
     opts = Options(options)
     if out is not None:
-        if opts.get("check") or opts.get("skip_bad"):
-            raise SpecError("check=True and skip_bad=True work in memory only; leave out `out` to use them")
+        if opts.get("check"):
+            raise SpecError("check=True works in memory only; leave out `out` to use it")
         jobs = opts.get("jobs", 0)
         spec = SweepSpec(traces, list(policies), list(caches), list(prefetches), options=opts.replace(jobs=None))
-        rows = run_sweep(spec, os.fspath(out), resume=resume, jobs=jobs, dask=dask, progress=progress)
+        from bufsim.progress import wanted
+
+        shown = progress if progress is not None else wanted()
+        rows = run_sweep(spec, os.fspath(out), resume=resume, jobs=jobs, dask=dask, progress=shown)
         # Each row read back as a Result, so its columns equal an in-memory sweep's (JSON decoded,
         # count-mode timing fields None), followed by the table's own columns (key, trace, ...).
         records = rows.to_dict("records")
