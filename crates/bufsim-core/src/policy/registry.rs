@@ -364,13 +364,31 @@ pub fn canonical(spec: &str) -> Result<String, SpecError> {
     Ok(Spec { name: info.name.to_string(), args }.to_string())
 }
 
-/// A parameter's value in one spelling: trimmed, and canonical if it is itself a policy spec.
+/// A parameter's value in one spelling: trimmed, a decimal number in its shortest form (`1.0%`
+/// is `1%`, `0.50` is `0.5`; whole numbers are left as written, so seeds keep every digit), and
+/// canonical if it is itself a policy spec.
 fn canonical_value(v: &str) -> String {
     let t = v.trim();
+    if let Some(n) = shortest_decimal(t) {
+        return n;
+    }
     match Spec::parse(t) {
         Ok(s) if lookup(&s.name).is_some() => canonical(t).unwrap_or_else(|_| t.to_string()),
         _ => t.to_string(),
     }
+}
+
+/// `1.50x` as `1.5x`: a number with a decimal point and an optional `%` or `x`.
+fn shortest_decimal(t: &str) -> Option<String> {
+    let (num, unit) = match t.strip_suffix('%') {
+        Some(n) => (n, "%"),
+        None => t.strip_suffix(['x', 'X']).map_or((t, ""), |n| (n, "x")),
+    };
+    if !num.contains('.') || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    let v: f64 = num.parse().ok()?;
+    Some(format!("{v}{unit}"))
 }
 
 fn unknown_policy(name: &str) -> SpecError {
@@ -418,6 +436,15 @@ pub fn needs_future(spec: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_spellings_share_one_canonical_form() {
+        assert_eq!(canonical("lirs(hir=1.0%)").unwrap(), "lirs");
+        assert_eq!(canonical("lirs(hir=2.50%)").unwrap(), canonical("lirs(hir=2.5%)").unwrap());
+        assert_eq!(canonical("mq(history=4.0x)").unwrap(), "mq");
+        assert_eq!(canonical("lrfu(lambda=0.0010)").unwrap(), "lrfu");
+        assert_eq!(canonical("random(seed=18446744073709551615)").unwrap(), "random(seed=18446744073709551615)");
+    }
 
     #[test]
     fn capabilities_come_from_the_policies_flags_and_presets_inherit_them() {
