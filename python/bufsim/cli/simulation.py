@@ -20,7 +20,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from bufsim.api import TIMING_FIELDS, run
 
-    note_si_sizes(args.cache, args.block_size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # skipped records are reported below, once
         results = run(
@@ -30,6 +29,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             options_of(args),
             prefetches=args.prefetch or ["none"],
         )
+    # After the runs, so a failing command still prints one line.
+    note_si_sizes(args.cache, args.block_size)
     if results and results[0].skipped:
         print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
     if results and results[0].requests == 0:
@@ -48,7 +49,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from bufsim.sweeps import SweepSpec, run_sweep
 
-    note_si_sizes(args.cache, args.block_size)
     options = options_of(args)
     grid = {
         "policies": args.policy,
@@ -79,6 +79,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             options=options,
         )
     df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs or 0, dask=args.dask, progress=not args.quiet)
+    note_si_sizes(args.cache, args.block_size)
     if args.json:
         for row in df.to_dict("records"):
             print(
