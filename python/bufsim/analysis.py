@@ -76,6 +76,7 @@ def analyze(
     breakdown: Optional[SizeLike] = None,
     policies: Optional[Sequence[str]] = None,
     seed: int = RUN_SEED,
+    progress: Optional[bool] = None,
 ) -> Analysis:
     """Characterizes ``trace``: request and block counts, footprint, read/write mix, request sizes,
     fraction of consecutive references and working-set size (prefetching paper §6.1), temporal
@@ -87,7 +88,9 @@ def analyze(
     ``hill_fraction`` of the peak bin's count. ``breakdown=SIZE`` adds the MQ paper's Table 3:
     each of ``policies``' hits and misses for re-references closer than SIZE blocks and at or
     beyond it (default policies: those of the paper's Table 3 that bufsim has; see
-    :func:`distance_breakdown`). Raises ``FileNotFoundError``, ``TraceFormatError`` or ``SpecError``.
+    :func:`distance_breakdown`). Progress shows on standard error when it is a terminal
+    (``progress=True`` or ``False`` decides). Raises ``FileNotFoundError``, ``TraceFormatError`` or
+    ``SpecError``.
     """
     if isinstance(contexts, bool) or not isinstance(contexts, int) or contexts < 0:
         raise SpecError(f"contexts must be a number of program contexts (0 or more), not {contexts!r}")
@@ -100,8 +103,12 @@ def analyze(
         names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
     elif policies is not None:
         raise SpecError("policies are for the breakdown: give its cache size too (breakdown=...)")
-    text = _core.analyze(
+    from bufsim.progress import track
+
+    text = track(
+        _core.analyze,
         os.fspath(trace),
+        show=progress,
         format=format,
         block_size=block_size_bytes(block_size),
         reads_only=reads_only,
@@ -174,8 +181,12 @@ def mrc_report(
     format: str = "auto",
     block_size: SizeLike = 4096,
     reads_only: bool = False,
+    progress: Optional[bool] = None,
 ) -> dict[str, Any]:
-    """The miss ratio curve report as a dict (what ``bufsim mrc --json`` prints)."""
+    """The miss ratio curve report as a dict (what ``bufsim mrc --json`` prints). Progress shows
+    on standard error when it is a terminal (``progress=True`` or ``False`` decides)."""
+    from bufsim.progress import track
+
     all_sizes = isinstance(sizes, str) and sizes == "all"
     listed: Optional[list[str]] = None
     if sizes is not None and not all_sizes:
@@ -190,8 +201,10 @@ def mrc_report(
         raise SpecError(f"SHARDS sample size must be a positive number of blocks, not {shards_size!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SpecError(f"seed must be zero or more, not {seed!r}")
-    text = _core.mrc(
+    text = track(
+        _core.mrc,
         os.fspath(trace),
+        show=progress,
         sizes=listed,
         all_sizes=all_sizes,
         exact=exact,
@@ -216,6 +229,7 @@ def mrc(
     format: str = "auto",
     block_size: SizeLike = 4096,
     reads_only: bool = False,
+    progress: Optional[bool] = None,
 ) -> "pandas.DataFrame":
     """LRU miss ratio curve of ``trace`` in one pass, one row per cache size.
 
@@ -238,6 +252,7 @@ def mrc(
         format=format,
         block_size=block_size,
         reads_only=reads_only,
+        progress=progress,
     )
     return mrc_frame(r)
 

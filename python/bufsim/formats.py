@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from bufsim import _core
 
@@ -44,14 +44,18 @@ class Conversion:
         return asdict(self)
 
 
-def convert(trace: PathLike, out: PathLike, *, format: str = "auto", skip_bad: bool = False) -> Conversion:
+def convert(
+    trace: PathLike, out: PathLike, *, format: str = "auto", skip_bad: bool = False, progress: Optional[bool] = None
+) -> Conversion:
     """Converts ``trace`` (any format bufsim reads, gzip or zstd compressed or not) into bufsim's
     binary format at ``out`` (``.bst``: fixed-size records, memory-mapped when read; see
     docs/trace-formats.md). With ``skip_bad`` malformed records are counted and left out (a
     :class:`SkippedRecordsWarning` says where) instead of stopping the conversion. A failed
     conversion leaves no output file. Raises ``FileNotFoundError``, ``TraceFormatError`` or
     ``SpecError`` (unknown format name)."""
-    d = _core.convert(os.fspath(trace), os.fspath(out), format=format, skip_bad=skip_bad)
+    from bufsim.progress import track
+
+    d = track(_core.convert, os.fspath(trace), os.fspath(out), format=format, skip_bad=skip_bad, show=progress)
     result = Conversion(**d)
     warn_skipped(trace, result.skipped)
     return result

@@ -52,12 +52,22 @@ def build_parser() -> argparse.ArgumentParser:
     amp.add_commands(sub)
     workloads.add_commands(sub)
     for name, parser in sub.choices.items():
+        if name in PROGRESS_COMMANDS:
+            parser.add_argument(
+                "--progress",
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help="progress bars with the time left on stderr (default: only when stderr is a terminal)",
+            )
         example = EXAMPLES[name]
         parser.epilog = f"{parser.epilog}\n\n" if parser.epilog else ""
         parser.epilog += "Example:\n" + "\n".join(f"  {line}" for line in example)
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return ap
 
+
+# The commands that can run longer than a couple of seconds: they show progress (bufsim.progress).
+PROGRESS_COMMANDS = ("run", "convert", "sweep", "collect", "analyze", "mrc", "report", "reproduce")
 
 # One example per command, shown at the end of its --help (a test checks every command has one).
 EXAMPLES = {

@@ -47,7 +47,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once
-        c = convert(args.trace, args.out, format=args.format, skip_bad=args.skip_bad)
+        c = convert(args.trace, args.out, format=args.format, skip_bad=args.skip_bad, progress=args.progress)
     if c.skipped:
         print(f"bufsim: warning: {args.trace}: {c.skipped}", file=sys.stderr)
     if args.json:
