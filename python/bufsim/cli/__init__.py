@@ -117,6 +117,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return EXIT_USAGE
+    if getattr(args, "progress", None) is not None:
+        # Every bar the command draws, however deep (reproduce's runs, report's steps), follows it.
+        from bufsim.progress import ENV
+
+        os.environ[ENV] = "1" if args.progress else "0"
     try:
         return guard(func, args)
     except BrokenPipeError:
