@@ -661,9 +661,12 @@ fn mrc(
     Ok(r.to_json())
 }
 
-/// Converts a trace into bufsim's binary format (`.bst`); returns what was read and written.
+/// Converts a trace into bufsim's binary format (`.bst`), or into libCacheSim's oracleGeneral
+/// binary or csv (`to="oracle"`, `"lcs-csv"`: one record per block access of `block_size`
+/// bytes); returns what was read and written.
 #[pyfunction]
-#[pyo3(signature = (path, out, *, format="auto", skip_bad=false, progress=None))]
+#[pyo3(signature = (path, out, *, format="auto", skip_bad=false, progress=None, to="bst", block_size=4096, reads_only=false))]
+#[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
     path: &str,
@@ -671,13 +674,40 @@ fn convert<'py>(
     format: &str,
     skip_bad: bool,
     progress: Option<&Bound<'_, Progress>>,
+    to: &str,
+    block_size: u64,
+    reads_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    use bufsim_analysis::LcsFormat;
     let fmt = parse_format(format)?;
     let (p, o) = (path.to_string(), out.to_string());
+    let lcs = match to {
+        "bst" => None,
+        "oracle" | "oraclegeneral" | "oracleGeneral" => Some(LcsFormat::Oracle),
+        "lcs-csv" => Some(LcsFormat::Csv),
+        _ => return Err(SpecError::new_err(format!("unknown output format `{to}`; use bst, oracle or lcs-csv"))),
+    };
+    let d = PyDict::new(py);
+    if let Some(lcs) = lcs {
+        if skip_bad {
+            return Err(SpecError::new_err(
+                "skipping malformed records is for conversions to .bst; convert to .bst with it first, then from that .bst",
+            ));
+        }
+        let engine = engine_config(block_size, reads_only);
+        let m = meter(progress);
+        let s = py.allow_threads(|| bufsim_analysis::export_lcs(&p, fmt, &o, lcs, &engine, &m)).map_err(to_py)?;
+        d.set_item("format", s.format.name())?;
+        d.set_item("requests", s.records)?;
+        d.set_item("names", 0)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("skipped_records", 0)?;
+        d.set_item("skipped", "")?;
+        return Ok(d);
+    }
     let read = ReadOptions { skip_bad, meter: meter(progress) };
     let s =
         py.allow_threads(|| bufsim_core::trace::convert(&p, fmt, &o, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
-    let d = PyDict::new(py);
     d.set_item("format", s.format.name())?;
     d.set_item("requests", s.requests)?;
     d.set_item("names", s.names)?;

@@ -76,7 +76,11 @@ EXAMPLES = {
         "bufsim run trace.csv -p lru -c 64MiB --timing --device st39102lw --io-scheduler deadline --json",
     ],
     "filter-trace": ["bufsim filter-trace trace.csv -o second-level.csv --first-level lru --first-level-cache 16MiB"],
-    "convert": ["bufsim convert trace.csv.gz -o trace.bst", "zcat trace.csv.gz | bufsim convert - -o trace.bst"],
+    "convert": [
+        "bufsim convert trace.csv.gz -o trace.bst",
+        "zcat trace.csv.gz | bufsim convert - -o trace.bst",
+        "bufsim convert trace.csv -o trace.oracleGeneral",
+    ],
     "policies": ["bufsim policies", "bufsim policies --json"],
     "prefetchers": ["bufsim prefetchers"],
     "devices": ["bufsim devices"],
