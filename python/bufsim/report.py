@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 # Metrics plotted against cache size when their column is present, in this order:
 # (column, axis label, scale, hint when absent).
 METRICS = [
-    ("hit_ratio", "hit ratio (%)", 100.0, ""),
-    ("miss_ratio", "miss ratio (%)", 100.0, ""),
+    ("hit_ratio", "hit ratio", 1.0, ""),
+    ("miss_ratio", "miss ratio", 1.0, ""),
     ("disk_requests", "disk requests", 1.0, ""),
     ("exec_time_s", "execution time (s)", 1.0, "run the sweep in timed mode (--timing)"),
     ("io_time_s", "I/O time (s)", 1.0, "run the sweep in timed mode (--timing)"),
@@ -201,7 +201,7 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                         "small": True,
                         "title": f"sequence-size CDF: {policy}" + (f" ({trace})" if several_traces else ""),
                         "xlabel": "sequence size (blocks per disk request)",
-                        "ylabel": "blocks in sequences ≤ x (%)",
+                        "ylabel": "share of blocks in sequences ≤ x",
                         "xlog": True,
                         "ymin0": True,
                         "series": series,
