@@ -287,14 +287,15 @@ def _bytes(n: float) -> str:
     return f"{n:.0f}B"
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _share(x: float) -> str:
+    """A share as bufsim writes every ratio: a fraction from 0 to 1 (docs/index.md)."""
+    return f"{x:.3f}"
 
 
 def _mix(counts: dict[str, Any]) -> str:
     if counts["total"] == 0:
         return "no reads or writes"
-    return f"reads {_pct(1 - counts['write_share'])}, writes {_pct(counts['write_share'])}"
+    return f"reads {_share(1 - counts['write_share'])}, writes {_share(counts['write_share'])}"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
@@ -327,7 +328,7 @@ def format_analysis(a: Analysis) -> str:
     else:
         out.append(
             f"working set           {w['blocks']} blocks ({_bytes(w['bytes'])}): OPT hit ratio "
-            f"{w['hit_ratio']:.4f}, 90% of the infinite cache's {w['max_hit_ratio']:.4f} "
+            f"{w['hit_ratio']:.4f}, 0.9 x the infinite cache's {w['max_hit_ratio']:.4f} "
             f"({len(w['probes'])} OPT runs)"
         )
     if size["histogram"]:
@@ -336,7 +337,7 @@ def format_analysis(a: Analysis) -> str:
             "request sizes (rounded up to powers of two)",
             _table(
                 ["size", "requests", "share"],
-                [[_bytes(b["bytes"]), b["requests"], _pct(b["requests"] / req["total"])] for b in size["histogram"]],
+                [[_bytes(b["bytes"]), b["requests"], _share(b["requests"] / req["total"])] for b in size["histogram"]],
             ),
         ]
     t = a.temporal_distance
@@ -347,14 +348,15 @@ def format_analysis(a: Analysis) -> str:
     if t["bins"]:
         out.append(
             _table(
-                ["distance <=", "accesses", "share"], [[b["distance"], b["count"], _pct(b["share"])] for b in t["bins"]]
+                ["distance <=", "accesses", "share"],
+                [[b["distance"], b["count"], _share(b["share"])] for b in t["bins"]],
             )
         )
     hill = t["hill"]
     if hill is not None:
         out.append(
             f"  hill: minDist {hill['min_dist']}, maxDist {hill['max_dist']}, peak {hill['peak_distance']}; "
-            f"{_pct(hill['share'])} of correlated accesses (bins with at least {_pct(t['hill_fraction'])} of the peak)"
+            f"{_share(hill['share'])} of correlated accesses (bins with at least {_share(t['hill_fraction'])} of the peak)"
         )
     f = a.frequency
     out += [
@@ -365,7 +367,7 @@ def format_analysis(a: Analysis) -> str:
         out.append(
             _table(
                 ["accessed >= f", "blocks", "accesses"],
-                [[p["frequency"], _pct(p["block_share"]), _pct(p["access_share"])] for p in f["points"]],
+                [[p["frequency"], _share(p["block_share"]), _share(p["access_share"])] for p in f["points"]],
             )
         )
     g = a.inter_reference_gaps
