@@ -11,6 +11,7 @@ import libcachesim as lcs
 import pytest
 
 import bufsim
+from bufsim.formats import detect_format
 from conftest import bufsim_cli
 
 SIZES = [1024, 4096, 16384]
@@ -50,7 +51,7 @@ def test_bufsim_reads_both_formats_back_to_the_same_runs(cloudphysics, exported)
     policies = ["lru", "arc", "opt"]
     want = [(r.policy, r.cache_blocks, r.hits, r.misses) for r in bufsim.run(cloudphysics, policies, SIZES)]
     for path, fmt in ((oracle, "oracle"), (csv, "lcs-csv")):
-        assert bufsim.detect_format(path) == fmt
+        assert detect_format(path) == fmt
         got = [(r.policy, r.cache_blocks, r.hits, r.misses) for r in bufsim.run(path, policies, SIZES)]
         assert got == want, fmt
 

@@ -67,14 +67,14 @@ def convert(
     skip_bad: bool = False,
     progress: Optional[bool] = None,
     to: str = "auto",
-    block_size: Union[int, str] = 4096,
+    block_size: Union[int, str, None] = None,
     reads_only: bool = False,
 ) -> Conversion:
     """Converts ``trace`` (any format bufsim reads, gzip or zstd compressed or not) into bufsim's
     binary format at ``out`` (``.bst``: fixed-size records, memory-mapped when read; see
     docs/trace-formats.md), or with ``to="oracle"`` / ``"lcs-csv"`` (or ``out`` ending in
     ``.oracleGeneral``) into libCacheSim's oracleGeneral binary or csv: one record per block
-    access of ``block_size`` bytes (``reads_only`` keeps reads only), so libCacheSim can replay the
+    access of ``block_size`` bytes (the run option's default when None; ``reads_only`` keeps reads only), so libCacheSim can replay the
     stream bufsim simulates. oracleGeneral's next-access times need a second pass, so its input
     must be a file (not a pipe). With ``skip_bad`` (``.bst`` only) malformed records are counted
     and left out (a :class:`SkippedRecordsWarning` says where) instead of stopping the conversion.
@@ -92,7 +92,7 @@ def convert(
         skip_bad=skip_bad,
         to=output_format(out, to),
         block_size=block_size_bytes(block_size),
-        reads_only=reads_only,
+        reads_only=bool(reads_only),
         show=progress,
     )
     result = Conversion(**d)
