@@ -93,7 +93,7 @@ def test_miss_ratio_panel_is_one_minus_hit_ratio(sweep_db):
     miss = {s["name"]: [p[1] for p in s["points"]] for s in figs[1]["series"]}
     assert figs[1]["ylabel"] == "miss ratio" and hit.keys() == miss.keys()
     for name in hit:
-        assert all(abs(h + m - 100.0) < 1e-9 for h, m in zip(hit[name], miss[name]))
+        assert all(abs(h + m - 1.0) < 1e-9 for h, m in zip(hit[name], miss[name]))
 
 
 def region_counts(png: bytes, rect: dict, colours: dict[str, str], tol: int = 24) -> dict[str, int]:
