@@ -63,7 +63,7 @@ class Comparison:
     readahead_match: float  # kernel decisions the model made identically (start, size, async size)
     kernel_evicted: int
     model_evicted: int
-    evicted_overlap: float  # |kernel ∩ model| / |kernel ∪ model| of the evicted pages
+    evicted_overlap: float  # evictions of the same page in both, over either (multisets: min / max counts)
     kernel_disk_requests: int
     model_disk_requests: int
     read_ahead_kb: int
@@ -289,22 +289,25 @@ def compare(
     traced: dict[tuple[int, int], int] = {}
     sizes: list[tuple[str, int]] = []
     notes: list[str] = []
-    missing = 0
     for i, name in enumerate(names):
-        try:
-            st = os.stat(name)
-        except OSError:
-            missing += 1
+        # The kernel tracer names files DEV:INODE:PATH (device in hex).
+        dev, ino, path = _split_name(name)
+        if dev is None:
             continue
-        traced[(st.st_dev, st.st_ino)] = i
-        sizes.append((name, st.st_size))
-    if missing:
-        notes.append(f"{missing} traced files no longer exist (deleted by the command): left out of the comparison")
+        traced[(dev, ino)] = i
+        try:
+            st = os.stat(path)
+            if st.st_ino == ino:
+                sizes.append((name, st.st_size))
+        except OSError:
+            pass
+    if len(traced) < len(names):
+        notes.append(f"{len(names) - len(traced)} files without a device and inode in their name: left out")
     # Pages of files outside the comparison held in the cgroup's page cache: their peak.
     resident: Counter = Counter()
     untraced_now = untraced_peak = 0
     k_read = k_evicted_n = 0
-    k_evicted: set[tuple[int, int]] = set()
+    k_evicted: Counter = Counter()
     disk = 0
     for e in rows:
         if e.event in ("insert", "evict"):
@@ -323,19 +326,28 @@ def compare(
                 k_evicted.update((f, e.index + j) for j in range(e.count))
         elif e.event == "disk_issue":
             disk += 1
-    dev = next(iter(traced))[0] if traced else os.stat(trace).st_dev
-    ra_kb = read_ahead_kb(dev)
+    ra_kb = read_ahead_kb(next(iter(traced))[0] if traced else os.stat(trace).st_dev)
     if prefetch is None:
         prefetch = f"linux-6(max={max(1, ra_kb // 4)})"
     model_blocks = max(1, (memory_bytes - peak_non_file) // PAGE - untraced_peak)
-    log = _core.page_log(trace, policy, model_blocks, prefetch, sizes, reads_only)
+    # A file's own ra_pages (fadvise(SEQUENTIAL) doubles it) is an input of the run, as the
+    # device's read_ahead_kb is: taken from the first read-ahead event of each file.
+    file_max: dict[int, int] = {}
+    for e in rows:
+        if e.event in ("ra_sync", "ra_async"):
+            f = traced.get((e.dev, e.ino))
+            if f is not None and f not in file_max:
+                detail = dict(kv.split("=", 1) for kv in e.detail.split(";") if "=" in kv)
+                file_max[f] = int(detail.get("ra_pages", "0"))
+    maxima = [(names[f], m) for f, m in file_max.items() if m]
+    log = _core.page_log(trace, policy, model_blocks, prefetch, sizes, maxima, reads_only)
     keep = set(traced.values())
     m_inserted = [x for x in log["inserted"] if x[0] in keep]
-    m_evicted = {(f, b) for f, b in log["evicted"] if f in keep}
+    m_evicted = Counter((f, b) for f, b in log["evicted"] if f in keep)
     m_decisions = [d for d in log["decisions"] if d[0] in keep]
     k_decisions = _kernel_decisions(rows, traced)
     matched = sum((Counter(k_decisions) & Counter(m_decisions)).values())
-    union = len(k_evicted | m_evicted)
+    union = sum((k_evicted | m_evicted).values())
     c = Comparison(
         memory_bytes=memory_bytes,
         model_blocks=model_blocks,
@@ -350,7 +362,7 @@ def compare(
         readahead_match=matched / len(k_decisions) if k_decisions else 1.0,
         kernel_evicted=k_evicted_n,
         model_evicted=len(log["evicted"]),
-        evicted_overlap=len(k_evicted & m_evicted) / union if union else 1.0,
+        evicted_overlap=sum((k_evicted & m_evicted).values()) / union if union else 1.0,
         kernel_disk_requests=disk,
         model_disk_requests=log["disk_requests"],
         read_ahead_kb=ra_kb,
@@ -361,6 +373,15 @@ def compare(
         notes=notes,
     )
     return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions}
+
+
+def _split_name(name: str) -> tuple[Optional[int], int, str]:
+    dev, _, rest = name.partition(":")
+    ino, _, path = rest.partition(":")
+    try:
+        return int(dev, 16), int(ino), path
+    except ValueError:
+        return None, 0, name
 
 
 def _trace_file_names(trace: str) -> list[str]:

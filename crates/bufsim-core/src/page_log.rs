@@ -117,13 +117,15 @@ impl PolicyVisitor for Replay<'_> {
 }
 
 /// Runs `policy` with `cache_blocks` blocks and read-ahead `prefetch` over the file trace at
-/// `path` and logs its pages. `sizes` gives files (by the trace's name) their real size in bytes.
+/// `path` and logs its pages. `sizes` gives files (by the trace's name) their real size in bytes,
+/// `file_max` their own largest read-ahead window in blocks (Linux 6 read-ahead: what fadvise set).
 pub fn page_log(
     path: &str,
     policy: &str,
     cache_blocks: u64,
     prefetch: &str,
     sizes: &[(String, u64)],
+    file_max: &[(String, u64)],
     engine: EngineConfig,
 ) -> Result<PageLog, SimError> {
     let trace = LoadedTrace::load(path, None)?;
@@ -149,8 +151,14 @@ pub fn page_log(
     let layout = Layout::first_touch(&blocks, 0);
     let env = BuildEnv { capacity: cache_blocks as usize, block_size: engine.block_size, seed: 42 };
     let built = build(policy, &env)?;
+    let mut maxima = vec![0u64; trace.file_names.len()];
+    for (name, m) in file_max {
+        if let Some(i) = trace.file_names.iter().position(|n| n == name) {
+            maxima[i] = *m;
+        }
+    }
     let readahead = crate::prefetch::build(prefetch)?.map(|r| match r {
-        AnyReadAhead::Linux6(l) => AnyReadAhead::Linux6(l.with_log()),
+        AnyReadAhead::Linux6(l) => AnyReadAhead::Linux6(l.with_log().with_file_max(maxima)),
         other => other,
     });
     let (stats, inserted, evicted, decisions, metrics) = built.visit(Replay {

@@ -284,7 +284,8 @@ fn trace_file_names(py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
 /// One run's page-level log over a file trace (`bufsim validate`): blocks inserted and evicted as
 /// (file, block), read-ahead decisions, counters. `sizes` gives files their real size in bytes.
 #[pyfunction]
-#[pyo3(signature = (path, policy, cache_blocks, prefetch, sizes, reads_only=false))]
+#[pyo3(signature = (path, policy, cache_blocks, prefetch, sizes, file_max, reads_only=false))]
+#[allow(clippy::too_many_arguments)]
 fn page_log<'py>(
     py: Python<'py>,
     path: &str,
@@ -292,12 +293,13 @@ fn page_log<'py>(
     cache_blocks: u64,
     prefetch: &str,
     sizes: Vec<(String, u64)>,
+    file_max: Vec<(String, u64)>,
     reads_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let engine = EngineConfig { reads_only, ..EngineConfig::default() };
     let (p, pol, pre) = (path.to_string(), policy.to_string(), prefetch.to_string());
     let log = py
-        .allow_threads(|| bufsim_core::page_log::page_log(&p, &pol, cache_blocks, &pre, &sizes, engine))
+        .allow_threads(|| bufsim_core::page_log::page_log(&p, &pol, cache_blocks, &pre, &sizes, &file_max, engine))
         .map_err(to_py)?;
     let d = PyDict::new(py);
     d.set_item("file_names", log.file_names)?;

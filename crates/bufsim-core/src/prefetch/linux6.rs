@@ -66,6 +66,9 @@ struct State {
 
 pub struct Linux6 {
     max: u64,
+    /// Per-file maxima where a file's differs (0: `max`): fadvise(SEQUENTIAL) doubles a file's
+    /// ra_pages, as `cat` asks.
+    file_max: Vec<u64>,
     folios: bool,
     files: Vec<State>,
     log: Option<Vec<Decision>>,
@@ -73,13 +76,26 @@ pub struct Linux6 {
 
 impl Linux6 {
     pub fn new(max: u64, folios: bool) -> Self {
-        Linux6 { max, folios, files: Vec::new(), log: None }
+        Linux6 { max, file_max: Vec::new(), folios, files: Vec::new(), log: None }
     }
 
     /// Keeps every decision, for comparing with the kernel's tracepoints (`bufsim validate`).
     pub fn with_log(mut self) -> Self {
         self.log = Some(Vec::new());
         self
+    }
+
+    /// Gives files their own largest window (indexed by file id; 0 keeps `max`).
+    pub fn with_file_max(mut self, file_max: Vec<u64>) -> Self {
+        self.file_max = file_max;
+        self
+    }
+
+    fn max_of(&self, file: u32) -> u64 {
+        match self.file_max.get(file as usize) {
+            Some(&m) if m > 0 => m,
+            _ => self.max,
+        }
     }
 
     pub fn decisions(&self) -> &[Decision] {
@@ -180,7 +196,7 @@ impl Linux6 {
 
     /// page_cache_sync_ra at `index` (a miss) with `req` pages left in the request.
     fn sync_ra(&mut self, ev: &BlockEvent, req: u64, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
-        let max = self.max;
+        let max = self.max_of(ev.file);
         let index = ev.block;
         let s = state(&mut self.files, ev.file);
         let sequential = s.prev_index.is_some_and(|p| index >= p && index - p <= 1);
@@ -226,7 +242,7 @@ impl Linux6 {
 
     /// page_cache_async_ra for the marked folio `(first, pages)`, `req` pages left from `first`.
     fn async_ra(&mut self, ev: &BlockEvent, folio: (u64, u64), req: u64, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
-        let max = self.max;
+        let max = self.max_of(ev.file);
         let index = folio.0;
         let s = state(&mut self.files, ev.file);
         let expected = (s.start + s.size - s.async_size) / folio.1 * folio.1;
