@@ -518,7 +518,9 @@ def plot(results: Sequence[Comparison], out: str) -> Path:
         x = list(range(len(results)))
         ax = axes[0][0]
         w = 0.38
-        ax.bar([i - w / 2 for i in x], [c.kernel_pages_read for c in results], w, label="kernel", color=plots.PALETTE[0])
+        ax.bar(
+            [i - w / 2 for i in x], [c.kernel_pages_read for c in results], w, label="kernel", color=plots.PALETTE[0]
+        )
         ax.bar(
             [i + w / 2 for i in x],
             [c.model_pages_read for c in results],
