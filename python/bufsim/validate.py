@@ -414,6 +414,18 @@ def validate(
     if not memories:
         raise ValidateError("give at least one --memory SIZE (the cgroup's limit, e.g. --memory 64MiB)")
     kind = check_environment()
+
+    def interrupted(signum, frame):
+        # Outside the traced run (which forwards signals to the command): unwind, so that every
+        # `finally` removes what it made.
+        raise KeyboardInterrupt
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, interrupted)
+        except ValueError:
+            pass  # not the main thread: the caller handles signals
     tmp = None
     if out_dir is None:
         tmp = tempfile.mkdtemp(prefix="bufsim-validate-")
@@ -446,8 +458,12 @@ def validate(
                 lost_events=r.lost_events,
             )
             results.append(c)
+            if r.outcome in ("was killed by SIGTERM", "was killed by SIGINT", "was killed by SIGHUP"):
+                break  # interrupted: the partial comparison, and no further sizes
         return results
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if tmp is not None:
             import shutil
 
