@@ -312,7 +312,7 @@ mod tests {
     use super::*;
 
     /// A read of `n` pages from `first` of a 100000-page file, as block events.
-    fn read(ra: &mut Linux6, cache: &mut Vec<bool>, first: u64, n: u64) -> Vec<Plan> {
+    fn read(ra: &mut Linux6, cache: &mut [bool], first: u64, n: u64) -> Vec<Plan> {
         let mut plans = Vec::new();
         for b in first..first + n {
             let miss = !cache[b as usize];
@@ -328,7 +328,7 @@ mod tests {
                 request_blocks: n,
                 request_end: first + n,
             };
-            let snapshot = cache.clone();
+            let snapshot = cache.to_vec();
             if let Some(p) = ra.on_access_cached(&ev, &|j| snapshot.get(j as usize).copied().unwrap_or(false)) {
                 for x in p.start..p.start + p.len {
                     cache[x as usize] = true;
