@@ -86,9 +86,9 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         lines.append(
             f"| {r['workload']} | {r['memory_bytes'] / (1 << 20):.0f} MiB | {r['model_blocks']} | "
-            f"{r['kernel_pages_read']} | {r['model_pages_read']} | {100 * r['pages_read_diff']:+.1f}% | "
-            f"{100 * r['readahead_match']:.1f}% ({r['kernel_readahead']} / {r['model_readahead']}) | "
-            f"{100 * r['evicted_overlap']:.1f}% | {r['kernel_disk_requests']} / {r['model_disk_requests']} |"
+            f"{r['kernel_pages_read']} | {r['model_pages_read']} | {r['pages_read_diff']:+.3f} | "
+            f"{r['readahead_match']:.3f} ({r['kernel_readahead']} / {r['model_readahead']}) | "
+            f"{r['evicted_overlap']:.3f} | {r['kernel_disk_requests']} / {r['model_disk_requests']} |"
         )
     return "\n".join(lines)
 

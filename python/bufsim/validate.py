@@ -474,10 +474,6 @@ def validate(
 # Output
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def format_table(results: Sequence[Comparison]) -> str:
     head = (
         "memory",
@@ -497,11 +493,11 @@ def format_table(results: Sequence[Comparison]) -> str:
                 f"{c.memory_bytes / (1 << 20):.1f}MiB",
                 f"{c.model_blocks}blk",
                 f"{c.kernel_pages_read}/{c.model_pages_read}",
-                f"{100 * c.pages_read_diff:+.1f}%",
+                f"{c.pages_read_diff:+.3f}",
                 f"{c.kernel_readahead}/{c.model_readahead}",
-                _pct(c.readahead_match),
+                f"{c.readahead_match:.3f}",
                 f"{c.kernel_evicted}/{c.model_evicted}",
-                _pct(c.evicted_overlap),
+                f"{c.evicted_overlap:.3f}",
                 f"{c.kernel_disk_requests}/{c.model_disk_requests}",
             )
         )
@@ -550,11 +546,11 @@ def plot(results: Sequence[Comparison], out: str) -> Path:
         ax.set_xlabel("memory limit")
         ax.legend(loc="lower right")
         ax = axes[0][1]
-        ax.plot(x, [100 * c.readahead_match for c in results], marker="o", color=plots.PALETTE[2], label="read-ahead")
-        ax.plot(x, [100 * c.evicted_overlap for c in results], marker="s", color=plots.PALETTE[3], label="evictions")
+        ax.plot(x, [c.readahead_match for c in results], marker="o", color=plots.PALETTE[2], label="read-ahead")
+        ax.plot(x, [c.evicted_overlap for c in results], marker="s", color=plots.PALETTE[3], label="evictions")
         ax.set_xticks(x, labels)
-        ax.set_ylim(0, 105)
-        ax.set_ylabel("agreement (%)")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("share the same")
         ax.set_xlabel("memory limit")
         ax.legend(loc="lower right")
         fig.suptitle("Model vs kernel page cache")
