@@ -307,6 +307,53 @@ fn filter_trace<'py>(
     Ok((written, rows))
 }
 
+/// The file names of a file trace, in the order its reader numbers them.
+#[pyfunction]
+fn trace_file_names(py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
+    let p = path.to_string();
+    let t = py.allow_threads(|| LoadedTrace::load(&p, None)).map_err(|e| to_py(e.into()))?;
+    Ok(t.file_names)
+}
+
+/// One run's page-level log over a file trace (`bufsim validate`): blocks inserted and evicted as
+/// (file, block), read-ahead decisions, counters. `sizes` gives files their real size in bytes.
+#[pyfunction]
+#[pyo3(signature = (path, policy, cache_blocks, prefetch, sizes, file_max, reads_only=false))]
+#[allow(clippy::too_many_arguments)]
+fn page_log<'py>(
+    py: Python<'py>,
+    path: &str,
+    policy: &str,
+    cache_blocks: u64,
+    prefetch: &str,
+    sizes: Vec<(String, u64)>,
+    file_max: Vec<(String, u64)>,
+    reads_only: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let engine = EngineConfig { reads_only, ..EngineConfig::default() };
+    let (p, pol, pre) = (path.to_string(), policy.to_string(), prefetch.to_string());
+    let log = py
+        .allow_threads(|| bufsim_core::page_log::page_log(&p, &pol, cache_blocks, &pre, &sizes, &file_max, engine))
+        .map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("file_names", log.file_names)?;
+    d.set_item("file_blocks", log.file_blocks)?;
+    d.set_item("inserted", log.inserted)?;
+    d.set_item("evicted", log.evicted)?;
+    d.set_item("decisions", log.decisions.iter().map(|x| (x.file, x.start, x.size, x.async_size)).collect::<Vec<_>>())?;
+    d.set_item("accesses", log.stats.accesses)?;
+    d.set_item("hits", log.stats.hits)?;
+    d.set_item("misses", log.stats.misses)?;
+    d.set_item("prefetched", log.stats.prefetched)?;
+    d.set_item("disk_requests", log.stats.disk_requests)?;
+    let m = PyDict::new(py);
+    for (k, v) in log.metrics {
+        m.set_item(k, v)?;
+    }
+    d.set_item("metrics", m)?;
+    Ok(d)
+}
+
 /// The MQ paper's Table 3 for each (policy, cache): hits and misses of accesses whose temporal
 /// distance is below or at least the cache size.
 #[pyfunction]
@@ -720,6 +767,8 @@ fn convert<'py>(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(page_log, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_file_names, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_options, m)?)?;
     m.add_function(wrap_pyfunction!(option_fields, m)?)?;
     m.add_function(wrap_pyfunction!(result_fields, m)?)?;

@@ -9,7 +9,7 @@ import sys
 from typing import Callable, Sequence
 
 from bufsim import _core
-from bufsim.cli import amp, analysis, catalog, figures, simulation, traces, workloads
+from bufsim.cli import amp, analysis, catalog, figures, simulation, traces, validate, workloads
 from bufsim.cli.options import EXIT_USAGE
 
 __all__ = ["build_parser", "main", "EXIT_USAGE"]
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     figures.add_commands(sub)
     amp.add_commands(sub)
     workloads.add_commands(sub)
+    validate.add_commands(sub)
     for name, parser in sub.choices.items():
         if name in PROGRESS_COMMANDS:
             parser.add_argument(
@@ -108,6 +109,10 @@ EXAMPLES = {
     "timeline": ["bufsim timeline trace.csv -p amp -c 2000blocks --plot amp.png"],
     "detect": ["bufsim detect trace.csv"],
     "workloads": ["bufsim workloads", "bufsim workloads --json"],
+    "validate": [
+        "bufsim validate --memory 32MiB --memory 128MiB -- cat /usr/lib/x86_64-linux-gnu/libc.so.6",
+        "bufsim validate -m 64MiB --json --plot v.png -- sqlite3 db.sqlite 'select count(*) from t'",
+    ],
 }
 
 
