@@ -8,11 +8,13 @@
 //!
 //! State is per file (per device for block traces), indexed by the dense file id.
 
+mod accusim;
 mod bsd;
 mod linux;
 mod ondemand;
 mod simple;
 
+pub use accusim::AccuSim;
 pub use bsd::Bsd;
 pub use linux::Linux24;
 pub use ondemand::OnDemand;
@@ -38,6 +40,10 @@ pub struct BlockEvent {
     /// blocks (the on-demand algorithm sizes its first window from it).
     pub request_first: u64,
     pub request_blocks: u64,
+    /// Bytes from the start of the request's first block to its end (its offset within that
+    /// block plus its length): Linux 2.4 sizes read-ahead from it.
+    pub request_bytes: u64,
+    pub block_size: u64,
 }
 
 /// What to fetch after a demand access: blocks `start..start+len` of the same file.
@@ -103,6 +109,14 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
         ],
     },
     PrefetchInfo {
+        name: "linux-accusim",
+        paper: "Linux 2.4 generic_file_readahead as AccuSim ran it (asim/sim/prefetch.cc), the prefetching paper's evaluation",
+        params: &[
+            ("min", "3", "smallest read-ahead once a request continues the window (MINRA)"),
+            ("max", "32", "largest read-ahead, in blocks (MAXRA)"),
+        ],
+    },
+    PrefetchInfo {
         name: "linux-ondemand",
         paper:
             "Linux 2.6.23+ on-demand read-ahead (mm/readahead.c): window from the request size, ramp-up, async marker",
@@ -126,6 +140,7 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
 /// Every read-ahead algorithm, statically dispatched.
 pub enum AnyReadAhead {
     Linux(Linux24),
+    AccuSim(AccuSim),
     OnDemand(OnDemand),
     Bsd(Bsd),
     Simple(Simple),
@@ -136,6 +151,7 @@ impl AnyReadAhead {
     pub fn on_access(&mut self, ev: &BlockEvent) -> Option<Plan> {
         match self {
             AnyReadAhead::Linux(r) => r.on_access(ev),
+            AnyReadAhead::AccuSim(r) => r.on_access(ev),
             AnyReadAhead::OnDemand(r) => r.on_access(ev),
             AnyReadAhead::Bsd(r) => r.on_access(ev),
             AnyReadAhead::Simple(r) => r.on_access(ev),
@@ -180,6 +196,13 @@ pub fn build(text: &str) -> Result<Option<AnyReadAhead>, SpecError> {
             }
             Some(AnyReadAhead::Linux(Linux24::new(min, max)))
         }
+        "linux-accusim" => {
+            let (min, max) = (blocks_arg(&spec, "min", default("min"))?, blocks_arg(&spec, "max", default("max"))?);
+            if min > max {
+                return Err(SpecError(format!("prefetch `linux-accusim`: min={min} exceeds max={max}")));
+            }
+            Some(AnyReadAhead::AccuSim(AccuSim::new(min, max)))
+        }
         "linux-ondemand" => Some(AnyReadAhead::OnDemand(OnDemand::new(blocks_arg(&spec, "max", default("max"))?))),
         "bsd" => Some(AnyReadAhead::Bsd(Bsd::new(blocks_arg(&spec, "max", default("max"))?))),
         "simple" => {
@@ -208,6 +231,8 @@ pub(crate) mod test_util {
             by_prefetch: !miss,
             request_first: block,
             request_blocks: 1,
+            request_bytes: 4096,
+            block_size: 4096,
         }
     }
 }
