@@ -184,8 +184,7 @@ impl Prefetching<'_> {
         in_flight: bool,
         by_prefetch: bool,
     ) -> Option<Plan> {
-        let request_bytes =
-            if r.in_blocks { n * self.block_size } else { r.offset % self.block_size.max(1) + r.size };
+        let request_bytes = if r.in_blocks { n * self.block_size } else { r.offset % self.block_size.max(1) + r.size };
         let ev = BlockEvent {
             file: r.file,
             block: b,
