@@ -481,9 +481,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
 }
 
 
-def main(
-    name: str, json_out: bool = False, quick: bool = False, rows_out: bool = False, out: str | None = None
-) -> int:
+def main(name: str, json_out: bool = False, quick: bool = False, rows_out: bool = False, out: str | None = None) -> int:
     """Runs one reproduction: the rows, then `finding | paper | bufsim | agrees` for each finding.
     `json_out` prints the findings as one JSON list, `rows_out` the rows as JSON lines; `out`
     draws the figures into that directory (reproductions that have figures)."""
