@@ -286,14 +286,14 @@ def draw_dulo_figures(rows: list[dict], out_dir: str | os.PathLike) -> list[Path
     for app, g in df.groupby("app", sort=False):
         g = g.assign(policy=g["policy"].str.lower(), prefetch=READ_AHEAD, block_size=4096)
         p = metric_grid(g, out / f"dulo-{app}.png", [EXEC_TIME, HIT_RATIO], title=f"{APPS[app]}: CLOCK and DULO")
-        if p.path:
-            paths.append(p.path)
+        if p.out:
+            paths.append(p.out)
         long = [
             {"policy": r["policy"], "cache_blocks": r["cache_blocks"], "size_blocks": k, "requests": v}
             for r in g.to_dict("records")
             for k, v in r["request_sizes"].items()
         ]
         p = sequence_cdf(pd.DataFrame(long), out / f"dulo-{app}-cdf.png", title=f"{APPS[app]}: sequence sizes")
-        if p.path:
-            paths.append(p.path)
+        if p.out:
+            paths.append(p.out)
     return paths

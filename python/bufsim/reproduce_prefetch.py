@@ -532,6 +532,6 @@ def draw_prefetch_figures(rows: list[dict], out_dir: str | os.PathLike) -> list[
     for app, g in df.groupby("app", sort=False):
         g = g.assign(policy=g["policy"].str.lower(), block_size=4096)
         plot = prefetch_panels(g, out / f"prefetch-{app}.png", title=f"{APPS[app]}: read-ahead and cache size")
-        if plot.path:
-            paths.append(plot.path)
+        if plot.out:
+            paths.append(plot.out)
     return paths
