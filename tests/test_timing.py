@@ -56,7 +56,7 @@ def test_timed_results_on_the_real_trace(cloudphysics):
     # No read-ahead and one stream: the same hits and misses as count mode.
     assert (timed.hits, timed.misses, timed.disk_requests) == (count.hits, count.misses, count.disk_requests)
     assert timed.exec_time_s >= timed.think_time_s > 0
-    assert timed.exec_time_s == pytest.approx(timed.think_time_s + timed.stall_time_s, rel=1e-9)
+    assert timed.exec_time_s == pytest.approx(timed.think_time_s + timed.stall_time_s + timed.flush_time_s, rel=1e-9)
     assert 0 < timed.io_time_s <= timed.end_time_s
     assert timed.service_p50_ms <= timed.service_p90_ms <= timed.service_p99_ms
     assert timed.sync_requests == timed.disk_requests and timed.async_requests == 0

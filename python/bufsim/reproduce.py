@@ -10,6 +10,7 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable
 
+from bufsim import reproduce_dulo, reproduce_prefetch
 from bufsim.api import run
 from bufsim.findings import Finding, equal, format_findings
 from bufsim.options import Options
@@ -116,13 +117,14 @@ def dulo_tables34() -> list[dict]:
 
     The paper's traces are not public; bufsim runs its own `dulo-mix` workload (whole-file scans
     alternating with bursts of random reads, seed 1) on a 64 MiB cache with Linux 2.6-style
-    read-ahead (linux-ondemand), the Cheetah 9LP and no think time. Sizes scale with that cache,
+    read-ahead (linux-ondemand), the Cheetah 9LP behind the Deadline scheduler (as the paper's
+    simulator, §4.1.1) and no think time. Sizes scale with that cache,
     so the rows compare shapes, not seconds: `relative` is each time over the sweep's best."""
     with tempfile.TemporaryDirectory() as d:
         from bufsim.amp import generate
 
         trace = generate("dulo-mix", seed=1, out=str(Path(d) / "mix.csv"))
-        options = Options(format="csv", device="st39102lw", think=0, file_gap="1MiB")
+        options = Options(format="csv", device="st39102lw", io_scheduler="deadline", think=0, file_gap="1MiB")
         banks = ["64KiB", "256KiB", "1MiB", "2MiB", "4MiB", "8MiB", "16MiB"]
         evicts = ["4MiB", "8MiB", "16MiB", "32MiB", "48MiB", "56MiB"]
         by_bank = run(
@@ -404,6 +406,8 @@ class Reproduction:
     quick: bool = False
     printer: Callable[[list[dict]], str] | None = None
     setting: str = ""
+    # Draws the paper's figures from the rows into a directory (`--out DIR`); returns the files.
+    figures: Callable[[list[dict], str], list[Path]] | None = None
 
     def __call__(self, quick: bool = False) -> list[dict]:
         return self.rows(quick=True) if quick else self.rows()
@@ -459,20 +463,43 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         _mq_table2_findings,
         setting="the paper's traces are not public: real public second-level streams (CloudPhysics, multi)",
     ),
+    "prefetch-figures": Reproduction(
+        reproduce_prefetch.prefetch_figures,
+        reproduce_prefetch.prefetch_figures_findings,
+        quick=True,
+        setting=reproduce_prefetch.SETTING,
+        figures=reproduce_prefetch.draw_prefetch_figures,
+    ),
+    "dulo-figures": Reproduction(
+        reproduce_dulo.dulo_figures,
+        reproduce_dulo.dulo_figures_findings,
+        quick=True,
+        printer=reproduce_dulo.format_dulo_figures,
+        setting=reproduce_dulo.SETTING,
+        figures=reproduce_dulo.draw_dulo_figures,
+    ),
 }
 
 
-def main(name: str, json_out: bool = False, quick: bool = False, rows_out: bool = False) -> int:
+def main(name: str, json_out: bool = False, quick: bool = False, rows_out: bool = False, out: str | None = None) -> int:
     """Runs one reproduction: the rows, then `finding | paper | bufsim | agrees` for each finding.
-    `json_out` prints the findings as one JSON list, `rows_out` the rows as JSON lines."""
+    `json_out` prints the findings as one JSON list, `rows_out` the rows as JSON lines; `out`
+    draws the figures into that directory (reproductions that have figures)."""
     from bufsim.tables import format_table
     from bufsim._core import SpecError
 
     reproduction = REPRODUCTIONS[name]
     if quick and not reproduction.quick:
         raise SpecError(f"`{name}` has no reduced version; drop --quick")
+    if out is not None and reproduction.figures is None:
+        raise SpecError(f"`{name}` draws no figures; drop --out")
     rows = reproduction(quick=quick)
     findings = reproduction.findings(rows)
+    if out is not None:
+        import sys
+
+        for path in reproduction.figures(rows, out):
+            print(f"wrote {path}", file=sys.stderr)
     if json_out:
         print(json.dumps([f.as_dict() for f in findings]))
         return 0

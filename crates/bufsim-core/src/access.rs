@@ -165,6 +165,8 @@ pub struct Prefetching<'a> {
     pub readahead: AnyReadAhead,
     /// Blocks of each file (block traces: of each device), indexed by `Request::file`.
     pub file_blocks: &'a [u64],
+    /// Bytes per block (read-ahead sizes some windows from a request's bytes).
+    pub block_size: u64,
 }
 
 impl Prefetching<'_> {
@@ -184,6 +186,7 @@ impl Prefetching<'_> {
         by_prefetch: bool,
         cached: &dyn Fn(u64) -> bool,
     ) -> Option<Plan> {
+        let request_bytes = if r.in_blocks { n * self.block_size } else { r.offset % self.block_size.max(1) + r.size };
         let ev = BlockEvent {
             file: r.file,
             block: b,
@@ -194,6 +197,8 @@ impl Prefetching<'_> {
             request_first: first,
             request_blocks: n,
             request_end: end,
+            request_bytes,
+            block_size: self.block_size,
         };
         self.readahead.on_access(&ev, cached)
     }

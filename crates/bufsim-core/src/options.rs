@@ -141,6 +141,9 @@ options! {
     Timing think: Option<String> = None, read think, sql "VARCHAR", implied "trace";
     /// Merge all processes (pids) into one stream, as the prefetching paper's AccuSim did.
     Timing single_stream: bool = false, read boolean, sql "BOOLEAN";
+    /// Write back the dirty blocks still cached when the last stream ends, the execution time
+    /// ending with the flush (its writes and time are counted apart: flush_blocks, flush_time_s).
+    Timing final_flush: bool = true, read boolean, sql "BOOLEAN";
     /// Free space between consecutive files of a file trace on the device, such as 1MiB (an
     /// integer counts blocks; count mode too).
     Layout file_gap: String = "0blocks".into(), read gap, sql "VARCHAR";
@@ -524,6 +527,7 @@ impl Options {
                 scheduler: self.io_scheduler.clone().unwrap_or_default(),
                 think: Think::parse(self.think.as_deref().unwrap_or("trace")).map_err(SpecError)?,
                 single_stream: self.single_stream,
+                final_flush: self.final_flush,
                 device_for: self.device_for_pairs()?,
                 network: self.network.clone().unwrap_or_else(|| TimingOptions::default().network),
                 closed: self.closed.map(|n| n as u32),

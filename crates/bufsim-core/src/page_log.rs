@@ -103,7 +103,10 @@ impl PolicyVisitor for Replay<'_> {
         let logged = Logged { inner: policy, inserted: Vec::new(), evicted: Vec::new() };
         let mut engine = Engine::new(logged, self.capacity, self.engine, self.layout, None);
         if let Some(readahead) = self.readahead {
-            engine = engine.with_prefetching(Prefetching { readahead, file_blocks: self.file_blocks }, None);
+            engine = engine.with_prefetching(
+                Prefetching { readahead, file_blocks: self.file_blocks, block_size: self.engine.block_size },
+                None,
+            );
         }
         for r in self.requests {
             engine.request(r);

@@ -162,6 +162,10 @@ pub static RESULT_FIELDS: &[ResultField] = &[
         o,
         o.single_stream.into()
     )),
+    field!("final_flush", Bool, "", true, "dirty blocks written back at the end of the run", |_, o| when_timed(
+        o,
+        o.final_flush.into()
+    )),
     field!("exec_time_s", Float, "s", true, "simulated execution time", |r, _| timed(r, |t| (t.exec_time_ns as f64
         / S)
         .into())),
@@ -197,6 +201,18 @@ pub static RESULT_FIELDS: &[ResultField] = &[
     field!("write_time_ms", Float, "ms", true, "mean time of a write", |r, _| timed(r, |t| (t.write.mean_time_ns()
         / MS)
         .into())),
+    field!("flush_requests", Int, "", true, "write requests of the end-of-run flush", |r, _| timed(r, |t| t
+        .flush
+        .requests
+        .into())),
+    field!("flush_blocks", Int, "blocks", true, "dirty blocks written back at the end of the run", |r, _| timed(
+        r,
+        |t| t.flush.blocks.into()
+    )),
+    field!("flush_time_s", Float, "s", true, "time of the end-of-run flush (part of exec_time_s)", |r, _| timed(
+        r,
+        |t| (t.flush_time_ns as f64 / S).into()
+    )),
     field!("service_mean_ms", Float, "ms", true, "mean device service time", |r, _| timed(r, |t| (t.service.mean_ns
         / MS)
         .into())),

@@ -303,7 +303,11 @@ impl PolicyVisitor for Simulate<'_> {
         let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future)
             .with_storage(count_mode_view(&self.prepared.devices, self.opts.engine.block_size, expected), expected);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
-            let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
+            let p = Prefetching {
+                readahead,
+                file_blocks: &self.prepared.file_blocks,
+                block_size: self.opts.engine.block_size,
+            };
             engine = engine.with_prefetching(p, future);
         }
         match self.source {
@@ -376,9 +380,14 @@ impl Simulate<'_> {
             storage,
             streams,
             starts,
-        );
+        )
+        .with_final_flush(t.final_flush);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
-            let p = Prefetching { readahead, file_blocks: &self.prepared.file_blocks };
+            let p = Prefetching {
+                readahead,
+                file_blocks: &self.prepared.file_blocks,
+                block_size: self.opts.engine.block_size,
+            };
             engine = engine.with_prefetching(p, future);
         }
         let cfg = self.opts.engine;

@@ -74,7 +74,7 @@ fn read_ahead_still_in_flight_makes_the_reader_wait() {
     assert_eq!(r.stats.hits, 6);
     assert_eq!(t.stall_time_ns, 9_500_000 + 3_500_000);
     assert_eq!(t.exec_time_ns, 20 * MS);
-    assert_eq!(t.exec_time_ns, t.think_time_ns + t.stall_time_ns);
+    assert_eq!(t.exec_time_ns, t.think_time_ns + t.stall_time_ns + t.flush_time_ns);
     // The async request was waited for: its response time is its whole 9.5 ms.
     assert_eq!(t.async_.requests, 1);
     assert_eq!(t.async_.time_ns, 9_500_000);
@@ -202,7 +202,7 @@ fn streams_interleave_by_time_and_single_stream_merges_them() {
     assert!(tb.devices[0].queue_wait_mean_ns > 0.0);
     // Merged: think times are the gaps of the merged trace (10 ms then 0 ms, alternately).
     assert_eq!(tm.think_time_ns, 19 * 10 * MS);
-    assert_eq!(tm.exec_time_ns, tm.think_time_ns + tm.stall_time_ns);
+    assert_eq!(tm.exec_time_ns, tm.think_time_ns + tm.stall_time_ns + tm.flush_time_ns);
     assert!(tb.exec_time_ns < tm.exec_time_ns, "{} vs {}", tb.exec_time_ns, tm.exec_time_ns);
 }
 
@@ -220,6 +220,23 @@ fn writes_are_written_back_when_evicted() {
     // The reader waits for its own reads, queued behind the write-backs (noop is FCFS).
     assert!(t.stall_time_ns > 4 * 9_500_000);
     assert_eq!(t.response.count, 12, "every issued I/O completes");
+}
+
+#[test]
+fn dirty_blocks_are_flushed_at_the_end_and_counted_apart() {
+    // Four writes of neighbouring blocks stay dirty in an 8-block cache: the end-of-run flush
+    // writes them back as one request (avg: 9.5 ms), after the stream's 4 ms, and the execution
+    // time ends with it. Turned off, the run ends when the stream does and writes nothing.
+    let reqs: Vec<Request> = (0..4).map(|b| Request { op: Op::Write, ..read(0, b, 1) }).collect();
+    let r = run(&reqs, "lru", "8blocks", "none", timing("avg", Think::Fixed(MS)));
+    let t = timed(&r);
+    assert_eq!((t.write.requests, t.flush.requests, t.flush.blocks), (0, 1, 4));
+    assert_eq!(t.flush_time_ns, 9_500_000);
+    assert_eq!(t.exec_time_ns, t.think_time_ns + t.flush_time_ns);
+    let off = TimingOptions { final_flush: false, ..timing("avg", Think::Fixed(MS)) };
+    let r = run(&reqs, "lru", "8blocks", "none", off);
+    let t = timed(&r);
+    assert_eq!((t.flush.requests, t.flush_time_ns, t.exec_time_ns), (0, 0, t.think_time_ns));
 }
 
 #[test]

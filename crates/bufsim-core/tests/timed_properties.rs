@@ -81,7 +81,7 @@ proptest! {
         prop_assert_eq!(s.async_requests, tm.async_.requests);
         prop_assert_eq!(s.blocks_read, tm.sync.blocks + tm.async_.blocks);
         // Every issued I/O completed, and each was one device request.
-        let issued = tm.sync.requests + tm.async_.requests + tm.write.requests;
+        let issued = tm.sync.requests + tm.async_.requests + tm.write.requests + tm.flush.requests;
         prop_assert_eq!(tm.response.count, issued, "{}", what);
         prop_assert_eq!(tm.service.count, issued);
         prop_assert_eq!(tm.devices.iter().map(|d| d.requests).sum::<u64>(), issued);
@@ -92,7 +92,7 @@ proptest! {
         prop_assert!(tm.think_time_ns + tm.stall_time_ns <= tm.streams as u64 * tm.exec_time_ns, "{}", what);
         if tm.streams == 1 && think_us.is_some() {
             // One stream starting at 0: it is always thinking or waiting.
-            prop_assert_eq!(tm.exec_time_ns, tm.think_time_ns + tm.stall_time_ns, "{}", what);
+            prop_assert_eq!(tm.exec_time_ns, tm.think_time_ns + tm.stall_time_ns + tm.flush_time_ns, "{}", what);
         }
         for d in &tm.devices {
             prop_assert!(d.busy_ns <= tm.end_time_ns);

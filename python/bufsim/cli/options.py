@@ -66,7 +66,11 @@ def add_options(
         help = f"{f.doc.rstrip('.')}{extra}{'; repeatable' if repeat else ''} (default: {f.shown_default})".replace(
             "%", "%%"
         )
-        if f.sql == "BOOLEAN":
+        if f.sql == "BOOLEAN" and f.default is True:
+            # On by default: the flag turns it off.
+            off = "--no-" + f.name.replace("_", "-")
+            g.add_argument(off, dest=f.name, action="store_false", default=None, help=f"turn off: {help}")
+        elif f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:
             kind = u64 if f.sql == "UBIGINT" else _number_or_text if f.sql == "BIGINT" else str

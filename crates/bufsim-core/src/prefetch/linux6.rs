@@ -327,6 +327,8 @@ mod tests {
                 request_first: first,
                 request_blocks: n,
                 request_end: first + n,
+                request_bytes: n * 4096,
+                block_size: 4096,
             };
             let snapshot = cache.to_vec();
             if let Some(p) = ra.on_access_cached(&ev, &|j| snapshot.get(j as usize).copied().unwrap_or(false)) {

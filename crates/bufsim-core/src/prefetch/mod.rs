@@ -8,12 +8,14 @@
 //!
 //! State is per file (per device for block traces), indexed by the dense file id.
 
+mod accusim;
 mod bsd;
 mod linux;
 mod linux6;
 mod ondemand;
 mod simple;
 
+pub use accusim::AccuSim;
 pub use bsd::Bsd;
 pub use linux::Linux24;
 pub use linux6::{Decision, Linux6};
@@ -43,6 +45,10 @@ pub struct BlockEvent {
     /// The block holding the byte right after the request (Linux's prev_pos >> PAGE_SHIFT once
     /// the read is done): `request_first + request_blocks` unless the request ends mid-block.
     pub request_end: u64,
+    /// Bytes from the start of the request's first block to its end (its offset within that
+    /// block plus its length): Linux 2.4 sizes read-ahead from it.
+    pub request_bytes: u64,
+    pub block_size: u64,
 }
 
 /// What to fetch after a demand access: blocks `start..start+len` of the same file.
@@ -115,6 +121,14 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
         ],
     },
     PrefetchInfo {
+        name: "linux-accusim",
+        paper: "Linux 2.4 generic_file_readahead as AccuSim ran it (asim/sim/prefetch.cc), the prefetching paper's evaluation",
+        params: &[
+            ("min", "3", "smallest read-ahead once a request continues the window (MINRA)"),
+            ("max", "32", "largest read-ahead, in blocks (MAXRA)"),
+        ],
+    },
+    PrefetchInfo {
         name: "linux-ondemand",
         paper:
             "Linux 2.6.23+ on-demand read-ahead (mm/readahead.c): window from the request size, ramp-up, async marker",
@@ -146,6 +160,7 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
 /// Every read-ahead algorithm, statically dispatched.
 pub enum AnyReadAhead {
     Linux(Linux24),
+    AccuSim(AccuSim),
     OnDemand(OnDemand),
     Linux6(Linux6),
     Bsd(Bsd),
@@ -157,6 +172,7 @@ impl AnyReadAhead {
     pub fn on_access(&mut self, ev: &BlockEvent, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
         match self {
             AnyReadAhead::Linux(r) => r.on_access(ev),
+            AnyReadAhead::AccuSim(r) => r.on_access(ev),
             AnyReadAhead::OnDemand(r) => r.on_access(ev),
             AnyReadAhead::Linux6(r) => r.on_access_cached(ev, cached),
             AnyReadAhead::Bsd(r) => r.on_access(ev),
@@ -215,6 +231,13 @@ pub fn build(text: &str) -> Result<Option<AnyReadAhead>, SpecError> {
             }
             Some(AnyReadAhead::Linux(Linux24::new(min, max)))
         }
+        "linux-accusim" => {
+            let (min, max) = (blocks_arg(&spec, "min", default("min"))?, blocks_arg(&spec, "max", default("max"))?);
+            if min > max {
+                return Err(SpecError(format!("prefetch `linux-accusim`: min={min} exceeds max={max}")));
+            }
+            Some(AnyReadAhead::AccuSim(AccuSim::new(min, max)))
+        }
         "linux-ondemand" => Some(AnyReadAhead::OnDemand(OnDemand::new(blocks_arg(&spec, "max", default("max"))?))),
         "linux-6" => {
             let folios = match spec.args.iter().find(|(k, _)| k == "folios").map(|(_, v)| v.as_str()) {
@@ -252,6 +275,8 @@ pub(crate) mod test_util {
             request_first: block,
             request_blocks: 1,
             request_end: block + 1,
+            request_bytes: 4096,
+            block_size: 4096,
         }
     }
 }

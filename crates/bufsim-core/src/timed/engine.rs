@@ -53,6 +53,8 @@ struct Io {
     waiters: u32,
     /// Last application request registered as a waiter (one registration per request).
     last_waiter: u64,
+    /// A write of the end-of-run flush.
+    flush: bool,
 }
 
 struct Waiter {
@@ -95,6 +97,14 @@ pub struct TimedEngine<'a, P: Policy> {
     /// Application requests issued so far; the current one's number.
     request: u64,
     stream: u32,
+    /// Write back the dirty blocks when the last stream ends.
+    final_flush: bool,
+    /// Streams not finished yet.
+    streams_left: usize,
+    /// Writes of the end-of-run flush still in flight, and when the flush began.
+    flush_ios: u32,
+    flush_start: u64,
+    flushing: bool,
 }
 
 impl<'a, P: Policy> TimedEngine<'a, P> {
@@ -137,7 +147,18 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             now: 0,
             request: 0,
             stream: 0,
+            final_flush: false,
+            streams_left: n,
+            flush_ios: 0,
+            flush_start: 0,
+            flushing: false,
         }
+    }
+
+    /// Writes back every dirty block when the last stream ends ([`super::TimingOptions::final_flush`]).
+    pub fn with_final_flush(mut self, on: bool) -> Self {
+        self.final_flush = on;
+        self
     }
 
     /// Turns read-ahead on (see [`crate::engine::Engine::with_prefetching`]).
@@ -203,6 +224,10 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             None => {
                 self.state[s].current = None;
                 self.t.exec_time_ns = self.t.exec_time_ns.max(after);
+                self.streams_left = self.streams_left.saturating_sub(1);
+                if self.streams_left == 0 && self.final_flush {
+                    self.flush_dirty();
+                }
             }
         }
         Ok(())
@@ -239,6 +264,29 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             }
         }
         self.frames[frame as usize] = FrameState { io: SETTLED, dirty: false, device, block };
+    }
+
+    /// The end of the run: every dirty block still cached is written back, in device and block
+    /// order so that neighbours share a request; the flush's writes are counted apart.
+    fn flush_dirty(&mut self) {
+        let mut dirty: Vec<(u16, u64)> = Vec::new();
+        for f in self.frames.iter_mut().filter(|f| f.dirty) {
+            f.dirty = false;
+            dirty.push((f.device, f.block));
+        }
+        if dirty.is_empty() {
+            return;
+        }
+        dirty.sort_unstable();
+        self.flushing = true;
+        self.flush_start = self.now;
+        for (device, block) in dirty {
+            self.write_block(device, block);
+        }
+        if let Some(c) = self.writes.flush() {
+            self.issue_write(c);
+        }
+        self.flushing = false;
     }
 
     /// The current request waits for `io` (or for the clusterer's open run).
@@ -290,7 +338,15 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     }
 
     fn new_io(&mut self, what: CacheIo) -> u32 {
-        let io = Io { what, issued_ns: self.now, request: self.request, parts: 0, waiters: NO_WAITER, last_waiter: 0 };
+        let io = Io {
+            what,
+            issued_ns: self.now,
+            request: self.request,
+            parts: 0,
+            waiters: NO_WAITER,
+            last_waiter: 0,
+            flush: self.flushing,
+        };
         match self.free_ios.pop() {
             Some(slot) => {
                 self.ios[slot as usize] = io;
@@ -325,8 +381,14 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     fn issue_write(&mut self, c: DiskRequest) {
         let what = CacheIo { device: c.device, start: c.start, blocks: c.blocks, write: true, sync: false };
         let slot = self.new_io(what);
-        self.t.write.requests += 1;
-        self.t.write.blocks += c.blocks;
+        let class = if self.flushing {
+            self.flush_ios += 1;
+            &mut self.t.flush
+        } else {
+            &mut self.t.write
+        };
+        class.requests += 1;
+        class.blocks += c.blocks;
         self.ios[slot as usize].parts = self.storage.submit(&what, slot, self.now, &mut self.events);
     }
 
@@ -351,7 +413,17 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         }
         let took = waited;
         self.response.record(took);
-        let class = if what.write {
+        let flush = self.ios[slot as usize].flush;
+        if flush {
+            self.flush_ios -= 1;
+            if self.flush_ios == 0 {
+                self.t.flush_time_ns = self.now - self.flush_start;
+                self.t.exec_time_ns = self.t.exec_time_ns.max(self.now);
+            }
+        }
+        let class = if flush {
+            &mut self.t.flush
+        } else if what.write {
             &mut self.t.write
         } else if what.sync {
             &mut self.t.sync

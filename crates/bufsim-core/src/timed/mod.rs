@@ -54,6 +54,9 @@ pub struct TimingOptions {
     pub closed: Option<u32>,
     /// Performance faults injected into devices ([`faults`]).
     pub faults: Vec<Fault>,
+    /// Write back every dirty block when the last stream ends, as an application's data must
+    /// reach the disk before it is done; the execution time then ends when the flush does.
+    pub final_flush: bool,
 }
 
 /// Device of timed mode when none is given: the disk AccuSim and DULO simulate.
@@ -72,6 +75,7 @@ impl Default for TimingOptions {
             network: DEFAULT_NETWORK.to_string(),
             closed: None,
             faults: Vec::new(),
+            final_flush: true,
         }
     }
 }
@@ -182,8 +186,14 @@ pub struct DeviceStats {
 /// Timing of one run. Times are integer nanoseconds of simulated time.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimedStats {
-    /// When the last stream finished its last request (the application's execution time).
+    /// When the last stream finished its last request (the application's execution time), or,
+    /// with the end-of-run flush, when the flush finished.
     pub exec_time_ns: u64,
+    /// How long the end-of-run flush of dirty blocks took (from the last stream's end).
+    pub flush_time_ns: u64,
+    /// The end-of-run flush's write requests (counted apart from `write`: the write-backs of
+    /// evictions during the run).
+    pub flush: IoClass,
     /// When the last event happened: read-ahead and write-back may outlive the streams.
     pub end_time_ns: u64,
     /// Device busy time, summed over devices.
