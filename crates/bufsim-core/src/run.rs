@@ -307,10 +307,7 @@ impl PolicyVisitor for Simulate<'_> {
                 engine.run(|| reader.next_request())?;
                 *self.skipped.borrow_mut() = reader.skipped().clone();
             }
-            Source::Memory(v) => {
-                let mut it = v.iter().copied();
-                engine.run(|| Ok::<_, SimError>(it.next()))?;
-            }
+            Source::Memory(v) => engine.run_slice(v),
         }
         let (stats, cache) = engine.finish();
         Simulated::new(stats, None, &cache, self.opts.check)
