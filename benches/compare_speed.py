@@ -6,9 +6,11 @@ Three traces, each written once to bench-data/ as an oracleGeneral file (one 4 K
 record) that every simulator reads: Zipf(1.0) with 5M requests over 1M blocks, CloudPhysics
 expanded to 4 KiB blocks (as scripts/libcachesim_oracle.py does) and the ARC paper's P3 (each
 line's blocks in order). Cache sizes are 1% and 10% of the trace's distinct blocks. Every
-command is a fresh process, timed from outside (wall clock); the simulators take turns run by run
-(interleaved, so a change of machine load hits all of them), and the table shows each one's
-minimum over the runs and the ratios of those minimums. The load average is printed before and
+command is a fresh process, timed from outside: its CPU time (user + system, the kernel's
+accounting of the finished process) and its wall-clock time. The simulators take turns run by
+run (interleaved, so a change of machine load hits all of them), and the table shows each one's
+minimum over the runs and the ratios of the CPU-time minimums (CPU time is what a shared
+machine disturbs least; on an idle one wall and CPU time agree). The load average is printed before and
 after: on a busy machine only the ratios mean much.
 
     python3 benches/compare_speed.py [--trace zipf --trace cloudphysics --trace p3]
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -90,9 +93,9 @@ def write_records(ids: np.ndarray, path: Path) -> None:
 def p3_blocks(path: Path) -> np.ndarray:
     text = subprocess.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout
     fields = np.array(text.split(), dtype=np.uint64).reshape(-1, 4)
-    starts, counts = fields[:, 0], fields[:, 1]
-    offsets = np.arange(counts.sum(), dtype=np.uint64) - np.repeat(np.cumsum(counts) - counts, counts)
-    return np.repeat(starts, counts) + offsets
+    starts, counts = fields[:, 0], fields[:, 1].astype(np.int64)
+    offsets = np.arange(counts.sum(), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(starts, counts) + offsets.astype(np.uint64)
 
 
 def trace_file(name: str) -> Path:
@@ -131,13 +134,17 @@ def commands(trace: Path, policy: str, blocks: int, cachesim: str | None, array_
     return out
 
 
-def wall(cmd: list[str], cwd: str) -> float:
+def timed(cmd: list[str], cwd: str) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, from the kernel's accounting of the finished
+    child) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr.strip()}")
-    return took
+    return took, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -151,12 +158,20 @@ def main() -> int:
     subprocess.run(
         ["cargo", "build", "--release", "-q", "-p", "bufsim-core", "--example", "array_lru"], cwd=ROOT, check=True
     )
-    array_lru = ROOT / "target" / "release" / "examples" / "array_lru"
+    array_lru = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "examples" / "array_lru"
     tools = ["bufsim", "binding", "native", "array-lru"]
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    print(f"whole process, wall seconds, min of {args.repeat} interleaved runs; ratio = other / bufsim")
-    header = f"{'trace':13} {'size':>13} {'policy':44}" + "".join(f" {t:>9}" for t in tools)
-    print(header + "".join(f" {t + '/b':>11}" for t in tools[1:]))
+    print(
+        f"whole process, min of {args.repeat} interleaved runs, CPU seconds (user + system) then wall seconds; "
+        "ratio = other / bufsim"
+    )
+    head = f"{'trace':13} {'size':>13} {'policy':44}"
+    print(
+        head
+        + "".join(f" {t + ' cpu':>13}" for t in tools)
+        + "".join(f" {t + '/b':>11}" for t in tools[1:])
+        + "".join(f" {t + ' wall':>14}" for t in tools)
+    )
     with tempfile.TemporaryDirectory() as cwd:  # cachesim writes its result files here
         for name in args.trace or ["zipf", "cloudphysics", "p3"]:
             trace = trace_file(name)
@@ -165,17 +180,19 @@ def main() -> int:
                 blocks = max(1, int(n * share / 100))
                 for policy in args.policy or list(PAIRS.PEERS):
                     cmds = commands(trace, policy, blocks, args.cachesim, array_lru)
-                    times: dict[str, list[float]] = {t: [] for t in cmds}
+                    runs: dict[str, list[tuple[float, float]]] = {t: [] for t in cmds}
                     for _ in range(args.repeat):
                         for t, cmd in cmds.items():
-                            times[t].append(wall(cmd, cwd))
-                    best = {t: min(v) for t, v in times.items()}
-                    cells = "".join(f" {best[t]:9.3f}" if t in best else f" {'-':>9}" for t in tools)
+                            runs[t].append(timed(cmd, cwd))
+                    cpu = {t: min(c for _, c in v) for t, v in runs.items()}
+                    wall = {t: min(w for w, _ in v) for t, v in runs.items()}
+                    cells = "".join(f" {cpu[t]:13.3f}" if t in cpu else f" {'-':>13}" for t in tools)
                     ratios = "".join(
-                        f" {best[t] / best['bufsim']:10.2f}x" if t in best else f" {'-':>11}" for t in tools[1:]
+                        f" {cpu[t] / cpu['bufsim']:10.2f}x" if t in cpu else f" {'-':>11}" for t in tools[1:]
                     )
+                    walls = "".join(f" {wall[t]:14.3f}" if t in wall else f" {'-':>14}" for t in tools)
                     size = f"{share:g}% {blocks}"
-                    print(f"{name:13} {size:>13} {policy:44}{cells}{ratios}", flush=True)
+                    print(f"{name:13} {size:>13} {policy:44}{cells}{ratios}{walls}", flush=True)
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
