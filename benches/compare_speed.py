@@ -21,7 +21,7 @@ repository does not build it. It runs as `cachesim TRACE oracleGeneral ALGO BLOC
 --ignore-obj-size 1`; libCacheSim's binding gets hashpower 20 (about log2 of the distinct blocks
 of the largest trace), as its authors advise for a fair comparison.
 
-The array LRU is the `array_lru` example of bufsim-core (built here with cargo), the yardstick
+The array LRU is the `array_lru` example of bufsim-core (built with cargo when missing), the yardstick
 for bufsim's fixed cost per request; it runs for `lru` only.
 """
 
@@ -155,10 +155,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cachesim", help="a libCacheSim `cachesim` binary to time as well")
     args = ap.parse_args()
-    subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "bufsim-core", "--example", "array_lru"], cwd=ROOT, check=True
-    )
     array_lru = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "examples" / "array_lru"
+    if not array_lru.exists():
+        subprocess.run(
+            ["cargo", "build", "--release", "-q", "-p", "bufsim-core", "--example", "array_lru"], cwd=ROOT, check=True
+        )
     tools = ["bufsim", "binding", "native", "array-lru"]
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(
