@@ -158,9 +158,11 @@ impl<'a, P: Policy> Engine<'a, P> {
     }
 
     /// Simulates requests held in memory, hinting each one [`LOOKAHEAD`] requests before it
-    /// runs ([`Engine::run`] without its ring of requests read ahead).
-    pub fn run_slice(&mut self, requests: &[Request]) {
+    /// runs ([`Engine::run`] without its ring of requests read ahead); `each` is called once
+    /// per request taken (progress).
+    pub fn run_slice(&mut self, requests: &[Request], mut each: impl FnMut()) {
         for (i, r) in requests.iter().enumerate() {
+            each();
             if let Some(ahead) = requests.get(i + LOOKAHEAD) {
                 self.prefetch_hint(ahead);
             }
