@@ -43,9 +43,17 @@ test: lint test-rust test-python
 
 bench: build
 	$(PY) benches/compare_libcachesim.py
+	$(PY) benches/compare_speed.py
 
 clean:
 	rm -rf $(VENV) target
+
+# The instruction-count test (tests/test_instruction_counts.py) runs callgrind: install valgrind
+# when missing (Debian/Ubuntu).
+.PHONY: valgrind
+test-python: valgrind
+valgrind:
+	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind)
 
 # bufsim collect (docs/collect.md): its tests run strace, so install it when missing (Debian/Ubuntu);
 # `make workloads` regenerates the bundled real traces in traces/.

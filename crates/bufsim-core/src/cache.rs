@@ -140,8 +140,10 @@ impl<P: Policy> Cache<P> {
             Some(f) => f,
             None => {
                 let v = self.policy.victim(&Pins::new(&self.flags), a)?;
-                self.evict(v);
-                self.free.pop().expect("evict frees a frame")
+                // The victim's frame takes the block at once (what pushing it on the free
+                // list and popping it would give).
+                self.vacate(v);
+                v
             }
         };
         self.place(frame, a, origin);
@@ -163,8 +165,8 @@ impl<P: Policy> Cache<P> {
                 if group.contains(&v) {
                     return None;
                 }
-                self.evict(v);
-                self.free.pop().expect("evict frees a frame")
+                self.vacate(v);
+                v
             }
         };
         self.place(frame, a, Origin::Prefetch);
@@ -181,6 +183,13 @@ impl<P: Policy> Cache<P> {
 
     /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).
     pub fn evict(&mut self, frame: Frame) {
+        self.vacate(frame);
+        self.free.push(frame);
+    }
+
+    /// [`Cache::evict`] but for putting `frame` on the free list: the caller fills it next.
+    #[inline]
+    fn vacate(&mut self, frame: Frame) {
         let key = self.keys[frame as usize];
         debug_assert_eq!(self.frame_of(key), Some(frame));
         debug_assert!(self.flags[frame as usize] & PINNED == 0, "evicting a pinned frame");
@@ -195,7 +204,6 @@ impl<P: Policy> Cache<P> {
         self.victim = Some((frame, key));
         self.flags[frame as usize] = 0;
         self.policy.remove(frame, key, why);
-        self.free.push(frame);
     }
 
     /// The frame and key of the block evicted since the last call, if any.

@@ -8,8 +8,8 @@ use bufsim_trace::Request;
 use crate::access::{self, Demanded, Drive, Step};
 use crate::cache::{Cache, Demand};
 use crate::cluster::{Clusterer, DiskRequest};
-use crate::layout::Layout;
-use crate::policy::{Access, Frame, Policy};
+use crate::layout::{block_key, Layout};
+use crate::policy::{Access, Frame, Policy, NEVER};
 
 pub use crate::access::{for_each_block, included, EngineConfig, Future, FutureBuilder, Prefetching, Stats, LOOKAHEAD};
 
@@ -27,6 +27,10 @@ pub struct Engine<'a, P: Policy> {
     /// count mode (empty: the policy is not told about disk requests).
     expected: Vec<ExpectedService>,
     expected_fallback: ExpectedService,
+    /// Every per-access option is off (no read-ahead, observer or future) and the layout keeps
+    /// a request's blocks together: requests take [`Engine::plain_blocks`], which decides all
+    /// that once per request instead of once per block.
+    plain: bool,
 }
 
 impl<'a, P: Policy> Engine<'a, P> {
@@ -39,6 +43,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             observer: None,
             expected: Vec::new(),
             expected_fallback: ExpectedService::default(),
+            plain: future.is_none() && layout.contiguous(),
         }
     }
 
@@ -60,6 +65,7 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// Calls `f(access, hit)` for every demand block access, in order.
     pub fn with_observer(mut self, f: &'a mut dyn FnMut(&Access, bool)) -> Self {
         self.observer = Some(f);
+        self.plain = false;
         self
     }
 
@@ -67,6 +73,7 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// the time of their next demand access.
     pub fn with_prefetching(mut self, p: Prefetching<'a>, future: Option<&'a Future>) -> Self {
         self.step.set_prefetching(p, future);
+        self.plain = false;
         self
     }
 
@@ -95,7 +102,11 @@ impl<'a, P: Policy> Engine<'a, P> {
             return;
         }
         self.stats.requests += 1;
-        access::blocks(self, r);
+        if self.plain {
+            self.plain_blocks(r);
+        } else {
+            access::blocks(self, r);
+        }
         let last = self.clusterer.flush();
         self.issue(last);
     }
@@ -103,6 +114,65 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// The run's read-ahead algorithm (its decision log, for `bufsim validate`).
     pub fn readahead(&self) -> Option<&crate::prefetch::AnyReadAhead> {
         self.step.readahead()
+    }
+
+    /// [`access::blocks`] when [`Engine::plain`] holds: the same accesses, counters and disk
+    /// reads, with placement and the option checks done once per request, and the counters
+    /// that follow from the hits added once per request.
+    #[inline]
+    fn plain_blocks(&mut self, r: &Request) {
+        let write = r.op.is_write();
+        let (first, n) = r.block_range(self.step.cfg.block_size);
+        if n == 0 {
+            return;
+        }
+        let (device, start) = self.step.layout.place(r.file, first);
+        let mut hits = 0;
+        for i in 0..n {
+            let block = start.wrapping_add(i);
+            let a = Access {
+                key: block_key(device, block),
+                device,
+                block,
+                time: self.step.time,
+                ctx: r.ctx,
+                pid: r.pid,
+                write,
+                next_use: NEVER,
+                cost: 1.0,
+            };
+            let outcome = self.cache.demand(&a);
+            // Only read-ahead inserts blocks not yet demanded, and it is off.
+            debug_assert!(outcome != Demand::PrefetchHit);
+            let hit = outcome == Demand::Hit;
+            hits += hit as u64;
+            // Writes overwrite whole blocks in this model: a write miss reads nothing.
+            if !write && !hit {
+                self.read_block(device, block, true);
+            }
+            self.step.time += 1;
+        }
+        let s = &mut self.stats;
+        s.accesses += n;
+        s.hits += hits;
+        s.misses += n - hits;
+        if write {
+            s.write_accesses += n;
+            s.write_misses += n - hits;
+        }
+    }
+
+    /// Simulates requests held in memory, hinting each one [`LOOKAHEAD`] requests before it
+    /// runs ([`Engine::run`] without its ring of requests read ahead); `each` is called once
+    /// per request taken (progress).
+    pub fn run_slice(&mut self, requests: &[Request], mut each: impl FnMut()) {
+        for (i, r) in requests.iter().enumerate() {
+            each();
+            if let Some(ahead) = requests.get(i + LOOKAHEAD) {
+                self.prefetch_hint(ahead);
+            }
+            self.request(r);
+        }
     }
 
     /// Hints that `r` will be simulated soon: starts loading the index slot of its first block.

@@ -81,12 +81,19 @@ impl Layout {
         }
     }
 
+    /// Whether the blocks of one file lie consecutively on one device, so a request's blocks
+    /// are placed by placing its first one (every layout but striping).
+    #[inline]
+    pub fn contiguous(&self) -> bool {
+        !matches!(self, Layout::Striped { .. })
+    }
+
     /// Device and device block of block `block` of file (or device) `file`.
     #[inline]
     pub fn place(&self, file: u32, block: u64) -> (u16, u64) {
         match self {
             Layout::Identity => (file as u16, block),
-            Layout::FirstTouch { base } => (0, base[file as usize] + block),
+            Layout::FirstTouch { base } => (0, base[file as usize].wrapping_add(block)),
             Layout::Striped { base, array } => array.place(base.place(file, block).1),
         }
     }

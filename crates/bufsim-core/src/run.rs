@@ -318,8 +318,7 @@ impl PolicyVisitor for Simulate<'_> {
             }
             Source::Memory(v) => {
                 let mut ticks = Ticker::new(&self.opts.meter);
-                let mut it = v.iter().copied().inspect(|_| ticks.tick());
-                engine.run(|| Ok::<_, SimError>(it.next()))?;
+                engine.run_slice(v, || ticks.tick());
             }
         }
         let (stats, cache) = engine.finish();

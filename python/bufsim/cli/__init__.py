@@ -1,16 +1,20 @@
 """The ``bufsim`` command line: one module per command group. Heavy modules (pandas,
-matplotlib) are imported only by the subcommands that need them, so ``bufsim run`` starts fast."""
+matplotlib) are imported only by the subcommands that need them, and a command's parser is
+built alone when the command line names it, so ``bufsim run`` starts fast."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from typing import Callable, Sequence
 
 from bufsim import _core
-from bufsim.cli import amp, analysis, catalog, figures, simulation, traces, validate, workloads
 from bufsim.cli.options import EXIT_USAGE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Sequence
 
 __all__ = ["build_parser", "main", "EXIT_USAGE"]
 
@@ -30,7 +34,25 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The function of each command module that adds the commands listed, in the order
+# `bufsim --help` lists them.
+ADDERS = [
+    ("simulation", "add_run", ["run"]),
+    ("traces", "add_filter_and_convert", ["filter-trace", "convert"]),
+    ("catalog", "add_commands", ["policies", "prefetchers", "devices", "options"]),
+    ("simulation", "add_sweep", ["sweep", "results"]),
+    ("traces", "add_collect", ["collect"]),
+    ("analysis", "add_commands", ["analyze", "mrc"]),
+    ("figures", "add_commands", ["plot", "heatmap", "report", "reproduce"]),
+    ("amp", "add_commands", ["generate", "timeline", "detect"]),
+    ("workloads", "add_commands", ["workloads"]),
+    ("validate", "add_commands", ["validate"]),
+]
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or only what parsing `bufsim COMMAND ...` needs when `command`
+    names one (its module alone is imported)."""
     ap = _Parser(
         prog="bufsim",
         description="Trace-driven buffer cache simulator: replacement policies, read-ahead, "
@@ -41,17 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"bufsim {_core.__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    # In the order `bufsim --help` lists them.
-    simulation.add_run(sub)
-    traces.add_filter_and_convert(sub)
-    catalog.add_commands(sub)
-    simulation.add_sweep(sub)
-    traces.add_collect(sub)
-    analysis.add_commands(sub)
-    figures.add_commands(sub)
-    amp.add_commands(sub)
-    workloads.add_commands(sub)
-    validate.add_commands(sub)
+    known = command is not None and any(command in names for _, _, names in ADDERS)
+    for module, adder, names in ADDERS:
+        if not known or command in names:
+            getattr(importlib.import_module(f"bufsim.cli.{module}"), adder)(sub)
     for name, parser in sub.choices.items():
         if name in PROGRESS_COMMANDS:
             parser.add_argument(
@@ -120,8 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bufsim._core import BufsimError
     from bufsim.errors import guard
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words else None)
+    args = parser.parse_args(words)
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:
         parser.print_help()
