@@ -75,7 +75,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bufsim import reproduce
 
-    return reproduce.main(args.paper, json_out=args.json, quick=args.quick, rows_out=args.rows)
+    return reproduce.main(args.paper, json_out=args.json, quick=args.quick, rows_out=args.rows, plot_dir=args.plot)
 
 
 def add_commands(sub) -> None:
@@ -178,6 +178,11 @@ def add_commands(sub) -> None:
         help="print the findings as one JSON list of objects with keys finding, paper, bufsim, agrees",
     )
     rep.add_argument("--rows", action="store_true", help="print the measured rows, one JSON object per line")
+    rep.add_argument(
+        "--plot",
+        metavar="DIR",
+        help="also draw the paper's figures (PNG) into DIR, for reproductions of figures",
+    )
     rep.add_argument(
         "--quick",
         action="store_true",
