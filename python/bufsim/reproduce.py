@@ -442,7 +442,7 @@ def _mq_tables(quick: bool = False) -> list[dict]:
 
 _mq_tables.__doc__ = """MQ (Zhou, Philbin, Li, USENIX 2001) §3 and §5, Tables 2 and 3 and Figures 3 and 4 on the suite's
 second-level streams, pgbench and TPC-H behind PostgreSQL's 16 MB buffer pool, policies as §5.1 configured them
-(--quick: the first 400k requests, three sizes)."""
+(--quick: the first 150k requests, three sizes)."""
 
 
 def _lazy(module: str, name: str) -> Callable:

@@ -73,31 +73,18 @@ FRACTIONS = [1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2]
 QUICK_FRACTIONS = [1 / 32, 1 / 8, 1 / 2]
 # PostgreSQL's own buffer pool in these recordings (scripts/record_workloads.py): 16 MB.
 FIRST_LEVEL_BLOCKS = 16 * 1024 * 1024 // 4096
-QUICK_ACCESSES = 400_000
+QUICK_ACCESSES = 150_000
 
 
 def _suite_trace(name: str, directory: str, quick: bool) -> Path:
-    """The suite's recording, or with `quick` its first requests as interchange CSV."""
-    from bufsim.formats import convert
+    """The suite's recording, or with `quick` its first requests."""
+    from bufsim.reproduce_amp import head_bst
 
     root = Path(__file__).resolve().parents[2]
     path = root / "traces" / "kernel" / f"{name}.bst.zst"
     if not path.exists():
         raise FileNotFoundError(f"{path}: the workload suite is missing; `bufsim workloads` lists it")
-    if not quick:
-        return path
-    full = Path(directory) / f"{name}.csv"
-    convert(path, full)
-    head = Path(directory) / f"{name}-head.csv"
-    with full.open() as src, head.open("w") as out:
-        n = 0
-        for line in src:
-            if not line.startswith("#"):
-                n += 1
-            out.write(line)
-            if n > QUICK_ACCESSES:
-                break
-    return head
+    return head_bst(path, Path(directory) / f"{name}.bst", QUICK_ACCESSES) if quick else path
 
 
 def mq_tables(quick: bool = False) -> list[dict]:
@@ -106,7 +93,7 @@ def mq_tables(quick: bool = False) -> list[dict]:
     buffer pool is the first level, recorded at the page cache (traces/kernel). Policies as §5.1
     configured them: history buffers 4x the cache for LFU, LRFU (the paper's LFRU), LRU-2 and
     FBR, FBR and LRFU tuned (best of a grid per size). Sizes are fractions of each stream's
-    footprint (--quick: three sizes, the first 400k requests, two grid points).
+    footprint (--quick: three sizes, the first 150k requests, two grid points).
 
     Rows: `table` 2 (hit ratios in percent per size), 3 (misses below and above the cache size
     in temporal distance, MQ §5.2, at the middle size), `figure` 3 (the temporal-distance hill)
@@ -149,7 +136,9 @@ def mq_tables(quick: bool = False) -> list[dict]:
                     "min_dist": hill.get("min_distance"),
                     "max_dist": hill.get("max_distance"),
                     "first_level": FIRST_LEVEL_BLOCKS,
-                    "within_16": round(sum(b["count"] for b in t["bins"] if b["distance"] <= 16) / max(t["correlated"], 1), 3),
+                    "within_16": round(
+                        sum(b["count"] for b in t["bins"] if b["distance"] <= 16) / max(t["correlated"], 1), 3
+                    ),
                 }
             )
             for p in a.frequency["points"]:
@@ -177,7 +166,9 @@ def format_mq_tables(rows: list[dict]) -> str:
         numeric = [any(isinstance(r.get(h), (int, float)) for r in sub) for h in headers]
         title = part if part.startswith("figure") else f"table {part}"
         out.append(f"{title}:")
-        out.append(format_table(headers, [["-" if r.get(h) is None else r.get(h) for h in headers] for r in sub], numeric))
+        out.append(
+            format_table(headers, [["-" if r.get(h) is None else r.get(h) for h in headers] for r in sub], numeric)
+        )
         out.append("")
     return "\n".join(out).rstrip()
 
@@ -200,8 +191,18 @@ def mq_tables_findings(rows: list[dict]) -> list[Finding]:
         mq_lru = sum(r["MQ"] >= r["LRU"] for r in t2)
         mid3 = [c for c in ("FBR", "LRFU", "LRU-2") if mean[c] >= mean["LRU"]]
         findings += [
-            Finding(f"{short}, Table 2: OPT has the highest hit ratio", "at every size", f"at {opt_top} of {n}", opt_top == n),
-            Finding(f"{short}, Table 2: MQ's hit ratio is at least LRU's", "at every size", f"at {mq_lru} of {n}", mq_lru == n),
+            Finding(
+                f"{short}, Table 2: OPT has the highest hit ratio",
+                "at every size",
+                f"at {opt_top} of {n}",
+                opt_top == n,
+            ),
+            Finding(
+                f"{short}, Table 2: MQ's hit ratio is at least LRU's",
+                "at every size",
+                f"at {mq_lru} of {n}",
+                mq_lru == n,
+            ),
             Finding(
                 f"{short}, Table 2: MQ is the best online policy (mean over sizes)",
                 "MQ first",

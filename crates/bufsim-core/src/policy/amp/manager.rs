@@ -25,10 +25,17 @@ pub const FIRST_MRU: usize = 2;
 /// Samples a timeline holds at most before it halves its resolution.
 pub const TIMELINE_SAMPLES: usize = 2048;
 
-/// The first period of an adaptive detection schedule, in accesses: long enough for a context
-/// looping over a few hundred blocks to show the detector its re-references (32 by default),
-/// short enough that a run of a few thousand accesses is classified before it ends.
+/// The shortest first period of an adaptive detection schedule, in accesses: long enough for a
+/// context looping over a few hundred blocks to show the detector its re-references (32 by
+/// default), short enough that a run of a few thousand accesses is classified before it ends.
 pub const FIRST_PERIOD: u64 = 1000;
+
+/// The first detection period of an adaptive schedule for a cache of `capacity` blocks: the
+/// accesses that fill the cache (before the first eviction no classification can matter, and an
+/// early one calls a loop still in its first pass one-shot), within [`FIRST_PERIOD`] and `max`.
+pub fn first_period(capacity: usize, max: u64) -> u64 {
+    (capacity as u64).clamp(FIRST_PERIOD.min(max), max.max(1))
+}
 
 /// Most MRU partitions (partition ids fit a byte).
 pub const MAX_MRU: usize = MAX_PARTITIONS - FIRST_MRU;
@@ -41,9 +48,8 @@ pub struct ManagerConfig {
     /// Virtual time (demand accesses) between re-detections: fixed, or the most an adaptive
     /// period grows to.
     pub period: u64,
-    /// Adaptive period: the first detection comes after [`FIRST_PERIOD`] accesses; the period
-    /// doubles (up to `period`) after each detection that changed no context's partition and
-    /// falls back to [`FIRST_PERIOD`] after one that did.
+    /// Adaptive period: the first detection comes after [`first_period`] accesses, and the
+    /// period doubles at each detection up to `period`.
     pub adaptive_period: bool,
     /// The least |B1| + |B2| coupons are priced against (see `ghost_len`), in blocks.
     pub min_ghosts: usize,
@@ -71,6 +77,9 @@ pub struct ManagerStats {
     pub detections: u64,
     /// Detections that changed some context's partition.
     pub changes: u64,
+    /// Misses of MRU partitions that took a default-partition block idle for longer than the
+    /// loop's garbage-collection window.
+    pub stale_steals: u64,
 }
 
 /// Ghosts of the default partition when its policy keeps none (LRU, CLOCK, ...): the keys it
@@ -177,8 +186,8 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             own_ghosts,
             rng: Rng::new(cfg.seed),
             pending: None,
-            next_detect: if cfg.adaptive_period { FIRST_PERIOD.min(cfg.period.max(1)) } else { cfg.period.max(1) },
-            period_now: if cfg.adaptive_period { FIRST_PERIOD.min(cfg.period.max(1)) } else { cfg.period.max(1) },
+            next_detect: if cfg.adaptive_period { first_period(capacity, cfg.period) } else { cfg.period.max(1) },
+            period_now: if cfg.adaptive_period { first_period(capacity, cfg.period) } else { cfg.period.max(1) },
             hints: FxHashMap::default(),
             timeline: Timeline::new(names, cfg.timeline_every, TIMELINE_SAMPLES),
             scratch: Vec::new(),
@@ -380,11 +389,9 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             self.stats.changes += 1;
         }
         if self.cfg.adaptive_period {
-            // A stable classification needs checking less and less often (AMP §3: the
-            // high-level adaptation "should be viewed as a tuning operation"); a change means
-            // the workload moved, so look again soon.
-            self.period_now =
-                if changed { FIRST_PERIOD.min(self.cfg.period) } else { (self.period_now * 2).min(self.cfg.period) };
+            // Classify early, then less and less often (AMP §3: the high-level adaptation
+            // "should be viewed as a tuning operation" and run infrequently).
+            self.period_now = (self.period_now * 2).min(self.cfg.period.max(1));
         }
         self.next_detect = now + self.period_now.max(1);
     }
@@ -574,6 +581,19 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
                 }
             }
         }
+        // A block of the default partition unused for longer than this loop's period (and the
+        // garbage-collection window, loop_time + 3 deviations) is worth less than a block of
+        // the loop, whose marginal gain is 1 / loop_time (§3.2): an idle default partition
+        // gives it up before the loop evicts its own. Without this, a loop that fits in the
+        // cache beside a default partition holding stale blocks grew only by coupons.
+        if t >= FIRST_MRU && self.map.len(DEFAULT) > 0 && self.gc_window[t] > 0 {
+            if let Some(f) = self.default.victim(pins, a) {
+                if self.stamp[f as usize].saturating_add(self.gc_window[t]) < a.time {
+                    self.stats.stale_steals += 1;
+                    return Some(f);
+                }
+            }
+        }
         // Figure 4: "if (p is non-empty) evict a block from this partition (i) else evict from
         // another non-empty partition randomly".
         self.victim_in(t, pins, a).or_else(|| self.steal(t, pins, a))
@@ -619,6 +639,7 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         out.push(("period_accesses", self.period_now as f64));
         out.push(("ghost_steals", s.ghost_steals as f64));
         out.push(("coupon_steals", s.coupon_steals as f64));
+        out.push(("stale_steals", s.stale_steals as f64));
         out.push(("one_shot_evictions", s.one_shot_evictions as f64));
         out.push(("moves", s.moves as f64));
         out.push(("collected", s.collected as f64));
