@@ -234,7 +234,11 @@ Recorded with:
 
 
 def write_readme(out_dir: Path) -> None:
-    traces = [out_dir / f"{n}.csv.gz" for n in ("grep", "tpch", "gcc", "multi", "md5grep") if (out_dir / f"{n}.csv.gz").exists()]
+    traces = [
+        out_dir / f"{n}.csv.gz"
+        for n in ("grep", "tpch", "gcc", "multi", "md5grep")
+        if (out_dir / f"{n}.csv.gz").exists()
+    ]
     table = trace_stats.markdown([trace_stats.stats(str(p)) for p in traces])
     text = README.format(
         grep_words=", ".join(f"`{w}`" for w in GREP_WORDS),

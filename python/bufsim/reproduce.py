@@ -430,8 +430,9 @@ def _amp_figures(quick: bool = False) -> list[dict]:
 
 
 _amp_figures.__doc__ = """AMP (Zhou, von Behren, Brewer, UCB/CSD-05-1379) §4.2-4.3, Figures 6-13: miss rates of AMP, ARC,
-LRU, PCC*, DEAR and OPT against cache size on the suite's cscope, gcc, glimpse, tpch, multi1 and randread, and
-AMP's partition sizes over time on glimpse (--quick: the first 60k requests, three sizes)."""
+LRU, PCC*, DEAR and OPT against cache size on the bundled traces with program contexts (grep, gcc, tpch, multi,
+md5grep) and the suite's cscope, glimpse, gcc, tpch, multi1 and randread (no contexts), and AMP's partition sizes
+over time on tpch (--quick: three sizes, the suite's first 50k requests)."""
 
 
 def _mq_tables(quick: bool = False) -> list[dict]:
@@ -485,7 +486,8 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         _lazy("bufsim.reproduce_amp", "amp_figures_findings"),
         quick=True,
         printer=_lazy("bufsim.reproduce_amp", "format_amp_figures"),
-        setting="the suite's recordings of the paper's applications, without call stacks: each file is a context",
+        setting="the paper's traces are not public: bundled strace recordings with program contexts, and the "
+        "workload suite, recorded without call stacks (every context 0)",
         plot=_lazy("bufsim.reproduce_amp", "plot_amp_figures"),
     ),
     "mq-tables": Reproduction(

@@ -17,7 +17,10 @@ use rustc_hash::FxHashMap;
 
 use super::detect::{ContextReport, Detector, LoopStats, Pattern};
 use super::manager::Manager;
-use super::{build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MIN_GHOSTS, P_MAX_PARTITIONS, P_PERIOD, P_SEED, P_STEAL, P_TIMELINE};
+use super::{
+    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
+    P_TIMELINE,
+};
 use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
 use crate::spec::SpecError;
 

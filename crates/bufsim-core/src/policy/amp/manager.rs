@@ -364,9 +364,13 @@ impl<D: Detector, P: Policy> Manager<D, P> {
     /// What is known of `ctx`: the detector's classification, or a hint from an earlier run
     /// while the detector has not classified the context yet.
     fn known(&self, ctx: u64) -> Option<ContextReport> {
+        let hint = self.hints.get(&ctx).copied();
         match self.detector.report(ctx) {
+            // A loop in its first pass shows no re-reference yet, which the detector reads as
+            // one-shot: a hinted loop holds until the detector sees its re-references.
+            Some(r) if r.pattern == Pattern::OneShot && hint.is_some_and(|h| h.pattern == Pattern::Looping) => hint,
             Some(r) if r.pattern != Pattern::Undetected => Some(r),
-            r => self.hints.get(&ctx).copied().or(r),
+            r => hint.or(r),
         }
     }
 

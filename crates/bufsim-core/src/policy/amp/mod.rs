@@ -150,7 +150,9 @@ pub fn load_hints(path: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
         if line.is_empty() {
             continue;
         }
-        let at = |what: &str| SpecError(format!("{path}:{}: {what}; each line must be a JSON object of `bufsim detect --json`", i + 1));
+        let at = |what: &str| {
+            SpecError(format!("{path}:{}: {what}; each line must be a JSON object of `bufsim detect --json`", i + 1))
+        };
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(&format!("not JSON ({e})")))?;
         let ctx = v.get("ctx").and_then(|c| c.as_u64()).ok_or_else(|| at("no integer `ctx`"))?;
         let pattern = v

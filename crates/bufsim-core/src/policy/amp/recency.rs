@@ -8,7 +8,10 @@ use rustc_hash::FxHashMap;
 
 use super::detect::{block_hash, ContextReport, Detector, LoopStats, Pattern, Sampling, FULL_Q};
 use super::manager::Manager;
-use super::{build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MIN_GHOSTS, P_MAX_PARTITIONS, P_PERIOD, P_SEED, P_STEAL, P_TIMELINE};
+use super::{
+    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
+    P_TIMELINE,
+};
 use crate::policy::{Args, BuildEnv, ParamInfo, PolicyInfo};
 use crate::spec::SpecError;
 
