@@ -59,7 +59,7 @@ pub(crate) const P_MAX_PARTITIONS: ParamInfo = ParamInfo {
 pub(crate) const P_PERIOD: ParamInfo = ParamInfo {
     name: "period",
     default: "auto",
-    doc: "accesses between re-detections: a number, or auto (the first after 1000 accesses, then doubling up to 10000 while no context changes partition, back to 1000 when one does)",
+    doc: "accesses between re-detections: a number, or auto (the first once the cache could have filled, the cache's blocks within 1000-10000 accesses, then doubling up to 10000)",
 };
 pub(crate) const P_MIN_GHOSTS: ParamInfo = ParamInfo {
     name: "min-ghosts",
