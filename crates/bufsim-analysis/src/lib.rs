@@ -19,6 +19,7 @@ pub mod analyze;
 pub mod breakdown;
 pub mod consecutive;
 pub mod curves;
+pub mod export;
 pub mod frequency;
 pub mod history;
 pub mod irg;
@@ -32,5 +33,6 @@ pub mod working_set;
 
 pub use analyze::{analyze_requests, analyze_trace, Analysis, AnalysisOptions};
 pub use curves::{mrc_requests, mrc_trace, MrcOptions, MrcReport, Sizes};
+pub use export::{export_lcs, ExportSummary, LcsFormat};
 pub use mrc::{LruMrc, MissCurve};
 pub use shards::{Shards, ShardsMode};
