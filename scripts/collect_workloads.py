@@ -2,7 +2,7 @@
 """Regenerates the bundled real traces in traces/ with `bufsim collect`, and their README table.
 
     .venv/bin/python scripts/collect_workloads.py              # all four (a few minutes)
-    .venv/bin/python scripts/collect_workloads.py --only tpch  # one of grep, tpch, gcc, multi
+    .venv/bin/python scripts/collect_workloads.py --only tpch  # one of grep, tpch, gcc, multi, md5grep
 
 `make workloads` installs what it needs first. The workloads follow the papers' applications:
 - grep:  glimpse/cscope-like searches: five single-word `grep -r -c -w` queries over the Linux kernel's
@@ -13,6 +13,8 @@
 - gcc:   a build of a real C library, Brotli 1.1.0 (the C sources of its PyPI sdist): 32 compiles and
          a link, like the papers' gcc trace of a kernel build.
 - multi: grep and tpch running at the same time (like multi1-3).
+- md5grep: five `md5sum` passes over a 24 MiB file, each followed by three `grep -r` passes over 200
+         16 KiB files: two loops of different lengths and marginal gains, AMP's partition-sizing case.
 Every trace is written with gzip (mtime 0, so the same trace gives the same bytes).
 """
 
@@ -135,6 +137,31 @@ def gcc_command(src: Path) -> list[str]:
     return ["sh", "-c", script]
 
 
+MD5GREP_FILES = 200
+
+
+def md5grep_prepare(work: Path) -> Path:
+    """A 24 MiB file and 200 text files of 16 KiB, from a fixed seed (the same bytes every time)."""
+    import random
+
+    d = work / "md5grep"
+    files = d / "files"
+    files.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(1)
+    (d / "big.bin").write_bytes(rng.randbytes(24 << 20))
+    words = ["alpha", "beta", "gamma", "delta", "inode", "mutex", "socket", "struct"]
+    for i in range(MD5GREP_FILES):
+        text = " ".join(rng.choice(words) for _ in range(4096))
+        (files / f"f{i:03d}.txt").write_text((text + "\n")[: 16 << 10].ljust(16 << 10, "\n"))
+    return d
+
+
+def md5grep_command(d: Path) -> list[str]:
+    # grep -c exits 1 when nothing matches; the trace is what matters.
+    inner = f"for j in 1 2 3; do grep -r -c zzqq {d / 'files'} > /dev/null || true; done"
+    return ["sh", "-c", f"for i in 1 2 3 4 5; do md5sum {d / 'big.bin'} > /dev/null; {inner}; done"]
+
+
 def collect(name: str, command: list[str], out_dir: Path, work: Path, **options) -> Path:
     from bufsim.collect import collect as bufsim_collect
 
@@ -183,6 +210,7 @@ page; the table comes from `scripts/trace_stats.py`.
 | `tpch.csv.gz` | TPC-H on SQLite at scale factor {scale} (data from tpchgen-cli): one `sqlite3` shell session of Q1 Q6 Q3 Q14 Q12 Q5 Q1 Q6 with a 1 MiB SQLite page cache, so each query rereads lineitem from the file system ([scripts/tpch_sqlite.py](../scripts/tpch_sqlite.py)) | `--include` the database directory |
 | `gcc.csv.gz` | a build of Brotli {brotli} (the C library's sources from its PyPI sdist): 32 `gcc -O1 -c` compiles and the link | everything but the loader's reads: `--exclude` {loader} |
 | `multi.csv.gz` | `grep` and `tpch` running at the same time, like multi1-3 in the papers | both `--include` directories |
+| `md5grep.csv.gz` | five `md5sum` passes over a 24 MiB file, each followed by three `grep -r -c` passes over 200 files of 16 KiB (seeded contents): a long loop and a short one from two program contexts, the case of AMP's partition sizing (docs/policies/amp.md) | `--include` its directory |
 
 {table}
 
@@ -206,7 +234,11 @@ Recorded with:
 
 
 def write_readme(out_dir: Path) -> None:
-    traces = [out_dir / f"{n}.csv.gz" for n in ("grep", "tpch", "gcc", "multi") if (out_dir / f"{n}.csv.gz").exists()]
+    traces = [
+        out_dir / f"{n}.csv.gz"
+        for n in ("grep", "tpch", "gcc", "multi", "md5grep")
+        if (out_dir / f"{n}.csv.gz").exists()
+    ]
     table = trace_stats.markdown([trace_stats.stats(str(p)) for p in traces])
     text = README.format(
         grep_words=", ".join(f"`{w}`" for w in GREP_WORDS),
@@ -225,14 +257,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "traces"), help="where the .csv.gz files and README go")
     ap.add_argument("--work", default=str(WORK), help=f"scratch directory (default: {WORK})")
-    ap.add_argument("--only", action="append", choices=["grep", "tpch", "gcc", "multi"])
+    ap.add_argument("--only", action="append", choices=["grep", "tpch", "gcc", "multi", "md5grep"])
     ap.add_argument("--readme-only", action="store_true", help="only recompute the README table")
     a = ap.parse_args()
     out_dir, work = Path(a.out), Path(a.work)
     out_dir.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     os.environ["LC_ALL"] = "C"  # no locale files in the traces, same messages everywhere
-    wanted = a.only or ["grep", "tpch", "gcc", "multi"]
+    wanted = a.only or ["grep", "tpch", "gcc", "multi", "md5grep"]
     if not a.readme_only:
         tool("strace", "install it with `apt-get install strace`")
         tool("gcc", "install it with `apt-get install gcc`")
@@ -248,6 +280,9 @@ def main() -> int:
         if "multi" in wanted:
             both = " & ".join(shlex.join(c) for c in (grep_command(), tpch_command(db)))
             collect("multi", ["sh", "-c", f"{both} & wait"], out_dir, work, include=["/usr/include", str(db.parent)])
+        if "md5grep" in wanted:
+            d = md5grep_prepare(work)
+            collect("md5grep", md5grep_command(d), out_dir, work, include=[str(d)])
     write_readme(out_dir)
     return 0
 

@@ -102,3 +102,35 @@ def test_a_finding_judged_false_says_differs():
     lines = text.splitlines()
     assert lines[0].split(" | ")[0].strip() == "finding" and lines[2].endswith("| agrees")
     assert lines[3].endswith("| differs") and lines[-1] == "1 of 2 findings agree"
+
+
+def test_amp_figures_quick_findings():
+    """AMP §4.2 and §7 on the traces with program contexts, and §3's identity without them."""
+    from bufsim.reproduce import REPRODUCTIONS
+
+    r = REPRODUCTIONS["amp-figures"]
+    rows = r(quick=True)
+    findings = {f.finding: f for f in r.findings(rows)}
+    assert len(findings) >= 10
+    assert sum(f.agrees for f in findings.values()) >= 0.8 * len(findings), findings
+    for key in ("minimally matches ARC", "performs identically to its default", "OPT has the lowest"):
+        (f,) = [f for name, f in findings.items() if key in name]
+        assert f.agrees, f
+    suite = [row for row in rows if row["figure"] == "suite"]
+    assert {row["trace"] for row in suite} == {"cscope", "glimpse", "gcc", "tpch", "multi1", "randread"}
+
+
+def test_mq_tables_quick_findings():
+    """MQ §3 and §5 on PostgreSQL's second-level streams: the findings that hold there."""
+    from bufsim.reproduce import REPRODUCTIONS
+
+    r = REPRODUCTIONS["mq-tables"]
+    rows = r(quick=True)
+    findings = r.findings(rows)
+    assert len(findings) >= 10
+    holds = ("OPT has the highest", "LRU has no misses below", "peaks beyond")
+    for f in findings:
+        if any(h in f.finding for h in holds):
+            assert f.agrees, f
+    t2 = [row for row in rows if row["table"] == "2"]
+    assert all(row["FBR spec"].startswith("fbr(") and "history=4x" in row["LRFU spec"] for row in t2)

@@ -193,7 +193,16 @@ impl Policy for GhostLru {
 }
 
 fn manager_cfg(period: u64) -> ManagerConfig {
-    ManagerConfig { max_partitions: 10, period, steal: Steal::Uniform, gc: true, timeline_every: 1000, seed: 7 }
+    ManagerConfig {
+        max_partitions: 10,
+        period,
+        adaptive_period: false,
+        min_ghosts: 0,
+        steal: Steal::Uniform,
+        gc: true,
+        timeline_every: 1000,
+        seed: 7,
+    }
 }
 
 fn drive<P: Policy>(cache: &mut Cache<P>, requests: &[(u64, u64)], check_every: usize) -> u64 {

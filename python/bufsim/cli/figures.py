@@ -181,7 +181,7 @@ def add_commands(sub) -> None:
     rep.add_argument(
         "--out",
         metavar="DIR",
-        help="also draw the paper's figures as PNGs into DIR (prefetch-figures, dulo-figures)",
+        help="also draw the paper's figures as PNGs into DIR (reproductions of figures)",
     )
     rep.add_argument(
         "--quick",

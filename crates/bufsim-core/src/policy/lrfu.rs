@@ -9,12 +9,17 @@
 //! t_last differ by whole steps); lambda = 0 makes the key log2 of the reference count (LFU,
 //! least recently used first among equals). Time counts demand block accesses.
 //!
+//! History (MQ §5.1, `history`): the (CRF, time) of evicted blocks is remembered in a buffer of
+//! that many entries, so a block missed again continues its CRF as a hit would, the way the MQ
+//! paper configured LFRU for its comparison (a history 4x the cache).
+//!
 //! Prefetching (prefetching paper §4): a prefetched block enters as if referenced now (the MRU
 //! side) with a prefetched flag; at its first demand access its CRF is reset to F(0) instead of
 //! being updated, so it counts as seen once, not twice.
 
 use super::heap_victim::min_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::evicted::EvictedHistory;
 use crate::heap::IndexedHeap;
 use crate::spec::SpecError;
 
@@ -28,11 +33,18 @@ pub struct Lrfu {
     order: IndexedHeap<(u64, u64)>,
     events: u64,
     scratch: Vec<u32>,
+    /// (CRF_last, t_last) of evicted blocks (MQ §5.1's history buffer).
+    history: EvictedHistory<(f64, u64)>,
 }
 
 impl Lrfu {
     pub fn new(capacity: usize, lambda: f64) -> Self {
+        Self::with_history(capacity, lambda, 0)
+    }
+
+    pub fn with_history(capacity: usize, lambda: f64, history: usize) -> Self {
         Lrfu {
+            history: EvictedHistory::new(history),
             lambda,
             crf: vec![0.0; capacity],
             last: vec![0; capacity],
@@ -76,10 +88,21 @@ impl Lrfu {
 }
 
 impl Policy for Lrfu {
-    fn insert(&mut self, frame: Frame, a: &Access, _origin: Origin) {
-        // A new block: CRF = F(0) = 1 (prefetched ones too: the MRU side, §4).
-        self.crf[frame as usize] = 1.0;
-        self.last[frame as usize] = a.time;
+    fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
+        self.history.take_for_insert(a.key);
+    }
+
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        // A new block: CRF = F(0) = 1 (prefetched ones too: the MRU side, §4); a demand miss
+        // on a remembered block continues its CRF, §3's update as for a hit.
+        let f = frame as usize;
+        self.crf[f] = match self.history.inserted(a.key) {
+            Some((crf, last)) if origin == Origin::Demand => {
+                1.0 + (-self.lambda * a.time.saturating_sub(last) as f64).exp2() * crf
+            }
+            _ => 1.0,
+        };
+        self.last[f] = a.time;
         self.place(frame);
     }
 
@@ -94,18 +117,24 @@ impl Policy for Lrfu {
 
     fn first_demand(&mut self, frame: Frame, a: &Access) {
         // Prefetching paper §4: reset to the initial value instead of updating.
-        self.insert(frame, a, Origin::Demand);
+        self.crf[frame as usize] = 1.0;
+        self.last[frame as usize] = a.time;
+        self.place(frame);
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
         min_unpinned(&mut self.order, pins, &mut self.scratch)
     }
 
-    fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        if why == Removal::Evicted {
+            self.history.remember(key, (self.crf[frame as usize], self.last[frame as usize]));
+        }
         self.order.remove(frame);
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {
+        self.history.check()?;
         self.order.check()?;
         if self.order.len() != resident {
             return Err(format!("LRFU orders {} frames, cache {resident}", self.order.len()));
@@ -129,11 +158,19 @@ impl PolicyDef for Lrfu {
         aliases: &[],
         paper: "Lee et al., LRFU: a spectrum of policies that subsumes LRU and LFU, IEEE TC 2001 §3-4; prefetching paper §4",
         summary: "evicts the block with the smallest combined recency and frequency, CRF = sum of (1/2)^(lambda * age) over its references",
-        params: &[ParamInfo { name: "lambda", default: "0.001", doc: "decay, 0-1: 1 is LRU, 0 is LFU" }],
+        params: &[
+            ParamInfo { name: "lambda", default: "0.001", doc: "decay, 0-1: 1 is LRU, 0 is LFU" },
+            ParamInfo {
+                name: "history",
+                default: "0",
+                doc: "evicted blocks whose CRF is remembered (MQ §5.1 used 4x the cache)",
+            },
+        ],
         preset_of: None,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let lambda = args.f64_in("lambda", 0.0, 1.0)?;
-        Ok(Lrfu::new(env.capacity, lambda))
+        let history = super::shares::blocks_floor(args, "lrfu", "history", env)?;
+        Ok(Lrfu::with_history(env.capacity, lambda, history))
     }
 }

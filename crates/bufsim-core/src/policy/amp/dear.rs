@@ -17,7 +17,10 @@ use rustc_hash::FxHashMap;
 
 use super::detect::{ContextReport, Detector, LoopStats, Pattern};
 use super::manager::Manager;
-use super::{build_manager, P_DEFAULT, P_GC, P_MAX_PARTITIONS, P_PERIOD, P_SEED, P_STEAL, P_TIMELINE};
+use super::{
+    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
+    P_TIMELINE,
+};
 use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
 use crate::spec::SpecError;
 
@@ -173,6 +176,8 @@ impl PolicyDef for super::Dear {
             ParamInfo { name: "interval", default: "1000", doc: "accesses of a context between two of its detections" },
             P_MAX_PARTITIONS,
             P_PERIOD,
+            P_HINTS,
+            P_MIN_GHOSTS,
             P_STEAL,
             P_GC,
             P_TIMELINE,
@@ -191,7 +196,9 @@ impl PolicyDef for super::Dear {
         if interval == 0 {
             return Err(SpecError("policy `dear`: parameter interval must be at least 1 access".into()));
         }
-        Ok(Manager::new(cfg, DearDetector::new(group as usize, interval), default, env.capacity))
+        let mut m = Manager::new(cfg, DearDetector::new(group as usize, interval), default, env.capacity);
+        m.set_hints(read_hints(args, "dear")?);
+        Ok(m)
     }
 }
 

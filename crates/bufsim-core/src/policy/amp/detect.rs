@@ -26,6 +26,11 @@ impl Pattern {
             Pattern::Other => "other",
         }
     }
+
+    /// The pattern [`Pattern::name`] names.
+    pub fn from_name(name: &str) -> Option<Pattern> {
+        [Pattern::Undetected, Pattern::OneShot, Pattern::Looping, Pattern::Other].into_iter().find(|p| p.name() == name)
+    }
 }
 
 /// What a detector knows of one context, for the manager and for reports.

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::detect::{Detector, Pattern};
+use super::detect::{ContextReport, Detector, Pattern};
 use crate::list::{Links, List};
 use crate::policy::lru::{back_unpinned, front_unpinned};
 use crate::policy::partition::{PartitionMap, Steal, Timeline, MAX_PARTITIONS};
@@ -25,6 +25,18 @@ pub const FIRST_MRU: usize = 2;
 /// Samples a timeline holds at most before it halves its resolution.
 pub const TIMELINE_SAMPLES: usize = 2048;
 
+/// The shortest first period of an adaptive detection schedule, in accesses: long enough for a
+/// context looping over a few hundred blocks to show the detector its re-references (32 by
+/// default), short enough that a run of a few thousand accesses is classified before it ends.
+pub const FIRST_PERIOD: u64 = 1000;
+
+/// The first detection period of an adaptive schedule for a cache of `capacity` blocks: the
+/// accesses that fill the cache (before the first eviction no classification can matter, and an
+/// early one calls a loop still in its first pass one-shot), within [`FIRST_PERIOD`] and `max`.
+pub fn first_period(capacity: usize, max: u64) -> u64 {
+    (capacity as u64).clamp(FIRST_PERIOD.min(max), max.max(1))
+}
+
 /// Most MRU partitions (partition ids fit a byte).
 pub const MAX_MRU: usize = MAX_PARTITIONS - FIRST_MRU;
 
@@ -33,8 +45,14 @@ pub const MAX_MRU: usize = MAX_PARTITIONS - FIRST_MRU;
 pub struct ManagerConfig {
     /// MRU partitions at most, given to the looping contexts with the most unique blocks (§3.3).
     pub max_partitions: usize,
-    /// Virtual time (demand accesses) between re-detections.
+    /// Virtual time (demand accesses) between re-detections: fixed, or the most an adaptive
+    /// period grows to.
     pub period: u64,
+    /// Adaptive period: the first detection comes after [`first_period`] accesses, and the
+    /// period doubles at each detection up to `period`.
+    pub adaptive_period: bool,
+    /// The least |B1| + |B2| coupons are priced against (see `ghost_len`), in blocks.
+    pub min_ghosts: usize,
     pub steal: Steal,
     /// MRU garbage collection every loop_time + 3 deviations (§3.2).
     pub gc: bool,
@@ -57,6 +75,11 @@ pub struct ManagerStats {
     /// MRU blocks garbage-collected into the one-shot partition.
     pub collected: u64,
     pub detections: u64,
+    /// Detections that changed some context's partition.
+    pub changes: u64,
+    /// Misses of MRU partitions that took a default-partition block idle for longer than the
+    /// loop's garbage-collection window.
+    pub stale_steals: u64,
 }
 
 /// Ghosts of the default partition when its policy keeps none (LRU, CLOCK, ...): the keys it
@@ -126,6 +149,11 @@ pub struct Manager<D: Detector, P: Policy> {
     /// (partition, ghost hit) of the block being inserted, from `prepare_insert`.
     pending: Option<(usize, bool)>,
     next_detect: u64,
+    /// The current detection period (grows when adaptive).
+    period_now: u64,
+    /// Classifications carried over from an earlier run (AMP §3: hints "persist across
+    /// application runs"), used for a context until the detector has classified it.
+    hints: FxHashMap<u64, ContextReport>,
     timeline: Timeline,
     scratch: Vec<u64>,
     pub stats: ManagerStats,
@@ -158,7 +186,9 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             own_ghosts,
             rng: Rng::new(cfg.seed),
             pending: None,
-            next_detect: cfg.period.max(1),
+            next_detect: if cfg.adaptive_period { first_period(capacity, cfg.period) } else { cfg.period.max(1) },
+            period_now: if cfg.adaptive_period { first_period(capacity, cfg.period) } else { cfg.period.max(1) },
+            hints: FxHashMap::default(),
             timeline: Timeline::new(names, cfg.timeline_every, TIMELINE_SAMPLES),
             scratch: Vec::new(),
             stats: ManagerStats::default(),
@@ -195,13 +225,21 @@ impl<D: Detector, P: Policy> Manager<D, P> {
         self.target.get(&ctx).map_or(DEFAULT, |&p| p as usize)
     }
 
-    /// |B1| + |B2| of Figure 4: the default partition's ghost count.
+    /// |B1| + |B2| of Figure 4, the window over which the default partition's marginal gain is
+    /// measured (Equation 1) and against which MRU coupons are priced: the default partition's
+    /// ghosts, counted up to the partition's size (an ARC of that size keeps |B1| + |B2| ≤ c; a
+    /// default policy built for the whole cache may hold a whole cache of ghosts while its
+    /// partition is small, and pricing against all of them starves an active default
+    /// partition), but never below `min_ghosts`. Without that floor an idle default partition
+    /// (few blocks, no ghost hits) priced coupons at hundreds of accesses per block, and MRU
+    /// partitions never moved toward equal marginal gain among themselves.
     #[inline]
     fn ghost_len(&self) -> usize {
-        match &self.own_ghosts {
+        let g = match &self.own_ghosts {
             Some(g) => g.len(),
-            None => self.default.ghost_len().min(self.map.len(DEFAULT).max(1)),
-        }
+            None => self.default.ghost_len(),
+        };
+        g.min(self.map.len(DEFAULT)).max(self.cfg.min_ghosts).max(1)
     }
 
     #[inline]
@@ -314,34 +352,77 @@ impl<D: Detector, P: Policy> Manager<D, P> {
         }
     }
 
+    /// Sets the partition new blocks of `ctx` go to (`None`: the default partition); says
+    /// whether that changed it.
+    fn retarget(&mut self, ctx: u64, to: Option<usize>) -> bool {
+        match to {
+            Some(p) => self.target.insert(ctx, p as u8) != Some(p as u8),
+            None => self.target.remove(&ctx).is_some(),
+        }
+    }
+
+    /// What is known of `ctx`: the detector's classification, or a hint from an earlier run
+    /// while the detector has not classified the context yet.
+    fn known(&self, ctx: u64) -> Option<ContextReport> {
+        let hint = self.hints.get(&ctx).copied();
+        match self.detector.report(ctx) {
+            // A loop in its first pass shows no re-reference yet, which the detector reads as
+            // one-shot: a hinted loop holds until the detector sees its re-references.
+            Some(r) if r.pattern == Pattern::OneShot && hint.is_some_and(|h| h.pattern == Pattern::Looping) => hint,
+            Some(r) if r.pattern != Pattern::Undetected => Some(r),
+            r => hint.or(r),
+        }
+    }
+
+    /// Classifications from an earlier run (AMP §3: "AMP can use this information immediately
+    /// in subsequent runs without requiring a detection phase"): partitions are assigned at
+    /// once, and each hint holds until the detector classifies its context itself.
+    pub fn set_hints(&mut self, hints: impl IntoIterator<Item = (u64, ContextReport)>) {
+        self.hints = hints.into_iter().filter(|(c, _)| *c != 0).collect();
+        self.assign(0);
+    }
+
     /// Periodic re-detection and partition assignment: the looping contexts with the most
     /// unique blocks get MRU partitions, up to the limit (§3.3); one-shot contexts go to the
     /// one-shot partition; the rest to the default partition.
     fn redetect(&mut self, now: u64) {
         self.stats.detections += 1;
-        self.next_detect = now + self.cfg.period.max(1);
         self.detector.detect(now);
+        let changed = self.assign(now);
+        if changed {
+            self.stats.changes += 1;
+        }
+        if self.cfg.adaptive_period {
+            // Classify early, then less and less often (AMP §3: the high-level adaptation
+            // "should be viewed as a tuning operation" and run infrequently).
+            self.period_now = (self.period_now * 2).min(self.cfg.period.max(1));
+        }
+        self.next_detect = now + self.period_now.max(1);
+    }
+
+    /// Assigns every known context its partition; says whether any assignment changed.
+    fn assign(&mut self, now: u64) -> bool {
+        let mut changed = false;
         let mut ctxs = std::mem::take(&mut self.scratch);
         ctxs.clear();
         self.detector.contexts(&mut ctxs);
+        ctxs.extend(self.hints.keys().copied());
+        ctxs.sort_unstable();
+        ctxs.dedup();
         let mut looping: Vec<(f64, u64)> = Vec::new();
         for &c in &ctxs {
-            let r = self.detector.report(c).expect("a listed context has a report");
+            let Some(r) = self.known(c) else { continue };
             match r.pattern {
-                Pattern::Looping => {
-                    // The default partition unless chosen for an MRU partition below.
-                    self.target.remove(&c);
-                    looping.push((r.unique_blocks, c));
-                }
-                Pattern::OneShot => {
-                    self.target.insert(c, ONE_SHOT as u8);
-                }
-                Pattern::Other | Pattern::Undetected => {
-                    self.target.remove(&c);
-                }
+                Pattern::Looping => looping.push((r.unique_blocks, c)),
+                Pattern::OneShot => changed |= self.retarget(c, Some(ONE_SHOT)),
+                Pattern::Other | Pattern::Undetected => changed |= self.retarget(c, None),
             }
         }
         looping.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Looping contexts beyond the limit stay in the default partition.
+        for &(_, c) in looping.iter().skip(self.cfg.max_partitions) {
+            changed |= self.retarget(c, None);
+        }
         looping.truncate(self.cfg.max_partitions);
         // Partitions of contexts that are no longer chosen are dissolved.
         for p in FIRST_MRU..self.slot_ctx.len() {
@@ -353,6 +434,7 @@ impl<D: Detector, P: Policy> Manager<D, P> {
                 if self.target.get(&c) == Some(&(p as u8)) {
                     self.target.remove(&c);
                 }
+                changed = true;
             }
         }
         for &(_, c) in &looping {
@@ -367,8 +449,8 @@ impl<D: Detector, P: Policy> Manager<D, P> {
                     p
                 }
             };
-            self.target.insert(c, p as u8);
-            let r = self.detector.report(c).expect("a looping context has a report");
+            changed |= self.retarget(c, Some(p));
+            let r = self.known(c).expect("a looping context has a report");
             self.loop_size[p] = r.loop_size.unwrap_or(0.0);
             if let Some((mean, dev)) = r.loop_time {
                 // §3.2: "AMP sweeps every loop_time + 3 loop_time_dev".
@@ -381,6 +463,7 @@ impl<D: Detector, P: Policy> Manager<D, P> {
         }
         self.gc_due = if self.cfg.gc { self.gc_next.iter().copied().min().unwrap_or(u64::MAX) } else { u64::MAX };
         self.scratch = ctxs;
+        changed
     }
 
     /// MRU garbage collection (§3.2): blocks of an MRU partition unused for longer than
@@ -491,7 +574,7 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         // c_i = c_i - loop_size_i / (|B1| + |B2|)".
         if t >= FIRST_MRU {
             let ghosts = self.ghost_len();
-            if ghosts > 0 && self.loop_size[t] > 0.0 {
+            if self.loop_size[t] > 0.0 {
                 let price = self.loop_size[t] / ghosts as f64;
                 if self.coupons[t] >= price {
                     if let Some(f) = self.steal(t, pins, a) {
@@ -499,6 +582,19 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
                         self.stats.coupon_steals += 1;
                         return Some(f);
                     }
+                }
+            }
+        }
+        // A block of the default partition unused for longer than this loop's period (and the
+        // garbage-collection window, loop_time + 3 deviations) is worth less than a block of
+        // the loop, whose marginal gain is 1 / loop_time (§3.2): an idle default partition
+        // gives it up before the loop evicts its own. Without this, a loop that fits in the
+        // cache beside a default partition holding stale blocks grew only by coupons.
+        if t >= FIRST_MRU && self.map.len(DEFAULT) > 0 && self.gc_window[t] > 0 {
+            if let Some(f) = self.default.victim(pins, a) {
+                if self.stamp[f as usize].saturating_add(self.gc_window[t]) < a.time {
+                    self.stats.stale_steals += 1;
+                    return Some(f);
                 }
             }
         }
@@ -538,6 +634,24 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
             }
         }
         self.detector.check()
+    }
+
+    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+        let s = &self.stats;
+        out.push(("detections", s.detections as f64));
+        out.push(("detections_changing", s.changes as f64));
+        out.push(("period_accesses", self.period_now as f64));
+        out.push(("ghost_steals", s.ghost_steals as f64));
+        out.push(("coupon_steals", s.coupon_steals as f64));
+        out.push(("stale_steals", s.stale_steals as f64));
+        out.push(("one_shot_evictions", s.one_shot_evictions as f64));
+        out.push(("moves", s.moves as f64));
+        out.push(("collected", s.collected as f64));
+        let mru = (FIRST_MRU..self.slot_ctx.len()).filter(|&p| self.slot_ctx[p] != 0).count();
+        out.push(("mru_partitions", mru as f64));
+        let one_shot = self.target.values().filter(|&&p| p as usize == ONE_SHOT).count();
+        out.push(("one_shot_contexts", one_shot as f64));
+        out.push(("hinted_contexts", self.hints.len() as f64));
     }
 
     fn partition_timeline(&self) -> Option<&Timeline> {

@@ -56,8 +56,24 @@ pub(crate) const P_MAX_PARTITIONS: ParamInfo = ParamInfo {
     default: "10",
     doc: "MRU partitions at most, for the looping contexts with the most unique blocks (§3.3)",
 };
-pub(crate) const P_PERIOD: ParamInfo =
-    ParamInfo { name: "period", default: "10000", doc: "accesses between re-detections of every context's pattern" };
+pub(crate) const P_PERIOD: ParamInfo = ParamInfo {
+    name: "period",
+    default: "auto",
+    doc: "accesses between re-detections: a number, or auto (the first once the cache could have filled, the cache's blocks within 1000-10000 accesses, then doubling up to 10000)",
+};
+pub(crate) const P_MIN_GHOSTS: ParamInfo = ParamInfo {
+    name: "min-ghosts",
+    default: "12.5%",
+    doc: "least |B1| + |B2| MRU coupons are priced against (share of the cache or blocks): keeps MRU partitions adapting when the default partition is idle",
+};
+pub(crate) const P_HINTS: ParamInfo = ParamInfo {
+    name: "hints",
+    default: "none",
+    doc: "classifications kept from an earlier run (AMP §3): the JSON lines of `bufsim detect --json`, used for each context from the first access until the detector classifies it itself",
+};
+
+/// The most an automatic detection period grows to, in accesses.
+pub const AUTO_PERIOD_MAX: u64 = 10_000;
 pub(crate) const P_STEAL: ParamInfo = ParamInfo {
     name: "steal",
     default: "uniform",
@@ -93,20 +109,72 @@ pub(crate) fn build_manager(
     if max_partitions > MAX_MRU as u64 {
         return Err(SpecError(format!("policy `{name}`: max-partitions must be at most {MAX_MRU}")));
     }
-    let period = args.u64("period")?;
+    let (period, adaptive_period) = match args.text("period").trim() {
+        "auto" => (AUTO_PERIOD_MAX, true),
+        _ => (args.u64("period")?, false),
+    };
     if period == 0 {
-        return Err(SpecError(format!("policy `{name}`: period must be at least 1 access")));
+        return Err(SpecError(format!("policy `{name}`: period must be at least 1 access (or auto)")));
     }
     let steal = Steal::from_name(args.choice("steal", &Steal::NAMES)?).expect("choice checked");
     let cfg = ManagerConfig {
         max_partitions: max_partitions as usize,
         period,
+        adaptive_period,
+        min_ghosts: super::shares::blocks_floor(args, name, "min-ghosts", env)?,
         steal,
         gc: args.bool("gc")?,
         timeline_every: args.u64("timeline")?,
         seed: args.seed(env)?,
     };
     Ok((cfg, DefaultPolicy::new(default)))
+}
+
+/// The hints of `hints=` (none: no file), read once when the policy is built.
+pub(crate) fn read_hints(args: &Args, name: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
+    match args.text("hints").trim() {
+        "" | "none" => Ok(Vec::new()),
+        path => load_hints(path).map_err(|e| SpecError(format!("policy `{name}`: hints: {e}"))),
+    }
+}
+
+/// Reads classifications kept from an earlier run: one JSON object per line with `ctx` and
+/// `pattern` (loop, one-shot, other) and optionally `unique_blocks`, `loop_size`, `loop_time`
+/// and `loop_time_dev`, as `bufsim detect --json` prints them. Blank lines are skipped.
+pub fn load_hints(path: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SpecError(format!("{path}: cannot read ({e}); give the output of `bufsim detect --json`")))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = |what: &str| {
+            SpecError(format!("{path}:{}: {what}; each line must be a JSON object of `bufsim detect --json`", i + 1))
+        };
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(&format!("not JSON ({e})")))?;
+        let ctx = v.get("ctx").and_then(|c| c.as_u64()).ok_or_else(|| at("no integer `ctx`"))?;
+        let pattern = v
+            .get("pattern")
+            .and_then(|p| p.as_str())
+            .and_then(Pattern::from_name)
+            .ok_or_else(|| at("`pattern` must be loop, one-shot, other or undetected"))?;
+        let num = |k: &str| v.get(k).and_then(|x| x.as_f64());
+        let loop_time = num("loop_time").map(|t| (t, num("loop_time_dev").unwrap_or(0.0)));
+        out.push((
+            ctx,
+            ContextReport {
+                pattern,
+                unique_blocks: num("unique_blocks").unwrap_or(0.0),
+                r_bar: num("r_bar"),
+                loop_size: num("loop_size"),
+                loop_time,
+                accesses: v.get("accesses").and_then(|a| a.as_u64()).unwrap_or(0),
+            },
+        ));
+    }
+    Ok(out)
 }
 
 /// Classifies every program context of a block-access string `(key, ctx)` with the detector
@@ -179,6 +247,10 @@ mod tests {
         let e = build("dear(group=1)", &env()).err().unwrap().to_string();
         assert!(e.contains("group"), "{e}");
         assert!(build("amp(default=mru,max_partitions=3,sampling=1/4,adaptive=true,detect=continuous)", &env()).is_ok());
+        let e = build("amp(period=0)", &env()).err().unwrap().to_string();
+        assert!(e.contains("period must be at least 1 access"), "{e}");
+        let e = build("amp(hints=/nonexistent/hints.jsonl)", &env()).err().unwrap().to_string();
+        assert!(e.contains("policy `amp`: hints: /nonexistent/hints.jsonl: cannot read"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,10 @@ use rustc_hash::FxHashMap;
 
 use super::detect::{ContextReport, Detector, LoopStats, Pattern};
 use super::manager::Manager;
-use super::{build_manager, P_DEFAULT, P_GC, P_MAX_PARTITIONS, P_PERIOD, P_SEED, P_STEAL, P_TIMELINE};
+use super::{
+    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
+    P_TIMELINE,
+};
 use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
 use crate::spec::SpecError;
 
@@ -144,6 +147,8 @@ impl PolicyDef for super::Pcc {
             ParamInfo { name: "threshold", default: "100", doc: "Seq (blocks accessed once) at or above which a non-looping context is sequential" },
             P_MAX_PARTITIONS,
             P_PERIOD,
+            P_HINTS,
+            P_MIN_GHOSTS,
             P_STEAL,
             P_GC,
             P_TIMELINE,
@@ -154,7 +159,9 @@ impl PolicyDef for super::Pcc {
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let (cfg, default) = build_manager(args, env, "pcc")?;
-        Ok(Manager::new(cfg, PccDetector::new(args.u64("threshold")?), default, env.capacity))
+        let mut m = Manager::new(cfg, PccDetector::new(args.u64("threshold")?), default, env.capacity);
+        m.set_hints(read_hints(args, "pcc")?);
+        Ok(m)
     }
 }
 

@@ -8,7 +8,10 @@ use rustc_hash::FxHashMap;
 
 use super::detect::{block_hash, ContextReport, Detector, LoopStats, Pattern, Sampling, FULL_Q};
 use super::manager::Manager;
-use super::{build_manager, P_DEFAULT, P_GC, P_MAX_PARTITIONS, P_PERIOD, P_SEED, P_STEAL, P_TIMELINE};
+use super::{
+    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
+    P_TIMELINE,
+};
 use crate::policy::{Args, BuildEnv, ParamInfo, PolicyInfo};
 use crate::spec::SpecError;
 
@@ -437,6 +440,8 @@ impl crate::policy::PolicyDef for super::Amp {
             ParamInfo { name: "min-refs", default: "32", doc: "re-references a detection needs (and sampled accesses without one that make a context one-shot)" },
             ParamInfo { name: "history", default: "10x", doc: "forget blocks a context has not touched for this many accesses (Nx: N periods; all: L_i over the whole run)" },
             P_PERIOD,
+            P_HINTS,
+            P_MIN_GHOSTS,
             P_STEAL,
             P_GC,
             P_TIMELINE,
@@ -487,7 +492,9 @@ impl crate::policy::PolicyDef for super::Amp {
             ema,
             history,
         };
-        Ok(Manager::new(cfg, RecencyDetector::new(det), default, env.capacity))
+        let mut m = Manager::new(cfg, RecencyDetector::new(det), default, env.capacity);
+        m.set_hints(read_hints(args, "amp")?);
+        Ok(m)
     }
 }
 
