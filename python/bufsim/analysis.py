@@ -123,7 +123,7 @@ TABLE3 = ("mq", "2q", "fbr", "lrfu", "lru-2", "lru", "lfu", "mru", "opt")
 def table3_policies() -> list[str]:
     """The policies of :data:`TABLE3` that this build of bufsim has."""
     known = set()
-    for p in _core.policies():
+    for p in _core.registry("policy"):
         known.add(p["name"])
         known.update(p["aliases"])
     return [p for p in TABLE3 if p in known]

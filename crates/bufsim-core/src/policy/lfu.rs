@@ -13,6 +13,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List, NIL};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -307,10 +308,17 @@ impl PolicyDef for Lfu {
                 name: "aging",
                 default: "none",
                 doc: "none | halve (halve all counts every `period` accesses) | dynamic (LFU-DA)",
+                range: Range::Choice(&["none", "halve", "dynamic"]),
             },
-            ParamInfo { name: "period", default: "100000", doc: "demand accesses between halvings (aging=halve)" },
+            ParamInfo {
+                name: "period",
+                default: "100000",
+                doc: "demand accesses between halvings (aging=halve)",
+                range: Range::Whole(1, u64::MAX),
+            },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let aging = match args.choice("aging", &["none", "halve", "dynamic"])? {

@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap;
 use super::detect::{ContextReport, Detector, LoopStats, Pattern};
 use super::manager::Manager;
 use super::{build_manager, P_DEFAULT, P_GC, P_MAX_PARTITIONS, P_PERIOD, P_SEED, P_STEAL, P_TIMELINE};
-use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
+use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, Range};
 use crate::spec::SpecError;
 
 const NONE: u64 = u64::MAX;
@@ -158,10 +158,6 @@ impl Detector for DearDetector {
 }
 
 impl PolicyDef for super::Dear {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        context_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "dear",
         aliases: &[],
@@ -169,8 +165,8 @@ impl PolicyDef for super::Dear {
         summary: "AMP's partitioned manager with DEAR's detection: blocks sorted by last access in groups; a context loops when more recently accessed groups are accessed farther in the future",
         params: &[
             P_DEFAULT,
-            ParamInfo { name: "group", default: "10", doc: "blocks per group (§4.1: 10 worked best)" },
-            ParamInfo { name: "interval", default: "1000", doc: "accesses of a context between two of its detections" },
+            ParamInfo { name: "group", default: "10", doc: "blocks per group (§4.1: 10 worked best)", range: Range::Whole(2, u64::MAX) },
+            ParamInfo { name: "interval", default: "1000", doc: "accesses of a context between two of its detections", range: Range::Whole(1, u64::MAX) },
             P_MAX_PARTITIONS,
             P_PERIOD,
             P_STEAL,
@@ -179,6 +175,10 @@ impl PolicyDef for super::Dear {
             P_SEED,
         ],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use super::detect::{ContextReport, Detector, LoopStats, Pattern};
 use super::manager::Manager;
 use super::{build_manager, P_DEFAULT, P_GC, P_MAX_PARTITIONS, P_PERIOD, P_SEED, P_STEAL, P_TIMELINE};
-use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
+use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, Range};
 use crate::spec::SpecError;
 
 /// What PCC remembers of a block a context accessed.
@@ -130,10 +130,6 @@ impl Detector for PccDetector {
 }
 
 impl PolicyDef for super::Pcc {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        context_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "pcc",
         aliases: &["pcc-star"],
@@ -141,7 +137,7 @@ impl PolicyDef for super::Pcc {
         summary: "AMP's partitioned manager with PCC's counters: a context loops when fewer of its blocks are accessed once (Seq) than repeatedly (Loop); sequential (one-shot) when Seq ≥ threshold",
         params: &[
             P_DEFAULT,
-            ParamInfo { name: "threshold", default: "100", doc: "Seq (blocks accessed once) at or above which a non-looping context is sequential" },
+            ParamInfo { name: "threshold", default: "100", doc: "Seq (blocks accessed once) at or above which a non-looping context is sequential", range: Range::Whole(1, u64::MAX) },
             P_MAX_PARTITIONS,
             P_PERIOD,
             P_STEAL,
@@ -150,6 +146,10 @@ impl PolicyDef for super::Pcc {
             P_SEED,
         ],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
