@@ -10,7 +10,7 @@ specific exceptions carrying the same one-line messages the command line prints.
 """
 
 from bufsim._core import BufsimError, SpecError, TraceFormatError, __version__
-from bufsim.api import RESULT_FIELDS, Result, devices, policies, prefetchers, run, simulate, sweep
+from bufsim.api import RESULT_FIELDS, Result, devices, policies, prefetchers, registry, run, simulate, sweep
 from bufsim.options import OPTION_FIELDS, Options
 from bufsim.hierarchy import FirstLevel, filter_trace
 from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
@@ -37,6 +37,7 @@ __all__ = [
     "plot_partition_timeline",
     "policies",
     "prefetchers",
+    "registry",
     "Result",
     "RESULT_FIELDS",
     "run",

@@ -130,6 +130,7 @@ impl fmt::Display for Range {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Range::Whole(lo, hi) if hi == u64::MAX => write!(f, "at least {lo} (a whole number)"),
+            Range::Whole(0, hi) => write!(f, "a whole number, at most {hi}"),
             Range::Whole(lo, hi) => write!(f, "a whole number from {lo} to {hi} (between {lo} and {hi} inclusive)"),
             Range::Number(lo, hi) if hi == f64::MAX => write!(f, "a number, at least {}", num(lo)),
             Range::Number(lo, hi) => write!(f, "a number between {} and {}", num(lo), num(hi)),

@@ -58,11 +58,11 @@ mod tests {
     fn counts_shares_and_sizes() {
         let env = BuildEnv { capacity: 1000, block_size: 4096, seed: 0 };
         let info = super::super::registry::lookup("2q").unwrap();
-        let given = |v: &str| vec![("kin".to_string(), v.to_string())];
+        let given = |v: &str| vec![("kout".to_string(), v.to_string())];
         for (text, blocks) in [("25%", 250), ("0.25", 250), ("0.0125", 12), ("7", 7), ("8KiB", 2), ("2x", 2000)] {
             let g = given(text);
             let a = Args::new(super::super::registry::Kind::Policy, info, &g).unwrap();
-            assert_eq!(blocks_floor(&a, "2q", "kin", &env).unwrap(), blocks, "{text}");
+            assert_eq!(blocks_floor(&a, "2q", "kout", &env).unwrap(), blocks, "{text}");
         }
         assert!(build("lirs(hir=-0.5)", &env).is_err());
         assert!(build("lirs(hir=0.01)", &env).is_ok());

@@ -87,7 +87,7 @@ pub(crate) fn state<T: Default + Clone>(v: &mut Vec<T>, file: u32) -> &mut T {
 }
 
 const fn blocks(name: &'static str, default: &'static str, doc: &'static str) -> Param {
-    Param { name, default, doc, range: Range::Whole(1, 1 << 20) }
+    Param { name, default, doc, range: Range::Whole(1, u64::MAX) }
 }
 
 const fn entry(name: &'static str, paper: &'static str, summary: &'static str, params: &'static [Param]) -> Info {
