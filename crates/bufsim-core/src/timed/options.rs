@@ -1,5 +1,8 @@
 //! Timed mode's options: device, scheduler, network, faults, closed workloads.
 
+use super::faults::Fault;
+use super::network::LogGp;
+use super::streams::Think;
 use crate::spec::SpecError;
 
 /// The settings of timed mode.
