@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from bufsim.api import RESULT_FIELDS, Result, devices, policies, prefetchers, run, simulate, sweep
+    from bufsim.api import RESULT_FIELDS, Result, devices, policies, prefetchers, registry, run, simulate, sweep
     from bufsim.options import OPTION_FIELDS, Options
     from bufsim.hierarchy import FirstLevel, filter_trace
     from bufsim.amp import detect, generate, generators, partition_timeline, plot_partition_timeline
@@ -29,7 +29,17 @@ if TYPE_CHECKING:
 # The API's names load with their module on first use, so the command line (a subpackage,
 # which imports this file first) starts without them.
 _LAZY = {
-    "bufsim.api": ["RESULT_FIELDS", "Result", "devices", "policies", "prefetchers", "run", "simulate", "sweep"],
+    "bufsim.api": [
+        "RESULT_FIELDS",
+        "Result",
+        "devices",
+        "policies",
+        "prefetchers",
+        "registry",
+        "run",
+        "simulate",
+        "sweep",
+    ],
     "bufsim.options": ["OPTION_FIELDS", "Options"],
     "bufsim.hierarchy": ["FirstLevel", "filter_trace"],
     "bufsim.amp": ["detect", "generate", "generators", "partition_timeline", "plot_partition_timeline"],
@@ -84,6 +94,7 @@ __all__ = [
     "plot_partition_timeline",
     "policies",
     "prefetchers",
+    "registry",
     "Result",
     "RESULT_FIELDS",
     "run",

@@ -100,5 +100,5 @@ def generate(spec: str, seed: int = 1, out: Optional[PathLike] = None) -> Path:
 
 
 def generators() -> list[dict[str, Any]]:
-    """The synthetic trace generators: name, paper, summary, parameters ``(name, default, doc)``."""
-    return _core.generators()
+    """The synthetic trace generators: see :func:`bufsim.api.registry`."""
+    return _core.registry("generator")

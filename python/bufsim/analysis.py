@@ -131,7 +131,7 @@ TABLE3 = ("mq", "2q", "fbr", "lrfu", "lru-k(k=2)", "lru", "lfu", "mru", "opt")
 def table3_policies() -> list[str]:
     """The policies of :data:`TABLE3` whose policy this build of bufsim registers."""
     known = set()
-    for p in _core.policies():
+    for p in _core.registry("policy"):
         known.add(p["name"])
         known.update(p["aliases"])
     return [p for p in TABLE3 if p.split("(")[0] in known]

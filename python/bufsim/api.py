@@ -170,18 +170,26 @@ def sweep(
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
+def registry(kind: str) -> list[dict[str, Any]]:
+    """One registry of the core: ``policy``, ``prefetch``, ``device``, ``scheduler`` or
+    ``generator``. Each entry has kind, name, aliases, paper, summary, ``preset_of``, parameters
+    ``(name, default, doc)`` with their ``ranges`` in the same order, and the capability flags
+    ``needs_future`` and ``partitioned``."""
+    return _core.registry(kind)
+
+
 def policies() -> list[dict[str, Any]]:
-    """The policy registry: name, aliases, paper, summary, parameters ``(name, default, doc)``."""
-    return _core.policies()
+    """The policy registry (policies, then presets): see :func:`registry`."""
+    return registry("policy")
 
 
 def prefetchers() -> list[dict[str, Any]]:
-    """The read-ahead algorithms: name, source, parameters ``(name, default, doc)``."""
-    return _core.prefetchers()
+    """The read-ahead algorithms: see :func:`registry`."""
+    return registry("prefetch")
 
 
 def devices() -> list[dict[str, Any]]:
-    """Device models, device presets and I/O schedulers of timed mode: kind (``device``,
-    ``preset``, ``scheduler``), name, aliases, source, summary, ``preset_of`` and parameters
-    ``(name, default, doc)``."""
-    return _core.devices()
+    """Device models, device presets and I/O schedulers of timed mode, kind ``device``,
+    ``preset`` or ``scheduler``: see :func:`registry`."""
+    models = [dict(d, kind="preset" if d["preset_of"] else "device") for d in registry("device")]
+    return models + registry("scheduler")

@@ -17,6 +17,7 @@ import struct
 import tempfile
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.api import PathLike, SizeLike, block_size_bytes, run, size_text
 
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 # docs/trace-formats.md, "bufsim's binary format": the header fields a prefix rewrites.
 _HEADER = struct.Struct("<8sHHIBB6xQQI20x")
 _MAGIC = b"\x89BST\r\n\x1a\n"
-LOOKAHEAD = {"opt"}
 
 
 def hit_ratio_over_time(
@@ -56,7 +56,7 @@ def hit_ratio_over_time(
     if isinstance(windows, bool) or not isinstance(windows, int) or windows < 1:
         raise SpecError(f"windows must be a positive number of time slices, not {windows!r}")
     family = str(policy).split("(", 1)[0].strip().lower()
-    if family in LOOKAHEAD:
+    if any(p["needs_future"] and family in (p["name"], *p["aliases"]) for p in _core.registry("policy")):
         raise SpecError(
             f"policy `{policy}` looks ahead, so runs over prefixes of the trace are not its "
             "windows; choose an online policy (lru, arc, ...) for a heatmap"

@@ -1,6 +1,7 @@
 //! How a bufsim run is configured: spec strings (`lirs(hir=1%)`, `disk(preset=st39102lw)`),
 //! sizes with units, and the one seeded random number generator every component draws from.
 
+pub mod registry;
 pub mod rng;
 pub mod spec;
 

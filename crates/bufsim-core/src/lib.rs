@@ -31,6 +31,7 @@ pub mod run;
 pub mod sample_set;
 pub mod timed;
 
+pub use bufsim_config as config;
 pub use bufsim_config::{rng, spec};
 pub use bufsim_device as device;
 pub use bufsim_trace as trace;

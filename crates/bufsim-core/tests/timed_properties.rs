@@ -6,7 +6,7 @@
 
 use bufsim_core::device::SCHEDULERS;
 use bufsim_core::policy::registry;
-use bufsim_core::prefetch::PREFETCHERS;
+use bufsim_core::prefetch;
 use bufsim_core::run::{run_requests, RunConfig, RunOptions, RunResult};
 use bufsim_core::timed::{Think, TimingOptions};
 use bufsim_core::trace::{AddressKind, Op, Request};
@@ -65,7 +65,7 @@ proptest! {
         let reqs = requests(&rows);
         let pols = policies();
         let policy = pols[pick % pols.len()];
-        let prefetch = PREFETCHERS[pick / 7 % PREFETCHERS.len()].name;
+        let prefetch = prefetch::all().nth(pick / 7 % prefetch::all().count()).unwrap().name;
         let device = DEVICES[pick / 3 % DEVICES.len()];
         let scheduler = SCHEDULERS[pick / 11 % SCHEDULERS.len()].name;
         // OPT knows the future only of a single stream.
@@ -112,7 +112,7 @@ proptest! {
         let reqs = requests(&rows);
         let pols = policies();
         let policy = pols[pick % pols.len()];
-        let prefetch = PREFETCHERS[pick / 7 % PREFETCHERS.len()].name;
+        let prefetch = prefetch::all().nth(pick / 7 % prefetch::all().count()).unwrap().name;
         let t = TimingOptions { device: "avg".into(), think: Think::Fixed(100_000_000_000), single_stream: true, ..TimingOptions::default() };
         let timed = run(&reqs, policy, cache, prefetch, Some(t));
         let count = run(&reqs, policy, cache, prefetch, None);

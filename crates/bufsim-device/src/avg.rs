@@ -5,24 +5,25 @@
 
 use bufsim_config::SpecError;
 
-use crate::params::{parse_rate, ModelInfo, ParamInfo, Params};
+use crate::params::{parse_rate, Args, Capabilities, Info, Param, Range};
 use crate::{round_ns, DeviceModel, IoRequest};
 
-pub const INFO: ModelInfo = ModelInfo {
+pub const INFO: Info = Info {
     name: "avg",
     aliases: &["average"],
-    source: "DULO §2.1 and Table 1 (6.5 ms average seek + 3.0 ms average rotation of the \
+    paper: "DULO §2.1 and Table 1 (6.5 ms average seek + 3.0 ms average rotation of the \
              Ultrastar 18ZX; each disk request costs 9.5 ms)",
     summary: "fixed positioning cost per request (average seek + average rotation) plus an \
               optional transfer time",
     params: &[
-        ParamInfo { name: "seek", default: "6.5ms", doc: "positioning cost per request: average seek" },
-        ParamInfo { name: "rotation", default: "3.0ms", doc: "average rotational delay (half a turn)" },
-        ParamInfo { name: "transfer", default: "0ms", doc: "time per block (such as 0.2ms) or a rate (such as 20MB/s); DULO ignores it" },
-        ParamInfo { name: "contiguous", default: "pay", doc: "pay: a request continuing the last one still pays seek + rotation (DULO Table 1); free: it pays transfer only" },
-        ParamInfo { name: "capacity", default: "18.2GB", doc: "device size" },
+        Param { name: "seek", default: "6.5ms", doc: "positioning cost per request: average seek", range: Range::Time(0.0, 1e12) },
+        Param { name: "rotation", default: "3.0ms", doc: "average rotational delay (half a turn)", range: Range::Time(0.0, 1e12) },
+        Param { name: "transfer", default: "0ms", doc: "time per block (such as 0.2ms) or a rate (such as 20MB/s); DULO ignores it", range: Range::Text("a time per block such as 0.2ms or a rate such as 20MB/s") },
+        Param { name: "contiguous", default: "pay", doc: "pay: a request continuing the last one still pays seek + rotation (DULO Table 1); free: it pays transfer only", range: Range::Choice(&["pay", "free"]) },
+        Param { name: "capacity", default: "18.2GB", doc: "device size", range: Range::Bytes(1, 1 << 60) },
     ],
     preset_of: None,
+    caps: Capabilities::NONE,
 };
 
 enum Transfer {
@@ -41,7 +42,7 @@ pub struct AverageDisk {
 }
 
 impl AverageDisk {
-    pub fn build(p: &Params) -> Result<AverageDisk, SpecError> {
+    pub fn build(p: &Args) -> Result<AverageDisk, SpecError> {
         let text = p.text("transfer").trim();
         let transfer = if text.ends_with("/s") {
             Transfer::Rate(parse_rate(text).map_err(|why| p.bad("transfer", &why))?)

@@ -4,7 +4,7 @@
 
 use bufsim_config::{Rng, SpecError};
 
-use crate::params::{ModelInfo, ParamInfo, Params};
+use crate::params::{Args, Capabilities, Info, Param, Range};
 use crate::seek::SeekCurve;
 use crate::zones::{Geometry, Location};
 use crate::{round_ns, DeviceModel, IoRequest};
@@ -15,34 +15,35 @@ use crate::{round_ns, DeviceModel, IoRequest};
 const CHEETAH_ZONES: &str = "0-846:254;848-1643:245;1645-2392:238;2394-3096:227;3098-3757:217;\
 3759-4379:209;4381-4964:201;4966-5515:189:88;5516-6031:181:88;6032-6517:174:88;6518-6961:167:88";
 
-pub const INFO: ModelInfo = ModelInfo {
+pub const INFO: Info = Info {
     name: "disk",
     aliases: &[],
-    source: "Ruemmler & Wilkes 1994 (seek curve, zones, rotation); defaults are DiskSim's \
+    paper: "Ruemmler & Wilkes 1994 (seek curve, zones, rotation); defaults are DiskSim's \
              validated Seagate ST39102LW (prefetching paper §5 Table 3, DULO §4)",
     summary: "zoned disk: seek curve through 1-cylinder/average/full-stroke times, rotational \
               position from absolute time, head switch, transfer at the zone's media rate",
     params: &[
-        ParamInfo { name: "preset", default: "none", doc: "start from a preset (st39102lw, ultrastar-18zx, ibm-9lzx); other parameters override it" },
-        ParamInfo { name: "rpm", default: "10045", doc: "spindle speed, revolutions per minute" },
-        ParamInfo { name: "cylinders", default: "6962", doc: "cylinders, including spares between zones" },
-        ParamInfo { name: "surfaces", default: "12", doc: "recording surfaces (heads)" },
-        ParamInfo { name: "zones", default: CHEETAH_ZONES, doc: "first-last:sectors-per-track[:skew] per zone, separated by `;`" },
-        ParamInfo { name: "sector", default: "512B", doc: "bytes per sector" },
-        ParamInfo { name: "track-skew", default: "97", doc: "sectors each track's sector 0 trails the previous track's, for zones without their own" },
-        ParamInfo { name: "seek-single", default: "0.831ms", doc: "seek over one cylinder" },
-        ParamInfo { name: "seek-avg", default: "5.47ms", doc: "mean seek over uniformly random pairs of distinct cylinders" },
-        ParamInfo { name: "seek-full", default: "10.627ms", doc: "full-stroke seek" },
-        ParamInfo { name: "seek-knee", default: "1200", doc: "distance (cylinders, or N% of them) where the seek curve turns from sqrt to linear" },
-        ParamInfo { name: "head-switch", default: "0.030ms", doc: "time to switch surfaces within a cylinder" },
-        ParamInfo { name: "write-settle", default: "0.461ms", doc: "extra settling before a write after positioning" },
-        ParamInfo { name: "rotation", default: "position", doc: "position: rotational wait from the platter's angle at that instant; random: uniform in one turn, seeded (storage-aware paper §4.1)" },
-        ParamInfo { name: "bandwidth", default: "media", doc: "media: transfer at the zone's rate with track switches; or a fixed rate such as 20MB/s (storage-aware paper)" },
-        ParamInfo { name: "sequential", default: "contiguous", doc: "contiguous: a request starting where the last ended pays no positioning; cylinder: any request on the head's cylinder pays none (storage-aware paper §4.1)" },
-        ParamInfo { name: "age", default: "0", doc: "years of backward aging (storage-aware paper §4.3): seek and rotation times / 0.9^age, bandwidth / 1.4^age; needs a fixed bandwidth" },
-        ParamInfo { name: "seed", default: "run", doc: "seed for rotation=random: the run's, or a number" },
+        Param { name: "preset", default: "none", doc: "start from a preset (st39102lw, ultrastar-18zx, ibm-9lzx); other parameters override it", range: Range::Text("none or a disk preset (st39102lw, ultrastar-18zx, ibm-9lzx)") },
+        Param { name: "rpm", default: "10045", doc: "spindle speed, revolutions per minute", range: Range::Number(1.0, 1e6) },
+        Param { name: "cylinders", default: "6962", doc: "cylinders, including spares between zones", range: Range::Whole(4, u32::MAX as u64) },
+        Param { name: "surfaces", default: "12", doc: "recording surfaces (heads)", range: Range::Whole(1, 1 << 16) },
+        Param { name: "zones", default: CHEETAH_ZONES, doc: "first-last:sectors-per-track[:skew] per zone, separated by `;`", range: Range::Text("first-last:sectors-per-track[:skew] per zone, separated by `;`, covering every cylinder") },
+        Param { name: "sector", default: "512B", doc: "bytes per sector", range: Range::Bytes(1, 1 << 20) },
+        Param { name: "track-skew", default: "97", doc: "sectors each track's sector 0 trails the previous track's, for zones without their own", range: Range::Whole(0, u32::MAX as u64) },
+        Param { name: "seek-single", default: "0.831ms", doc: "seek over one cylinder", range: Range::Time(1.0, 1e12) },
+        Param { name: "seek-avg", default: "5.47ms", doc: "mean seek over uniformly random pairs of distinct cylinders", range: Range::Time(1.0, 1e12) },
+        Param { name: "seek-full", default: "10.627ms", doc: "full-stroke seek", range: Range::Time(1.0, 1e12) },
+        Param { name: "seek-knee", default: "1200", doc: "distance (cylinders, or N% of them) where the seek curve turns from sqrt to linear", range: Range::Text("a cylinder count of at least 2 such as 1200, or a share strictly between 0% and 100% such as 17%") },
+        Param { name: "head-switch", default: "0.030ms", doc: "time to switch surfaces within a cylinder", range: Range::Time(0.0, 1e12) },
+        Param { name: "write-settle", default: "0.461ms", doc: "extra settling before a write after positioning", range: Range::Time(0.0, 1e12) },
+        Param { name: "rotation", default: "position", doc: "position: rotational wait from the platter's angle at that instant; random: uniform in one turn, seeded (storage-aware paper §4.1)", range: Range::Choice(&["position", "random"]) },
+        Param { name: "bandwidth", default: "media", doc: "media: transfer at the zone's rate with track switches; or a fixed rate such as 20MB/s (storage-aware paper)", range: Range::Or(&["media"], &Range::Rate(1.0, 1e15)) },
+        Param { name: "sequential", default: "contiguous", doc: "contiguous: a request starting where the last ended pays no positioning; cylinder: any request on the head's cylinder pays none (storage-aware paper §4.1)", range: Range::Choice(&["contiguous", "cylinder"]) },
+        Param { name: "age", default: "0", doc: "years of backward aging (storage-aware paper §4.3): seek and rotation times / 0.9^age, bandwidth / 1.4^age; needs a fixed bandwidth", range: Range::Number(0.0, 1000.0) },
+        Param { name: "seed", default: "run", doc: "seed for rotation=random: the run's, or a number", range: Range::Seed },
     ],
     preset_of: None,
+    caps: Capabilities::NONE,
 };
 
 /// Table 2 of the storage-aware paper: each year of age divides seek and rotation speed by
@@ -101,22 +102,19 @@ pub struct Disk {
 }
 
 impl Disk {
-    pub fn build(p: &Params, run_seed: u64, preset: &'static str) -> Result<Disk, SpecError> {
-        let age = p.f64_min("age", 0.0)?;
+    pub fn build(p: &Args, run_seed: u64, preset: &'static str) -> Result<Disk, SpecError> {
+        let age = p.f64("age")?;
         let mech = AGE_SLOWDOWN_MECHANICAL.powf(age);
-        let rpm = p.f64_min("rpm", 1.0)? * mech;
-        let cylinders = p.u64_in("cylinders", 4, u32::MAX as u64)? as u32;
-        let surfaces = p.u64_in("surfaces", 1, 1 << 16)? as u32;
+        let rpm = p.f64("rpm")? * mech;
+        let cylinders = p.u64("cylinders")? as u32;
+        let surfaces = p.u64("surfaces")? as u32;
         let sector_bytes = p.bytes("sector")?;
-        if sector_bytes > 1 << 20 {
-            return Err(p.bad("sector", "a sector size of at most 1MiB, such as 512B"));
-        }
-        let skew = p.u64_in("track-skew", 0, u32::MAX as u64)? as u32;
+        let skew = p.u64("track-skew")? as u32;
         let geo =
             Geometry::parse(p.text("zones"), cylinders, surfaces, skew).map_err(|why| p.invalid("zones", &why))?;
-        let seek_single = p.positive_time_ns("seek-single")? / mech;
-        let seek_avg = p.positive_time_ns("seek-avg")? / mech;
-        let seek_full = p.positive_time_ns("seek-full")? / mech;
+        let seek_single = p.time_ns("seek-single")? / mech;
+        let seek_avg = p.time_ns("seek-avg")? / mech;
+        let seek_full = p.time_ns("seek-full")? / mech;
         let knee_text = p.text("seek-knee").trim();
         let knee = if let Some(pct) = knee_text.strip_suffix('%') {
             let v: f64 = pct
@@ -128,7 +126,9 @@ impl Disk {
             }
             (v / 100.0 * cylinders as f64).round() as u32
         } else {
-            p.u64_in("seek-knee", 2, u32::MAX as u64)? as u32
+            p.u64("seek-knee").ok().filter(|&k| k >= 2).ok_or_else(|| {
+                p.bad("seek-knee", "a cylinder count of at least 2 such as 1200, or a share such as 17%")
+            })? as u32
         };
         let seek = SeekCurve::fit(cylinders, seek_single, seek_avg, seek_full, knee)
             .map_err(|why| p.invalid("seek-avg", &why))?;

@@ -4,33 +4,35 @@
 use bufsim_config::{Spec, SpecError};
 
 use crate::disk::Disk;
-use crate::params::{ModelInfo, Params};
+use crate::params::{Args, Capabilities, Info, Kind};
 use crate::sched::{CScan, Deadline, Noop, Sstf};
 use crate::{avg, disk, sched, ssd, DeviceModel, Scheduler};
+use bufsim_config::registry::{find, resolve_preset, unknown};
 
 /// Device models, then presets (named configurations of `disk`).
-pub const DEVICES: &[ModelInfo] = &[avg::INFO, disk::INFO, ssd::INFO, ST39102LW, ULTRASTAR_18ZX, IBM_9LZX];
+pub const DEVICES: &[Info] = &[avg::INFO, disk::INFO, ssd::INFO, ST39102LW, ULTRASTAR_18ZX, IBM_9LZX];
 
-pub const SCHEDULERS: &[ModelInfo] = &[sched::noop::INFO, sched::sstf::INFO, sched::cscan::INFO, sched::deadline::INFO];
+pub const SCHEDULERS: &[Info] = &[sched::noop::INFO, sched::sstf::INFO, sched::cscan::INFO, sched::deadline::INFO];
 
 /// The disk DULO §4 and the prefetching paper §5 simulate with DiskSim; `disk`'s defaults are
 /// this drive, so the preset is the bare model.
-pub const ST39102LW: ModelInfo = ModelInfo {
+pub const ST39102LW: Info = Info {
     name: "st39102lw",
     aliases: &["cheetah9lp", "cheetah-9lp"],
-    source: "DiskSim's validated Seagate Cheetah 9LP parameters (REFERENCES.md); prefetching \
+    paper: "DiskSim's validated Seagate Cheetah 9LP parameters (REFERENCES.md); prefetching \
              paper §5 Table 3; DULO §4",
     summary: "Seagate Cheetah 9LP, 9.1 GB, 10,045 rpm, 6962 cylinders, 12 surfaces, 11 zones",
     params: &[],
     preset_of: Some("disk"),
+    caps: Capabilities::NONE,
 };
 
 /// The drive behind DULO §2.1's 6.5 ms / 3.0 ms. Only its speed and average seek are
 /// published in the sources we reached; the geometry is derived (see docs/devices.md).
-pub const ULTRASTAR_18ZX: ModelInfo = ModelInfo {
+pub const ULTRASTAR_18ZX: Info = Info {
     name: "ultrastar-18zx",
     aliases: &["18zx"],
-    source: "DULO §2.1 (10,000 rpm, 6.5 ms average seek); geometry derived from its 18.2 GB \
+    paper: "DULO §2.1 (10,000 rpm, 6.5 ms average seek); geometry derived from its 18.2 GB \
              capacity with the Cheetah 9LP's zone profile and seek shape (docs/devices.md)",
     summary: "IBM Ultrastar 18ZX, 18.2 GB, 10,000 rpm, 6.5 ms average seek (approximate geometry)",
     params: &[],
@@ -41,13 +43,14 @@ pub const ULTRASTAR_18ZX: ModelInfo = ModelInfo {
          7490-8240:172:66,\
          seek-single=0.99ms,seek-avg=6.5ms,seek-full=12.6ms,seek-knee=17%,write-settle=0ms)",
     ),
+    caps: Capabilities::NONE,
 };
 
 /// The storage-aware paper's base disk (§4.3, Table 2), aged with `age=N` years.
-pub const IBM_9LZX: ModelInfo = ModelInfo {
+pub const IBM_9LZX: Info = Info {
     name: "ibm-9lzx",
     aliases: &["9lzx"],
-    source: "storage-aware caching §4.1 (disk model) and §4.3 Table 2 (age 0: 20.0 MB/s, seek \
+    paper: "storage-aware caching §4.1 (disk model) and §4.3 Table 2 (age 0: 20.0 MB/s, seek \
              5.30 ms, rotation 3.00 ms; bandwidth / 1.4 and seek, rotation / 0.9 per year)",
     summary: "IBM Ultrastar 9LZX as the storage-aware paper models it: fixed bandwidth, random \
               rotational delay, same-cylinder requests free; age=N years",
@@ -57,113 +60,110 @@ pub const IBM_9LZX: ModelInfo = ModelInfo {
          seek-single=0.805ms,seek-avg=5.30ms,seek-full=10.30ms,seek-knee=17%,head-switch=0ms,\
          write-settle=0ms,rotation=random,bandwidth=20MB/s,sequential=cylinder)",
     ),
+    caps: Capabilities::NONE,
 };
 
-pub fn all_devices() -> impl Iterator<Item = &'static ModelInfo> {
+pub fn all_devices() -> impl Iterator<Item = &'static Info> {
     DEVICES.iter()
 }
 
-pub fn all_schedulers() -> impl Iterator<Item = &'static ModelInfo> {
+pub fn all_schedulers() -> impl Iterator<Item = &'static Info> {
     SCHEDULERS.iter()
 }
 
-fn find(list: &'static [ModelInfo], name: &str) -> Option<&'static ModelInfo> {
-    let n = name.to_ascii_lowercase();
-    list.iter().find(|m| m.name == n || m.aliases.contains(&n.as_str()))
-}
-
-pub fn lookup_device(name: &str) -> Option<&'static ModelInfo> {
+pub fn lookup_device(name: &str) -> Option<&'static Info> {
     find(DEVICES, name)
 }
 
-pub fn lookup_scheduler(name: &str) -> Option<&'static ModelInfo> {
+pub fn lookup_scheduler(name: &str) -> Option<&'static Info> {
     find(SCHEDULERS, name)
 }
 
-fn unknown(kind: &str, name: &str, list: &[ModelInfo], command: &str) -> SpecError {
-    let names: Vec<&str> = list.iter().map(|m| m.name).collect();
-    SpecError(format!("unknown {kind} `{name}`; known {kind}s: {} (see `bufsim {command}`)", names.join(", ")))
+/// Builds a device model from its checked arguments, the run's seed and the name to show.
+type DeviceBuilder = fn(&Args, u64, &'static str) -> Result<Box<dyn DeviceModel>, SpecError>;
+
+/// Each device model beside its builder (presets build through the model they stand for).
+const DEVICE_BUILDERS: &[(&Info, DeviceBuilder)] = &[
+    (&avg::INFO, |p, _, _| Ok(Box::new(avg::AverageDisk::build(p)?))),
+    (&ssd::INFO, |p, _, _| Ok(Box::new(ssd::Ssd::build(p)?))),
+    (&disk::INFO, |p, seed, shown| Ok(Box::new(Disk::build(p, seed, shown)?))),
+];
+
+/// Builds a scheduler from its checked arguments.
+type SchedulerBuilder = fn(&Args) -> Result<Box<dyn Scheduler>, SpecError>;
+
+const SCHEDULER_BUILDERS: &[(&Info, SchedulerBuilder)] = &[
+    (&sched::noop::INFO, |_| Ok(Box::new(Noop::default()))),
+    (&sched::sstf::INFO, |_| Ok(Box::new(Sstf::default()))),
+    (&sched::cscan::INFO, |_| Ok(Box::new(CScan::default()))),
+    (&sched::deadline::INFO, |p| Ok(Box::new(Deadline::build(p)?))),
+];
+
+/// A device spec resolved through presets (`ibm-9lzx(age=5)`, `disk(preset=st39102lw,rpm=7200)`):
+/// the model, the preset's values, the user's arguments and the name messages show.
+struct Resolved {
+    model: &'static Info,
+    preset: Vec<(String, String)>,
+    given: Vec<(String, String)>,
+    shown: &'static str,
 }
 
-/// Puts `over`'s arguments on top of `base`'s.
-fn overlay(base: &mut Spec, over: &[(String, String)]) {
-    for (k, v) in over {
-        match base.args.iter_mut().find(|(bk, _)| bk == k) {
-            Some(slot) => slot.1 = v.clone(),
-            None => base.args.push((k.clone(), v.clone())),
+fn resolve_device(spec: &Spec) -> Result<Resolved, SpecError> {
+    let info = lookup_device(&spec.name).ok_or_else(|| unknown(Kind::Device, &spec.name, DEVICES, "devices"))?;
+    // `disk(preset=NAME)` is the preset NAME with the other arguments on top.
+    let (named, given) = match spec.args.iter().find(|(k, _)| k == "preset").filter(|_| info.name == "disk") {
+        Some((_, p)) if p != "none" => {
+            let presets = || DEVICES.iter().filter(|m| m.preset_of.is_some());
+            let named = presets().find(|m| m.is_named(p)).ok_or_else(|| {
+                let names: Vec<&str> = presets().map(|m| m.name).collect();
+                SpecError(format!("device `disk`: parameter preset=`{p}` must be none or one of {}", names.join(", ")))
+            })?;
+            (named, spec.args.iter().filter(|(k, _)| k != "preset").cloned().collect())
         }
-    }
+        _ => (info, spec.args.clone()),
+    };
+    let (model, preset) = resolve_preset(named, &lookup_device)?;
+    Ok(Resolved { model, preset, given, shown: named.name })
 }
 
-/// Expands device presets (`ibm-9lzx(age=5)`, `disk(preset=st39102lw,rpm=7200)`) to the spec
-/// of a model, the user's arguments applied last. Returns the spec and the preset's name.
-fn expand_device(spec: &Spec) -> Result<(Spec, &'static ModelInfo, &'static str), SpecError> {
-    let info = lookup_device(&spec.name).ok_or_else(|| unknown("device", &spec.name, DEVICES, "devices"))?;
-    if let Some(base) = info.preset_of {
-        let mut expanded = Spec::parse(base)?;
-        overlay(&mut expanded, &spec.args);
-        let (s, model, _) = expand_device(&expanded)?;
-        return Ok((s, model, info.name));
+impl Resolved {
+    fn args(&self) -> Result<Args<'_>, SpecError> {
+        // Messages name what the user wrote (`ibm-9lzx`), parameters come from the model.
+        let shown = Info { name: self.shown, ..*self.model };
+        Args::with_preset(Kind::Device, &shown, &self.given, &self.preset)
     }
-    if info.name == "disk" {
-        if let Some((_, preset)) = spec.args.iter().find(|(k, _)| k == "preset") {
-            if preset != "none" {
-                let p = lookup_device(preset).filter(|p| p.preset_of.is_some()).ok_or_else(|| {
-                    let presets: Vec<&str> = DEVICES.iter().filter(|m| m.preset_of.is_some()).map(|m| m.name).collect();
-                    SpecError(format!(
-                        "device `disk`: parameter preset=`{preset}` must be none or one of {}",
-                        presets.join(", ")
-                    ))
-                })?;
-                let rest: Vec<(String, String)> = spec.args.iter().filter(|(k, _)| k != "preset").cloned().collect();
-                let mut base = Spec::parse(p.preset_of.unwrap_or("disk"))?;
-                overlay(&mut base, &rest);
-                let (s, model, _) = expand_device(&base)?;
-                return Ok((s, model, p.name));
-            }
-        }
-    }
-    Ok((spec.clone(), info, info.name))
 }
 
 /// Builds a disk from a spec naming `disk` or a disk preset, for callers that need the
 /// concrete type (tests, the timing report).
 pub fn build_disk(spec: &str, seed: u64) -> Result<Disk, SpecError> {
-    let (s, model, preset) = expand_device(&Spec::parse(spec)?)?;
-    if model.name != "disk" {
-        return Err(SpecError(format!("`{spec}` is a {} device, not a disk", model.name)));
+    let r = resolve_device(&Spec::parse(spec)?)?;
+    if r.model.name != "disk" {
+        return Err(SpecError(format!("`{spec}` is a {} device, not a disk", r.model.name)));
     }
-    let shown = ModelInfo { name: preset, ..*model };
-    Disk::build(&Params::new("device", &shown, &s.args)?, seed, preset)
+    Disk::build(&r.args()?, seed, r.shown)
 }
 
 /// Builds a device from a spec such as `disk(preset=st39102lw)`, `ibm-9lzx(age=5)`, `ssd` or
 /// `avg(seek=6.5ms)`. `seed` is the run's; models that draw random numbers start from it.
 pub fn build_device(spec: &str, seed: u64) -> Result<Box<dyn DeviceModel>, SpecError> {
-    let (s, model, preset) = expand_device(&Spec::parse(spec)?)?;
-    // Messages name what the user wrote (`ibm-9lzx`), parameters come from the model.
-    let shown = ModelInfo { name: preset, ..*model };
-    let p = Params::new("device", &shown, &s.args)?;
-    Ok(match model.name {
-        "avg" => Box::new(avg::AverageDisk::build(&p)?),
-        "ssd" => Box::new(ssd::Ssd::build(&p)?),
-        "disk" => Box::new(Disk::build(&p, seed, preset)?),
-        other => unreachable!("device {other} is registered but has no builder"),
-    })
+    let r = resolve_device(&Spec::parse(spec)?)?;
+    let (_, build) = DEVICE_BUILDERS
+        .iter()
+        .find(|(i, _)| i.name == r.model.name)
+        .expect("every device model is listed with its builder (tested)");
+    build(&r.args()?, seed, r.shown)
 }
 
 /// Builds a scheduler from a spec such as `noop`, `cscan` or `deadline(fifo-batch=8)`.
 pub fn build_scheduler(spec: &str) -> Result<Box<dyn Scheduler>, SpecError> {
     let s = Spec::parse(spec)?;
-    let model = lookup_scheduler(&s.name).ok_or_else(|| unknown("scheduler", &s.name, SCHEDULERS, "devices"))?;
-    let p = Params::new("scheduler", model, &s.args)?;
-    Ok(match model.name {
-        "noop" => Box::new(Noop::default()),
-        "sstf" => Box::new(Sstf::default()),
-        "cscan" => Box::new(CScan::default()),
-        "deadline" => Box::new(Deadline::build(&p)?),
-        other => unreachable!("scheduler {other} is registered but has no builder"),
-    })
+    let model = lookup_scheduler(&s.name).ok_or_else(|| unknown(Kind::Scheduler, &s.name, SCHEDULERS, "devices"))?;
+    let (_, build) = SCHEDULER_BUILDERS
+        .iter()
+        .find(|(i, _)| i.name == model.name)
+        .expect("every scheduler is listed with its builder (tested)");
+    build(&Args::new(Kind::Scheduler, model, &s.args)?)
 }
 
 #[cfg(test)]

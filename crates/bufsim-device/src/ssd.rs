@@ -5,29 +5,41 @@
 
 use bufsim_config::SpecError;
 
-use crate::params::{ModelInfo, ParamInfo, Params};
+use crate::params::{Args, Capabilities, Info, Param, Range};
 use crate::{round_ns, DeviceModel, IoRequest};
 
-pub const INFO: ModelInfo = ModelInfo {
+pub const INFO: Info = Info {
     name: "ssd",
     aliases: &["flash"],
-    source: "Intel SSD DC S4500 product specification: random 4 KB latency (typ.) 110 µs read, \
+    paper: "Intel SSD DC S4500 product specification: random 4 KB latency (typ.) 110 µs read, \
              52 µs write; sustained sequential read 500 MB/s; 72,000 random 4 KB read IOPS at \
              queue depth 32",
     summary: "flash device: per-request read/write latency on one of N parallel channels, then \
               transfer over a shared link at a fixed bandwidth",
     params: &[
-        ParamInfo { name: "read", default: "110us", doc: "access latency of a read" },
-        ParamInfo {
+        Param { name: "read", default: "110us", doc: "access latency of a read", range: Range::Time(0.0, 1e12) },
+        Param {
             name: "write",
             default: "52us",
             doc: "access latency of a write (the datasheet's, with the device's write cache)",
+            range: Range::Time(0.0, 1e12),
         },
-        ParamInfo { name: "channels", default: "8", doc: "requests served at once (flash channels)" },
-        ParamInfo { name: "bandwidth", default: "500MB/s", doc: "host link rate shared by all channels" },
-        ParamInfo { name: "capacity", default: "480GB", doc: "device size" },
+        Param {
+            name: "channels",
+            default: "8",
+            doc: "requests served at once (flash channels)",
+            range: Range::Whole(1, 4096),
+        },
+        Param {
+            name: "bandwidth",
+            default: "500MB/s",
+            doc: "host link rate shared by all channels",
+            range: Range::Rate(1.0, 1e15),
+        },
+        Param { name: "capacity", default: "480GB", doc: "device size", range: Range::Bytes(1, 1 << 60) },
     ],
     preset_of: None,
+    caps: Capabilities::NONE,
 };
 
 pub struct Ssd {
@@ -43,8 +55,8 @@ pub struct Ssd {
 }
 
 impl Ssd {
-    pub fn build(p: &Params) -> Result<Ssd, SpecError> {
-        let channels = p.u64_in("channels", 1, 4096)? as usize;
+    pub fn build(p: &Args) -> Result<Ssd, SpecError> {
+        let channels = p.u64("channels")? as usize;
         Ok(Ssd {
             read_ns: p.time_ns("read")?,
             write_ns: p.time_ns("write")?,

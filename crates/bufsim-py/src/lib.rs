@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use bufsim_core::engine::EngineConfig;
-use bufsim_core::policy::registry;
+use bufsim_core::policy::registry as policies;
 use std::sync::Arc;
 
 use bufsim_core::breakdown::breakdown_trace;
@@ -384,13 +384,29 @@ fn breakdown<'py>(
         .collect()
 }
 
-/// The policy registry: name, aliases, paper, summary, parameters with defaults.
+/// One registry as Python sees it: `kind` is `policy`, `prefetch`, `device`, `scheduler` or
+/// `generator`. Each entry: kind, name, aliases, paper, summary, the spec a preset stands for,
+/// parameters `(name, default, doc)` with their `ranges` in the same order, and the capability
+/// flags of what it stands for (`needs_future`, `partitioned`).
 #[pyfunction]
-fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    // Policies, then presets (AccuSim's defaults and others): `bufsim policies` lists both.
-    registry::all()
-        .map(|p| {
+fn registry<'py>(py: Python<'py>, kind: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    use bufsim_core::config::registry::{Capabilities, Info, Kind};
+    let k = Kind::from_noun(kind).ok_or_else(|| {
+        let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.noun()).collect();
+        SpecError::new_err(format!("unknown registry `{kind}`; use one of {}", kinds.join(", ")))
+    })?;
+    let entries: Vec<(&Info, Capabilities)> = match k {
+        Kind::Policy => policies::all().map(|p| (p, policies::capabilities(p.name))).collect(),
+        Kind::Prefetch => bufsim_core::prefetch::all().map(|p| (p, p.caps)).collect(),
+        Kind::Device => bufsim_core::device::DEVICES.iter().map(|p| (p, p.caps)).collect(),
+        Kind::Scheduler => bufsim_core::device::SCHEDULERS.iter().map(|p| (p, p.caps)).collect(),
+        Kind::Generator => bufsim_core::trace::synth::generators().map(|p| (p, p.caps)).collect(),
+    };
+    entries
+        .into_iter()
+        .map(|(p, caps)| {
             let d = PyDict::new(py);
+            d.set_item("kind", k.noun())?;
             d.set_item("name", p.name)?;
             d.set_item("aliases", p.aliases.to_vec())?;
             d.set_item("paper", p.paper)?;
@@ -398,49 +414,10 @@ fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("preset_of", p.preset_of)?;
             let params: Vec<(&str, &str, &str)> = p.params.iter().map(|x| (x.name, x.default, x.doc)).collect();
             d.set_item("params", params)?;
-            let caps = registry::capabilities(p.name);
+            let ranges: Vec<String> = p.params.iter().map(|x| x.range.to_string()).collect();
+            d.set_item("ranges", ranges)?;
             d.set_item("needs_future", caps.needs_future)?;
             d.set_item("partitioned", caps.partitioned())?;
-            Ok(d)
-        })
-        .collect()
-}
-
-/// The read-ahead algorithms: name, source, parameters `(name, default, doc)`.
-#[pyfunction]
-fn prefetchers(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    bufsim_core::prefetch::PREFETCHERS
-        .iter()
-        .map(|p| {
-            let d = PyDict::new(py);
-            d.set_item("name", p.name)?;
-            d.set_item("paper", p.paper)?;
-            d.set_item("params", p.params.to_vec())?;
-            Ok(d)
-        })
-        .collect()
-}
-
-/// The device registry: device models and presets, then I/O schedulers; each with kind
-/// (`device`, `preset` or `scheduler`), name, aliases, source, summary, the spec a preset
-/// stands for, and parameters `(name, default, doc)`.
-#[pyfunction]
-fn devices(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    let models =
-        bufsim_core::device::DEVICES.iter().map(|m| (if m.preset_of.is_some() { "preset" } else { "device" }, m));
-    let scheds = bufsim_core::device::SCHEDULERS.iter().map(|m| ("scheduler", m));
-    models
-        .chain(scheds)
-        .map(|(kind, m)| {
-            let d = PyDict::new(py);
-            d.set_item("kind", kind)?;
-            d.set_item("name", m.name)?;
-            d.set_item("aliases", m.aliases.to_vec())?;
-            d.set_item("source", m.source)?;
-            d.set_item("summary", m.summary)?;
-            d.set_item("preset_of", m.preset_of)?;
-            let params: Vec<(&str, &str, &str)> = m.params.iter().map(|x| (x.name, x.default, x.doc)).collect();
-            d.set_item("params", params)?;
             Ok(d)
         })
         .collect()
@@ -456,7 +433,7 @@ fn size_to_blocks(text: &str, block_size: u64) -> PyResult<u64> {
 /// The one spelling of a policy spec (`LRU`, ` lru`, `lru()` are `lru`); sweeps key runs by it.
 #[pyfunction]
 fn canonical_policy(spec: &str) -> PyResult<String> {
-    bufsim_core::policy::registry::canonical(spec).map_err(|e| SpecError::new_err(e.to_string()))
+    policies::canonical(spec).map_err(|e| SpecError::new_err(e.to_string()))
 }
 
 /// Tells a trace's format from its content.
@@ -473,6 +450,13 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
 /// the policy keeps none; storage-aware policies: tag = target blocks, value = wait ms).
 /// A partition timeline as it crosses to Python: the clock, then `(time, partition, tag, blocks,
 /// value)` rows.
+/// The partitioned policies, from their capability flags.
+fn partitioned_names() -> String {
+    let names: Vec<&str> =
+        policies::all().filter(|p| policies::capabilities(p.name).partitioned()).map(|p| p.name).collect();
+    names.join(", ")
+}
+
 type TimelineRows = (&'static str, Vec<(u64, String, u64, u32, f64)>);
 
 #[pyfunction]
@@ -493,7 +477,8 @@ fn run_timeline(
     let r = results.pop().expect("one configuration, one result");
     let tl = r.timeline.ok_or_else(|| {
         SpecError::new_err(format!(
-            "policy `{policy}` records no partition timeline; use a partitioned policy (amp, pcc, dear, static, eager-lru, lazy-lru, lazy-clock)"
+            "policy `{policy}` records no partition timeline; use a partitioned policy (see `bufsim policies`: {})",
+            partitioned_names()
         ))
     })?;
     let n = tl.names.len();
@@ -520,21 +505,6 @@ fn generate(py: Python<'_>, spec: &str, path: &str, seed: u64) -> PyResult<usize
         Ok(synth.requests.len())
     })
     .map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
-}
-
-/// The synthetic trace generators: name, paper, summary, parameters `(name, default, doc)`.
-#[pyfunction]
-fn generators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    bufsim_core::trace::synth::generators()
-        .map(|g| {
-            let d = PyDict::new(py);
-            d.set_item("name", g.name)?;
-            d.set_item("paper", g.paper)?;
-            d.set_item("summary", g.summary)?;
-            d.set_item("params", g.params.to_vec())?;
-            Ok(d)
-        })
-        .collect()
 }
 
 /// AMP's Table 1: R̄ and the AMP, DEAR and PCC classifications of the seven streams, beside
@@ -774,9 +744,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_fields, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Progress>()?;
-    m.add_function(wrap_pyfunction!(policies, m)?)?;
-    m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
-    m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_policy, m)?)?;
@@ -784,7 +752,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(breakdown, m)?)?;
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
-    m.add_function(wrap_pyfunction!(generators, m)?)?;
     m.add_function(wrap_pyfunction!(amp_table1, m)?)?;
     m.add_function(wrap_pyfunction!(detect, m)?)?;
 

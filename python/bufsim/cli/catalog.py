@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from bufsim import _core
+from bufsim.api import devices, policies, prefetchers
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
-    infos = _core.policies()
+    infos = policies()
     if args.json:
         for p in infos:
             print(json.dumps(p))
@@ -20,21 +20,25 @@ def cmd_policies(args: argparse.Namespace) -> int:
         if p["preset_of"]:
             print(f"    preset of: {p['preset_of']}")
         print(f"    paper: {p['paper']}")
-        for name, default, doc in p["params"]:
-            print(f"    {name}={default}  {doc}")
+        print_params(p, "    ")
     return 0
 
 
+def print_params(entry: dict, indent: str) -> None:
+    """One line per parameter: name=default, doc, and the range a value must be in."""
+    for (name, default, doc), allowed in zip(entry["params"], entry["ranges"]):
+        print(f"{indent}{name}={default}  {doc} [{allowed}]")
+
+
 def cmd_prefetchers(args: argparse.Namespace) -> int:
-    for p in _core.prefetchers():
+    for p in prefetchers():
         print(f"{p['name']}: {p['paper']}")
-        for name, default, doc in p["params"]:
-            print(f"    {name}={default}  {doc}")
+        print_params(p, "    ")
     return 0
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    infos = _core.devices()
+    infos = devices()
     if args.json:
         for d in infos:
             print(json.dumps(d))
@@ -50,9 +54,8 @@ def cmd_devices(args: argparse.Namespace) -> int:
             print(f"  {d['name']}{aliases}: {d['summary']}")
             if d["preset_of"]:
                 print(f"      preset of: {d['preset_of']}")
-            print(f"      source: {d['source']}")
-            for name, default, doc in d["params"]:
-                print(f"      {name}={default}  {doc}")
+            print(f"      source: {d['paper']}")
+            print_params(d, "      ")
         print()
     return 0
 

@@ -15,6 +15,7 @@ use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 /// Which ghost list a key was found in.
@@ -324,8 +325,10 @@ impl PolicyDef for Arc {
             name: "adapt",
             default: "real",
             doc: "real (the paper: p moves by real-valued ratios) | integer (ratios floored, p whole: libCacheSim)",
+            range: Range::Choice(&["real", "integer"]),
         }],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let integer = args.choice("adapt", &["real", "integer"])? == "integer";

@@ -29,6 +29,7 @@ use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, Poli
 use crate::ghosts::{GhostList, Ghosts};
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -565,22 +566,19 @@ impl PolicyDef for Cacheus {
         paper: "Rodriguez et al., CACHEUS, FAST 2021, §4 (SR-LRU, CR-LFU) and §5 (adaptive learning rate); authors' code for open details",
         summary: "SR-LRU and CR-LFU experts with histories; regret-weighted random choice with an adaptive learning rate",
         params: &[
-            ParamInfo { name: "lru-weight", default: "0.5", doc: "initial weight (probability) of the SR-LRU expert, 0..1" },
-            ParamInfo { name: "learning-rate", default: "adaptive", doc: "adaptive (§5, starting at sqrt(2 ln 2 / N)) or a fixed λ in (0, 1]" },
-            ParamInfo { name: "history", default: "50%", doc: "entries in each expert's history (the paper: N/2)" },
-            ParamInfo { name: "seed", default: "run", doc: "seed of the expert draws and the learning rate's random steps; `run` uses --seed" },
+            ParamInfo { name: "lru-weight", default: "0.5", doc: "initial weight (probability) of the SR-LRU expert, 0..1", range: Range::Number(0.0, 1.0) },
+            ParamInfo { name: "learning-rate", default: "adaptive", doc: "adaptive (§5, starting at sqrt(2 ln 2 / N)) or a fixed λ in (0, 1]", range: Range::Or(&["adaptive"], &Range::Number(1e-9, 1.0)) },
+            ParamInfo { name: "history", default: "50%", doc: "entries in each expert's history (the paper: N/2)", range: Range::Share(0.0, 100.0) },
+            ParamInfo { name: "seed", default: "run", doc: "seed of the expert draws and the learning rate's random steps; `run` uses --seed", range: Range::Seed },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let lru_weight = args.f64_in("lru-weight", 0.0, 1.0)?;
-        let lr = if args.text("learning-rate") == "adaptive" {
-            None
-        } else {
-            Some(args.f64_in("learning-rate", 1e-9, 1.0)?)
-        };
+        let lru_weight = args.f64("lru-weight")?;
+        let lr = if args.text("learning-rate") == "adaptive" { None } else { Some(args.f64("learning-rate")?) };
         let hist_cap = args.blocks("history", env)? as usize;
-        Ok(Cacheus::new(env.capacity, hist_cap, lru_weight, lr, Coin::own(args.seed(env)?)))
+        Ok(Cacheus::new(env.capacity, hist_cap, lru_weight, lr, Coin::own(args.seed(env.seed)?)))
     }
 }
 

@@ -16,6 +16,7 @@ use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,6 +264,7 @@ impl PolicyDef for Car {
         summary: "ARC with clocks: T1/T2 with reference bits, LRU ghosts B1/B2, adaptive target p",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Car::new(env.capacity))

@@ -16,6 +16,7 @@
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -368,6 +369,7 @@ impl PolicyDef for Cart {
         summary: "CAR with temporal filtering: S/L filter bits keep short-term pages out of T2; adaptive p and q",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Cart::new(env.capacity))

@@ -6,6 +6,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 pub struct Clock {
@@ -83,6 +84,7 @@ impl PolicyDef for Clock {
         summary: "FIFO ring with one reference bit; new blocks enter with the bit clear",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Clock::new(env.capacity))

@@ -5,6 +5,7 @@
 
 use super::s3_fifo::S3Fifo;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 /// The small FIFO, ghost and victim rules are S3-FIFO's ([`S3Fifo`]); this type only sets them up.
@@ -65,17 +66,38 @@ impl PolicyDef for Clock2QPlus {
         paper: "CLOCK-2Q+ (Zhai et al., arXiv 2511.21958, 2025) §3; rules as libCacheSim's Clock2QPlus",
         summary: "S3-FIFO's queues with a correlation window in small and a one-bit CLOCK main",
         params: &[
-            ParamInfo { name: "small", default: "0.1", doc: "share of the cache for the small FIFO, 0..1" },
-            ParamInfo { name: "ghost", default: "0.9", doc: "ghost entries as a share of the cache, 0..10" },
-            ParamInfo { name: "threshold", default: "1", doc: "counted hits in small that move a block to main" },
-            ParamInfo { name: "window", default: "0.5", doc: "correlation window as a share of the small FIFO, 0..1" },
+            ParamInfo {
+                name: "small",
+                default: "0.1",
+                doc: "share of the cache for the small FIFO, 0..1",
+                range: Range::Number(0.0, 1.0),
+            },
+            ParamInfo {
+                name: "ghost",
+                default: "0.9",
+                doc: "ghost entries as a share of the cache, 0..10",
+                range: Range::Number(0.0, 10.0),
+            },
+            ParamInfo {
+                name: "threshold",
+                default: "1",
+                doc: "counted hits in small that move a block to main",
+                range: Range::Whole(1, 255),
+            },
+            ParamInfo {
+                name: "window",
+                default: "0.5",
+                doc: "correlation window as a share of the small FIFO, 0..1",
+                range: Range::Number(0.0, 1.0),
+            },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let small = args.f64_in("small", 0.0, 1.0)?;
-        let ghost = args.f64_in("ghost", 0.0, 10.0)?;
-        let window = args.f64_in("window", 0.0, 1.0)?;
+        let small = args.f64("small")?;
+        let ghost = args.f64("ghost")?;
+        let window = args.f64("window")?;
         let threshold = args.u64("threshold")?;
         if !(1..=255).contains(&threshold) {
             return Err(SpecError(format!("policy `clock2q+`: threshold={threshold} must be between 1 and 255")));

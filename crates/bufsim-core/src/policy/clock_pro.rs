@@ -21,6 +21,7 @@
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::blockmap::BlockMap;
 use crate::list::{Links, List, NIL};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -516,19 +517,23 @@ impl PolicyDef for ClockPro {
                 name: "cold-min",
                 default: "1%",
                 doc: "lower bound and starting value of m_c (share of the cache or a size; at least 1 block)",
+                range: Range::Share(0.0, 1.0),
             },
             ParamInfo {
                 name: "cold-max",
                 default: "99%",
                 doc: "upper bound of m_c (at most the cache minus one block)",
+                range: Range::Share(0.0, 1.0),
             },
             ParamInfo {
                 name: "nonresident",
                 default: "1x",
                 doc: "non-resident cold pages kept (the paper: m, the cache size)",
+                range: Range::Share(0.0, 100.0),
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let min = args.blocks("cold-min", env)? as usize;

@@ -23,6 +23,7 @@ use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::block_table::BlockTable;
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -576,15 +577,16 @@ impl PolicyDef for Dulo {
                 sequences ordered by GreedyDual-Size H = L + 1/size",
         summary: "CLOCK-based LRU stack whose bottom holds disk-adjacent sequences, long ones evicted first",
         params: &[
-            ParamInfo { name: "bank", default: "8MiB", doc: "BANK_MAX: the sequencing bank's size (§3.1); scaled to 1/16 of the cache when bank + evict exceed it" },
-            ParamInfo { name: "evict", default: "64MiB", doc: "the minimal evicting-section size (§4.1.3); scaled to half the cache when bank + evict exceed it" },
-            ParamInfo { name: "buffer", default: "auto", doc: "correlation buffer size; auto = cache - evict - bank" },
-            ParamInfo { name: "max-seq", default: "128", doc: "longest sequence in blocks (§3.3 rule 4)" },
-            ParamInfo { name: "table", default: "auto", doc: "block table memory before reclamation (§3.2); auto = 64 bytes per cache block, at least 1MiB; 0 = no limit" },
-            ParamInfo { name: "base", default: "clock", doc: "clock: one CLOCK-run LRU stack (§3); linux2q: inside the inactive list of Linux's two lists (§4.2.2)" },
-            ParamInfo { name: "active-ratio", default: "1", doc: "linux2q: refill keeps |active| <= ratio x |inactive|, as linux-2list" },
+            ParamInfo { name: "bank", default: "8MiB", doc: "BANK_MAX: the sequencing bank's size (§3.1); scaled to 1/16 of the cache when bank + evict exceed it", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "evict", default: "64MiB", doc: "the minimal evicting-section size (§4.1.3); scaled to half the cache when bank + evict exceed it", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "buffer", default: "auto", doc: "correlation buffer size; auto = cache - evict - bank", range: Range::Or(&["auto"], &Range::Share(0.0, 1.0)) },
+            ParamInfo { name: "max-seq", default: "128", doc: "longest sequence in blocks (§3.3 rule 4)", range: Range::Whole(1, u64::MAX) },
+            ParamInfo { name: "table", default: "auto", doc: "block table memory before reclamation (§3.2); auto = 64 bytes per cache block, at least 1MiB; 0 = no limit", range: Range::Or(&["auto"], &Range::Bytes(0, 1 << 50)) },
+            ParamInfo { name: "base", default: "clock", doc: "clock: one CLOCK-run LRU stack (§3); linux2q: inside the inactive list of Linux's two lists (§4.2.2)", range: Range::Choice(&["clock", "linux2q"]) },
+            ParamInfo { name: "active-ratio", default: "1", doc: "linux2q: refill keeps |active| <= ratio x |inactive|, as linux-2list", range: Range::Positive(1e6) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {

@@ -18,6 +18,7 @@ use super::shares::blocks_floor;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -356,13 +357,14 @@ impl PolicyDef for Fbr {
         paper: "Robinson, Devarakonda, Data cache management using frequency-based replacement, SIGMETRICS 1990 §2, as in the MQ paper §2.1; prefetching paper §4",
         summary: "LRU stack in new/middle/old sections; evicts the least-counted old block; hits in the new section do not count; counts halve when their mean passes A_max",
         params: &[
-            ParamInfo { name: "new", default: "25%", doc: "new section: most recent share of the cache where references are not counted (rounded down)" },
-            ParamInfo { name: "old", default: "25%", doc: "old section: least recent share of the cache that victims come from (rounded down, at least 1 block)" },
-            ParamInfo { name: "amax", default: "100", doc: "A_max: all counts halve (rounding up) when the mean count exceeds it" },
-            ParamInfo { name: "cmax", default: "100", doc: "C_max: counts at or above it are equal when choosing a victim (1-65535)" },
-            ParamInfo { name: "history", default: "0", doc: "evicted blocks whose counts are remembered (the MQ paper used 4x the cache)" },
+            ParamInfo { name: "new", default: "25%", doc: "new section: most recent share of the cache where references are not counted (rounded down)", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "old", default: "25%", doc: "old section: least recent share of the cache that victims come from (rounded down, at least 1 block)", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "amax", default: "100", doc: "A_max: all counts halve (rounding up) when the mean count exceeds it", range: Range::Number(1.0, 1e9) },
+            ParamInfo { name: "cmax", default: "100", doc: "C_max: counts at or above it are equal when choosing a victim (1-65535)", range: Range::Whole(1, 65535) },
+            ParamInfo { name: "history", default: "0", doc: "evicted blocks whose counts are remembered (the MQ paper used 4x the cache)", range: Range::Share(0.0, 100.0) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let new = blocks_floor(args, "fbr", "new", env)?;

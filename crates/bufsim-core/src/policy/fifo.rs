@@ -4,6 +4,7 @@
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 pub struct Fifo {
@@ -46,6 +47,7 @@ impl PolicyDef for Fifo {
         summary: "evicts the block that entered first; hits do not reorder",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Fifo { links: Links::with_nodes(env.capacity), queue: List::new() })

@@ -9,6 +9,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::heap::IndexedHeap;
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 pub struct Gds {
@@ -96,6 +97,7 @@ impl PolicyDef for Gds {
         summary: "credit H = L + cost/size, evict the least H and set L to it, a hit restores full credit",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Gds::new(env.capacity))

@@ -16,6 +16,7 @@
 use super::heap_victim::min_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::heap::IndexedHeap;
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -166,6 +167,7 @@ pub(crate) const VARIANT_PARAM: ParamInfo = ParamInfo {
     name: "variant",
     default: "paper",
     doc: "paper | libcachesim (the newcomer competes with the residents and may not be cached, as libCacheSim's GDSF)",
+    range: Range::Choice(&["paper", "libcachesim"]),
 };
 
 pub(crate) fn entry_rule(args: &Args) -> Result<Entry, SpecError> {
@@ -183,6 +185,7 @@ impl PolicyDef for Gdsf {
         summary: "key K = L + frequency x cost / size, evict the least K and set L to it",
         params: &[VARIANT_PARAM],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Gdsf::new(env.capacity, entry_rule(args)?, true))

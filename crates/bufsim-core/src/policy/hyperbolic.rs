@@ -7,6 +7,7 @@
 //! n = 0 (priority 0: no access history, prefetching paper §4); its first demand makes n = 1.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::policy::{Capabilities, Range};
 use crate::rng::Rng;
 use crate::sample_set::SampleSet;
 use crate::spec::SpecError;
@@ -101,21 +102,28 @@ impl PolicyDef for Hyperbolic {
         paper: "Blankstein, Sen & Freedman, Hyperbolic Caching, USENIX ATC 2017, §3",
         summary: "priority = accesses / time in cache; evicts the lowest of k random samples",
         params: &[
-            ParamInfo { name: "samples", default: "64", doc: "blocks sampled per eviction (the paper's 64)" },
+            ParamInfo {
+                name: "samples",
+                default: "64",
+                doc: "blocks sampled per eviction (the paper's 64)",
+                range: Range::Whole(1, 1 << 20),
+            },
             ParamInfo {
                 name: "seed",
                 default: "run",
                 doc: "seed of the sampling: `run` (the run's --seed) or a number",
+                range: Range::Seed,
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let samples = args.u64("samples")?;
         if samples == 0 || samples > 1 << 20 {
             return Err(SpecError("policy `hyperbolic`: samples must be from 1 to 1048576".into()));
         }
-        Ok(Hyperbolic::new(env.capacity, samples as u32, args.seed(env)?))
+        Ok(Hyperbolic::new(env.capacity, samples as u32, args.seed(env.seed)?))
     }
 }
 

@@ -24,6 +24,7 @@ use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, Poli
 use crate::ghosts::{GhostList, Ghosts};
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -321,25 +322,26 @@ impl PolicyDef for Lecar {
         paper: "Vietri et al., LeCaR, HotStorage 2018, §3 Algorithm 1 (authors' code for open details)",
         summary: "LRU and LFU experts with histories of their victims; regret-weighted random choice",
         params: &[
-            ParamInfo { name: "lru-weight", default: "0.5", doc: "initial weight (probability) of the LRU expert, 0..1" },
-            ParamInfo { name: "learning-rate", default: "0.45", doc: "λ of the weight update" },
-            ParamInfo { name: "learn", default: "true", doc: "whether regrets move the weights (false: a fixed mix, libCacheSim's update-weight=0)" },
-            ParamInfo { name: "history", default: "50%", doc: "entries in each expert's history (the paper: N/2)" },
-            ParamInfo { name: "variant", default: "paper", doc: "paper (authors' rules) | libcachesim (LeCaR.c's rules and random stream)" },
-            ParamInfo { name: "seed", default: "run", doc: "seed of the expert draws; `run` uses --seed (variant=libcachesim: `run` = a fresh libCacheSim's state)" },
+            ParamInfo { name: "lru-weight", default: "0.5", doc: "initial weight (probability) of the LRU expert, 0..1", range: Range::Number(0.0, 1.0) },
+            ParamInfo { name: "learning-rate", default: "0.45", doc: "λ of the weight update", range: Range::Number(0.0, 1e6) },
+            ParamInfo { name: "learn", default: "true", doc: "whether regrets move the weights (false: a fixed mix, libCacheSim's update-weight=0)", range: Range::Flag },
+            ParamInfo { name: "history", default: "50%", doc: "entries in each expert's history (the paper: N/2)", range: Range::Share(0.0, 100.0) },
+            ParamInfo { name: "variant", default: "paper", doc: "paper (authors' rules) | libcachesim (LeCaR.c's rules and random stream)", range: Range::Choice(&["paper", "libcachesim"]) },
+            ParamInfo { name: "seed", default: "run", doc: "seed of the expert draws; `run` uses --seed (variant=libcachesim: `run` = a fresh libCacheSim's state)", range: Range::Seed },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
-        let lru_weight = args.f64_in("lru-weight", 0.0, 1.0)?;
-        let learning_rate = args.f64_in("learning-rate", 0.0, 1e6)?;
+        let lru_weight = args.f64("lru-weight")?;
+        let learning_rate = args.f64("learning-rate")?;
         let hist_cap = args.blocks("history", env)? as usize;
         let coin = if libcachesim {
             let state = if args.text("seed") == "run" { LIBCACHESIM_INITIAL_STATE } else { args.u64("seed")? as u128 };
             Coin::libcachesim(state)
         } else {
-            Coin::own(args.seed(env)?)
+            Coin::own(args.seed(env.seed)?)
         };
         let mut p = Lecar::new(env.capacity, libcachesim, lru_weight, learning_rate, hist_cap, coin);
         p.learn = args.bool("learn")?;

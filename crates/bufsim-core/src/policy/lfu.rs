@@ -16,6 +16,7 @@
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::evicted::EvictedHistory;
 use crate::list::{Links, List, NIL};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -329,15 +330,23 @@ impl PolicyDef for Lfu {
                 name: "aging",
                 default: "none",
                 doc: "none | halve (halve all counts every `period` accesses) | dynamic (LFU-DA)",
+                range: Range::Choice(&["none", "halve", "dynamic"]),
             },
-            ParamInfo { name: "period", default: "100000", doc: "demand accesses between halvings (aging=halve)" },
+            ParamInfo {
+                name: "period",
+                default: "100000",
+                doc: "demand accesses between halvings (aging=halve)",
+                range: Range::Whole(1, u64::MAX),
+            },
             ParamInfo {
                 name: "history",
                 default: "0",
                 doc: "evicted blocks whose counts are remembered (MQ §5.1 used 4x the cache)",
+                range: Range::Share(0.0, 100.0),
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let aging = match args.choice("aging", &["none", "halve", "dynamic"])? {

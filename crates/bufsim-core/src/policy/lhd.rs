@@ -15,6 +15,7 @@
 //! evicted unused, it adds no eviction to the statistics.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::policy::{Capabilities, Range};
 use crate::rng::Rng;
 use crate::sample_set::SampleSet;
 use crate::spec::SpecError;
@@ -320,21 +321,24 @@ impl PolicyDef for Lhd {
                 name: "associativity",
                 default: "32",
                 doc: "blocks sampled per eviction after 50 reconfigurations (8 before, as the authors' code)",
+                range: Range::Whole(1, 1024),
             },
             ParamInfo {
                 name: "seed",
                 default: "run",
                 doc: "seed of the sampling and explorers: `run` (the run's --seed) or a number",
+                range: Range::Seed,
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let k = args.u64("associativity")?;
         if k == 0 || k > 1024 {
             return Err(SpecError("policy `lhd`: associativity must be from 1 to 1024".into()));
         }
-        Ok(Lhd::new(env.capacity, k as u32, args.seed(env)?))
+        Ok(Lhd::new(env.capacity, k as u32, args.seed(env.seed)?))
     }
 }
 

@@ -27,6 +27,7 @@ use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 /// Pages in a GiB of 4 KiB pages (inactive_is_low counts the file LRU in GiB).
@@ -250,15 +251,17 @@ impl PolicyDef for Linux {
             name: "shadows",
             default: "800%",
             doc: "shadow entries kept for refault detection, oldest dropped first (relative to the cache, or blocks; the kernel's shadow-node shrinker allows about 8 per page)",
+            range: Range::Share(0.0, 100.0),
         }],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let shadows = args.blocks("shadows", env)?;
-        if shadows > u32::MAX as u64 / 2 {
-            return Err(SpecError(format!("policy `linux`: shadows={shadows} blocks is too many; give at most 1000%")));
-        }
+        // The shadow list indexes entries with u32 and grows only as blocks are evicted, so a
+        // bound above 2^31 entries (a cache of terabytes) is the same as 2^31: no trace a run
+        // can hold evicts that many distinct blocks.
+        let shadows = args.blocks("shadows", env)?.min(u32::MAX as u64 / 2);
         Ok(Linux::new(env.capacity, shadows as usize))
     }
 }

@@ -16,6 +16,7 @@
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 pub struct Linux2List {
@@ -152,8 +153,10 @@ impl PolicyDef for Linux2List {
             name: "active-ratio",
             default: "1",
             doc: "refill demotes while |active| > ratio x |inactive| (1: the file LRU's rule, inactive >= half)",
+            range: Range::Positive(f64::MAX),
         }],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let ratio = args.f64("active-ratio")?;

@@ -29,10 +29,11 @@
 //! without one it enters S as HIR (or LIR while fewer than Llirs blocks are LIR: a first
 //! access). Evicted unused, it leaves no entry in S.
 
-use super::shares::{blocks_floor_within, CacheLimit};
+use super::shares::blocks_floor_within;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
+use crate::policy::{Capabilities, Limit, Range};
 use crate::spec::SpecError;
 
 /// The links of S, of the HIR order and of Q for every entry, side by side: entry e uses nodes
@@ -482,20 +483,20 @@ impl PolicyDef for Lirs {
         paper: "Jiang, Zhang, LIRS: an efficient low inter-reference recency set replacement policy, SIGMETRICS 2002 §3; prefetching paper §4",
         summary: "keeps blocks with low inter-reference recency (LIR); evicts resident HIR blocks from Q, remembering them in the stack S",
         params: &[
-            ParamInfo { name: "hir", default: "1%", doc: "Lhirs: frames for resident HIR blocks (share of the cache, rounded down, or a size)" },
-            ParamInfo { name: "hir-min", default: "2", doc: "smallest Lhirs in blocks (lirs.c's LOWEST_HG_NUM)" },
-            ParamInfo { name: "stack", default: "2500x", doc: "most entries of S (share of the cache or a size, at least the cache); past it the HIR entry nearest the bottom leaves S (lirs.c's MAX_S_LEN)" },
-            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (libCacheSim's LIRS.c rules; with hir-min=1,stack=2x its miss counts)" },
+            ParamInfo { name: "hir", default: "1%", doc: "Lhirs: frames for resident HIR blocks (share of the cache, rounded down, or a size)", range: Range::Cache(Limit::Below) },
+            ParamInfo { name: "hir-min", default: "2", doc: "smallest Lhirs in blocks (lirs.c's LOWEST_HG_NUM)", range: Range::Cache(Limit::Below) },
+            ParamInfo { name: "stack", default: "2500x", doc: "most entries of S (share of the cache or a size, at least the cache); past it the HIR entry nearest the bottom leaves S (lirs.c's MAX_S_LEN)", range: Range::Cache(Limit::AtLeast) },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (libCacheSim's LIRS.c rules; with hir-min=1,stack=2x its miss counts)", range: Range::Choice(&["paper", "libcachesim"]) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let lir_room = "at least one frame must hold LIR blocks";
-        let hir = blocks_floor_within(args, "lirs", "hir", env, CacheLimit::Below, lir_room)?;
-        let hir_min = blocks_floor_within(args, "lirs", "hir-min", env, CacheLimit::Below, lir_room)?;
+        let hir = blocks_floor_within(args, "lirs", "hir", env, lir_room)?;
+        let hir_min = blocks_floor_within(args, "lirs", "hir-min", env, lir_room)?;
         let lhirs = hir.max(hir_min);
-        let stack =
-            blocks_floor_within(args, "lirs", "stack", env, CacheLimit::AtLeast, "S holds every resident block")?;
+        let stack = blocks_floor_within(args, "lirs", "stack", env, "S holds every resident block")?;
         let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
         Ok(Lirs::new(env.capacity, lhirs, stack, libcachesim))
     }

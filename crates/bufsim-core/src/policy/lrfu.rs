@@ -21,6 +21,7 @@ use super::heap_victim::min_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::evicted::EvictedHistory;
 use crate::heap::IndexedHeap;
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 pub struct Lrfu {
@@ -159,17 +160,19 @@ impl PolicyDef for Lrfu {
         paper: "Lee et al., LRFU: a spectrum of policies that subsumes LRU and LFU, IEEE TC 2001 §3-4; prefetching paper §4",
         summary: "evicts the block with the smallest combined recency and frequency, CRF = sum of (1/2)^(lambda * age) over its references",
         params: &[
-            ParamInfo { name: "lambda", default: "0.001", doc: "decay, 0-1: 1 is LRU, 0 is LFU" },
+            ParamInfo { name: "lambda", default: "0.001", doc: "decay, 0-1: 1 is LRU, 0 is LFU", range: Range::Number(0.0, 1.0) },
             ParamInfo {
                 name: "history",
                 default: "0",
                 doc: "evicted blocks whose CRF is remembered (MQ §5.1 used 4x the cache)",
+                range: Range::Share(0.0, 100.0),
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let lambda = args.f64_in("lambda", 0.0, 1.0)?;
+        let lambda = args.f64("lambda")?;
         let history = super::shares::blocks_floor(args, "lrfu", "history", env)?;
         Ok(Lrfu::with_history(env.capacity, lambda, history))
     }

@@ -3,6 +3,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 pub struct Lru {
@@ -86,6 +87,7 @@ impl PolicyDef for Lru {
         summary: "evicts the least recently used block; prefetched blocks enter at the MRU end",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Lru::new(env.capacity))

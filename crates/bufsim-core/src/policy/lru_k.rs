@@ -22,6 +22,7 @@ use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, Poli
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 /// Where a resident frame is ordered.
@@ -341,11 +342,12 @@ impl PolicyDef for LruK {
         paper: "O'Neil, O'Neil, Weikum, The LRU-K page replacement algorithm, SIGMOD 1993 §2; prefetching paper §4 (LRU-2)",
         summary: "evicts the eligible block whose K-th most recent reference is oldest; blocks with fewer than K references first",
         params: &[
-            ParamInfo { name: "k", default: "2", doc: "references remembered per block, 1-8 (k=1 is LRU)" },
-            ParamInfo { name: "crp", default: "0", doc: "Correlated Reference Period in demand accesses: a block referenced within it is not eligible and its references count once (0: none)" },
-            ParamInfo { name: "history", default: "100%", doc: "retained information: evicted blocks whose history is kept (a count, or a share of the cache)" },
+            ParamInfo { name: "k", default: "2", doc: "references remembered per block, 1-8 (k=1 is LRU)", range: Range::Whole(1, 8) },
+            ParamInfo { name: "crp", default: "0", doc: "Correlated Reference Period in demand accesses: a block referenced within it is not eligible and its references count once (0: none)", range: Range::Whole(0, u64::MAX) },
+            ParamInfo { name: "history", default: "100%", doc: "retained information: evicted blocks whose history is kept (a count, or a share of the cache)", range: Range::Share(0.0, 100.0) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let k = args.u64("k")?;

@@ -19,6 +19,7 @@
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 const MIN_NR_GENS: u64 = 2;
@@ -444,19 +445,23 @@ impl PolicyDef for Mglru {
                 name: "kernel",
                 default: "6.8",
                 doc: "6.8 (6.8-6.13: cold pages to the second-oldest generation, saturated pages protected) or 6.1 (6.1-6.7: to the oldest)",
+                range: Range::Choice(&["6.8", "6.1"]),
             },
             ParamInfo {
                 name: "aging",
                 default: "spread",
                 doc: "when a generation is created: spread (should_run_aging of 6.1-6.13) or min-gens (only when 2 are left)",
+                range: Range::Choice(&["spread", "min-gens"]),
             },
             ParamInfo {
                 name: "shadows",
                 default: "100%",
                 doc: "shadow entries kept for refault detection, oldest dropped first (relative to the cache, or blocks)",
+                range: Range::Share(0.0, 10.0),
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {

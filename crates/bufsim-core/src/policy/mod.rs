@@ -91,7 +91,8 @@ pub use slru::Slru;
 mod mglru;
 pub use mglru::Mglru;
 pub use registry::{
-    build, AnyPolicy, Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, POLICIES, PRESETS,
+    build, AnyPolicy, Args, BuildEnv, Capabilities, Limit, ParamInfo, PolicyDef, PolicyInfo, PolicyVisitor, Range,
+    POLICIES, PRESETS,
 };
 pub use storage::{EagerLru, Landlord, LazyClock, LazyLru, StaticSplit};
 

@@ -17,6 +17,7 @@ use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::{Relative, SpecError};
 
 /// No demand access known.
@@ -291,15 +292,17 @@ impl PolicyDef for Mq {
         paper: "Zhou, Philbin & Li, Multi-Queue, USENIX 2001, §4 Figure 5; prefetch-aware per the prefetching paper §4",
         summary: "LRU queues by log2 of the access count, lifetime demotion, FIFO history Qout of counts",
         params: &[
-            ParamInfo { name: "queues", default: "8", doc: "number of LRU queues m (1-64; 1 is LRU)" },
-            ParamInfo { name: "history", default: "4x", doc: "Qout entries: share of the cache (4x, 50%) or a size" },
+            ParamInfo { name: "queues", default: "8", doc: "number of LRU queues m (1-64; 1 is LRU)", range: Range::Whole(1, 64) },
+            ParamInfo { name: "history", default: "4x", doc: "Qout entries: share of the cache (4x, 50%) or a size", range: Range::Share(0.0, 100.0) },
             ParamInfo {
                 name: "lifetime",
                 default: "adaptive",
                 doc: "adaptive (peak temporal distance beyond the cache size, per epoch) | accesses (10000) | share of the cache (1x)",
+                range: Range::Text("adaptive, a number of accesses (10000) or a share of the cache (1x, 50%)"),
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let queues = args.u64("queues")?;

@@ -4,6 +4,7 @@
 use super::lru::front_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 pub struct Mru {
@@ -56,6 +57,7 @@ impl PolicyDef for Mru {
         summary: "evicts the most recently used block; suits loops larger than the cache",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Mru::new(env.capacity))

@@ -55,8 +55,6 @@ impl Policy for Opt {
 }
 
 impl PolicyDef for Opt {
-    const CAPABILITIES: crate::policy::registry::Capabilities =
-        crate::policy::registry::Capabilities { needs_future: true, ..crate::policy::registry::Capabilities::NONE };
     const INFO: PolicyInfo = PolicyInfo {
         name: "opt",
         aliases: &["belady", "min"],
@@ -64,6 +62,10 @@ impl PolicyDef for Opt {
         summary: "evicts the block used furthest in the future (needs a pre-pass over the trace)",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+            needs_future: true,
+            ..crate::policy::registry::Capabilities::NONE
+        },
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Opt { order: IndexedHeap::with_nodes(env.capacity) })

@@ -2,6 +2,7 @@
 //! so the same seed gives the same victims.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::policy::{Capabilities, Range};
 use crate::rng::Rng;
 use crate::sample_set::SampleSet;
 use crate::spec::SpecError;
@@ -51,11 +52,13 @@ impl PolicyDef for Random {
             name: "seed",
             default: "run",
             doc: "seed of the victim draws; `run` uses the run's --seed",
+            range: Range::Seed,
         }],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let seed = args.seed(env)?;
+        let seed = args.seed(env.seed)?;
         Ok(Random { rng: Rng::new(seed), resident: SampleSet::with_capacity(env.capacity) })
     }
 }

@@ -6,177 +6,14 @@ use super::forward::forward_policy;
 use super::Policy;
 use crate::spec::{Spec, SpecError};
 
-/// One parameter of a policy. `default` is parsed by the same code as a user's value, so the
-/// default is written once, here.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub doc: &'static str,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct PolicyInfo {
-    pub name: &'static str,
-    pub aliases: &'static [&'static str],
-    /// The paper (and section) the policy follows.
-    pub paper: &'static str,
-    pub summary: &'static str,
-    pub params: &'static [ParamInfo],
-    /// Spec used in place of this name: presets such as AccuSim's defaults (`2q-accusim`).
-    pub preset_of: Option<&'static str>,
-}
-
-/// What a policy is built for.
-#[derive(Clone, Copy, Debug)]
-pub struct BuildEnv {
-    /// Cache frames (blocks).
-    pub capacity: usize,
-    pub block_size: u64,
-    /// The run's seed; policies that draw random numbers seed from it unless given `seed=`.
-    pub seed: u64,
-}
-
-/// A policy's arguments, checked against its [`ParamInfo`] list; missing ones take defaults.
-pub struct Args<'a> {
-    policy: &'static str,
-    params: &'static [ParamInfo],
-    given: &'a [(String, String)],
-    /// Values a preset sets: used like the user's, but not range-checked as the user's are
-    /// (a preset is a paper's setting, fitted to tiny caches like a default).
-    preset: &'a [(String, String)],
-}
-
-impl<'a> Args<'a> {
-    pub fn new(info: &PolicyInfo, given: &'a [(String, String)]) -> Result<Self, SpecError> {
-        for (k, _) in given {
-            if !info.params.iter().any(|p| p.name == k) {
-                let known: Vec<&str> = info.params.iter().map(|p| p.name).collect();
-                return Err(SpecError(if known.is_empty() {
-                    format!("policy `{}` takes no parameters (got `{k}`)", info.name)
-                } else {
-                    format!("policy `{}` has no parameter `{k}`; it takes {}", info.name, known.join(", "))
-                }));
-            }
-        }
-        Ok(Args { policy: info.name, params: info.params, given, preset: &[] })
-    }
-
-    /// [`Args::new`] under a preset's own values.
-    pub fn with_preset(
-        info: &PolicyInfo,
-        given: &'a [(String, String)],
-        preset: &'a [(String, String)],
-    ) -> Result<Self, SpecError> {
-        Args::new(info, preset)?;
-        Ok(Args { preset, ..Args::new(info, given)? })
-    }
-
-    /// The text of a parameter: the user's, or the default.
-    pub fn text(&self, name: &str) -> &str {
-        if let Some((_, v)) = self.given.iter().chain(self.preset).find(|(k, _)| k == name) {
-            return v;
-        }
-        self.params
-            .iter()
-            .find(|p| p.name == name)
-            .map(|p| p.default)
-            .unwrap_or_else(|| panic!("policy {} reads undeclared parameter {name}", self.policy))
-    }
-
-    pub fn is_given(&self, name: &str) -> bool {
-        self.given.iter().any(|(k, _)| k == name)
-    }
-
-    fn bad(&self, name: &str, want: &str) -> SpecError {
-        SpecError(format!("policy `{}`: parameter {name}=`{}` must be {want}", self.policy, self.text(name)))
-    }
-
-    pub fn u64(&self, name: &str) -> Result<u64, SpecError> {
-        self.text(name).parse().map_err(|_| self.bad(name, "a whole number ≥ 0"))
-    }
-
-    pub fn f64(&self, name: &str) -> Result<f64, SpecError> {
-        let v: f64 = self.text(name).parse().map_err(|_| self.bad(name, "a number"))?;
-        if v.is_finite() {
-            Ok(v)
-        } else {
-            Err(self.bad(name, "a finite number"))
-        }
-    }
-
-    /// A number in `[lo, hi]`.
-    pub fn f64_in(&self, name: &str, lo: f64, hi: f64) -> Result<f64, SpecError> {
-        let v = self.f64(name)?;
-        if v < lo || v > hi {
-            return Err(self.bad(name, &format!("between {lo} and {hi}")));
-        }
-        Ok(v)
-    }
-
-    pub fn bool(&self, name: &str) -> Result<bool, SpecError> {
-        match self.text(name).to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "1" => Ok(true),
-            "false" | "no" | "off" | "0" => Ok(false),
-            _ => Err(self.bad(name, "true or false")),
-        }
-    }
-
-    /// A size relative to the cache (`25%`, `4x`, `0.25`) or absolute (`100blocks`, `8MiB`, a
-    /// bare whole number of blocks: the one rule of [`super::shares::parse_share`]), in blocks
-    /// rounded to the nearest.
-    pub fn blocks(&self, name: &str, env: &BuildEnv) -> Result<u64, SpecError> {
-        super::shares::parse_share(self, self.policy, name).map(|r| r.blocks(env.capacity as u64, env.block_size))
-    }
-
-    /// One of a fixed set of words.
-    pub fn choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, SpecError> {
-        let t = self.text(name).to_ascii_lowercase();
-        choices
-            .iter()
-            .find(|c| **c == t)
-            .copied()
-            .ok_or_else(|| self.bad(name, &format!("one of {}", choices.join(", "))))
-    }
-
-    /// The seed for this policy: `seed=N`, or the run's seed for `seed=run` (the default).
-    pub fn seed(&self, env: &BuildEnv) -> Result<u64, SpecError> {
-        if self.text("seed") == "run" {
-            Ok(env.seed)
-        } else {
-            self.u64("seed")
-        }
-    }
-}
-
-/// What a policy needs from the run or gives it beyond the `Policy` events: callers read these
-/// flags, never the policy's name.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Capabilities {
-    /// Needs every block's next use in advance (OPT): the run computes it in a pre-pass, and
-    /// it cannot sit where the future is unknown (a first-level cache, several timed streams).
-    pub needs_future: bool,
-    /// Splits the cache by program context with an access-pattern detector (AMP's manager);
-    /// records a partition timeline.
-    pub context_partitioned: bool,
-    /// Splits the cache by device (storage-aware caching); records a partition timeline.
-    pub device_partitioned: bool,
-}
-
-impl Capabilities {
-    pub const NONE: Capabilities =
-        Capabilities { needs_future: false, context_partitioned: false, device_partitioned: false };
-
-    pub fn partitioned(self) -> bool {
-        self.context_partitioned || self.device_partitioned
-    }
-}
+pub use bufsim_config::registry::{
+    Args, BuildEnv, Capabilities, Info as PolicyInfo, Kind, Limit, Param as ParamInfo, Range,
+};
 
 /// A policy that can be named in a spec string.
 pub trait PolicyDef: Policy + Sized {
+    /// The policy's entry; its `caps` say what it needs beyond the `Policy` events.
     const INFO: PolicyInfo;
-    /// Most policies need nothing special; those that do say so here.
-    const CAPABILITIES: Capabilities = Capabilities::NONE;
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError>;
 }
 
@@ -194,14 +31,11 @@ macro_rules! policies {
         /// The registry, in the order `bufsim policies` lists it.
         pub const POLICIES: &[PolicyInfo] = &[$(<$ty as PolicyDef>::INFO),*];
 
-        /// Each policy's capabilities, by policy name (presets: see [`capabilities`]).
-        const CAPABILITIES: &[(&str, Capabilities)] = &[$((<$ty as PolicyDef>::INFO.name, <$ty as PolicyDef>::CAPABILITIES)),*];
-
         impl AnyPolicy {
             fn build_named(info_name: &str, args: &[(String, String)], preset: &[(String, String)], env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
                 $(
                     if <$ty as PolicyDef>::INFO.name == info_name {
-                        let a = Args::with_preset(&<$ty as PolicyDef>::INFO, args, preset)?;
+                        let a = Args::with_preset(Kind::Policy, &<$ty as PolicyDef>::INFO, args, preset)?;
                         return Ok(AnyPolicy::$variant(<$ty as PolicyDef>::build(&a, env)?));
                     }
                 )*
@@ -273,6 +107,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "MQ as AccuSim ran it: 4 queues, lifetime = history = cache size",
         params: &[],
         preset_of: Some("mq(queues=4,history=1x,lifetime=1x)"),
+        caps: Capabilities::NONE,
     },
     // AccuSim's settings (prefetching paper Table 2 and its public sources).
     PolicyInfo {
@@ -282,6 +117,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "LIRS as the prefetching paper ran it",
         params: &[],
         preset_of: Some("lirs(hir=10%,hir-min=32,stack=2x)"),
+        caps: Capabilities::NONE,
     },
     PolicyInfo {
         name: "2q-accusim",
@@ -290,6 +126,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "2Q with Kout equal to the cache, as the prefetching paper ran it",
         params: &[],
         preset_of: Some("2q(kin=25%,kout=100%)"),
+        caps: Capabilities::NONE,
     },
     PolicyInfo {
         name: "lru2-accusim",
@@ -298,6 +135,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "LRU-2 with a 20-reference CRP and history for as many blocks as the cache holds",
         params: &[],
         preset_of: Some("lru-k(k=2,crp=20,history=100%)"),
+        caps: Capabilities::NONE,
     },
     PolicyInfo {
         name: "qd-lp",
@@ -306,6 +144,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "quick demotion (10% probationary FIFO + ghost) and lazy promotion (2-bit CLOCK main)",
         params: &[],
         preset_of: Some("s3-fifo(threshold=1)"),
+        caps: Capabilities::NONE,
     },
     PolicyInfo {
         name: "lfu-da",
@@ -314,6 +153,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "LFU-DA: evicts the least K = accesses + L, L set to each victim's K",
         params: &[],
         preset_of: Some("lfu(aging=dynamic)"),
+        caps: Capabilities::NONE,
     },
     PolicyInfo {
         name: "lrfu-accusim",
@@ -322,6 +162,7 @@ pub const PRESETS: &[PolicyInfo] = &[
         summary: "LRFU with lambda 0.5, as AccuSim's code runs it",
         params: &[],
         preset_of: Some("lrfu(lambda=0.5)"),
+        caps: Capabilities::NONE,
     },
 ];
 
@@ -332,8 +173,7 @@ pub fn all() -> impl Iterator<Item = &'static PolicyInfo> {
 
 /// Finds a policy or preset by name or alias.
 pub fn lookup(name: &str) -> Option<&'static PolicyInfo> {
-    let n = name.to_ascii_lowercase();
-    all().find(|p| p.name == n || p.aliases.contains(&n.as_str()))
+    bufsim_config::registry::find(all(), name)
 }
 
 /// The one spelling of a policy spec, used wherever two spellings must be seen as one run (the
@@ -344,15 +184,8 @@ pub fn lookup(name: &str) -> Option<&'static PolicyInfo> {
 pub fn canonical(spec: &str) -> Result<String, SpecError> {
     let parsed = Spec::parse(spec)?;
     let info = lookup(&parsed.name).ok_or_else(|| unknown_policy(&parsed.name))?;
-    let (params, preset) = match info.preset_of {
-        Some(base) => {
-            let expanded = Spec::parse(base)?;
-            let base_info = lookup(&expanded.name).expect("presets name registered policies");
-            (base_info, expanded.args)
-        }
-        None => (info, Vec::new()),
-    };
-    Args::new(params, &parsed.args)?;
+    let (params, preset) = resolve(info)?;
+    Args::new(Kind::Policy, params, &parsed.args)?;
     let mut args = Vec::new();
     for p in params.params {
         let Some((_, v)) = parsed.args.iter().find(|(k, _)| k == p.name) else { continue };
@@ -393,8 +226,7 @@ fn shortest_decimal(t: &str) -> Option<String> {
 }
 
 fn unknown_policy(name: &str) -> SpecError {
-    let names: Vec<&str> = all().map(|p| p.name).collect();
-    SpecError(format!("unknown policy `{name}`; known policies: {} (see `bufsim policies`)", names.join(", ")))
+    bufsim_config::registry::unknown(Kind::Policy, name, all(), "policies")
 }
 
 /// Builds a policy from a spec string such as `lru` or `lfu(aging=dynamic)`.
@@ -410,22 +242,19 @@ pub fn build_spec(spec: &Spec, env: &BuildEnv) -> Result<AnyPolicy, SpecError> {
     if env.capacity == 0 {
         return Err(SpecError("cache of 0 blocks; give at least 1block".into()));
     }
-    if let Some(base) = info.preset_of {
-        // The user's arguments override the preset's.
-        let expanded = Spec::parse(base)?;
-        let base_info = lookup(&expanded.name).expect("presets name registered policies");
-        return AnyPolicy::build_named(base_info.name, &spec.args, &expanded.args, env);
-    }
-    AnyPolicy::build_named(info.name, &spec.args, &[], env)
+    let (base, preset) = resolve(info)?;
+    AnyPolicy::build_named(base.name, &spec.args, &preset, env)
+}
+
+/// The policy a name stands for (itself, or what a preset expands to) and the values its
+/// preset sets.
+fn resolve(info: &'static PolicyInfo) -> Result<bufsim_config::registry::Resolved<'static>, SpecError> {
+    bufsim_config::registry::resolve_preset(info, &lookup)
 }
 
 /// The capabilities of the policy a name (or alias, or preset) stands for; none for unknown names.
 pub fn capabilities(name: &str) -> Capabilities {
-    let Some(info) = lookup(name) else { return Capabilities::NONE };
-    if let Some(spec) = info.preset_of {
-        return Spec::parse(spec).map(|s| capabilities(&s.name)).unwrap_or_default();
-    }
-    CAPABILITIES.iter().find(|(n, _)| *n == info.name).map(|(_, c)| *c).unwrap_or_default()
+    lookup(name).and_then(|info| resolve(info).ok()).map_or(Capabilities::NONE, |(base, _)| base.caps)
 }
 
 /// Whether a spec names a policy that needs the future (the run then computes next-use

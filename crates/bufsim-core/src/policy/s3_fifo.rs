@@ -6,6 +6,7 @@
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 const SMALL: u8 = 0;
@@ -249,24 +250,37 @@ impl PolicyDef for S3Fifo {
         paper: "S3-FIFO (Yang et al., SOSP 2023) §4, Algorithm 1",
         summary: "small FIFO filter, main FIFO with a 2-bit clock, ghost FIFO of the small queue's evictions",
         params: &[
-            ParamInfo { name: "small", default: "0.1", doc: "share of the cache for the small FIFO, 0..1" },
-            ParamInfo { name: "ghost", default: "0.9", doc: "ghost entries as a share of the cache, 0..10" },
+            ParamInfo {
+                name: "small",
+                default: "0.1",
+                doc: "share of the cache for the small FIFO, 0..1",
+                range: Range::Number(0.0, 1.0),
+            },
+            ParamInfo {
+                name: "ghost",
+                default: "0.9",
+                doc: "ghost entries as a share of the cache, 0..10",
+                range: Range::Number(0.0, 10.0),
+            },
             ParamInfo {
                 name: "threshold",
                 default: "2",
                 doc: "hits in the small FIFO that move a block to main (Algorithm 1: freq > 1)",
+                range: Range::Whole(1, 255),
             },
             ParamInfo {
                 name: "variant",
                 default: "paper",
                 doc: "paper | libcachesim (while small is full before the first eviction, new blocks go to main)",
+                range: Range::Choice(&["paper", "libcachesim"]),
             },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let small = args.f64_in("small", 0.0, 1.0)?;
-        let ghost = args.f64_in("ghost", 0.0, 10.0)?;
+        let small = args.f64("small")?;
+        let ghost = args.f64("ghost")?;
         let threshold = args.u64("threshold")?;
         if !(1..=255).contains(&threshold) {
             return Err(SpecError(format!("policy `s3-fifo`: threshold={threshold} must be between 1 and 255")));

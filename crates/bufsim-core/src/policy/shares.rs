@@ -3,28 +3,12 @@
 //! truncated there), which the general spec rule (round to nearest) would miss by one block.
 
 use super::{Args, BuildEnv};
-use crate::spec::{Relative, Size, SpecError};
+use crate::spec::{Relative, SpecError};
+use bufsim_config::registry::Range;
 
-/// A share of the cache or a size, as every policy parameter in blocks reads it: a bare whole
-/// number counts blocks (`history=0`, `hir-min=32`); a bare number with a decimal point is a
-/// share (`hir=0.01` is 1%, as in the papers and libCacheSim's ratios); otherwise `25%`, `2x`,
-/// `100blocks`, `8MiB`.
-pub(crate) fn parse_share(args: &Args, policy: &str, name: &str) -> Result<Relative, SpecError> {
-    let text = args.text(name).trim();
-    if let Ok(n) = text.parse::<u64>() {
-        return Ok(Relative::Absolute(Size::Blocks(n)));
-    }
-    if text.contains('.') {
-        if let Ok(f) = text.parse::<f64>() {
-            if !(f.is_finite() && f >= 0.0) {
-                return Err(SpecError(format!(
-                    "policy `{policy}`: parameter {name}=`{text}` must be a share of zero or more"
-                )));
-            }
-            return Ok(Relative::Fraction(f));
-        }
-    }
-    Relative::parse(text).map_err(|e| SpecError(format!("policy `{policy}`: parameter {name}: {e}")))
+/// A share of the cache or a size ([`bufsim_config::registry::parse_share`]).
+pub(crate) fn parse_share(args: &Args, _policy: &str, name: &str) -> Result<Relative, SpecError> {
+    args.share(name)
 }
 
 /// Blocks for parameter `name` of `policy`, a share of the cache rounded down ([`parse_share`]).
@@ -39,57 +23,29 @@ fn floor(r: Relative, env: &BuildEnv) -> usize {
     }
 }
 
-/// Where a parameter in blocks must lie relative to the cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CacheLimit {
-    /// Less than the cache: some frames must stay for the rest of the policy.
-    Below,
-    /// At most the cache.
-    AtMost,
-    /// At least the cache.
-    AtLeast,
-}
-
-/// [`blocks_floor`], refusing a value the user gave outside `limit` (a share such as `200%` at
-/// every cache size; a size or block count at the cache size being built). Defaults are the
-/// papers' and are fitted to tiny caches by the policy itself.
+/// [`blocks_floor`] for a parameter declared as [`Range::Cache`]: the registry checked a share
+/// against its limit; an absolute amount the user gave is checked here, against the cache being
+/// built. Defaults and presets are the papers' and are fitted to tiny caches by the policy.
 pub(crate) fn blocks_floor_within(
     args: &Args,
     policy: &str,
     name: &str,
     env: &BuildEnv,
-    limit: CacheLimit,
     why: &str,
 ) -> Result<usize, SpecError> {
     let r = parse_share(args, policy, name)?;
     let n = floor(r, env);
-    if !args.is_given(name) {
+    let Some(Range::Cache(limit)) = args.range(name) else {
+        panic!("policy {policy} reads {name} as an amount of cache but declares another range")
+    };
+    if !args.is_given(name) || limit.holds_blocks(n as u64, env.capacity as u64) {
         return Ok(n);
     }
     let cap = env.capacity;
-    let ok = match (limit, r) {
-        (CacheLimit::Below, Relative::Fraction(f)) => f < 1.0,
-        (CacheLimit::Below, Relative::Absolute(_)) => n < cap || cap < 2,
-        (CacheLimit::AtMost, Relative::Fraction(f)) => f <= 1.0,
-        (CacheLimit::AtMost, Relative::Absolute(_)) => n <= cap,
-        (CacheLimit::AtLeast, Relative::Fraction(f)) => f >= 1.0,
-        (CacheLimit::AtLeast, Relative::Absolute(_)) => n >= cap,
-    };
-    if ok {
-        return Ok(n);
-    }
-    let must = match limit {
-        CacheLimit::Below => "less than the cache",
-        CacheLimit::AtMost => "at most the cache",
-        CacheLimit::AtLeast => "at least the cache",
-    };
-    let shown = match r {
-        Relative::Fraction(f) => format!("{}% of the cache", f * 100.0),
-        Relative::Absolute(_) => format!("{n} blocks, with a cache of {cap} blocks"),
-    };
     Err(SpecError(format!(
-        "policy `{policy}`: parameter {name}=`{}` is {shown}; it must be {must} ({why})",
-        args.text(name).trim()
+        "policy `{policy}`: parameter {name}=`{}` is {n} blocks, with a cache of {cap} blocks; it must be {} ({why})",
+        args.text(name),
+        limit.words()
     )))
 }
 
@@ -102,11 +58,11 @@ mod tests {
     fn counts_shares_and_sizes() {
         let env = BuildEnv { capacity: 1000, block_size: 4096, seed: 0 };
         let info = super::super::registry::lookup("2q").unwrap();
-        let given = |v: &str| vec![("kin".to_string(), v.to_string())];
+        let given = |v: &str| vec![("kout".to_string(), v.to_string())];
         for (text, blocks) in [("25%", 250), ("0.25", 250), ("0.0125", 12), ("7", 7), ("8KiB", 2), ("2x", 2000)] {
             let g = given(text);
-            let a = Args::new(info, &g).unwrap();
-            assert_eq!(blocks_floor(&a, "2q", "kin", &env).unwrap(), blocks, "{text}");
+            let a = Args::new(super::super::registry::Kind::Policy, info, &g).unwrap();
+            assert_eq!(blocks_floor(&a, "2q", "kout", &env).unwrap(), blocks, "{text}");
         }
         assert!(build("lirs(hir=-0.5)", &env).is_err());
         assert!(build("lirs(hir=0.01)", &env).is_ok());

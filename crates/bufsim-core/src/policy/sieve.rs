@@ -4,6 +4,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 pub struct Sieve {
@@ -94,6 +95,7 @@ impl PolicyDef for Sieve {
         summary: "FIFO queue with a visited bit and a hand that sweeps from the oldest block and stays put",
         params: &[] as &[ParamInfo],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Sieve::new(env.capacity))

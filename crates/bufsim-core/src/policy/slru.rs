@@ -6,6 +6,7 @@
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
 /// Segments at most (libCacheSim's SLRU_MAX_N_SEG).
@@ -122,11 +123,12 @@ impl PolicyDef for Slru {
         paper: "Segmented LRU (Karedla, Love, Wherry, IEEE Computer 1994); n segments as S4LRU (Huang et al., SOSP 2013 §5.2)",
         summary: "LRU segments: misses enter the lowest, hits climb one segment, overflow falls one segment",
         params: &[
-            ParamInfo { name: "segments", default: "4", doc: "number of equal segments, 1..16 (ignored when `sizes` is given)" },
-            ParamInfo { name: "sizes", default: "", doc: "relative segment sizes from probationary up, e.g. 1:3 (Karedla's probationary + protected)" },
-            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (while the cache fills, new blocks go to the lowest segment with room)" },
+            ParamInfo { name: "segments", default: "4", doc: "number of equal segments, 1..16 (ignored when `sizes` is given)", range: Range::Whole(1, 16) },
+            ParamInfo { name: "sizes", default: "", doc: "relative segment sizes from probationary up, e.g. 1:3 (Karedla's probationary + protected)", range: Range::Text("empty, or relative segment sizes from probationary up such as 1:3") },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (while the cache fills, new blocks go to the lowest segment with room)", range: Range::Choice(&["paper", "libcachesim"]) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let sizes = args.text("sizes");

@@ -16,10 +16,11 @@
 //! put in A1out; a prefetched block found in A1out is promoted into Am as if demanded.
 
 use super::lru::back_unpinned;
-use super::shares::{blocks_floor, blocks_floor_within, CacheLimit};
+use super::shares::{blocks_floor, blocks_floor_within};
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
+use crate::policy::{Capabilities, Limit, Range};
 use crate::spec::SpecError;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -189,13 +190,14 @@ impl PolicyDef for TwoQ {
         paper: "Johnson, Shasha, 2Q: a low overhead high performance buffer management replacement algorithm, VLDB 1994 §2 (full version); prefetching paper §4",
         summary: "A1in FIFO for first references, A1out ghost FIFO, Am LRU for blocks re-referenced after leaving A1in",
         params: &[
-            ParamInfo { name: "kin", default: "25%", doc: "Kin: A1in may exceed this before it gives up blocks (share of the cache, rounded down, or a size)" },
-            ParamInfo { name: "kout", default: "50%", doc: "Kout: identifiers A1out remembers (share of the cache, rounded down, or a size)" },
+            ParamInfo { name: "kin", default: "25%", doc: "Kin: A1in may exceed this before it gives up blocks (share of the cache, rounded down, or a size)", range: Range::Cache(Limit::AtMost) },
+            ParamInfo { name: "kout", default: "50%", doc: "Kout: identifiers A1out remembers (share of the cache, rounded down, or a size)", range: Range::Share(0.0, 100.0) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        let kin = blocks_floor_within(args, "2q", "kin", env, CacheLimit::AtMost, "A1in is part of the cache")?;
+        let kin = blocks_floor_within(args, "2q", "kin", env, "A1in is part of the cache")?;
         let kout = blocks_floor(args, "2q", "kout", env)?;
         Ok(TwoQ::new(env.capacity, kin, kout))
     }

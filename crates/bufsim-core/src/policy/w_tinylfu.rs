@@ -13,6 +13,7 @@
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::list::{Links, List};
+use crate::policy::{Capabilities, Range};
 use crate::spec::{Relative, SpecError};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -523,14 +524,15 @@ impl PolicyDef for WTinyLfu {
         paper: "Einziger, Friedman & Manes, ACM TOS 2017, §4 (W-TinyLFU) with the §3 sketch; adaptive window: Middleware 2018 §3 (Caffeine)",
         summary: "window LRU + segmented LRU; a count-min sketch decides which of the two victims stays",
         params: &[
-            ParamInfo { name: "window", default: "1%", doc: "window LRU's share of the cache (§4: 1%); the climber's start with adaptive=true" },
-            ParamInfo { name: "protected", default: "80%", doc: "protected segment's share of the main cache (§4: 80%)" },
-            ParamInfo { name: "doorkeeper", default: "true", doc: "Bloom filter in front of the sketch (§3.4.2)" },
-            ParamInfo { name: "adaptive", default: "false", doc: "size the window by hill climbing on the hit ratio (Caffeine)" },
-            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (its counting Bloom filter and counting rules, see docs/policies/w-tinylfu.md)" },
-            ParamInfo { name: "sample", default: "10", doc: "W, the additions between resets, as a multiple of the cache (§3.3; Caffeine: 10)" },
+            ParamInfo { name: "window", default: "1%", doc: "window LRU's share of the cache (§4: 1%); the climber's start with adaptive=true", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "protected", default: "80%", doc: "protected segment's share of the main cache (§4: 80%)", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "doorkeeper", default: "true", doc: "Bloom filter in front of the sketch (§3.4.2)", range: Range::Flag },
+            ParamInfo { name: "adaptive", default: "false", doc: "size the window by hill climbing on the hit ratio (Caffeine)", range: Range::Flag },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (its counting Bloom filter and counting rules, see docs/policies/w-tinylfu.md)", range: Range::Choice(&["paper", "libcachesim"]) },
+            ParamInfo { name: "sample", default: "10", doc: "W, the additions between resets, as a multiple of the cache (§3.3; Caffeine: 10)", range: Range::Whole(1, u64::MAX) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         // Shares stay fractional: the window is floor(share x cache) blocks, as libCacheSim sizes it.

@@ -22,6 +22,7 @@ pub use linux6::{Decision, Linux6};
 pub use ondemand::OnDemand;
 pub use simple::Simple;
 
+use bufsim_config::registry::{unknown, Args, Capabilities, Info, Kind, Param, Range};
 use bufsim_config::{Spec, SpecError};
 
 /// One demand block access, as a read-ahead algorithm sees it.
@@ -103,59 +104,108 @@ pub(crate) fn state<T: Default + Clone>(v: &mut Vec<T>, file: u32) -> &mut T {
     &mut v[i]
 }
 
-/// A registered read-ahead algorithm, for `bufsim prefetchers` and the docs.
-pub struct PrefetchInfo {
-    pub name: &'static str,
-    pub paper: &'static str,
-    pub params: &'static [(&'static str, &'static str, &'static str)],
+const fn blocks(name: &'static str, default: &'static str, doc: &'static str) -> Param {
+    Param { name, default, doc, range: Range::Whole(1, u64::MAX) }
 }
 
-pub const PREFETCHERS: &[PrefetchInfo] = &[
-    PrefetchInfo { name: "none", paper: "no read-ahead: only demanded blocks are read", params: &[] },
-    PrefetchInfo {
-        name: "linux",
-        paper: "Linux 2.4 read-ahead groups and windows, prefetching paper §2.1",
-        params: &[
-            ("min", "3", "blocks of a synchronous (conservative) read-ahead"),
-            ("max", "32", "largest read-ahead group, in blocks"),
-        ],
-    },
-    PrefetchInfo {
-        name: "linux-accusim",
-        paper: "Linux 2.4 generic_file_readahead as AccuSim ran it (asim/sim/prefetch.cc), the prefetching paper's evaluation",
-        params: &[
-            ("min", "3", "smallest read-ahead once a request continues the window (MINRA)"),
-            ("max", "32", "largest read-ahead, in blocks (MAXRA)"),
-        ],
-    },
-    PrefetchInfo {
-        name: "linux-ondemand",
-        paper:
-            "Linux 2.6.23+ on-demand read-ahead (mm/readahead.c): window from the request size, ramp-up, async marker",
-        params: &[("max", "32", "largest window, in blocks (128 KiB of 4 KiB pages)")],
-    },
-    PrefetchInfo {
-        name: "linux-6",
-        paper: "Linux 6.x read-ahead (mm/readahead.c, mm/filemap.c of 6.18): on-demand windows, PG_readahead markers, context read-ahead from the page cache, large-folio alignment",
-        params: &[
-            ("max", "32", "largest window, in blocks: the device's read_ahead_kb / 4 (128 KiB by default)"),
-            ("folios", "1", "1: large folios (ext4, XFS) place the marker and align windows; 0: single pages"),
-        ],
-    },
-    PrefetchInfo {
-        name: "bsd",
-        paper: "4.4BSD clustered read-ahead, prefetching paper §2.2",
-        params: &[("max", "32", "largest read-ahead, in blocks (the cluster maximum)")],
-    },
-    PrefetchInfo {
-        name: "simple",
-        paper: "the simplified prefetcher of the prefetching paper's Table 1 (§3)",
-        params: &[
-            ("min", "3", "blocks fetched on a miss, the demanded one included"),
-            ("max", "8", "blocks fetched when the stream looks sequential"),
-        ],
-    },
+const fn entry(name: &'static str, paper: &'static str, summary: &'static str, params: &'static [Param]) -> Info {
+    Info { name, aliases: &[], paper, summary, params, preset_of: None, caps: Capabilities::NONE }
+}
+
+/// The read-ahead registry, each entry beside its builder (`none` builds nothing).
+type Builder = fn(&Args) -> Result<Option<AnyReadAhead>, SpecError>;
+
+const ENTRIES: &[(Info, Builder)] = &[
+    (entry("none", "no read-ahead", "only demanded blocks are read", &[]), |_| Ok(None)),
+    (
+        entry(
+            "linux",
+            "Linux 2.4 read-ahead groups and windows, prefetching paper §2.1",
+            "a synchronous group on a miss, windows that double while the stream stays sequential",
+            &[
+                blocks("min", "3", "blocks of a synchronous (conservative) read-ahead"),
+                blocks("max", "32", "largest read-ahead group, in blocks"),
+            ],
+        ),
+        |a| {
+            let (min, max) = min_max(a)?;
+            Ok(Some(AnyReadAhead::Linux(Linux24::new(min, max))))
+        },
+    ),
+    (
+        entry(
+            "linux-accusim",
+            "Linux 2.4 generic_file_readahead as AccuSim ran it (asim/sim/prefetch.cc), the prefetching paper's evaluation",
+            "the request's own size on a random access; a re-read inside the window turns read-ahead asynchronous",
+            &[
+                blocks("min", "3", "smallest read-ahead once a request continues the window (MINRA)"),
+                blocks("max", "32", "largest read-ahead, in blocks (MAXRA)"),
+            ],
+        ),
+        |a| {
+            let (min, max) = min_max(a)?;
+            Ok(Some(AnyReadAhead::AccuSim(AccuSim::new(min, max))))
+        },
+    ),
+    (
+        entry(
+            "linux-ondemand",
+            "Linux 2.6.23+ on-demand read-ahead (mm/readahead.c)",
+            "window from the request size, ramp-up, async marker",
+            &[blocks("max", "32", "largest window, in blocks (128 KiB of 4 KiB pages)")],
+        ),
+        |a| Ok(Some(AnyReadAhead::OnDemand(OnDemand::new(a.u64("max")?)))),
+    ),
+    (
+        entry(
+            "linux-6",
+            "Linux 6.x read-ahead (mm/readahead.c, mm/filemap.c of 6.18)",
+            "on-demand windows, PG_readahead markers, context read-ahead from the page cache, large-folio alignment",
+            &[
+                blocks("max", "32", "largest window, in blocks: the device's read_ahead_kb / 4 (128 KiB by default)"),
+                Param {
+                    name: "folios",
+                    default: "1",
+                    doc: "1: large folios (ext4, XFS) place the marker and align windows; 0: single pages",
+                    range: Range::Choice(&["0", "1"]),
+                },
+            ],
+        ),
+        |a| {
+            let folios = a.choice("folios", &["0", "1"])? == "1";
+            Ok(Some(AnyReadAhead::Linux6(Linux6::new(a.u64("max")?, folios))))
+        },
+    ),
+    (
+        entry(
+            "bsd",
+            "4.4BSD clustered read-ahead, prefetching paper §2.2",
+            "clusters of sequential blocks read ahead",
+            &[blocks("max", "32", "largest read-ahead, in blocks (the cluster maximum)")],
+        ),
+        |a| Ok(Some(AnyReadAhead::Bsd(Bsd::new(a.u64("max")?)))),
+    ),
+    (
+        entry(
+            "simple",
+            "the simplified prefetcher of the prefetching paper's Table 1 (§3)",
+            "a few blocks on a miss, more when the stream looks sequential",
+            &[
+                blocks("min", "3", "blocks fetched on a miss, the demanded one included"),
+                blocks("max", "8", "blocks fetched when the stream looks sequential"),
+            ],
+        ),
+        |a| {
+            let (min, max) = min_max(a)?;
+            Ok(Some(AnyReadAhead::Simple(Simple::new(min, max))))
+        },
+    ),
 ];
+
+/// Every read-ahead algorithm, in the order `bufsim prefetchers` lists them.
+pub fn all() -> impl Iterator<Item = &'static Info> {
+    ENTRIES.iter().map(|(i, _)| i)
+}
 
 /// Every read-ahead algorithm, statically dispatched.
 pub enum AnyReadAhead {
@@ -194,69 +244,24 @@ impl AnyReadAhead {
     }
 }
 
-fn blocks_arg(spec: &Spec, name: &str, default: u64) -> Result<u64, SpecError> {
-    match spec.args.iter().find(|(k, _)| k == name) {
-        None => Ok(default),
-        Some((_, v)) => v.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
-            SpecError(format!("prefetch `{}`: {name}=`{v}` must be a whole number of blocks, at least 1", spec.name))
-        }),
+/// `min` and `max` of an algorithm that has both: min may not exceed max.
+fn min_max(a: &Args) -> Result<(u64, u64), SpecError> {
+    let (min, max) = (a.u64("min")?, a.u64("max")?);
+    if min > max {
+        return Err(a.invalid("min", &format!("min={min} exceeds max={max}")));
     }
+    Ok((min, max))
 }
 
 /// Builds a read-ahead algorithm from its spec (`linux`, `simple(min=3,max=8)`); `none` gives
 /// `None`.
 pub fn build(text: &str) -> Result<Option<AnyReadAhead>, SpecError> {
     let spec = Spec::parse(text)?;
-    let info = PREFETCHERS.iter().find(|p| p.name == spec.name).ok_or_else(|| {
-        let names: Vec<&str> = PREFETCHERS.iter().map(|p| p.name).collect();
-        SpecError(format!("unknown prefetch `{}`; use one of {}", spec.name, names.join(", ")))
-    })?;
-    for (k, _) in &spec.args {
-        if !info.params.iter().any(|(n, _, _)| n == k) {
-            let known: Vec<&str> = info.params.iter().map(|p| p.0).collect();
-            return Err(SpecError(format!(
-                "prefetch `{}` has no parameter `{k}`{}",
-                spec.name,
-                if known.is_empty() { String::new() } else { format!("; it takes {}", known.join(", ")) }
-            )));
-        }
-    }
-    let default = |n: &str| info.params.iter().find(|p| p.0 == n).map(|p| p.1.parse::<u64>().unwrap()).unwrap();
-    Ok(match info.name {
-        "none" => None,
-        "linux" => {
-            let (min, max) = (blocks_arg(&spec, "min", default("min"))?, blocks_arg(&spec, "max", default("max"))?);
-            if min > max {
-                return Err(SpecError(format!("prefetch `linux`: min={min} exceeds max={max}")));
-            }
-            Some(AnyReadAhead::Linux(Linux24::new(min, max)))
-        }
-        "linux-accusim" => {
-            let (min, max) = (blocks_arg(&spec, "min", default("min"))?, blocks_arg(&spec, "max", default("max"))?);
-            if min > max {
-                return Err(SpecError(format!("prefetch `linux-accusim`: min={min} exceeds max={max}")));
-            }
-            Some(AnyReadAhead::AccuSim(AccuSim::new(min, max)))
-        }
-        "linux-ondemand" => Some(AnyReadAhead::OnDemand(OnDemand::new(blocks_arg(&spec, "max", default("max"))?))),
-        "linux-6" => {
-            let folios = match spec.args.iter().find(|(k, _)| k == "folios").map(|(_, v)| v.as_str()) {
-                None | Some("1") => true,
-                Some("0") => false,
-                Some(v) => return Err(SpecError(format!("prefetch `linux-6`: folios=`{v}` must be 0 or 1"))),
-            };
-            Some(AnyReadAhead::Linux6(Linux6::new(blocks_arg(&spec, "max", default("max"))?, folios)))
-        }
-        "bsd" => Some(AnyReadAhead::Bsd(Bsd::new(blocks_arg(&spec, "max", default("max"))?))),
-        "simple" => {
-            let (min, max) = (blocks_arg(&spec, "min", default("min"))?, blocks_arg(&spec, "max", default("max"))?);
-            if min > max {
-                return Err(SpecError(format!("prefetch `simple`: min={min} exceeds max={max}")));
-            }
-            Some(AnyReadAhead::Simple(Simple::new(min, max)))
-        }
-        _ => unreachable!(),
-    })
+    let (info, build) = ENTRIES
+        .iter()
+        .find(|(i, _)| i.is_named(&spec.name))
+        .ok_or_else(|| unknown(Kind::Prefetch, &spec.name, all(), "prefetchers"))?;
+    build(&Args::new(Kind::Prefetch, info, &spec.args)?)
 }
 
 #[cfg(test)]

@@ -13,9 +13,9 @@ use bufsim_trace::Request;
 
 use super::events::{Event, EventQueue};
 use super::histogram::LatencyHistogram;
+use super::stats::{DeviceStats, Summary, TimedStats};
 use super::storage::{CacheIo, Storage};
 use super::streams::Streams;
-use super::{DeviceStats, Summary, TimedStats};
 use crate::access::{self, Demanded, Drive, EngineConfig, Future, Prefetching, Stats, Step};
 use crate::cache::{Cache, Demand};
 use crate::cluster::{Clusterer, DiskRequest};

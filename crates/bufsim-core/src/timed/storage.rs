@@ -20,7 +20,7 @@ use super::events::{Event, EventQueue};
 use super::faults::FaultSchedule;
 use super::histogram::LatencyHistogram;
 use super::network::{LogGp, Network};
-use super::TimingOptions;
+use super::options::TimingOptions;
 use crate::policy::partition::TimelineClock;
 use crate::policy::storage::{DeviceInfo, StorageView};
 use crate::spec::SpecError;

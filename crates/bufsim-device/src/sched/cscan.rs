@@ -2,16 +2,18 @@
 //! the lowest (one-way elevator, fair to both ends of the disk).
 
 use super::SortedQueue;
-use crate::params::ModelInfo;
+use crate::params::Capabilities;
+use crate::params::Info;
 use crate::{IoRequest, Scheduler};
 
-pub const INFO: ModelInfo = ModelInfo {
+pub const INFO: Info = Info {
     name: "cscan",
     aliases: &["c-scan"],
-    source: "circular SCAN (Seltzer, Chen & Ousterhout 1990)",
+    paper: "circular SCAN (Seltzer, Chen & Ousterhout 1990)",
     summary: "ascending from the head, wrapping to the lowest block; ties by id",
     params: &[],
     preset_of: None,
+    caps: Capabilities::NONE,
 };
 
 #[derive(Default)]

@@ -9,27 +9,44 @@ use std::collections::VecDeque;
 use bufsim_config::SpecError;
 
 use super::SortedQueue;
-use crate::params::{ModelInfo, ParamInfo, Params};
+use crate::params::{Args, Capabilities, Info, Param, Range};
 use crate::{round_ns, IoRequest, Scheduler};
 
-pub const INFO: ModelInfo = ModelInfo {
+pub const INFO: Info = Info {
     name: "deadline",
     aliases: &[],
-    source: "Linux 2.6 block/deadline-iosched.c (read_expire 500 ms, write_expire 5 s, \
+    paper: "Linux 2.6 block/deadline-iosched.c (read_expire 500 ms, write_expire 5 s, \
              writes_starved 2, fifo_batch 16), the scheduler of DULO §4",
     summary: "sector-ordered batches of reads or writes; an expired FIFO head starts the next \
               batch; reads preferred until writes have been passed over writes-starved times",
     params: &[
-        ParamInfo { name: "read-expire", default: "500ms", doc: "a read is due this long after it is queued" },
-        ParamInfo { name: "write-expire", default: "5s", doc: "a write is due this long after it is queued" },
-        ParamInfo {
+        Param {
+            name: "read-expire",
+            default: "500ms",
+            doc: "a read is due this long after it is queued",
+            range: Range::Time(0.0, 1e12),
+        },
+        Param {
+            name: "write-expire",
+            default: "5s",
+            doc: "a write is due this long after it is queued",
+            range: Range::Time(0.0, 1e12),
+        },
+        Param {
             name: "writes-starved",
             default: "2",
             doc: "read batches that may start while writes wait before a write batch must",
+            range: Range::Whole(0, u32::MAX as u64),
         },
-        ParamInfo { name: "fifo-batch", default: "16", doc: "requests in one batch" },
+        Param {
+            name: "fifo-batch",
+            default: "16",
+            doc: "requests in one batch",
+            range: Range::Whole(1, u32::MAX as u64),
+        },
     ],
     preset_of: None,
+    caps: Capabilities::NONE,
 };
 
 const READ: usize = 0;
@@ -68,12 +85,12 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    pub fn build(p: &Params) -> Result<Deadline, SpecError> {
+    pub fn build(p: &Args) -> Result<Deadline, SpecError> {
         Ok(Deadline::new(
             round_ns(p.time_ns("read-expire")?),
             round_ns(p.time_ns("write-expire")?),
-            p.u64_in("writes-starved", 0, u32::MAX as u64)? as u32,
-            p.u64_in("fifo-batch", 1, u32::MAX as u64)? as u32,
+            p.u64("writes-starved")? as u32,
+            p.u64("fifo-batch")? as u32,
         ))
     }
 

@@ -1,18 +1,20 @@
 //! noop: first come, first served (Linux's noop elevator without merging; AccuSim's DiskSim
 //! driver runs FCFS).
 
+use crate::params::Capabilities;
 use std::collections::VecDeque;
 
-use crate::params::ModelInfo;
+use crate::params::Info;
 use crate::{IoRequest, Scheduler};
 
-pub const INFO: ModelInfo = ModelInfo {
+pub const INFO: Info = Info {
     name: "noop",
     aliases: &["fifo", "fcfs"],
-    source: "Linux noop elevator; FCFS as in AccuSim's DiskSim driver (REFERENCES.md)",
+    paper: "Linux noop elevator; FCFS as in AccuSim's DiskSim driver (REFERENCES.md)",
     summary: "first come, first served",
     params: &[],
     preset_of: None,
+    caps: Capabilities::NONE,
 };
 
 #[derive(Default)]

@@ -2,16 +2,18 @@
 //! Equal distances on both sides go to the lower id; so do several requests at one block.
 
 use super::SortedQueue;
-use crate::params::ModelInfo;
+use crate::params::Capabilities;
+use crate::params::Info;
 use crate::{IoRequest, Scheduler};
 
-pub const INFO: ModelInfo = ModelInfo {
+pub const INFO: Info = Info {
     name: "sstf",
     aliases: &[],
-    source: "shortest seek time first (Denning 1967), by block distance",
+    paper: "shortest seek time first (Denning 1967), by block distance",
     summary: "nearest request to the head first; ties by id",
     params: &[],
     preset_of: None,
+    caps: Capabilities::NONE,
 };
 
 #[derive(Default)]

@@ -6,52 +6,69 @@
 
 use bufsim_config::{Rng, SpecError};
 
-use super::{GenArgs, GeneratorInfo, Synthetic};
+use super::Synthetic;
+use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
-const LENGTH: (&str, &str, &str) = ("length", "2000", "accesses in the stream");
+const LENGTH: Param =
+    Param { name: "length", default: "2000", doc: "accesses in the stream", range: Range::Whole(1, 100_000_000) };
 
-pub const GENERATORS: &[GeneratorInfo] = &[
-    GeneratorInfo {
+pub const GENERATORS: &[Info] = &[
+    Info {
         name: "amp-a",
         paper: "AMP Table 1 (a)",
         summary: "temporally clustered accesses moving through the file: a front advances 1/4 block per access, each access lags it by an exponential number of blocks (mean 3)",
         params: &[LENGTH],
+        aliases: &[],
+        preset_of: None,
+        caps: Capabilities::NONE,
     },
-    GeneratorInfo { name: "amp-b", paper: "AMP Table 1 (b)", summary: "pure loops over blocks 1..100", params: &[LENGTH] },
-    GeneratorInfo {
+    Info { name: "amp-b", paper: "AMP Table 1 (b)", summary: "pure loops over blocks 1..100", params: &[LENGTH], aliases: &[], preset_of: None, caps: Capabilities::NONE },
+    Info {
         name: "amp-c",
         paper: "AMP Table 1 (c)",
         summary: "loops with each block moved around randomly: every access of a loop pass displaced by up to 80 positions either way",
         params: &[LENGTH],
+        aliases: &[],
+        preset_of: None,
+        caps: Capabilities::NONE,
     },
-    GeneratorInfo {
+    Info {
         name: "amp-d",
         paper: "AMP Table 1 (d)",
         summary: "temporally clustered accesses with localized small loops: as (a), but 30% of steps loop 2-3 times over the next 3-6 blocks",
         params: &[LENGTH],
+        aliases: &[],
+        preset_of: None,
+        caps: Capabilities::NONE,
     },
-    GeneratorInfo {
+    Info {
         name: "amp-e",
         paper: "AMP Table 1 (e)",
         summary: "loops in which a block is accessed again with probability 0.6: each pass over 1..100 keeps each block with probability 0.6",
         params: &[LENGTH],
+        aliases: &[],
+        preset_of: None,
+        caps: Capabilities::NONE,
     },
-    GeneratorInfo { name: "amp-f", paper: "AMP Table 1 (f)", summary: "as (e) with probability 0.5", params: &[LENGTH] },
-    GeneratorInfo { name: "amp-g", paper: "AMP Table 1 (g)", summary: "uniformly random over blocks 1..100", params: &[LENGTH] },
-    GeneratorInfo {
+    Info { name: "amp-f", paper: "AMP Table 1 (f)", summary: "as (e) with probability 0.5", params: &[LENGTH], aliases: &[], preset_of: None, caps: Capabilities::NONE },
+    Info { name: "amp-g", paper: "AMP Table 1 (g)", summary: "uniformly random over blocks 1..100", params: &[LENGTH], aliases: &[], preset_of: None, caps: Capabilities::NONE },
+    Info {
         name: "amp-mix",
         paper: "AMP §4 (looping scans larger than the cache beside temporally clustered accesses)",
         summary: "context 1 loops over file loop1, context 2 over file loop2, context 3 makes temporally clustered accesses to file hot; each access picks a context by its share",
         params: &[
-            ("accesses", "200000", "accesses in the trace"),
-            ("loop1", "1500", "blocks of context 1's loop"),
-            ("loop1-share", "0.5", "fraction of accesses made by context 1"),
-            ("loop2", "0", "blocks of context 2's loop (0: no second loop)"),
-            ("loop2-share", "0", "fraction of accesses made by context 2"),
-            ("hot", "20000", "blocks of the file context 3 moves through"),
-            ("lag", "40", "mean blocks an access of context 3 lags its moving front"),
-            ("drift", "0.05", "blocks context 3's front advances per access"),
+            Param { name: "accesses", default: "200000", doc: "accesses in the trace", range: Range::Whole(1, 100_000_000) },
+            Param { name: "loop1", default: "1500", doc: "blocks of context 1's loop", range: Range::Whole(0, u64::MAX) },
+            Param { name: "loop1-share", default: "0.5", doc: "fraction of accesses made by context 1", range: Range::Number(0.0, 1.0) },
+            Param { name: "loop2", default: "0", doc: "blocks of context 2's loop (0: no second loop)", range: Range::Whole(0, u64::MAX) },
+            Param { name: "loop2-share", default: "0", doc: "fraction of accesses made by context 2", range: Range::Number(0.0, 1.0) },
+            Param { name: "hot", default: "20000", doc: "blocks of the file context 3 moves through", range: Range::Whole(0, u64::MAX) },
+            Param { name: "lag", default: "40", doc: "mean blocks an access of context 3 lags its moving front", range: Range::Whole(0, u64::MAX) },
+            Param { name: "drift", default: "0.05", doc: "blocks context 3's front advances per access", range: Range::Number(0.0, 1.0) },
         ],
+        aliases: &[],
+        preset_of: None,
+        caps: Capabilities::NONE,
     },
 ];
 
@@ -139,7 +156,7 @@ pub fn table1_stream(which: char, length: usize, seed: u64) -> Vec<u64> {
     out
 }
 
-pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Result<Synthetic, SpecError> {
+pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic, SpecError> {
     if let Some(which) = info.name.strip_prefix("amp-").filter(|s| s.len() == 1).and_then(|s| s.chars().next()) {
         let length = args.u64("length")? as usize;
         let blocks = table1_stream(which, length, seed);
@@ -147,11 +164,11 @@ pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Resul
     }
     debug_assert_eq!(info.name, "amp-mix");
     let n = args.u64("accesses")?;
-    let (l1, s1) = (args.u64("loop1")?, args.fraction("loop1-share")?);
-    let (l2, s2) = (args.u64("loop2")?, args.fraction("loop2-share")?);
+    let (l1, s1) = (args.u64("loop1")?, args.f64("loop1-share")?);
+    let (l2, s2) = (args.u64("loop2")?, args.f64("loop2-share")?);
     let hot = args.u64("hot")?;
     let lag: f64 = args.u64("lag")? as f64;
-    let drift = args.fraction("drift")?;
+    let drift = args.f64("drift")?;
     if s1 + s2 > 1.0 {
         return Err(SpecError(format!("generator `amp-mix`: loop1-share + loop2-share = {} is over 1", s1 + s2)));
     }

@@ -7,27 +7,51 @@
 
 use bufsim_config::{rng::Rng, SpecError};
 
-use super::{GenArgs, GeneratorInfo, Synthetic};
+use super::Synthetic;
+use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
-pub const GENERATORS: &[GeneratorInfo] = &[GeneratorInfo {
+pub const GENERATORS: &[Info] = &[Info {
     name: "dulo-mix",
     paper: "DULO §4.1 (mixed sequential and random access patterns, as glimpse and multi1)",
     summary: "sequential scans of whole files alternating with bursts of random one-block reads",
     params: &[
-        ("accesses", "200000", "block reads in all"),
-        ("files", "40", "files scanned; each scan reads one whole file, chosen at random"),
-        ("file-blocks", "256", "blocks per scanned file"),
-        ("random-share", "0.3", "share of reads that are random (0 to 1)"),
-        ("random-blocks", "8000", "distinct blocks the random reads revisit"),
-        ("random-span", "1000000", "blocks of the file the random blocks are scattered over"),
+        Param { name: "accesses", default: "200000", doc: "block reads in all", range: Range::Whole(1, 100_000_000) },
+        Param {
+            name: "files",
+            default: "40",
+            doc: "files scanned; each scan reads one whole file, chosen at random",
+            range: Range::Whole(0, u64::MAX),
+        },
+        Param { name: "file-blocks", default: "256", doc: "blocks per scanned file", range: Range::Whole(0, u64::MAX) },
+        Param {
+            name: "random-share",
+            default: "0.3",
+            doc: "share of reads that are random (0 to 1)",
+            range: Range::Number(0.0, 1.0),
+        },
+        Param {
+            name: "random-blocks",
+            default: "8000",
+            doc: "distinct blocks the random reads revisit",
+            range: Range::Whole(0, u64::MAX),
+        },
+        Param {
+            name: "random-span",
+            default: "1000000",
+            doc: "blocks of the file the random blocks are scattered over",
+            range: Range::Whole(0, u64::MAX),
+        },
     ],
+    aliases: &[],
+    preset_of: None,
+    caps: Capabilities::NONE,
 }];
 
-pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Result<Synthetic, SpecError> {
+pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic, SpecError> {
     debug_assert_eq!(info.name, "dulo-mix");
     let n = args.u64("accesses")?;
     let (files, file_blocks) = (args.u64("files")?, args.u64("file-blocks")?);
-    let share = args.fraction("random-share")?;
+    let share = args.f64("random-share")?;
     let (hot, span) = (args.u64("random-blocks")?, args.u64("random-span")?);
     if share < 1.0 && (files == 0 || file_blocks == 0) {
         return Err(SpecError("generator `dulo-mix`: scans need files=1 or more and file-blocks=1 or more".into()));

@@ -9,6 +9,7 @@ pub mod storage;
 
 use std::io::{self, Write};
 
+use bufsim_config::registry::{unknown, Args, Info, Kind};
 use bufsim_config::{Spec, SpecError};
 
 use crate::request::{Op, Request};
@@ -24,17 +25,11 @@ pub struct Synthetic {
 /// Bytes per block of generated traces (each request reads one block).
 pub const BLOCK: u64 = 4096;
 
-/// One generator: name, where it comes from, parameters `(name, default, doc)`.
-#[derive(Clone, Copy, Debug)]
-pub struct GeneratorInfo {
-    pub name: &'static str,
-    pub paper: &'static str,
-    pub summary: &'static str,
-    pub params: &'static [(&'static str, &'static str, &'static str)],
-}
+/// One generator: an entry of the shared registry shape.
+pub type GeneratorInfo = Info;
 
 /// A family of generators: their list and the function that builds any of them.
-type Family = (&'static [GeneratorInfo], fn(&GeneratorInfo, &GenArgs, u64) -> Result<Synthetic, SpecError>);
+type Family = (&'static [Info], fn(&Info, &Args, u64) -> Result<Synthetic, SpecError>);
 
 /// AMP's streams, DULO's mixed workload, then storage-aware caching's traces.
 const FAMILIES: &[Family] =
@@ -76,60 +71,15 @@ impl Synthetic {
     }
 }
 
-/// Arguments of a generator spec, checked against its parameter list.
-pub(crate) struct GenArgs<'a> {
-    info: &'static GeneratorInfo,
-    given: &'a [(String, String)],
-}
-
-impl GenArgs<'_> {
-    pub(crate) fn text(&self, name: &str) -> &str {
-        self.given
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .or_else(|| self.info.params.iter().find(|p| p.0 == name).map(|p| p.1))
-            .unwrap_or_else(|| panic!("generator {} reads undeclared parameter {name}", self.info.name))
-    }
-
-    pub(crate) fn bad(&self, name: &str, want: &str) -> SpecError {
-        SpecError(format!("generator `{}`: parameter {name}=`{}` must be {want}", self.info.name, self.text(name)))
-    }
-
-    pub(crate) fn u64(&self, name: &str) -> Result<u64, SpecError> {
-        self.text(name).parse().map_err(|_| self.bad(name, "a whole number ≥ 0"))
-    }
-
-    pub(crate) fn fraction(&self, name: &str) -> Result<f64, SpecError> {
-        match self.text(name).parse::<f64>() {
-            Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-            _ => Err(self.bad(name, "a number between 0 and 1")),
-        }
-    }
-}
-
 /// Generates the trace `spec` names (`amp-a`, `amp-mix(loop1=2000,loop1-share=0.4)`) from `seed`.
 pub fn generate(spec: &str, seed: u64) -> Result<Synthetic, SpecError> {
     let parsed = Spec::parse(spec)?;
     let (info, build) = FAMILIES
         .iter()
         .flat_map(|(list, build)| list.iter().map(move |g| (g, build)))
-        .find(|(g, _)| g.name == parsed.name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = generators().map(|g| g.name).collect();
-            SpecError(format!("unknown generator `{}`; known generators: {}", parsed.name, names.join(", ")))
-        })?;
-    for (k, _) in &parsed.args {
-        if !info.params.iter().any(|p| p.0 == k) {
-            let known: Vec<&str> = info.params.iter().map(|p| p.0).collect();
-            return Err(SpecError(format!(
-                "generator `{}` has no parameter `{k}`; it takes {}",
-                info.name,
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
-            )));
-        }
-    }
-    build(info, &GenArgs { info, given: &parsed.args }, seed)
+        .find(|(g, _)| g.is_named(&parsed.name))
+        .ok_or_else(|| unknown(Kind::Generator, &parsed.name, generators(), "generate --list"))?;
+    build(info, &Args::new(Kind::Generator, info, &parsed.args)?, seed)
 }
 
 #[cfg(test)]

@@ -26,38 +26,82 @@
 
 use bufsim_config::{Rng, Size, SpecError};
 
-use super::{GenArgs, GeneratorInfo, Synthetic, BLOCK};
+use super::{Synthetic, BLOCK};
 use crate::request::Request;
+use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
-const COMMON: [(&str, &str, &str); 4] = [
-    ("devices", "16", "disks of the array the trace is striped over (as --array)"),
-    ("unit", "8KiB", "stripe unit of that array (as --array)"),
-    ("mean-disk", "7", "Gaussian disks: mean disk"),
-    ("disk-sd", "3", "Gaussian disks: standard deviation, in disks"),
+const COMMON: [Param; 4] = [
+    Param {
+        name: "devices",
+        default: "16",
+        doc: "disks of the array the trace is striped over (as --array)",
+        range: Range::Whole(1, 254),
+    },
+    Param {
+        name: "unit",
+        default: "8KiB",
+        doc: "stripe unit of that array (as --array)",
+        range: Range::Text("a whole number of 4 KiB blocks such as 8KiB"),
+    },
+    Param { name: "mean-disk", default: "7", doc: "Gaussian disks: mean disk", range: Range::Number(-1e6, 1e6) },
+    Param {
+        name: "disk-sd",
+        default: "3",
+        doc: "Gaussian disks: standard deviation, in disks",
+        range: Range::Positive(1e6),
+    },
 ];
 
 macro_rules! table1 {
     ($name:literal, $paper:literal, $summary:literal, $sizes:literal, $disks:literal, $mean:literal, $ws:literal, $n:literal) => {
-        GeneratorInfo {
+        Info {
             name: $name,
             paper: $paper,
             summary: $summary,
             params: &[
-                ("requests", $n, "requests in the trace"),
-                ("request-size", $mean, "mean request size"),
-                ("sizes", $sizes, "request size distribution: uniform or exponential"),
-                ("working-set", $ws, "bytes the requests fall in"),
-                ("disks", $disks, "disk of each request: uniform or gaussian"),
+                Param {
+                    name: "requests",
+                    default: $n,
+                    doc: "requests in the trace",
+                    range: Range::Whole(1, 100_000_000),
+                },
+                Param {
+                    name: "request-size",
+                    default: $mean,
+                    doc: "mean request size",
+                    range: Range::Text("a size above zero such as 256KB or 64blocks"),
+                },
+                Param {
+                    name: "sizes",
+                    default: $sizes,
+                    doc: "request size distribution: uniform or exponential",
+                    range: Range::Choice(&["uniform", "exponential"]),
+                },
+                Param {
+                    name: "working-set",
+                    default: $ws,
+                    doc: "bytes the requests fall in",
+                    range: Range::Text("a size above zero such as 256KB or 64blocks"),
+                },
+                Param {
+                    name: "disks",
+                    default: $disks,
+                    doc: "disk of each request: uniform or gaussian",
+                    range: Range::Choice(&["uniform", "gaussian"]),
+                },
                 COMMON[0],
                 COMMON[1],
                 COMMON[2],
                 COMMON[3],
             ],
+            aliases: &[],
+            preset_of: None,
+            caps: Capabilities::NONE,
         }
     };
 }
 
-pub const GENERATORS: &[GeneratorInfo] = &[
+pub const GENERATORS: &[Info] = &[
     table1!(
         "sa-trace1",
         "storage-aware caching (FAST '02) Table 1, Trace 1",
@@ -90,7 +134,7 @@ pub const GENERATORS: &[GeneratorInfo] = &[
     ),
 ];
 
-fn bytes(args: &GenArgs, name: &str) -> Result<u64, SpecError> {
+fn bytes(args: &Args, name: &str) -> Result<u64, SpecError> {
     match Size::parse(args.text(name)) {
         Ok(Size::Bytes(b)) if b > 0 => Ok(b),
         Ok(Size::Blocks(n)) if n > 0 => Ok(n * BLOCK),
@@ -105,7 +149,7 @@ fn normal(rng: &mut Rng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
-pub(crate) fn generate(info: &GeneratorInfo, args: &GenArgs, seed: u64) -> Result<Synthetic, SpecError> {
+pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic, SpecError> {
     let n = args.u64("requests")?;
     let mean_blocks = bytes(args, "request-size")? as f64 / BLOCK as f64;
     let uniform_sizes = match args.text("sizes") {

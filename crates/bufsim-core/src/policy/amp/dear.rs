@@ -21,7 +21,7 @@ use super::{
     build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
     P_TIMELINE,
 };
-use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
+use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, Range};
 use crate::spec::SpecError;
 
 const NONE: u64 = u64::MAX;
@@ -161,10 +161,6 @@ impl Detector for DearDetector {
 }
 
 impl PolicyDef for super::Dear {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        context_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "dear",
         aliases: &[],
@@ -172,8 +168,8 @@ impl PolicyDef for super::Dear {
         summary: "AMP's partitioned manager with DEAR's detection: blocks sorted by last access in groups; a context loops when more recently accessed groups are accessed farther in the future",
         params: &[
             P_DEFAULT,
-            ParamInfo { name: "group", default: "10", doc: "blocks per group (§4.1: 10 worked best)" },
-            ParamInfo { name: "interval", default: "1000", doc: "accesses of a context between two of its detections" },
+            ParamInfo { name: "group", default: "10", doc: "blocks per group (§4.1: 10 worked best)", range: Range::Whole(2, u64::MAX) },
+            ParamInfo { name: "interval", default: "1000", doc: "accesses of a context between two of its detections", range: Range::Whole(1, u64::MAX) },
             P_MAX_PARTITIONS,
             P_PERIOD,
             P_HINTS,
@@ -184,6 +180,10 @@ impl PolicyDef for super::Dear {
             P_SEED,
         ],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {

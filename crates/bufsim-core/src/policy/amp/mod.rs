@@ -13,7 +13,7 @@ pub mod table1;
 use super::forward::forward_policy;
 use super::partition::Steal;
 use super::registry::{build_spec, lookup};
-use super::{AnyPolicy, Args, BuildEnv, ParamInfo};
+use super::{AnyPolicy, Args, BuildEnv, ParamInfo, Range};
 use crate::spec::{Spec, SpecError};
 use manager::{Manager, ManagerConfig, MAX_MRU};
 
@@ -50,26 +50,31 @@ pub(crate) const P_DEFAULT: ParamInfo = ParamInfo {
     name: "default",
     default: DEFAULT_POLICY,
     doc: "policy of the default partition, any registered spec (the paper uses arc)",
+    range: Range::Spec,
 };
 pub(crate) const P_MAX_PARTITIONS: ParamInfo = ParamInfo {
     name: "max-partitions",
     default: "10",
     doc: "MRU partitions at most, for the looping contexts with the most unique blocks (§3.3)",
+    range: Range::Whole(0, MAX_MRU as u64),
 };
 pub(crate) const P_PERIOD: ParamInfo = ParamInfo {
     name: "period",
     default: "auto",
     doc: "accesses between re-detections: a number, or auto (the first once the cache could have filled, the cache's blocks within 1000-10000 accesses, then doubling up to 10000)",
+    range: Range::Or(&["auto"], &Range::Whole(1, u64::MAX)),
 };
 pub(crate) const P_MIN_GHOSTS: ParamInfo = ParamInfo {
     name: "min-ghosts",
     default: "12.5%",
     doc: "least |B1| + |B2| MRU coupons are priced against (share of the cache or blocks): keeps MRU partitions adapting when the default partition is idle",
+    range: Range::Share(0.0, 1.0),
 };
 pub(crate) const P_HINTS: ParamInfo = ParamInfo {
     name: "hints",
     default: "none",
     doc: "classifications kept from an earlier run (AMP §3): the JSON lines of `bufsim detect --json`, used for each context from the first access until the detector classifies it itself",
+    range: Range::Text("none, or the path of a file of `bufsim detect --json` lines"),
 };
 
 /// The most an automatic detection period grows to, in accesses.
@@ -78,16 +83,26 @@ pub(crate) const P_STEAL: ParamInfo = ParamInfo {
     name: "steal",
     default: "uniform",
     doc: "partition a growing partition takes a block from: uniform (each other non-empty partition alike, Figure 4) or size (a random block)",
+    range: Range::Choice(&Steal::NAMES),
 };
-pub(crate) const P_GC: ParamInfo =
-    ParamInfo { name: "gc", default: "true", doc: "MRU garbage collection every loop_time + 3 deviations (§3.2)" };
+pub(crate) const P_GC: ParamInfo = ParamInfo {
+    name: "gc",
+    default: "true",
+    doc: "MRU garbage collection every loop_time + 3 deviations (§3.2)",
+    range: Range::Flag,
+};
 pub(crate) const P_TIMELINE: ParamInfo = ParamInfo {
     name: "timeline",
     default: "1000",
     doc: "record partition sizes every N accesses (0: off; the interval doubles past 2048 samples)",
+    range: Range::Whole(0, u64::MAX),
 };
-pub(crate) const P_SEED: ParamInfo =
-    ParamInfo { name: "seed", default: "run", doc: "seed of the random partition choices (run: the run's seed)" };
+pub(crate) const P_SEED: ParamInfo = ParamInfo {
+    name: "seed",
+    default: "run",
+    doc: "seed of the random partition choices (run: the run's seed)",
+    range: Range::Seed,
+};
 
 /// Reads the manager's parameters and builds the default partition's policy.
 pub(crate) fn build_manager(
@@ -125,7 +140,7 @@ pub(crate) fn build_manager(
         steal,
         gc: args.bool("gc")?,
         timeline_every: args.u64("timeline")?,
-        seed: args.seed(env)?,
+        seed: args.seed(env.seed)?,
     };
     Ok((cfg, DefaultPolicy::new(default)))
 }

@@ -10,7 +10,7 @@ use super::{
     build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
     P_TIMELINE,
 };
-use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
+use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, Range};
 use crate::spec::SpecError;
 
 /// What PCC remembers of a block a context accessed.
@@ -133,10 +133,6 @@ impl Detector for PccDetector {
 }
 
 impl PolicyDef for super::Pcc {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        context_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "pcc",
         aliases: &["pcc-star"],
@@ -144,7 +140,7 @@ impl PolicyDef for super::Pcc {
         summary: "AMP's partitioned manager with PCC's counters: a context loops when fewer of its blocks are accessed once (Seq) than repeatedly (Loop); sequential (one-shot) when Seq ≥ threshold",
         params: &[
             P_DEFAULT,
-            ParamInfo { name: "threshold", default: "100", doc: "Seq (blocks accessed once) at or above which a non-looping context is sequential" },
+            ParamInfo { name: "threshold", default: "100", doc: "Seq (blocks accessed once) at or above which a non-looping context is sequential", range: Range::Whole(1, u64::MAX) },
             P_MAX_PARTITIONS,
             P_PERIOD,
             P_HINTS,
@@ -155,6 +151,10 @@ impl PolicyDef for super::Pcc {
             P_SEED,
         ],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {

@@ -12,7 +12,7 @@ use super::{
     build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
     P_TIMELINE,
 };
-use crate::policy::{Args, BuildEnv, ParamInfo, PolicyInfo};
+use crate::policy::{Args, BuildEnv, ParamInfo, PolicyInfo, Range};
 use crate::spec::SpecError;
 
 /// A block seen again: where its previous access sits in L_i.
@@ -419,10 +419,6 @@ impl Detector for RecencyDetector {
 }
 
 impl crate::policy::PolicyDef for super::Amp {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        context_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "amp",
         aliases: &[],
@@ -430,15 +426,15 @@ impl crate::policy::PolicyDef for super::Amp {
         summary: "program-context adaptive multi-policy: looping contexts (R̄ < threshold) get MRU partitions, one-shot contexts a partition freed first, the rest the default policy; partitions sized by randomized marginal gain",
         params: &[
             P_DEFAULT,
-            ParamInfo { name: "threshold", default: "0.4", doc: "T: a context loops when its R̄ < T (§3.1)" },
+            ParamInfo { name: "threshold", default: "0.4", doc: "T: a context loops when its R̄ < T (§3.1)", range: Range::Number(0.0, 1.0) },
             P_MAX_PARTITIONS,
-            ParamInfo { name: "sampling", default: "1", doc: "fraction of blocks the detector considers, by block hash (Q_0/2^32: 1, 1/4, 25%)" },
-            ParamInfo { name: "adaptive", default: "false", doc: "adaptive sampling: halve Q when |L| > nl, double it back when |L| < nl/2 (§3.1)" },
-            ParamInfo { name: "nl", default: "4096", doc: "N_L, the |L| limit of adaptive sampling" },
-            ParamInfo { name: "detect", default: "periodic", doc: "periodic (R̄ over each period) or continuous (exponential moving average, switching at any access)" },
-            ParamInfo { name: "alpha", default: "0.01", doc: "weight of a new R_i in the continuous detector's moving average" },
-            ParamInfo { name: "min-refs", default: "32", doc: "re-references a detection needs (and sampled accesses without one that make a context one-shot)" },
-            ParamInfo { name: "history", default: "10x", doc: "forget blocks a context has not touched for this many accesses (Nx: N periods; all: L_i over the whole run)" },
+            ParamInfo { name: "sampling", default: "1", doc: "fraction of blocks the detector considers, by block hash (Q_0/2^32: 1, 1/4, 25%)", range: Range::Text("a fraction in (0, 1] such as 1, 1/4 or 25%") },
+            ParamInfo { name: "adaptive", default: "false", doc: "adaptive sampling: halve Q when |L| > nl, double it back when |L| < nl/2 (§3.1)", range: Range::Flag },
+            ParamInfo { name: "nl", default: "4096", doc: "N_L, the |L| limit of adaptive sampling", range: Range::Whole(2, u64::MAX) },
+            ParamInfo { name: "detect", default: "periodic", doc: "periodic (R̄ over each period) or continuous (exponential moving average, switching at any access)", range: Range::Choice(&["periodic", "continuous"]) },
+            ParamInfo { name: "alpha", default: "0.01", doc: "weight of a new R_i in the continuous detector's moving average", range: Range::Positive(1.0) },
+            ParamInfo { name: "min-refs", default: "32", doc: "re-references a detection needs (and sampled accesses without one that make a context one-shot)", range: Range::Whole(1, u64::MAX) },
+            ParamInfo { name: "history", default: "10x", doc: "forget blocks a context has not touched for this many accesses (Nx: N periods; all: L_i over the whole run)", range: Range::Text("all, a number of accesses, or a number of periods such as 10x") },
             P_PERIOD,
             P_HINTS,
             P_MIN_GHOSTS,
@@ -448,6 +444,10 @@ impl crate::policy::PolicyDef for super::Amp {
             P_SEED,
         ],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        context_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
@@ -464,7 +464,7 @@ impl crate::policy::PolicyDef for super::Amp {
             sampling.limit = args.u64("nl")?.max(2) as usize;
         }
         let ema = match args.choice("detect", &["periodic", "continuous"])? {
-            "continuous" => Some(args.f64_in("alpha", f64::MIN_POSITIVE, 1.0)?),
+            "continuous" => Some(args.f64("alpha")?),
             _ => None,
         };
         let history = match args.text("history").trim().to_ascii_lowercase().as_str() {
@@ -486,7 +486,7 @@ impl crate::policy::PolicyDef for super::Amp {
             }
         };
         let det = RecencyConfig {
-            threshold: args.f64_in("threshold", 0.0, 1.0)?,
+            threshold: args.f64("threshold")?,
             sampling,
             min_refs: args.u64("min-refs")?.max(1),
             ema,

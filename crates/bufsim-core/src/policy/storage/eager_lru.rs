@@ -33,10 +33,6 @@ impl EagerLru {
 split_policy!(EagerLru, |s, pins, a| s.split.eager_victim(pins, a));
 
 impl PolicyDef for EagerLru {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        device_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "eager-lru",
         aliases: &[],
@@ -44,6 +40,10 @@ impl PolicyDef for EagerLru {
         summary: "one LRU partition per device; wait-time repartitioning (§3.1) sets the sizes; a miss evicts from its own device's partition",
         params: &[WINDOW, THRESHOLD, STEP, TOLERANCE],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(EagerLru::new(env.capacity, repartition_config(args, env)?))

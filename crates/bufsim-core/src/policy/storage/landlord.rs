@@ -21,7 +21,8 @@
 
 use super::{ExpectedService, StorageView};
 use crate::policy::{
-    Access, Args, BuildEnv, Frame, Gds, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+    Access, Args, BuildEnv, Capabilities, Frame, Gds, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Range,
+    Removal,
 };
 use crate::spec::{Size, SpecError};
 
@@ -168,11 +169,12 @@ impl PolicyDef for Landlord {
         paper: "storage-aware caching (Forney et al., FAST '02) §2.1: LANDLORD (Young) in its LRU form, GreedyDual-Size with device costs",
         summary: "credit = L + its device's cost per block, evict the least credit and age by it, a hit restores full credit; costs measured per device",
         params: &[
-            ParamInfo { name: "cost", default: "wait", doc: "wait: each device's mean measured wait per read over the last window; model: its expected service time for `request` bytes" },
-            ParamInfo { name: "window", default: "1000", doc: "device reads per cost measurement window (cost=wait)" },
-            ParamInfo { name: "request", default: "256KiB", doc: "request size of the model cost (cost=model, and before a device is measured)" },
+            ParamInfo { name: "cost", default: "wait", doc: "wait: each device's mean measured wait per read over the last window; model: its expected service time for `request` bytes", range: Range::Choice(&["wait", "model"]) },
+            ParamInfo { name: "window", default: "1000", doc: "device reads per cost measurement window (cost=wait)", range: Range::Whole(1, u64::MAX) },
+            ParamInfo { name: "request", default: "256KiB", doc: "request size of the model cost (cost=model, and before a device is measured)", range: Range::Bytes(1, 1 << 40) },
         ],
         preset_of: None,
+        caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let source = match args.choice("cost", &["wait", "model"])? {

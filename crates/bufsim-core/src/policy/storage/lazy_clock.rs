@@ -32,10 +32,6 @@ impl LazyClock {
 split_policy!(LazyClock, |s, pins, a| s.split.lottery_victim(&mut s.rng, pins, a));
 
 impl PolicyDef for LazyClock {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        device_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "lazy-clock",
         aliases: &["partitioned-clock"],
@@ -43,8 +39,12 @@ impl PolicyDef for LazyClock {
         summary: "a CLOCK ring and hand per device partition; the inverse lottery picks the partition whose hand sweeps; wait-time repartitioning (§3.1) sets target sizes",
         params: &[WINDOW, THRESHOLD, STEP, TOLERANCE, SEED],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        Ok(LazyClock::new(env.capacity, repartition_config(args, env)?, args.seed(env)?))
+        Ok(LazyClock::new(env.capacity, repartition_config(args, env)?, args.seed(env.seed)?))
     }
 }

@@ -10,7 +10,7 @@
 
 use super::split::{split_policy, DeviceSplit, Sizing};
 use super::{repartition_config, STEP, THRESHOLD, TOLERANCE, WINDOW};
-use crate::policy::{Args, BuildEnv, Lru, ParamInfo, PolicyDef, PolicyInfo};
+use crate::policy::{Args, BuildEnv, Lru, ParamInfo, PolicyDef, PolicyInfo, Range};
 use crate::rng::Rng;
 use crate::spec::SpecError;
 
@@ -31,14 +31,14 @@ impl LazyLru {
 
 split_policy!(LazyLru, |s, pins, a| s.split.lottery_victim(&mut s.rng, pins, a));
 
-pub(crate) const SEED: ParamInfo =
-    ParamInfo { name: "seed", default: "run", doc: "seed of the inverse lottery: the run's, or a number" };
+pub(crate) const SEED: ParamInfo = ParamInfo {
+    name: "seed",
+    default: "run",
+    doc: "seed of the inverse lottery: the run's, or a number",
+    range: Range::Seed,
+};
 
 impl PolicyDef for LazyLru {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        device_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "lazy-lru",
         aliases: &[],
@@ -46,8 +46,12 @@ impl PolicyDef for LazyLru {
         summary: "one LRU partition per device; wait-time repartitioning (§3.1) sets target sizes; the victim partition is drawn by inverse lottery",
         params: &[WINDOW, THRESHOLD, STEP, TOLERANCE, SEED],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
-        Ok(LazyLru::new(env.capacity, repartition_config(args, env)?, args.seed(env)?))
+        Ok(LazyLru::new(env.capacity, repartition_config(args, env)?, args.seed(env.seed)?))
     }
 }

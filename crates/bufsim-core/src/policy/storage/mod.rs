@@ -30,6 +30,7 @@ pub use split::DeviceSplit;
 pub use static_split::StaticSplit;
 
 use super::partition::TimelineClock;
+use crate::policy::Range;
 
 /// One device under the cache.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,22 +73,29 @@ impl StorageView {
 
 /// Spec parameters shared by the repartitioning policies (`eager-lru`, `lazy-lru`,
 /// `lazy-clock`): §3.1's W, T and I.
-pub(crate) const WINDOW: super::ParamInfo =
-    super::ParamInfo { name: "window", default: "1000", doc: "W: device requests per repartitioning epoch (§3.1)" };
+pub(crate) const WINDOW: super::ParamInfo = super::ParamInfo {
+    name: "window",
+    default: "1000",
+    doc: "W: device requests per repartitioning epoch (§3.1)",
+    range: Range::Whole(1, u64::MAX),
+};
 pub(crate) const THRESHOLD: super::ParamInfo = super::ParamInfo {
     name: "threshold",
     default: "5",
     doc: "T: a partition consumes pages when its device's wait time is above T times the mean (§3.1; at least 1)",
+    range: Range::Number(1.0, 1e6),
 };
 pub(crate) const STEP: super::ParamInfo = super::ParamInfo {
     name: "step",
     default: "0.2%",
     doc: "I: base correction, relative to the cache (0.2%) or absolute (100blocks, 1MiB) (§3.1)",
+    range: Range::Share(0.0, 1.0),
 };
 pub(crate) const TOLERANCE: super::ParamInfo = super::ParamInfo {
     name: "constant",
     default: "0.01",
     doc: "relative change of a wait time from one epoch to the next below which it counts as constant (warm, Figure 1)",
+    range: Range::Number(0.0, 1.0),
 };
 
 /// §3.1's configuration from a policy's arguments.
@@ -104,9 +112,9 @@ pub(crate) fn repartition_config(
     }
     Ok(RepartitionConfig {
         window,
-        threshold: args.f64_in("threshold", 1.0, f64::MAX)?,
+        threshold: args.f64("threshold")?,
         base: (args.blocks("step", env)? as usize).max(1),
-        tolerance: args.f64_in("constant", 0.0, 1.0)?,
+        tolerance: args.f64("constant")?,
     })
 }
 

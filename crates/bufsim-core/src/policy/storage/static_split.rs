@@ -11,7 +11,7 @@
 
 use super::split::{split_policy, DeviceSplit, Sizing};
 use super::{RepartitionConfig, WINDOW};
-use crate::policy::{Args, BuildEnv, Lru, ParamInfo, PolicyDef, PolicyInfo};
+use crate::policy::{Args, BuildEnv, Lru, ParamInfo, PolicyDef, PolicyInfo, Range};
 use crate::spec::{Size, SpecError};
 
 pub struct StaticSplit {
@@ -35,20 +35,20 @@ impl StaticSplit {
 split_policy!(StaticSplit, |s, pins, a| s.split.eager_victim(pins, a));
 
 impl PolicyDef for StaticSplit {
-    const CAPABILITIES: crate::policy::registry::Capabilities = crate::policy::registry::Capabilities {
-        device_partitioned: true,
-        ..crate::policy::registry::Capabilities::NONE
-    };
     const INFO: PolicyInfo = PolicyInfo {
         name: "static",
         aliases: &["static-lru"],
         paper: "storage-aware caching (Forney et al., FAST '02) §5.2, Figure 3",
         summary: "one LRU partition per device, sized once in proportion to each device's expected service time for the mean request size",
         params: &[
-            ParamInfo { name: "request", default: "256KiB", doc: "mean request size the expected service times are computed for (§5.2: Trace 1's 256 KB)" },
-            ParamInfo { name: "window", default: WINDOW.default, doc: "device requests per measurement epoch (the timeline's wait times; no repartitioning)" },
+            ParamInfo { name: "request", default: "256KiB", doc: "mean request size the expected service times are computed for (§5.2: Trace 1's 256 KB)", range: Range::Bytes(1, 1 << 40) },
+            ParamInfo { name: "window", default: WINDOW.default, doc: "device requests per measurement epoch (the timeline's wait times; no repartitioning)", range: Range::Whole(1, u64::MAX) },
         ],
         preset_of: None,
+        caps: crate::policy::registry::Capabilities {
+        device_partitioned: true,
+        ..crate::policy::registry::Capabilities::NONE
+    },
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let request = match Size::parse(args.text("request")) {

@@ -1,0 +1,58 @@
+"""Every parameter of every registry declares its range, shown by the catalog commands; a value
+outside it is one line naming the parameter, the range and the spec, exit 2."""
+
+from __future__ import annotations
+
+import pytest
+
+import bufsim
+from conftest import bufsim_cli, write_csv
+
+
+@pytest.mark.parametrize(
+    "spec,rule",
+    [
+        ("fbr(new=2.0)", "new must be a share of the cache between 0% and 100%, not `2.0` (in `fbr(new=2.0)`)"),
+        ("lru-k(k=0)", "k must be a whole number from 1 to 8"),
+        ("lru-k(k=9)", "(in `lru-k(k=9)`)"),
+        ("lrfu(lambda=1.5)", "lambda must be a number between 0 and 1"),
+        ("arc(adapt=sometimes)", "adapt must be one of real, integer"),
+    ],
+)
+def test_values_outside_a_declared_range_are_one_line(tmp_path, spec, rule):
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    p = bufsim_cli("run", t, "-p", spec, "-c", "100blocks")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert rule in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_read_ahead_and_devices_check_their_ranges_too(tmp_path):
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    p = bufsim_cli("run", t, "-p", "lru", "-c", "100blocks", "--prefetch", "simple(max=0)")
+    assert p.returncode == 2 and "max must be" in p.stderr and "simple(max=0)" in p.stderr, p.stderr
+    p = bufsim_cli("run", t, "-p", "lru", "-c", "100blocks", "--timing", "--device", "ssd(channels=0)")
+    assert p.returncode == 2 and "channels must be a whole number from 1 to 4096" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("kind", ["policy", "prefetch", "device", "scheduler", "generator"])
+def test_one_registry_function_lists_every_kind_with_ranges(kind):
+    entries = bufsim.registry(kind)
+    assert entries and all(e["kind"] == kind for e in entries)
+    for e in entries:
+        assert len(e["ranges"]) == len(e["params"]) and all(e["ranges"]), e["name"]
+        assert {"name", "aliases", "paper", "summary", "preset_of", "needs_future", "partitioned"} <= e.keys()
+
+
+def test_capabilities_are_flags_of_the_registry():
+    flags = {p["name"]: p for p in bufsim.registry("policy")}
+    assert flags["opt"]["needs_future"] and not flags["lru"]["needs_future"]
+    assert flags["amp"]["partitioned"] and flags["lazy-clock"]["partitioned"] and not flags["arc"]["partitioned"]
+    # A preset has the flags of what it stands for.
+    assert flags["lru2-accusim"]["needs_future"] == flags["lru-k"]["needs_future"]
+
+
+def test_catalog_shows_ranges():
+    p = bufsim_cli("policies")
+    assert p.returncode == 0 and "k=2  " in p.stdout and "[a whole number from 1 to 8" in p.stdout
+    p = bufsim_cli("prefetchers")
+    assert p.returncode == 0 and "max=32" in p.stdout and "[at least 1 (a whole number)]" in p.stdout
