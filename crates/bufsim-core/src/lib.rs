@@ -15,6 +15,7 @@ pub mod cache;
 pub mod cluster;
 pub mod engine;
 pub mod error;
+pub mod frames;
 pub mod ghosts;
 pub mod heap;
 pub mod hierarchy;
