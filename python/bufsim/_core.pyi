@@ -82,4 +82,16 @@ def mrc(
     block_size: int = 4096,
     reads_only: bool = False,
 ) -> str: ...
+def mrc_miniature(
+    path: str,
+    policy: str,
+    *,
+    rate: float,
+    sizes: list[str] | None = None,
+    seed: int,
+    format: str = "auto",
+    block_size: int = 4096,
+    reads_only: bool = False,
+    jobs: int = 0,
+) -> str: ...
 def convert(path: str, out: str, *, format: str = "auto", skip_bad: bool = False) -> dict[str, Any]: ...

@@ -23,6 +23,7 @@ pub mod frequency;
 pub mod history;
 pub mod irg;
 pub mod loghist;
+pub mod miniature;
 pub mod mrc;
 pub mod requests;
 pub mod shards;
@@ -32,5 +33,6 @@ pub mod working_set;
 
 pub use analyze::{analyze_requests, analyze_trace, Analysis, AnalysisOptions};
 pub use curves::{mrc_requests, mrc_trace, MrcOptions, MrcReport, Sizes};
+pub use miniature::{miniature_trace, MiniatureCurve};
 pub use mrc::{LruMrc, MissCurve};
 pub use shards::{Shards, ShardsMode};
