@@ -24,7 +24,7 @@ def mix(tmp_path_factory):
 
 
 def test_reproduce_table1_equals_the_paper(tmp_path):
-    p = bufsim_cli("reproduce", "dulo-table1", "--json")
+    p = bufsim_cli("reproduce", "dulo-table1", "--rows")
     assert p.returncode == 0, p.stderr
     rows = [json.loads(line) for line in p.stdout.splitlines()]
     assert len(rows) == 6 and all(r["bufsim"] == r["paper"] for r in rows), rows

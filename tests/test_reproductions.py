@@ -3,12 +3,13 @@ sections marked `<!-- checked: bufsim reproduce NAME -->` equal the command's ou
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from bufsim.reproduce import REPRODUCTIONS
-from conftest import ROOT
+from conftest import ROOT, bufsim_cli
 
 DOC = ROOT / "docs" / "reproductions.md"
 
@@ -77,3 +78,27 @@ def test_mq_table2_relations():
     assert all(r["peak"] > 256 for r in multi)  # the first level: 1 MiB = 256 blocks
     assert all(r["peak"] > 4096 for r in cp)  # 16 MiB = 4096 blocks
     assert [r["beyond"] for r in cp] == sorted((r["beyond"] for r in cp), reverse=True)
+
+
+@pytest.mark.parametrize("name", ["prefetch-table1", "dulo-table1", "amp-table1"])
+def test_findings_are_printed_and_given_as_json(name):
+    """Every reproduction ends with `finding | paper | bufsim | agrees`; `--json` is that list."""
+    p = bufsim_cli("reproduce", name, "--json")
+    assert p.returncode == 0, p.stderr
+    findings = json.loads(p.stdout)
+    assert isinstance(findings, list) and findings
+    for f in findings:
+        assert set(f) == {"finding", "paper", "bufsim", "agrees"} and isinstance(f["agrees"], bool), f
+    human = bufsim_cli("reproduce", name).stdout
+    assert f"of {len(findings)} findings agree" in human
+    table = human.split("-+-", 1)[1].splitlines()[1:]
+    assert sum(line.rstrip().endswith(("| agrees", "| differs")) for line in table) == len(findings)
+
+
+def test_a_finding_judged_false_says_differs():
+    from bufsim.findings import Finding, equal, format_findings
+
+    text = format_findings([equal("misses", 16, 16), Finding("shape", "falls", "rises", False)])
+    lines = text.splitlines()
+    assert lines[0].split(" | ")[0].strip() == "finding" and lines[2].endswith("| agrees")
+    assert lines[3].endswith("| differs") and lines[-1] == "1 of 2 findings agree"

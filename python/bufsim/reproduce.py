@@ -7,9 +7,11 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 from bufsim.api import run
+from bufsim.findings import Finding, equal, format_findings
 from bufsim.options import Options
 
 
@@ -148,7 +150,7 @@ def dulo_tables34() -> list[dict]:
     return rows
 
 
-def _dulo_tables34_summary(rows: list[dict]) -> str:
+def _dulo_tables34_findings(rows: list[dict]) -> list[Finding]:
     def shape(table: str) -> list[dict]:
         return [r for r in rows if r["table"].startswith(table)]
 
@@ -156,13 +158,28 @@ def _dulo_tables34_summary(rows: list[dict]) -> str:
     best_bank = min(bank, key=lambda r: r["exec_time_s"])
     interior = best_bank is not bank[0] and best_bank is not bank[-1]
     saturates = abs(evict[-1]["exec_time_s"] - evict[-2]["exec_time_s"]) < 0.02 * evict[-1]["exec_time_s"]
-    return "\n".join(
-        [
-            f"bank size: best at {best_bank['size']} ({'an interior optimum, as Table 3' if interior else 'NOT interior, unlike Table 3'})",
-            f"evicting section: {'saturates, as Table 4' if saturates else 'does NOT saturate, unlike Table 4'}"
-            f" ({evict[0]['exec_time_s']} s at {evict[0]['size']}, {evict[-1]['exec_time_s']} s at {evict[-1]['size']})",
-        ]
-    )
+    falls = evict[-1]["exec_time_s"] < evict[0]["exec_time_s"]
+    return [
+        Finding(
+            "Table 3: execution time is lowest at a bank size in the middle of the range",
+            "optimum at 4-16 MB of 1-64 MB",
+            f"best at {best_bank['size']} of {bank[0]['size']}-{bank[-1]['size']}",
+            interior,
+        ),
+        Finding(
+            "Table 4: a larger evicting section lowers execution time",
+            "time falls as the section grows",
+            f"{evict[0]['exec_time_s']} s at {evict[0]['size']}, {evict[-1]['exec_time_s']} s at {evict[-1]['size']}",
+            falls,
+        ),
+        Finding(
+            "Table 4: the gain saturates for large evicting sections",
+            "little change beyond 64-128 MB",
+            f"last two sizes {evict[-2]['exec_time_s']} s and {evict[-1]['exec_time_s']} s (within 2%: "
+            f"{'yes' if saturates else 'no'})",
+            saturates,
+        ),
+    ]
 
 
 def amp_table1() -> list[dict]:
@@ -194,21 +211,32 @@ def amp_table1() -> list[dict]:
     return rows
 
 
-def _amp_table1_summary(rows: list[dict]) -> str:
+def _amp_table1_findings(rows: list[dict]) -> list[Finding]:
     def wrong(key: str) -> str:
         w = [r["stream"] for r in rows if r[key] != r["correct"]]
         return ", ".join(w) if w else "none"
 
-    far = [r["stream"] for r in rows if abs(r["r_bar"] - r["paper_r_bar"]) > 0.05]
-    amp_ok = sum(r["amp"] == r["correct"] for r in rows)
-    return "\n".join(
-        [
-            f"AMP right on {amp_ok} of {len(rows)} streams (paper: 7 of 7)",
-            f"PCC wrong on: {wrong('pcc')} (paper: {wrong('paper_pcc')})",
-            f"DEAR wrong on: {wrong('dear')} (paper: {wrong('paper_dear')})",
-            f"R̄ more than 0.05 from the paper's on: {', '.join(far) if far else 'none'}",
-        ]
-    )
+    findings = [
+        Finding(
+            f"stream {r['stream']} ({r['correct']}): AMP classifies it correctly",
+            r["paper_amp"],
+            r["amp"],
+            r["amp"] == r["correct"] and r["paper_amp"] == r["correct"],
+        )
+        for r in rows
+    ]
+    findings.append(equal("streams PCC classifies wrongly", wrong("paper_pcc"), wrong("pcc")))
+    findings.append(equal("streams DEAR classifies wrongly", wrong("paper_dear"), wrong("dear")))
+    findings += [
+        Finding(
+            f"stream {r['stream']}: average reference recency R̄",
+            f"{r['paper_r_bar']}",
+            f"{r['r_bar']} (within 0.05: {'yes' if abs(r['r_bar'] - r['paper_r_bar']) <= 0.05 else 'no'})",
+            abs(r["r_bar"] - r["paper_r_bar"]) <= 0.05,
+        )
+        for r in rows
+    ]
+    return findings
 
 
 # The MQ paper's Table 2 policies, bufsim spec beside the paper's column name. The paper's LFRU
@@ -316,24 +344,42 @@ def _blocks(size: str) -> int:
     return _core.size_to_blocks(size, 4096)
 
 
-def _mq_table2_summary(rows: list[dict]) -> str:
+def _mq_table2_findings(rows: list[dict]) -> list[Finding]:
     names = [n for n, _ in MQ_POLICIES]
-    lines = []
-    for stream in dict.fromkeys(r["stream"] for r in rows):
+    online = [n for n in names if n != "OPT"]
+    findings = []
+    for stream in dict.fromkeys(r["stream"] for r in rows if not r["stream"].startswith("paper")):
         ours = [r for r in rows if r["stream"] == stream]
-        opt_tops = all(r["OPT"] >= max(r[n] for n in names) for r in ours)
-        online = [n for n in names if n != "OPT"]
         mean = {n: sum(r[n] for r in ours) / len(ours) for n in online}
-        ranking = " > ".join(sorted(online, key=lambda n: -mean[n]))
-        lines.append(
-            f"{stream}: OPT tops every column: {'yes' if opt_tops else 'NO'}; "
-            f"online ranking by mean hit ratio: {ranking}"
-        )
-    lines.append(
-        "paper (Oracle, and its other traces): MQ > 2Q > FBR, LFRU, LRU-2 > LRU > LFU > MRU; "
-        "`beyond` is the share of re-references farther apart than the cache, which recency cannot keep"
-    )
-    return "\n".join(lines)
+        ranking = sorted(online, key=lambda n: -mean[n])
+        mq_over_lru = sum(r["MQ"] > r["LRU"] for r in ours)
+        findings += [
+            Finding(
+                f"{stream}: OPT has the highest hit ratio at every size",
+                "yes, every column",
+                f"{sum(r['OPT'] >= max(r[n] for n in names) for r in ours)} of {len(ours)} sizes",
+                all(r["OPT"] >= max(r[n] for n in names) for r in ours),
+            ),
+            Finding(
+                f"{stream}: MQ's hit ratio is above LRU's",
+                "at every size",
+                f"at {mq_over_lru} of {len(ours)} sizes",
+                mq_over_lru == len(ours),
+            ),
+            Finding(
+                f"{stream}: MQ is the best online policy (mean hit ratio over the sizes)",
+                "MQ > 2Q > FBR, LFRU, LRU-2 > LRU > LFU > MRU",
+                " > ".join(ranking),
+                ranking[0] == "MQ",
+            ),
+            Finding(
+                f"{stream}: MRU is the worst policy",
+                "yes",
+                f"worst: {ranking[-1]}",
+                ranking[-1] == "MRU",
+            ),
+        ]
+    return findings
 
 
 def _storage_aware(quick: bool = False) -> list[dict]:
@@ -346,17 +392,30 @@ _storage_aware.__doc__ = """Storage-aware caching (Forney et al., FAST '02) §5,
 of cost-oblivious and storage-aware policies as one disk of sixteen ages, and Eager LRU's partitions after a
 performance fault, on Table 1's synthetic traces (--quick: a quarter of each trace, every other age)."""
 
-REPRODUCTIONS: dict[str, Callable[..., list[dict]]] = {
-    "prefetch-table1": prefetch_table1,
-    "amp-table1": amp_table1,
-    "dulo-table1": dulo_table1,
-    "dulo-tables34": dulo_tables34,
-    "storage-aware": _storage_aware,
-    "mq": mq_table2,
-}
 
-# Reproductions that take `quick` (a reduced version that finishes in a few minutes).
-QUICK = {"storage-aware"}
+@dataclass(frozen=True)
+class Reproduction:
+    """One `bufsim reproduce NAME`: `rows(quick)` runs it, `findings(rows)` judges each finding
+    the paper states; `printer` prints rows that are not one table; `setting` says where the
+    paper's setting differs from ours (printed with the findings)."""
+
+    rows: Callable[..., list[dict]]
+    findings: Callable[[list[dict]], list[Finding]]
+    quick: bool = False
+    printer: Callable[[list[dict]], str] | None = None
+    setting: str = ""
+
+    def __call__(self, quick: bool = False) -> list[dict]:
+        return self.rows(quick=True) if quick else self.rows()
+
+    @property
+    def description(self) -> str:
+        return self.rows.__doc__ or ""
+
+
+def _pairs_findings(describe: Callable[[dict], str]) -> Callable[[list[dict]], list[Finding]]:
+    """Rows that are (bufsim, paper) pairs of one number: each must equal the paper's."""
+    return lambda rows: [equal(describe(r), r["paper"], r["bufsim"]) for r in rows]
 
 
 def _format_storage_aware(rows: list[dict]) -> str:
@@ -365,45 +424,73 @@ def _format_storage_aware(rows: list[dict]) -> str:
     return format_storage_aware(rows)
 
 
-# Reproductions printed their own way (several tables) instead of one table of rows.
-PRINTERS: dict[str, Callable[[list[dict]], str]] = {
-    "storage-aware": _format_storage_aware,
+def _storage_aware_findings(rows: list[dict]) -> list[Finding]:
+    from bufsim.reproduce_storage import storage_aware_findings
+
+    return storage_aware_findings(rows)
+
+
+REPRODUCTIONS: dict[str, Reproduction] = {
+    "prefetch-table1": Reproduction(
+        prefetch_table1, _pairs_findings(lambda r: f"{r['policy'].upper()}, read-ahead {r['prefetch']}: {r['measure']}")
+    ),
+    "amp-table1": Reproduction(
+        amp_table1,
+        _amp_table1_findings,
+        setting="the streams follow Table 1's descriptions; Figure 5, which drew them, is not in the text",
+    ),
+    "dulo-table1": Reproduction(
+        dulo_table1, _pairs_findings(lambda r: f"{r['scheme']}, read-ahead {r['prefetch']}: {r['measure']}")
+    ),
+    "dulo-tables34": Reproduction(
+        dulo_tables34,
+        _dulo_tables34_findings,
+        setting="the paper's traces are not public: bufsim's dulo-mix workload on a 64 MiB cache, sizes scaled",
+    ),
+    "storage-aware": Reproduction(
+        _storage_aware,
+        _storage_aware_findings,
+        quick=True,
+        printer=_format_storage_aware,
+        setting="Table 1's synthetic traces; MB/s come from bufsim's disk model of the paper's IBM 9LZX",
+    ),
+    "mq": Reproduction(
+        mq_table2,
+        _mq_table2_findings,
+        setting="the paper's traces are not public: real public second-level streams (CloudPhysics, multi)",
+    ),
 }
 
-# Reproductions whose rows are not (bufsim, paper) pairs say how they compare.
-SUMMARIES: dict[str, Callable[[list[dict]], str]] = {
-    "amp-table1": _amp_table1_summary,
-    "dulo-tables34": _dulo_tables34_summary,
-    "mq": _mq_table2_summary,
-}
 
-
-def main(name: str, json_out: bool = False, quick: bool = False) -> int:
+def main(name: str, json_out: bool = False, quick: bool = False, rows_out: bool = False) -> int:
+    """Runs one reproduction: the rows, then `finding | paper | bufsim | agrees` for each finding.
+    `json_out` prints the findings as one JSON list, `rows_out` the rows as JSON lines."""
     from bufsim.tables import format_table
     from bufsim._core import SpecError
 
-    if quick and name not in QUICK:
+    reproduction = REPRODUCTIONS[name]
+    if quick and not reproduction.quick:
         raise SpecError(f"`{name}` has no reduced version; drop --quick")
-    rows = REPRODUCTIONS[name](quick=quick) if name in QUICK else REPRODUCTIONS[name]()
+    rows = reproduction(quick=quick)
+    findings = reproduction.findings(rows)
     if json_out:
+        print(json.dumps([f.as_dict() for f in findings]))
+        return 0
+    if rows_out:
         for row in rows:
             print(json.dumps(row))
-    elif name in PRINTERS:
-        doc = (REPRODUCTIONS[name].__doc__ or "").split("\n\n")[0]
-        print(" ".join(doc.split()))
-        print()
-        print(PRINTERS[name](rows))
+        return 0
+    doc = reproduction.description.split("\n\n")[0]
+    print(" ".join(doc.split()))
+    print()
+    if reproduction.printer:
+        print(reproduction.printer(rows))
     else:
-        doc = (REPRODUCTIONS[name].__doc__ or "").split("\n\n")[0]
-        print(" ".join(doc.split()))
-        print()
         headers = list(rows[0])
         numeric = [any(isinstance(row[h], (int, float)) for row in rows) for h in headers]
         print(format_table(headers, [["-" if row[h] is None else row[h] for h in headers] for row in rows], numeric))
-        print()
-        if name in SUMMARIES:
-            print(SUMMARIES[name](rows))
-        else:
-            agree = all(row["bufsim"] == row["paper"] for row in rows)
-            print("all numbers equal the paper's" if agree else "some numbers differ from the paper's")
+    print()
+    if reproduction.setting:
+        print(f"setting: {reproduction.setting}")
+    print(format_findings(findings))
     return 0

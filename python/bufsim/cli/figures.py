@@ -75,7 +75,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bufsim import reproduce
 
-    return reproduce.main(args.paper, json_out=args.json, quick=args.quick)
+    return reproduce.main(args.paper, json_out=args.json, quick=args.quick, rows_out=args.rows)
 
 
 def add_commands(sub) -> None:
@@ -168,10 +168,16 @@ def add_commands(sub) -> None:
         "reproduce",
         help="rerun a paper's worked example or experiment and print our numbers beside the paper's",
         description="Builds the paper's input, runs the real engine on it and prints our "
-        "numbers beside the published ones.",
+        "numbers beside the published ones, then one line per finding the paper states: "
+        "finding | paper | bufsim | agrees or differs.",
     )
     rep.add_argument("paper", choices=sorted(REPRODUCTIONS), help="what to reproduce")
-    rep.add_argument("--json", action="store_true", help="print one JSON object per row")
+    rep.add_argument(
+        "--json",
+        action="store_true",
+        help="print the findings as one JSON list of objects with keys finding, paper, bufsim, agrees",
+    )
+    rep.add_argument("--rows", action="store_true", help="print the measured rows, one JSON object per line")
     rep.add_argument(
         "--quick",
         action="store_true",
