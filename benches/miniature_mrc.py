@@ -61,9 +61,11 @@ def main() -> None:
         sizes = sizes_for(trace)
         for policy in a.policies.split(","):
             caches = [f"{s}blocks" for s in sizes]
-            t_full, full = best(lambda: bufsim.run(trace, policy, caches, {"jobs": a.jobs}), a.repeat)
+            t_full, full = best(lambda t=trace, p=policy, c=caches: bufsim.run(t, p, c, {"jobs": a.jobs}), a.repeat)
             exact = [r.misses / r.accesses for r in full]
-            t_mini, m = best(lambda: miniature_mrc(trace, policy, sample=a.rate, sizes=caches, jobs=a.jobs), a.repeat)
+            t_mini, m = best(
+                lambda t=trace, p=policy, c=caches: miniature_mrc(t, p, sample=a.rate, sizes=c, jobs=a.jobs), a.repeat
+            )
             errs = [abs(x - y) for x, y in zip(exact, m["miss_ratio"])]
             print(
                 f"{os.path.basename(trace):28s} {policy:8s} {len(sizes):5d} {sum(errs) / len(errs):9.4f} "
