@@ -64,3 +64,9 @@ def test_several_configurations_stream_and_match_single_runs():
     for r in together:
         alone = bufsim.run(TRACE, r.policy, f"{r.cache_blocks}blocks")[0]
         assert (r.hits, r.misses, r.evictions) == (alone.hits, alone.misses, alone.evictions), r.policy
+
+
+def test_a_cache_beyond_the_frame_numbering_is_a_one_line_error():
+    p = subprocess.run(CLI + ["run", TRACE, "-p", "lru", "-c", "8TiB"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and "2^31 blocks" in p.stderr.strip().splitlines()[-1], p.stderr

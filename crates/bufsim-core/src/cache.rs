@@ -29,6 +29,10 @@ const BY_PREFETCH: u8 = 4;
 /// frame's PREFETCHED flag, so a plain hit reads nothing but the map.
 const MAP_PREFETCHED: u32 = 1 << 31;
 
+/// Frames a cache may have: frame numbers leave the top bit of a map value for the
+/// prefetched mark. Callers refuse larger sizes with an error before building a cache.
+pub const MAX_FRAMES: u64 = MAP_PREFETCHED as u64 - 1;
+
 pub struct Cache<P: Policy> {
     pub policy: P,
     map: BlockMap,

@@ -112,8 +112,8 @@ impl FirstLevelConfig {
 fn level_cache(s: &LevelSpec, cfg: &EngineConfig, seed: u64) -> Result<Option<Cache<AnyPolicy>>, SpecError> {
     let blocks =
         Size::parse(&s.cache).map_err(|e| SpecError(format!("first-level cache size: {e}")))?.to_blocks(cfg.block_size);
-    if blocks >= u32::MAX as u64 {
-        return Err(SpecError(format!("first-level cache `{}` is over 2^32 blocks", s.cache)));
+    if blocks > crate::cache::MAX_FRAMES {
+        return Err(SpecError(format!("first-level cache `{}` is 2^31 blocks or more", s.cache)));
     }
     if needs_future(&s.policy) {
         return Err(SpecError(

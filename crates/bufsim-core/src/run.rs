@@ -147,8 +147,8 @@ pub(crate) struct Prepared {
 
 fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
     let blocks = parse_cache_blocks(&cfg.cache, opts.engine.block_size)?;
-    if blocks >= u32::MAX as u64 {
-        return Err(SpecError(format!("cache size `{}` is over 2^32 blocks; use a larger block size", cfg.cache)));
+    if blocks > crate::cache::MAX_FRAMES {
+        return Err(SpecError(format!("cache size `{}` is 2^31 blocks or more; use a larger block size", cfg.cache)));
     }
     Ok(blocks)
 }
