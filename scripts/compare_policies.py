@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Policies compared",
         "",
-        "Miss ratio (%) of every registered policy with its defaults on the bundled traces, demand",
+        "Miss ratio (a fraction, as everywhere in bufsim) of every registered policy with its defaults on the bundled traces, demand",
         "paging only, 4 KiB blocks, count mode. Cache sizes are fractions of each trace's footprint",
         "(distinct blocks); the best online policy of each column is in bold (OPT is the bound).",
         "Randomized policies use the run seed 42. Written by",
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         footprint = bufsim.analyze(str(trace), working_set=False).footprint["blocks"]
         sizes = [max(1, int(footprint * f)) for f in fractions]
         df = bufsim.sweep(str(trace), policies, sizes)
-        ratio = {(r.policy, int(r.cache_blocks)): 100.0 * r.misses / r.accesses for r in df.itertuples()}
+        ratio = {(r.policy, int(r.cache_blocks)): r.misses / r.accesses for r in df.itertuples()}
         accesses = int(df["accesses"].iloc[0])
         # Paths as seen from the repository: `traces/...` inside it, `../shared/...` beside it.
         if trace.resolve().is_relative_to(ROOT):
@@ -88,14 +88,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             name = trace
         lines += [f"## {trace.name}", "", f"`{name}`: {accesses:,} block accesses, footprint {footprint:,} blocks.", ""]
-        lines.append("| policy | " + " | ".join(f"{f:.0%} ({s:,} blocks)" for f, s in zip(fractions, sizes)) + " |")
+        lines.append(
+            "| policy | " + " | ".join(f"{f:g} x footprint ({s:,} blocks)" for f, s in zip(fractions, sizes)) + " |"
+        )
         lines.append("|---|" + "---:|" * len(sizes))
         best = {s: min(ratio[(p, s)] for p in policies if p != "opt") for s in sizes}
         for p in policies:
             cells = []
             for s in sizes:
                 v = ratio[(p, s)]
-                cells.append(f"**{v:.2f}**" if p != "opt" and v == best[s] else f"{v:.2f}")
+                cells.append(f"**{v:.4f}**" if p != "opt" and v == best[s] else f"{v:.4f}")
             lines.append(f"| `{p}` | " + " | ".join(cells) + " |")
         lines.append("")
     text = "\n".join(lines)

@@ -1,5 +1,5 @@
 """Notebook tables: a Result and a sweep's runs render as HTML with the numbers of the run, ratios
-in percent, the best miss ratio per cache size in bold; Plot objects show their image."""
+as fractions, the best miss ratio per cache size in bold; Plot objects show their image."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_result_renders_its_counters():
     r = bufsim.simulate(TPCH, policy="lru", cache=1024)
     cells = dict(parse(display.result_html(r)).rows)
     assert cells["hits"] == f"{r.hits:,}" and cells["misses"] == f"{r.misses:,}"
-    assert cells["hit_ratio"] == f"{100 * r.hit_ratio:.2f}%"
-    assert cells["miss_ratio"] == f"{100 * (1 - r.hit_ratio):.2f}%"
+    assert cells["hit_ratio"] == f"{r.hit_ratio:.4f}"
+    assert cells["miss_ratio"] == f"{1 - r.hit_ratio:.4f}"
     assert cells["cache_blocks"] == "1,024 blocks (4 MiB)"
     assert "exec_time_s" not in cells and ">timing<" not in display.result_html(r)  # count mode
     assert r._repr_html_() == display.result_html(r)
@@ -55,7 +55,7 @@ def test_sweep_table_bolds_the_lowest_miss_ratio_per_size():
     df = bufsim.sweep(TPCH, policies=["lru", "fifo", "arc"], caches=[64, 4096])
     text = display.table(df)._repr_html_()
     miss = 1 - df["hit_ratio"]
-    want = sorted(f"{100 * m:.2f}%" for m in miss[miss == miss.groupby(df["cache_blocks"]).transform("min")])
+    want = sorted(f"{m:.4f}" for m in miss[miss == miss.groupby(df["cache_blocks"]).transform("min")])
     assert sorted(parse(text).bold) == want
     assert text.count("<tr>") == 1 + len(df)
     assert "exec_time_s" not in text  # empty in count mode

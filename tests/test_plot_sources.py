@@ -47,9 +47,9 @@ def test_mrc_json_loads_as_exact_and_shards_curves(mrc_json, tmp_path, cloudphys
     assert set(lines) == {"LRU, exact", "LRU, SHARDS rate 0.1"}
     assert lines["LRU, exact"].get_linestyle() == "-" and lines["LRU, SHARDS rate 0.1"].get_linestyle() == "--"
     assert p.figure._suptitle.get_text() == "LRU miss ratio curve — cloudphysics_vscsi"
-    assert p.figure.axes[0].get_ylabel() == "miss ratio (%)"
+    assert p.figure.axes[0].get_ylabel() == "miss ratio"
     y = lines["LRU, exact"].get_ydata()
-    assert np.allclose(y, exact["miss_ratio"].to_numpy() * 100)
+    assert np.allclose(y, exact["miss_ratio"].to_numpy())
     assert outside(p.figure, "pdf") == []
     # The command line's `plot mrc` reads the same file (the wiring the lead merges calls load()).
     assert plots.KINDS["mrc"] is plots.mrc

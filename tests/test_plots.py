@@ -70,7 +70,7 @@ def test_mrc_from_runs_is_one_minus_hit_ratio(runs, tmp_path):
 def test_sequence_cdf_is_weighted_by_blocks(tmp_path):
     # 4 one-block requests and 1 four-block request: half the blocks sit in sequences of 1.
     x, y = plots.sequence_cdf_points(pd.Series({1: 4, 4: 1}))
-    assert list(x) == [1, 4] and list(y) == [50.0, 100.0]
+    assert list(x) == [1, 4] and list(y) == [0.5, 1.0]
     long = pd.DataFrame(
         {"policy": ["lru", "lru", "dulo", "dulo"], "size_blocks": [1, 4, 1, 4], "requests": [4, 1, 1, 2]}
     )

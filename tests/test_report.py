@@ -91,9 +91,9 @@ def test_miss_ratio_panel_is_one_minus_hit_ratio(sweep_db):
     figs, _ = report._plot_data(df)
     hit = {s["name"]: [p[1] for p in s["points"]] for s in figs[0]["series"]}
     miss = {s["name"]: [p[1] for p in s["points"]] for s in figs[1]["series"]}
-    assert figs[1]["ylabel"] == "miss ratio (%)" and hit.keys() == miss.keys()
+    assert figs[1]["ylabel"] == "miss ratio" and hit.keys() == miss.keys()
     for name in hit:
-        assert all(abs(h + m - 100.0) < 1e-9 for h, m in zip(hit[name], miss[name]))
+        assert all(abs(h + m - 1.0) < 1e-9 for h, m in zip(hit[name], miss[name]))
 
 
 def region_counts(png: bytes, rect: dict, colours: dict[str, str], tol: int = 24) -> dict[str, int]:
@@ -129,7 +129,7 @@ def test_report_in_headless_chromium(page, tmp_path):
             "f => [f.querySelector('figcaption').textContent, f.querySelectorAll('g.series').length])"
         )
         assert [n for _, n in figs] == [8, 8, 8, 16, 16, 16, 16], figs
-        assert [t.split(" vs")[0] for t, _ in figs[:3]] == ["hit ratio (%)", "miss ratio (%)", "disk requests"]
+        assert [t.split(" vs")[0] for t, _ in figs[:3]] == ["hit ratio", "miss ratio", "disk requests"]
         assert [t.split(": ")[1] for t, _ in figs[3:]] == sorted(SWEEP_POLICIES)
         assert int(b.eval("document.body.dataset.bufsimPoints")) > 3 * 64
         # Each policy keeps its figure marker in the page (one shape each, none falls back).

@@ -12,8 +12,18 @@ class SpecError(BufsimError): ...
 
 # Options cross as one JSON object of the options set (bufsim.Options.to_json()); results come
 # back as one dict per run with the fields of result_fields().
+class Progress:
+    """Counters a long call updates (bufsim.progress.track polls them to draw a bar)."""
+    def __init__(self) -> None: ...
+    def snapshot(self) -> tuple[int, str, str, int, int]: ...
+
 def run(
-    path: str, policies: list[str], caches: list[str], prefetches: list[str], options: str
+    path: str,
+    policies: list[str],
+    caches: list[str],
+    prefetches: list[str],
+    options: str,
+    progress: Progress | None = None,
 ) -> list[dict[str, Any]]: ...
 def resolve_options(
     options: str, policies: list[str] = ..., caches: list[str] = ..., prefetches: list[str] = ...
@@ -24,7 +34,9 @@ def result_fields() -> list[dict[str, Any]]: ...
 class Trace:
     path: str
     format: str
-    def __init__(self, path: str, *, format: str = "auto", skip_bad: bool = False) -> None: ...
+    def __init__(
+        self, path: str, *, format: str = "auto", skip_bad: bool = False, progress: Progress | None = None
+    ) -> None: ...
     def __len__(self) -> int: ...
     def run(
         self, policies: list[str], caches: list[str], prefetches: list[str] = ..., options: str = "{}", **keywords: Any
@@ -38,6 +50,16 @@ def canonical_policy(spec: str) -> str: ...
 def detect_format(path: str) -> str: ...
 def filter_trace(path: str, out: str, options: str) -> tuple[int, list[dict[str, Any]]]: ...
 def breakdown(path: str, policies: list[str], caches: list[str], options: str) -> list[dict[str, Any]]: ...
+def trace_file_names(path: str) -> list[str]: ...
+def page_log(
+    path: str,
+    policy: str,
+    cache_blocks: int,
+    prefetch: str,
+    sizes: list[tuple[str, int]],
+    file_max: list[tuple[str, int]],
+    reads_only: bool = False,
+) -> dict[str, Any]: ...
 def run_timeline(
     path: str,
     policy: str,
@@ -68,6 +90,7 @@ def analyze(
     breakdown_policies: list[str] | None = None,
     breakdown_cache: str | None = None,
     seed: int,
+    progress: Progress | None = None,
 ) -> str: ...
 def mrc(
     path: str,
@@ -81,6 +104,7 @@ def mrc(
     format: str = "auto",
     block_size: int = 4096,
     reads_only: bool = False,
+    progress: Progress | None = None,
 ) -> str: ...
 def mrc_miniature(
     path: str,
@@ -94,4 +118,14 @@ def mrc_miniature(
     reads_only: bool = False,
     jobs: int = 0,
 ) -> str: ...
-def convert(path: str, out: str, *, format: str = "auto", skip_bad: bool = False) -> dict[str, Any]: ...
+def convert(
+    path: str,
+    out: str,
+    *,
+    format: str = "auto",
+    skip_bad: bool = False,
+    progress: Progress | None = None,
+    to: str = "bst",
+    block_size: int = 4096,
+    reads_only: bool = False,
+) -> dict[str, Any]: ...

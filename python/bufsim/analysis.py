@@ -76,6 +76,7 @@ def analyze(
     breakdown: Optional[SizeLike] = None,
     policies: Optional[Sequence[str]] = None,
     seed: int = RUN_SEED,
+    progress: Optional[bool] = None,
 ) -> Analysis:
     """Characterizes ``trace``: request and block counts, footprint, read/write mix, request sizes,
     fraction of consecutive references and working-set size (prefetching paper §6.1), temporal
@@ -87,7 +88,9 @@ def analyze(
     ``hill_fraction`` of the peak bin's count. ``breakdown=SIZE`` adds the MQ paper's Table 3:
     each of ``policies``' hits and misses for re-references closer than SIZE blocks and at or
     beyond it (default policies: those of the paper's Table 3 that bufsim has; see
-    :func:`distance_breakdown`). Raises ``FileNotFoundError``, ``TraceFormatError`` or ``SpecError``.
+    :func:`distance_breakdown`). Progress shows on standard error when it is a terminal
+    (``progress=True`` or ``False`` decides). Raises ``FileNotFoundError``, ``TraceFormatError`` or
+    ``SpecError``.
     """
     if isinstance(contexts, bool) or not isinstance(contexts, int) or contexts < 0:
         raise SpecError(f"contexts must be a number of program contexts (0 or more), not {contexts!r}")
@@ -100,8 +103,12 @@ def analyze(
         names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
     elif policies is not None:
         raise SpecError("policies are for the breakdown: give its cache size too (breakdown=...)")
-    text = _core.analyze(
+    from bufsim.progress import track
+
+    text = track(
+        _core.analyze,
         os.fspath(trace),
+        show=progress,
         format=format,
         block_size=block_size_bytes(block_size),
         reads_only=reads_only,
@@ -174,8 +181,12 @@ def mrc_report(
     format: str = "auto",
     block_size: SizeLike = 4096,
     reads_only: bool = False,
+    progress: Optional[bool] = None,
 ) -> dict[str, Any]:
-    """The miss ratio curve report as a dict (what ``bufsim mrc --json`` prints)."""
+    """The miss ratio curve report as a dict (what ``bufsim mrc --json`` prints). Progress shows
+    on standard error when it is a terminal (``progress=True`` or ``False`` decides)."""
+    from bufsim.progress import track
+
     all_sizes = isinstance(sizes, str) and sizes == "all"
     listed: Optional[list[str]] = None
     if sizes is not None and not all_sizes:
@@ -190,8 +201,10 @@ def mrc_report(
         raise SpecError(f"SHARDS sample size must be a positive number of blocks, not {shards_size!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SpecError(f"seed must be zero or more, not {seed!r}")
-    text = _core.mrc(
+    text = track(
+        _core.mrc,
         os.fspath(trace),
+        show=progress,
         sizes=listed,
         all_sizes=all_sizes,
         exact=exact,
@@ -216,6 +229,7 @@ def mrc(
     format: str = "auto",
     block_size: SizeLike = 4096,
     reads_only: bool = False,
+    progress: Optional[bool] = None,
 ) -> "pandas.DataFrame":
     """LRU miss ratio curve of ``trace`` in one pass, one row per cache size.
 
@@ -238,6 +252,7 @@ def mrc(
         format=format,
         block_size=block_size,
         reads_only=reads_only,
+        progress=progress,
     )
     return mrc_frame(r)
 
@@ -327,14 +342,15 @@ def _bytes(n: float) -> str:
     return f"{n:.0f}B"
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _share(x: float) -> str:
+    """A share as bufsim writes every ratio: a fraction from 0 to 1 (docs/index.md)."""
+    return f"{x:.3f}"
 
 
 def _mix(counts: dict[str, Any]) -> str:
     if counts["total"] == 0:
         return "no reads or writes"
-    return f"reads {_pct(1 - counts['write_share'])}, writes {_pct(counts['write_share'])}"
+    return f"reads {_share(1 - counts['write_share'])}, writes {_share(counts['write_share'])}"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
@@ -367,7 +383,7 @@ def format_analysis(a: Analysis) -> str:
     else:
         out.append(
             f"working set           {w['blocks']} blocks ({_bytes(w['bytes'])}): OPT hit ratio "
-            f"{w['hit_ratio']:.4f}, 90% of the infinite cache's {w['max_hit_ratio']:.4f} "
+            f"{w['hit_ratio']:.4f}, 0.9 x the infinite cache's {w['max_hit_ratio']:.4f} "
             f"({len(w['probes'])} OPT runs)"
         )
     if size["histogram"]:
@@ -376,7 +392,7 @@ def format_analysis(a: Analysis) -> str:
             "request sizes (rounded up to powers of two)",
             _table(
                 ["size", "requests", "share"],
-                [[_bytes(b["bytes"]), b["requests"], _pct(b["requests"] / req["total"])] for b in size["histogram"]],
+                [[_bytes(b["bytes"]), b["requests"], _share(b["requests"] / req["total"])] for b in size["histogram"]],
             ),
         ]
     t = a.temporal_distance
@@ -387,14 +403,15 @@ def format_analysis(a: Analysis) -> str:
     if t["bins"]:
         out.append(
             _table(
-                ["distance <=", "accesses", "share"], [[b["distance"], b["count"], _pct(b["share"])] for b in t["bins"]]
+                ["distance <=", "accesses", "share"],
+                [[b["distance"], b["count"], _share(b["share"])] for b in t["bins"]],
             )
         )
     hill = t["hill"]
     if hill is not None:
         out.append(
             f"  hill: minDist {hill['min_dist']}, maxDist {hill['max_dist']}, peak {hill['peak_distance']}; "
-            f"{_pct(hill['share'])} of correlated accesses (bins with at least {_pct(t['hill_fraction'])} of the peak)"
+            f"{_share(hill['share'])} of correlated accesses (bins with at least {_share(t['hill_fraction'])} of the peak)"
         )
     f = a.frequency
     out += [
@@ -405,7 +422,7 @@ def format_analysis(a: Analysis) -> str:
         out.append(
             _table(
                 ["accessed >= f", "blocks", "accesses"],
-                [[p["frequency"], _pct(p["block_share"]), _pct(p["access_share"])] for p in f["points"]],
+                [[p["frequency"], _share(p["block_share"]), _share(p["access_share"])] for p in f["points"]],
             )
         )
     g = a.inter_reference_gaps

@@ -51,12 +51,16 @@ def run(
     options: Optional[Mapping[str, Any]] = None,
     *,
     prefetches: Sequence[str] | str = ("none",),
+    progress: Optional[bool] = None,
 ) -> list:
     """Runs every policy x read-ahead setting x cache size over ``trace`` (a path, or a trace
     decoded once, ``bufsim._core.Trace``) with ``options`` (an
     :class:`Options` or a mapping of option names, ``bufsim options`` lists them) and returns
     one :class:`Result` per run, in that order. The trace is decoded once and the runs go in
-    parallel unless ``options`` sets ``jobs``."""
+    parallel unless ``options`` sets ``jobs``. Progress (reading, then simulating, with the time
+    left) shows on standard error when it is a terminal; ``progress=True`` or ``False`` decides."""
+    from bufsim.progress import track
+
     opts = options if isinstance(options, Options) else Options(options)
     policies = [str(p) for p in _listed(policies, "policy", "name at least one, such as 'lru'")]
     caches = [size_text(c, "cache size") for c in _listed(caches, "cache size", "give at least one, such as '64MiB'")]
@@ -66,7 +70,7 @@ def run(
         rows = trace.run(policies, caches, prefetches, opts.to_json())
         trace = trace.path
     else:
-        rows = _core.run(os.fspath(trace), policies, caches, prefetches, opts.to_json())
+        rows = track(_core.run, os.fspath(trace), policies, caches, prefetches, opts.to_json(), show=progress)
     results = [result_of(r) for r in rows]
     if results:
         from bufsim.formats import warn_skipped

@@ -282,13 +282,17 @@ def collect_from_log(
         live=False,
     )
     try:
+        from bufsim.progress import bar
+
         splitter = _LineSplitter(builder)
-        with open(log, "rb") as f:
+        with open(log, "rb") as f, bar(total=os.fstat(f.fileno()).st_size, desc=f"replaying {log}", unit="B") as shown:
+            shown.unit_scale, shown.unit_divisor = True, 1024
             while True:
                 chunk = f.read(1 << 20)
                 if not chunk:
                     break
                 splitter.push(chunk)
+                shown.update(len(chunk))
         splitter.close()
         builder.finish()
         if builder.root is None:

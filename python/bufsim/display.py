@@ -1,6 +1,6 @@
 """Results as HTML tables in Jupyter: one run (``Result``) as a two-column table grouped by what
 the numbers are, and a sweep's DataFrame as a compact table with cache sizes in units and
-ratios in percent, the lowest miss ratio at each cache size in bold.
+ratios as fractions (0 to 1), the lowest miss ratio at each cache size in bold.
 
 ``bufsim.Result`` renders itself with :func:`result_html`; :func:`table` wraps a sweep's
 DataFrame (or a list of results) in an object Jupyter renders the same way.
@@ -103,7 +103,7 @@ def _cell(name: str, v: Any) -> tuple[str, bool]:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "", False
     if name.endswith("_ratio") and isinstance(v, (int, float)):
-        return f"{100 * v:.2f}%", True  # one convention with the figures: ratios in percent
+        return f"{v:.4f}", True  # one convention everywhere: ratios are fractions (docs/index.md)
     if isinstance(v, bool):
         return str(v).lower(), False
     if isinstance(v, int):
@@ -147,7 +147,7 @@ def result_html(result: Any) -> str:
 
 def sweep_html(df: "pandas.DataFrame", max_rows: int = 100) -> str:
     """A sweep's runs (the DataFrame of ``bufsim.sweep``, the ``runs`` table of a results
-    database) as a compact HTML table: cache size in units, ratios in percent, the lowest miss
+    database) as a compact HTML table: cache size in units, ratios as fractions, the lowest miss
     ratio at each cache size (and trace) in bold; at most ``max_rows`` rows, then a count."""
     df = df.copy()
     if "miss_ratio" not in df.columns and "hit_ratio" in df.columns:

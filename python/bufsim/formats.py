@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from bufsim import _core
 
@@ -44,14 +44,57 @@ class Conversion:
         return asdict(self)
 
 
-def convert(trace: PathLike, out: PathLike, *, format: str = "auto", skip_bad: bool = False) -> Conversion:
+#: What :func:`convert` writes: bufsim's binary and libCacheSim's two formats.
+OUTPUT_FORMATS = ("bst", "oracle", "lcs-csv")
+
+
+def output_format(out: PathLike, to: str = "auto") -> str:
+    """The format ``to`` names, or with ``"auto"`` the one ``out``'s name says: a name ending in
+    ``.oracleGeneral`` (``.bin`` may follow) is libCacheSim's oracleGeneral, anything else ``.bst``."""
+    if to != "auto":
+        if to not in OUTPUT_FORMATS:
+            raise _core.SpecError(f"unknown output format `{to}`; use auto or one of {', '.join(OUTPUT_FORMATS)}")
+        return to
+    name = os.fspath(out).lower()
+    return "oracle" if name.endswith((".oraclegeneral", ".oraclegeneral.bin")) else "bst"
+
+
+def convert(
+    trace: PathLike,
+    out: PathLike,
+    *,
+    format: str = "auto",
+    skip_bad: bool = False,
+    progress: Optional[bool] = None,
+    to: str = "auto",
+    block_size: Union[int, str, None] = None,
+    reads_only: bool = False,
+) -> Conversion:
     """Converts ``trace`` (any format bufsim reads, gzip or zstd compressed or not) into bufsim's
     binary format at ``out`` (``.bst``: fixed-size records, memory-mapped when read; see
-    docs/trace-formats.md). With ``skip_bad`` malformed records are counted and left out (a
-    :class:`SkippedRecordsWarning` says where) instead of stopping the conversion. A failed
-    conversion leaves no output file. Raises ``FileNotFoundError``, ``TraceFormatError`` or
-    ``SpecError`` (unknown format name)."""
-    d = _core.convert(os.fspath(trace), os.fspath(out), format=format, skip_bad=skip_bad)
+    docs/trace-formats.md), or with ``to="oracle"`` / ``"lcs-csv"`` (or ``out`` ending in
+    ``.oracleGeneral``) into libCacheSim's oracleGeneral binary or csv: one record per block
+    access of ``block_size`` bytes (the run option's default when None; ``reads_only`` keeps reads only), so libCacheSim can replay the
+    stream bufsim simulates. oracleGeneral's next-access times need a second pass, so its input
+    must be a file (not a pipe). With ``skip_bad`` (``.bst`` only) malformed records are counted
+    and left out (a :class:`SkippedRecordsWarning` says where) instead of stopping the conversion.
+    A failed conversion leaves no output file. Progress shows on standard error when it is a
+    terminal (``progress=True`` or ``False`` decides). Raises ``FileNotFoundError``,
+    ``TraceFormatError`` or ``SpecError`` (unknown format name)."""
+    from bufsim.options import block_size_bytes
+    from bufsim.progress import track
+
+    d = track(
+        _core.convert,
+        os.fspath(trace),
+        os.fspath(out),
+        format=format,
+        skip_bad=skip_bad,
+        to=output_format(out, to),
+        block_size=block_size_bytes(block_size),
+        reads_only=bool(reads_only),
+        show=progress,
+    )
     result = Conversion(**d)
     warn_skipped(trace, result.skipped)
     return result

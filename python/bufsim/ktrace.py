@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from bufsim.collect import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError, CollectResult
 from bufsim.collect_paths import NO_LIBS_PATTERNS
@@ -77,6 +77,7 @@ TASK_EVENTS = (
     "readahead/page_cache_sync_ra",
     "readahead/page_cache_async_ra",
     "readahead/page_cache_ra_unbounded",
+    "readahead/page_cache_ra_order",
     "sched/sched_process_fork",
     "sched/sched_process_exit",
 )
@@ -591,6 +592,21 @@ class Replay:
             self.pagecache.append(
                 (e.t, e.tgid, kind, dev, ino, int(kv.get("index", "0")), int(kv.get("req_count", "0")), "", detail)
             )
+        elif name == "page_cache_ra_order":
+            # The window page_cache_ra_order reads: start, size and async size after the decision.
+            self.pagecache.append(
+                (
+                    e.t,
+                    e.tgid,
+                    "ra_order",
+                    dev,
+                    ino,
+                    int(kv.get("index", "0")),
+                    int(kv.get("size", "0")),
+                    "",
+                    f"async_size={kv.get('async_size', '0')};order={kv.get('order', '0')}",
+                )
+            )
         elif name == "page_cache_ra_unbounded":
             self.pagecache.append(
                 (
@@ -988,11 +1004,13 @@ def collect_kernel(
     timeout: Optional[float] = None,
     buffer_kb: int = 65536,
     keep_raw: Optional[str] = None,
+    on_start: Optional[Callable[[int], None]] = None,
 ) -> KernelCollectResult:
     """Runs ``command`` with the kernel tracer; writes ``output`` (interchange CSV, as
     :func:`bufsim.collect.collect`) and ``output + ".pagecache.csv"``. SIGTERM, SIGHUP and SIGINT
     go to the command (a second one kills it); ``timeout`` seconds kill it. The instances are
-    removed whatever happens."""
+    removed whatever happens. ``on_start(pid)`` is called once the command's process exists and
+    before it runs anything (``bufsim validate`` moves it into a cgroup there)."""
     if not command:
         raise CollectError(
             "give the command to trace after --, e.g. bufsim collect --tracer kernel -o t.csv -- grep -r x src"
@@ -1060,6 +1078,8 @@ def collect_kernel(
                 pass
 
         proc = _Child(list(command), go_r, go_w, new_group=timeout is not None)
+        if on_start is not None:
+            on_start(proc.pid)
         tasks.write("set_event_pid", str(proc.pid))
         for name in TRACED_CALLS:
             tasks.enable(f"syscalls/sys_enter_{name}")

@@ -131,8 +131,9 @@ class Metric:
     log_y: bool = False
 
 
-HIT_RATIO = Metric("hit_ratio", "hit ratio (%)", 100.0)
-MISS_RATIO = Metric("miss_ratio", "miss ratio (%)", 100.0)  # percent, like hit ratio and the report
+# Ratios are fractions from 0 to 1 everywhere (tables, JSON, databases, figures; docs/index.md).
+HIT_RATIO = Metric("hit_ratio", "hit ratio")
+MISS_RATIO = Metric("miss_ratio", "miss ratio")
 DISK_REQUESTS = Metric("disk_requests", "disk requests")
 EXEC_TIME = Metric("exec_time_s", "execution time (s)", hint="run the sweep in timed mode (--timing)")
 
@@ -712,7 +713,7 @@ def metric_grid(
 
 
 def hit_ratio(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
-    """Hit ratio (%) against cache size (log x), one line per policy and read-ahead setting,
+    """Hit ratio (0 to 1) against cache size (log x), one line per policy and read-ahead setting,
     one panel per trace. Shape: the ``runs`` table, or any frame with ``cache_blocks``,
     ``hit_ratio`` (a fraction) and optionally ``policy``, ``prefetch``, ``trace``,
     ``block_size``."""
@@ -778,7 +779,7 @@ def sequence_sizes(df: "pandas.DataFrame") -> "pandas.DataFrame":
 def sequence_cdf(
     df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None, max_panels: int = 12
 ) -> Plot:
-    """DULO §5 (Figures 3 and 4): for each run, the percentage of requested blocks that sit in
+    """DULO §5 (Figures 3 and 4): for each run, the share (0 to 1) of requested blocks that sit in
     disk requests (sequences) of at most x blocks, against x (log x). One panel per policy (and
     trace), at most ``max_panels`` (a note names the rest); in a panel, cache sizes go from dark
     to light along a ramp whose grey level rises steadily, read-ahead settings differ by dash.
@@ -843,7 +844,7 @@ def sequence_cdf(
                     pf = str(ident.get("prefetch", "none"))
                     handles.setdefault("read-ahead off" if pf == "none" else f"+ {pf}", ("#000000", dash))
             _log2_axis(ax, df["size_blocks"])
-            ax.set_ylim(0, 100.5)
+            ax.set_ylim(0, 1.005)
             ident = dict(zip(panel_cols, key))
             if len(panels) > 1 or "policy" in ident:
                 ax.set_title(
@@ -855,7 +856,7 @@ def sequence_cdf(
             if i // ncols == nrows - 1 or i + ncols >= len(panels):
                 ax.set_xlabel("sequence size (blocks)")
             if i % ncols == 0:
-                ax.set_ylabel("blocks in sequences\n≤ this size (%)")
+                ax.set_ylabel("share of blocks in\nsequences ≤ this size")
         for j in range(len(panels), nrows * ncols):
             axes[j // ncols][j % ncols].set_visible(False)
         # One legend entry per cache size (its colour) and per read-ahead setting (its dash).
@@ -883,7 +884,7 @@ def _run_order(key: Any, cols: list[str]) -> tuple:
 
 
 def sequence_cdf_points(requests_by_size: "pandas.Series"):
-    """DULO's CDF of one run: for each sequence size x (blocks), the percentage of requested
+    """DULO's CDF of one run: for each sequence size x (blocks), the fraction of requested
     blocks that sit in sequences of at most x blocks. ``requests_by_size`` maps a size to the
     number of disk requests of that size."""
     h = requests_by_size.sort_index()
@@ -892,7 +893,7 @@ def sequence_cdf_points(requests_by_size: "pandas.Series"):
     total = blocks.sum()
     if total == 0:
         return sizes[:0], blocks[:0].astype(float)
-    return sizes, blocks.cumsum() / total * 100.0
+    return sizes, blocks.cumsum() / total
 
 
 def _cdf_label(k: str, v: Any, g: "pandas.DataFrame") -> str:
@@ -1053,7 +1054,7 @@ def power_of_two_bins(df: "pandas.DataFrame") -> "pandas.Series":
 
 
 def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
-    """Hit ratio (%) over time (x: windows of the trace's requests) and cache size (y, log2),
+    """Hit ratio (0 to 1) over time (x: windows of the trace's requests) and cache size (y, log2),
     as PyMimircache drew it; colour from the viridis map, whose grey level rises steadily, so
     the figure reads in grayscale too. Shape: ``window``, ``cache_blocks``, ``hit_ratio`` (a
     fraction), optionally ``first_request``/``last_request`` and ``block_size``: what
@@ -1092,7 +1093,7 @@ def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None
         fig, axes = _figure(1, 1)
         ax = axes[0][0]
         mesh = ax.pcolormesh(
-            xedges, yedges, grid.to_numpy() * 100.0, cmap="viridis", vmin=0, vmax=100, shading="flat", rasterized=False
+            xedges, yedges, grid.to_numpy(), cmap="viridis", vmin=0, vmax=1, shading="flat", rasterized=False
         )
         ax.set_yscale("log", base=2)
         _log2_axis(ax, sizes, axis="y")
@@ -1102,7 +1103,7 @@ def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None
         if xlabel == "requests":
             _count_x(ax)
         cbar = fig.colorbar(mesh, ax=ax)
-        cbar.set_label("hit ratio (%)")
+        cbar.set_label("hit ratio")
         what = "Hit ratio over time"
         policy = df.attrs.get("policy")
         trace = df.attrs.get("trace")

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, Any, Iterable, Optional
+import threading
+from typing import IO, Any, Callable, Iterable, Optional, TypeVar
 
 ENV = "BUFSIM_PROGRESS"
+T = TypeVar("T")
 
 
 def wanted(show: Optional[bool] = None, file: Optional[IO[str]] = None) -> bool:
@@ -59,3 +61,47 @@ def bar(
         mininterval=mininterval,
         smoothing=0.1,
     )
+
+
+def track(call: Callable[..., T], *args: Any, show: Optional[bool] = None, desc: str = "", **kwargs: Any) -> T:
+    """Calls a function of the native core that takes ``progress=`` (a ``_core.Progress``) and
+    draws its stages (reading the trace in bytes, simulating in requests) as bars with the time
+    left while it runs, from a thread polling the counters four times a second. Without a bar to
+    show, the call runs as it is."""
+    if not wanted(show):
+        return call(*args, **kwargs)
+    from bufsim import _core
+
+    counters = _core.Progress()
+    stop = threading.Event()
+
+    def draw() -> None:
+        shown, serial = None, 0
+        try:
+            while True:
+                done_waiting = stop.wait(0.25)
+                s, what, unit, done, total = counters.snapshot()
+                if s != serial and s:
+                    if shown is not None:
+                        shown.close()
+                    serial = s
+                    label = f"{desc}: {what}" if desc else what
+                    scale = unit == "B"
+                    shown = bar(total=total or None, desc=label, unit=unit, show=True, mininterval=0)
+                    shown.unit_scale = scale
+                    shown.unit_divisor = 1024 if scale else 1000
+                if shown is not None:
+                    shown.update(done - shown.n)
+                if done_waiting:
+                    break
+        finally:
+            if shown is not None:
+                shown.close()
+
+    t = threading.Thread(target=draw, name="bufsim-progress", daemon=True)
+    t.start()
+    try:
+        return call(*args, progress=counters, **kwargs)
+    finally:
+        stop.set()
+        t.join()

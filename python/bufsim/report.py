@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 # Metrics plotted against cache size when their column is present, in this order:
 # (column, axis label, scale, hint when absent).
 METRICS = [
-    ("hit_ratio", "hit ratio (%)", 100.0, ""),
-    ("miss_ratio", "miss ratio (%)", 100.0, ""),
+    ("hit_ratio", "hit ratio", 1.0, ""),
+    ("miss_ratio", "miss ratio", 1.0, ""),
     ("disk_requests", "disk requests", 1.0, ""),
     ("exec_time_s", "execution time (s)", 1.0, "run the sweep in timed mode (--timing)"),
     ("io_time_s", "I/O time (s)", 1.0, "run the sweep in timed mode (--timing)"),
@@ -201,7 +201,7 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                         "small": True,
                         "title": f"sequence-size CDF: {policy}" + (f" ({trace})" if several_traces else ""),
                         "xlabel": "sequence size (blocks per disk request)",
-                        "ylabel": "blocks in sequences ≤ x (%)",
+                        "ylabel": "share of blocks in sequences ≤ x",
                         "xlog": True,
                         "ymin0": True,
                         "series": series,
@@ -350,8 +350,22 @@ def write(
     cdf_policies: Sequence[str] = (),
 ) -> int:
     """Writes the report of a results database (or Parquet file) to ``out``; returns the
-    number of runs in it. ``cdf_policies``: see :func:`render`."""
-    df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
+    number of runs in it. ``cdf_policies``: see :func:`render`. A bar of its steps shows on a
+    terminal (:mod:`bufsim.progress`)."""
+    from bufsim.progress import bar
+
+    with bar(total=3, desc="report", unit="step") as steps:
+        df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
+        steps.update(1)
+        page = _page(df, source, cdf_policies)
+        steps.update(1)
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(page)
+        steps.update(1)
+    return len(df)
+
+
+def _page(df: "pandas.DataFrame", source: str | os.PathLike, cdf_policies: Sequence[str]) -> str:
     if df.empty:
         raise SpecError(f"{os.fspath(source)}: no runs to report (empty, or the filters match nothing)")
     unknown = [p for p in cdf_policies if p not in set(df["policy"])] if "policy" in df.columns else list(cdf_policies)
@@ -360,7 +374,4 @@ def write(
             f"--cdf-policy {unknown[0]}: no such policy in these runs; give one of "
             f"{', '.join(dict.fromkeys(df['policy'])) if 'policy' in df.columns else '(none recorded)'}"
         )
-    page = render(df, os.fspath(source), cdf_policies=cdf_policies)
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(page)
-    return len(df)
+    return render(df, os.fspath(source), cdf_policies=cdf_policies)

@@ -389,35 +389,6 @@ def _sql_text(s: str) -> str:
     return s.replace("'", "''")
 
 
-class Progress:
-    """A bar with ETA on a terminal; plain progress lines otherwise (logs, CI)."""
-
-    def __init__(self, total: int, stream=None, enabled: bool = True):
-        self.total, self.done = total, 0
-        self.stream = stream or sys.stderr
-        self.enabled = enabled and total > 0
-        self.tty = self.stream.isatty()
-        self.start = time.monotonic()
-        self.last_line = -1.0
-
-    def step(self) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self.start
-        eta = elapsed / self.done * (self.total - self.done)
-        if self.tty:
-            width = 30
-            fill = int(width * self.done / self.total)
-            self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} runs, ETA {eta:5.0f}s ")
-            if self.done == self.total:
-                self.stream.write("\n")
-        elif self.done == self.total or elapsed - self.last_line >= 2.0:
-            self.last_line = elapsed
-            self.stream.write(f"sweep: {self.done}/{self.total} runs done, ETA {eta:.0f}s\n")
-        self.stream.flush()
-
-
 def decode_json(column: str, value: Any) -> Any:
     """A JSON column's text as its Python value (anything else passes through)."""
     if not isinstance(value, str) or _KIND.get(column) not in _JSON_KINDS:
@@ -480,10 +451,14 @@ def run_sweep(
     resume: bool = False,
     jobs: int = 0,
     dask: str | None = None,
-    progress: bool = True,
+    progress: Optional[bool] = True,
 ):
     """Runs the sweep into the DuckDB file ``out`` and returns its rows (a DataFrame) in grid
-    order. With ``resume`` runs already in ``out`` are skipped."""
+    order. With ``resume`` runs already in ``out`` are skipped. ``progress``: a bar of runs done
+    with the time left on standard error (True), none (False), or one when it is a terminal
+    (None); a resumed sweep's note of what it skipped is printed unless it is False."""
+    from bufsim.progress import bar as progress_bar
+
     # spec.runs() checks every option, policy and read-ahead spec first: a typo must not
     # surface after an hour.
     if dask:
@@ -497,16 +472,16 @@ def run_sweep(
         # A grid that names a run twice (`-p lru -p lru`) runs it once.
         todo = list({r.key: r for r in runs if r.key not in done}.values())
         grid = len({r.key for r in runs})
-        if resume and progress:
+        if resume and progress is not False:
             print(
                 f"sweep: {grid - len(todo)} of {grid} runs already in {out}, skipped; {len(todo)} to run",
                 file=sys.stderr,
             )
-        bar = Progress(len(todo), enabled=progress)
-        if dask:
-            _run_dask(todo, store, bar, dask)
-        else:
-            _run_local(todo, store, bar, jobs)
+        with progress_bar(total=len(todo), desc="sweep", unit="run", show=progress) as bar:
+            if dask:
+                _run_dask(todo, store, bar, dask)
+            else:
+                _run_local(todo, store, bar, jobs, progress)
         return store.frame([r.key for r in runs])
     finally:
         store.close()
@@ -520,14 +495,16 @@ def longest_first(runs: list[RunSpec]) -> list[RunSpec]:
     return sorted(runs, key=lambda r: -r.cache_blocks)
 
 
-def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: int) -> None:
+def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Any, jobs: int, progress: Optional[bool]) -> None:
+    from bufsim.progress import track
+
     workers = jobs or os.cpu_count() or 1
     by_trace: dict[tuple[str, str], list[RunSpec]] = {}
     for r in todo:
         by_trace.setdefault((r.trace, r.trace_hash), []).append(r)
     # One trace at a time: decoded once, shared by the threads, dropped before the next.
     for (path, _), runs in by_trace.items():
-        trace = _core.Trace(path, format=runs[0].format, skip_bad=runs[0].skip_bad)
+        trace = track(_core.Trace, path, format=runs[0].format, skip_bad=runs[0].skip_bad, show=progress)
 
         def work(r: RunSpec, trace: _core.Trace = trace):
             t0 = time.perf_counter()
@@ -542,7 +519,7 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Progress, jobs: in
                     for f in finished:
                         r, res, secs = f.result()
                         store.write(r, res, secs)
-                        bar.step()
+                        bar.update(1)
                     if interrupted.set:
                         raise KeyboardInterrupt
             except BaseException:
@@ -584,7 +561,7 @@ class _InterruptAsFlag:
 WORKER_WAIT_S = 60
 
 
-def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, address: str) -> None:
+def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Any, address: str) -> None:
     from dask.distributed import Client, as_completed
 
     with Client(address, timeout="30s") as client:
@@ -602,4 +579,4 @@ def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Progress, address: 
         for fut in as_completed(futures):
             res, secs = fut.result()
             store.write(futures[fut], res, secs)
-            bar.step()
+            bar.update(1)

@@ -15,7 +15,11 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 fn cloudphysics_keys() -> Vec<u64> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/cloudphysics_vscsi.csv");
     let path = path.to_string_lossy();
-    keys(&Source::File { path: &path, format: Format::CloudPhysics }, &EngineConfig::default()).expect("bundled trace")
+    keys(
+        &Source::File { path: &path, format: Format::CloudPhysics, meter: &Default::default() },
+        &EngineConfig::default(),
+    )
+    .expect("bundled trace")
 }
 
 /// 20 million accesses over 4 million blocks: skewed re-references (a squared uniform favours

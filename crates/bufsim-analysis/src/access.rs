@@ -5,7 +5,8 @@
 
 use bufsim_core::engine::{included, EngineConfig};
 use bufsim_core::layout::{block_key, Layout};
-use bufsim_core::trace::{AddressKind, Format, Request, TraceError, TraceReader};
+use bufsim_core::trace::progress::Ticker;
+use bufsim_core::trace::{AddressKind, Format, Meter, ReadOptions, Request, TraceError, TraceReader};
 
 /// One demand access to one block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,10 +31,11 @@ pub trait Visitor {
 }
 
 /// Where requests come from: a trace file read as a stream, or requests already in memory.
+/// Each pass counts its progress on `meter` (bytes read of the file, or requests).
 #[derive(Clone, Copy)]
 pub enum Source<'a> {
-    File { path: &'a str, format: Format },
-    Memory { requests: &'a [Request], kind: AddressKind },
+    File { path: &'a str, format: Format, meter: &'a Meter },
+    Memory { requests: &'a [Request], kind: AddressKind, meter: &'a Meter },
 }
 
 impl Source<'_> {
@@ -47,13 +49,21 @@ impl Source<'_> {
     /// Calls `f` on every request of the trace, in order.
     pub fn for_each_request(&self, mut f: impl FnMut(&Request)) -> Result<(), TraceError> {
         match self {
-            Source::File { path, format } => {
-                let mut reader = TraceReader::open(path, Some(*format))?;
+            Source::File { path, format, meter } => {
+                let read = ReadOptions { meter: (*meter).clone(), ..Default::default() };
+                let mut reader = TraceReader::open_with(path, Some(*format), &read)?;
                 while let Some(r) = reader.next_request()? {
                     f(&r);
                 }
             }
-            Source::Memory { requests, .. } => requests.iter().for_each(f),
+            Source::Memory { requests, meter, .. } => {
+                meter.stage("analyzing the trace in memory", "request", requests.len() as u64);
+                let mut ticks = Ticker::new(meter);
+                for r in requests.iter() {
+                    ticks.tick();
+                    f(r);
+                }
+            }
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use bufsim_core::engine::EngineConfig;
 use bufsim_core::policy::{build, BuildEnv};
 use bufsim_core::run::{resolve_format, LoadedTrace};
 use bufsim_core::spec::SpecError;
-use bufsim_core::trace::{AddressKind, Format, Request};
+use bufsim_core::trace::{AddressKind, Format, Meter, ReadOptions, Request};
 use bufsim_core::SimError;
 
 use crate::access::{walk, BlockAccess, Source, Visitor};
@@ -37,6 +37,8 @@ pub struct AnalysisOptions {
     pub breakdown: Option<(Vec<String>, u64)>,
     /// Seed of the policies of the breakdown that draw random numbers.
     pub seed: u64,
+    /// Where the passes count their progress (a progress bar); off by default.
+    pub meter: Meter,
 }
 
 impl Default for AnalysisOptions {
@@ -50,6 +52,7 @@ impl Default for AnalysisOptions {
             jobs: 0,
             breakdown: None,
             seed: 42,
+            meter: Meter::default(),
         }
     }
 }
@@ -151,13 +154,13 @@ fn run(source: &Source, name: &str, format: Format, opts: &AnalysisOptions) -> R
     let (requests, accesses) = c.stats.report();
     let distinct = c.history.distinct();
     let working_set = match (opts.working_set, source) {
-        (true, Source::Memory { requests, kind }) => {
+        (true, Source::Memory { requests, kind, .. }) => {
             Some(working_set(requests, *kind, &opts.engine, c.history.accesses(), distinct, opts.jobs)?)
         }
         _ => None,
     };
     let breakdown = match (&opts.breakdown, source) {
-        (Some((policies, cache)), Source::Memory { requests, kind }) => {
+        (Some((policies, cache)), Source::Memory { requests, kind, .. }) => {
             Some(distance_breakdown(requests, *kind, &opts.engine, policies, *cache, opts.seed)?)
         }
         _ => None,
@@ -186,13 +189,17 @@ pub fn analyze_trace(path: &str, opts: &AnalysisOptions) -> Result<Analysis, Sim
     // Standard input or a pipe is read once, into memory, for all the passes.
     let once = !bufsim_core::trace::rewindable(path);
     if opts.working_set || opts.breakdown.is_some() || once {
-        let loaded = LoadedTrace::load(path, opts.format)?;
+        let loaded = LoadedTrace::load_with(
+            path,
+            opts.format,
+            &ReadOptions { meter: opts.meter.clone(), ..Default::default() },
+        )?;
         let format = loaded.format;
-        let source = Source::Memory { requests: &loaded.requests, kind: format.address_kind() };
+        let source = Source::Memory { requests: &loaded.requests, kind: format.address_kind(), meter: &opts.meter };
         run(&source, path, format, opts)
     } else {
         let format = resolve_format(path, opts.format)?;
-        run(&Source::File { path, format }, path, format, opts)
+        run(&Source::File { path, format, meter: &opts.meter }, path, format, opts)
     }
 }
 
@@ -204,5 +211,5 @@ pub fn analyze_requests(
     opts: &AnalysisOptions,
 ) -> Result<Analysis, SimError> {
     let kind: AddressKind = format.address_kind();
-    run(&Source::Memory { requests, kind }, name, format, opts)
+    run(&Source::Memory { requests, kind, meter: &opts.meter }, name, format, opts)
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use bufsim_core::engine::EngineConfig;
 use bufsim_core::run::resolve_format;
 use bufsim_core::spec::SpecError;
-use bufsim_core::trace::{AddressKind, Format, Request};
+use bufsim_core::trace::{AddressKind, Format, Meter, ReadOptions, Request};
 use bufsim_core::SimError;
 
 use crate::access::{walk, BlockAccess, Source, Visitor};
@@ -34,6 +34,8 @@ pub struct MrcOptions {
     pub shards: Option<ShardsMode>,
     /// Seed of the SHARDS sampling hash.
     pub seed: u64,
+    /// Where the passes count their progress (a progress bar); off by default.
+    pub meter: Meter,
 }
 
 impl Default for MrcOptions {
@@ -45,6 +47,7 @@ impl Default for MrcOptions {
             exact: true,
             shards: None,
             seed: 42,
+            meter: Meter::default(),
         }
     }
 }
@@ -209,11 +212,19 @@ pub fn mrc_trace(path: &str, opts: &MrcOptions) -> Result<MrcReport, SimError> {
     opts.check()?;
     if !bufsim_core::trace::rewindable(path) {
         // Standard input or a pipe: read once, into memory, for every pass.
-        let loaded = bufsim_core::run::LoadedTrace::load(path, opts.format)?;
-        return run(&Source::Memory { requests: &loaded.requests, kind: loaded.format.address_kind() }, path, opts);
+        let loaded = bufsim_core::run::LoadedTrace::load_with(
+            path,
+            opts.format,
+            &ReadOptions { meter: opts.meter.clone(), ..Default::default() },
+        )?;
+        return run(
+            &Source::Memory { requests: &loaded.requests, kind: loaded.format.address_kind(), meter: &opts.meter },
+            path,
+            opts,
+        );
     }
     let format = resolve_format(path, opts.format)?;
-    run(&Source::File { path, format }, path, opts)
+    run(&Source::File { path, format, meter: &opts.meter }, path, opts)
 }
 
 /// Miss ratio curves of requests already in memory.
@@ -223,5 +234,5 @@ pub fn mrc_requests(
     name: &str,
     opts: &MrcOptions,
 ) -> Result<MrcReport, SimError> {
-    run(&Source::Memory { requests, kind }, name, opts)
+    run(&Source::Memory { requests, kind, meter: &opts.meter }, name, opts)
 }

@@ -18,7 +18,7 @@ use serde::Serialize;
 use bufsim_core::engine::{Engine, EngineConfig, Future, FutureBuilder};
 use bufsim_core::layout::Layout;
 use bufsim_core::policy::{build, BuildEnv, Policy, PolicyVisitor};
-use bufsim_core::trace::{AddressKind, Request};
+use bufsim_core::trace::{AddressKind, Meter, Request};
 use bufsim_core::SimError;
 
 use crate::access::{layout, Source};
@@ -92,7 +92,7 @@ pub fn working_set(
         return Ok(report);
     }
     let threads = if jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { jobs };
-    let source = Source::Memory { requests, kind };
+    let source = Source::Memory { requests, kind, meter: &Meter::default() };
     let layout = layout(&source, engine)?;
     let mut fb = FutureBuilder::default();
     for r in requests {

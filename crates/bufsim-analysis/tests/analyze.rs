@@ -45,7 +45,12 @@ fn frequencies_and_temporal_distances_equal_libcachesim() {
     }
     let path = cloudphysics();
     let mut v = Buckets(BlockHistory::default(), BTreeMap::new());
-    walk(&Source::File { path: &path, format: Format::CloudPhysics }, &EngineConfig::default(), &mut v).unwrap();
+    walk(
+        &Source::File { path: &path, format: Format::CloudPhysics, meter: &Default::default() },
+        &EngineConfig::default(),
+        &mut v,
+    )
+    .unwrap();
     assert_eq!(v.1, as_map(&g["reuse_vtime_log1.5"]));
     // The power-of-two histogram holds the same distances.
     let t = &a.temporal_distance;

@@ -63,14 +63,17 @@ fn exact_curve_equals_lru_simulation_on_the_bundled_trace() {
 fn accesses_are_the_engines_block_keys() {
     let cfg = EngineConfig::default();
     let path = cloudphysics();
-    let ours = keys(&Source::File { path: &path, format: Format::CloudPhysics }, &cfg).unwrap();
+    let ours =
+        keys(&Source::File { path: &path, format: Format::CloudPhysics, meter: &Default::default() }, &cfg).unwrap();
     let requests = bufsim_core::run::decode(&path, Format::CloudPhysics).unwrap();
     assert_eq!(ours, block_keys(&requests, AddressKind::Device, &cfg));
     // File traces go through the first-touch layout; reads-only drops writes first.
     let files = file_requests();
     for reads_only in [false, true] {
         let cfg = EngineConfig { block_size: 4096, reads_only, ..EngineConfig::default() };
-        let ours = keys(&Source::Memory { requests: &files, kind: AddressKind::File }, &cfg).unwrap();
+        let ours =
+            keys(&Source::Memory { requests: &files, kind: AddressKind::File, meter: &Default::default() }, &cfg)
+                .unwrap();
         assert_eq!(ours, block_keys(&files, AddressKind::File, &cfg));
     }
 }
@@ -156,7 +159,11 @@ fn shards_mae(keys: &[u64], exact: &MissCurve, mode: ShardsMode, seed: u64) -> S
 #[test]
 fn shards_stays_close_to_the_exact_curve() {
     let path = cloudphysics();
-    let keys = keys(&Source::File { path: &path, format: Format::CloudPhysics }, &EngineConfig::default()).unwrap();
+    let keys = keys(
+        &Source::File { path: &path, format: Format::CloudPhysics, meter: &Default::default() },
+        &EngineConfig::default(),
+    )
+    .unwrap();
     let mut m = LruMrc::new();
     keys.iter().for_each(|&k| {
         m.access(k);

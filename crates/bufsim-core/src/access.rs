@@ -178,9 +178,11 @@ impl Prefetching<'_> {
         b: u64,
         first: u64,
         n: u64,
+        end: u64,
         miss: bool,
         in_flight: bool,
         by_prefetch: bool,
+        cached: &dyn Fn(u64) -> bool,
     ) -> Option<Plan> {
         let ev = BlockEvent {
             file: r.file,
@@ -191,8 +193,9 @@ impl Prefetching<'_> {
             by_prefetch,
             request_first: first,
             request_blocks: n,
+            request_end: end,
         };
-        self.readahead.on_access(&ev)
+        self.readahead.on_access(&ev, cached)
     }
 }
 
@@ -244,6 +247,11 @@ impl<'a> Step<'a> {
             self.next_occurrence = Some(f.first_use.clone());
         }
         self.prefetching = Some(p);
+    }
+
+    /// The read-ahead algorithm of the run, if any.
+    pub fn readahead(&self) -> Option<&crate::prefetch::AnyReadAhead> {
+        self.prefetching.as_ref().map(|p| &p.readahead)
     }
 
     /// The demand access to block `b` of `r`'s file, at the current logical time.
@@ -332,8 +340,26 @@ fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u
     let miss = !got.resident();
     let frame = d.cache().frame_of(a.key);
     let by_prefetch = !miss && frame.is_some_and(|f| d.cache().by_prefetch(f));
-    let p = d.step().prefetching.as_mut().expect("read_ahead without prefetching");
-    if let Some(plan) = p.on_access(r, b, first, n, miss, got.in_flight, by_prefetch) {
+    let bs = d.step().cfg.block_size;
+    let end = if r.in_blocks { first + n } else { (r.offset + r.size) / bs };
+    let mut p = d.step().prefetching.take().expect("read_ahead without prefetching");
+    let plan = if p.readahead.looks_at_cache() {
+        let layout = d.step().layout;
+        let file_blocks = p.file_blocks.get(r.file as usize).copied().unwrap_or(0);
+        let cache = d.cache();
+        // Blocks past the end belong to no file (the layout would place them in the next one).
+        let cached = |fb: u64| {
+            fb < file_blocks && {
+                let (device, block) = layout.place(r.file, fb);
+                cache.contains(block_key(device, block))
+            }
+        };
+        p.on_access(r, b, first, n, end, miss, got.in_flight, by_prefetch, &cached)
+    } else {
+        p.on_access(r, b, first, n, end, miss, got.in_flight, by_prefetch, &|_| false)
+    };
+    d.step().prefetching = Some(p);
+    if let Some(plan) = plan {
         carry_out(d, plan, r, frame, miss, a);
     }
 }

@@ -100,6 +100,11 @@ impl<'a, P: Policy> Engine<'a, P> {
         self.issue(last);
     }
 
+    /// The run's read-ahead algorithm (its decision log, for `bufsim validate`).
+    pub fn readahead(&self) -> Option<&crate::prefetch::AnyReadAhead> {
+        self.step.readahead()
+    }
+
     /// Hints that `r` will be simulated soon: starts loading the index slot of its first block.
     #[inline]
     pub fn prefetch_hint(&self, r: &Request) {

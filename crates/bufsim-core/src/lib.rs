@@ -23,6 +23,7 @@ pub mod layout;
 pub mod list;
 pub mod nonresident;
 pub mod options;
+pub mod page_log;
 pub mod policy;
 pub mod prefetch;
 pub mod row;

@@ -567,6 +567,7 @@ impl Options {
             first_level,
             skip_bad: self.skip_bad,
             array,
+            meter: bufsim_trace::Meter::default(),
         })
     }
 

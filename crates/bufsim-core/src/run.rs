@@ -14,7 +14,8 @@ use std::sync::Mutex;
 
 use std::cell::RefCell;
 
-use bufsim_trace::{AddressKind, Format, ReadOptions, Request, SkipReport, TraceError, TraceReader};
+use bufsim_trace::progress::Ticker;
+use bufsim_trace::{AddressKind, Format, Meter, ReadOptions, Request, SkipReport, TraceError, TraceReader};
 
 use crate::array::Raid0;
 use crate::engine::{for_each_block, included, Engine, EngineConfig, Future, FutureBuilder, Prefetching, Stats};
@@ -53,6 +54,9 @@ pub struct RunOptions {
     /// Stripe the trace's one logical volume over a RAID-0 array (storage-aware caching §4.1;
     /// [`crate::array`]); `None` keeps the trace's own devices.
     pub array: Option<Raid0>,
+    /// Where the work's progress is counted (bytes of the trace read, requests simulated), for
+    /// a progress bar; off by default.
+    pub meter: Meter,
 }
 
 impl Default for RunOptions {
@@ -68,6 +72,7 @@ impl Default for RunOptions {
             first_level: None,
             skip_bad: false,
             array: None,
+            meter: Meter::default(),
         }
     }
 }
@@ -313,7 +318,8 @@ impl PolicyVisitor for Simulate<'_> {
                 *self.skipped.borrow_mut() = reader.skipped().clone();
             }
             Source::Memory(v) => {
-                let mut it = v.iter().copied();
+                let mut ticks = Ticker::new(&self.opts.meter);
+                let mut it = v.iter().copied().inspect(|_| ticks.tick());
                 engine.run(|| Ok::<_, SimError>(it.next()))?;
             }
         }
@@ -393,7 +399,8 @@ impl Simulate<'_> {
                 *self.skipped.borrow_mut() = reader.skipped().clone();
             }
             Source::Memory(v) => {
-                let mut it = v.iter().filter(|r| included(r, &cfg)).copied();
+                let mut ticks = Ticker::new(&self.opts.meter);
+                let mut it = v.iter().inspect(|_| ticks.tick()).filter(|r| included(r, &cfg)).copied();
                 engine.run(|| Ok::<_, SimError>(it.next()))?;
             }
         }
@@ -464,7 +471,7 @@ pub fn resolve_format(path: &str, format: Option<Format>) -> Result<Format, Trac
 /// Runs every configuration over the trace at `path`; results come back in the order given.
 pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
     let blocks = validate(configs, opts)?;
-    let read = ReadOptions { skip_bad: opts.skip_bad };
+    let read = ReadOptions { skip_bad: opts.skip_bad, meter: opts.meter.clone() };
     if !bufsim_trace::rewindable(path) {
         return run_once(path, configs, &blocks, opts, &read);
     }
@@ -786,6 +793,11 @@ fn run_parallel(
     blocks: &[u64],
     opts: &RunOptions,
 ) -> Result<Vec<RunResult>, SimError> {
+    if let Source::Memory(v) = source {
+        let runs = configs.len();
+        let what = if runs == 1 { "simulating 1 run".to_string() } else { format!("simulating {runs} runs") };
+        opts.meter.stage(&what, "request", v.len() as u64 * runs as u64);
+    }
     parallel_map(configs.len(), opts.jobs, |i| run_one(source, prepared, &configs[i], blocks[i], opts))
 }
 

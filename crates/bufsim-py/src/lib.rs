@@ -17,7 +17,7 @@ use bufsim_core::row::{row, RESULT_FIELDS};
 use bufsim_core::run::{run_trace, LoadedTrace, RunConfig, RunOptions};
 use bufsim_core::spec::Size;
 use bufsim_core::trace::BlockCsvWriter;
-use bufsim_core::trace::{Format, ReadOptions, TraceErrorKind};
+use bufsim_core::trace::{Format, Meter, ReadOptions, TraceErrorKind};
 use bufsim_core::SimError;
 
 create_exception!(_core, BufsimError, PyValueError, "Base class of bufsim's errors.");
@@ -67,10 +67,36 @@ fn cross(policies: &[String], prefetches: &[String], caches: &[String]) -> Vec<R
     configs
 }
 
+/// Counters a long call updates while it runs (stage, done, total), polled from another
+/// thread to draw a progress bar (`bufsim.progress`).
+#[pyclass(frozen, module = "bufsim._core")]
+struct Progress {
+    inner: Arc<bufsim_core::trace::Progress>,
+}
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress { inner: Arc::new(Default::default()) }
+    }
+
+    /// `(serial, what, unit, done, total)`: serial changes when a new stage starts; total 0
+    /// when unknown.
+    fn snapshot(&self) -> (u64, String, &'static str, u64, u64) {
+        let s = self.inner.snapshot();
+        (s.serial, s.what, s.unit, s.done, s.total)
+    }
+}
+
+fn meter(progress: Option<&Bound<'_, Progress>>) -> Meter {
+    progress.map_or_else(Meter::default, |p| Meter::new(Arc::clone(&p.get().inner)))
+}
+
 /// Runs every (policy, read-ahead, cache) combination over the trace with `options` (a JSON
 /// object of the options set); one row (a dict of the result table's fields) per run, in order.
 #[pyfunction]
-#[pyo3(signature = (path, policies, caches, prefetches, options))]
+#[pyo3(signature = (path, policies, caches, prefetches, options, progress=None))]
 fn run(
     py: Python<'_>,
     path: &str,
@@ -78,8 +104,10 @@ fn run(
     caches: Vec<String>,
     prefetches: Vec<String>,
     options: &str,
+    progress: Option<&Bound<'_, Progress>>,
 ) -> PyResult<Vec<PyObject>> {
-    let (o, opts) = self::options(options)?;
+    let (o, mut opts) = self::options(options)?;
+    opts.meter = meter(progress);
     let configs = cross(&policies, &prefetches, &caches);
     let path = path.to_string();
     let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
@@ -152,11 +180,17 @@ struct Trace {
 #[pymethods]
 impl Trace {
     #[new]
-    #[pyo3(signature = (path, *, format="auto", skip_bad=false))]
-    fn new(py: Python<'_>, path: &str, format: &str, skip_bad: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, format="auto", skip_bad=false, progress=None))]
+    fn new(
+        py: Python<'_>,
+        path: &str,
+        format: &str,
+        skip_bad: bool,
+        progress: Option<&Bound<'_, Progress>>,
+    ) -> PyResult<Self> {
         let fmt = parse_format(format)?;
         let p = path.to_string();
-        let read = ReadOptions { skip_bad };
+        let read = ReadOptions { skip_bad, meter: meter(progress) };
         let loaded =
             py.allow_threads(|| LoadedTrace::load_with(&p, fmt, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
         Ok(Trace { inner: Arc::new(loaded), path: path.to_string() })
@@ -271,6 +305,53 @@ fn filter_trace<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     Ok((written, rows))
+}
+
+/// The file names of a file trace, in the order its reader numbers them.
+#[pyfunction]
+fn trace_file_names(py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
+    let p = path.to_string();
+    let t = py.allow_threads(|| LoadedTrace::load(&p, None)).map_err(|e| to_py(e.into()))?;
+    Ok(t.file_names)
+}
+
+/// One run's page-level log over a file trace (`bufsim validate`): blocks inserted and evicted as
+/// (file, block), read-ahead decisions, counters. `sizes` gives files their real size in bytes.
+#[pyfunction]
+#[pyo3(signature = (path, policy, cache_blocks, prefetch, sizes, file_max, reads_only=false))]
+#[allow(clippy::too_many_arguments)]
+fn page_log<'py>(
+    py: Python<'py>,
+    path: &str,
+    policy: &str,
+    cache_blocks: u64,
+    prefetch: &str,
+    sizes: Vec<(String, u64)>,
+    file_max: Vec<(String, u64)>,
+    reads_only: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let engine = EngineConfig { reads_only, ..EngineConfig::default() };
+    let (p, pol, pre) = (path.to_string(), policy.to_string(), prefetch.to_string());
+    let log = py
+        .allow_threads(|| bufsim_core::page_log::page_log(&p, &pol, cache_blocks, &pre, &sizes, &file_max, engine))
+        .map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("file_names", log.file_names)?;
+    d.set_item("file_blocks", log.file_blocks)?;
+    d.set_item("inserted", log.inserted)?;
+    d.set_item("evicted", log.evicted)?;
+    d.set_item("decisions", log.decisions.iter().map(|x| (x.file, x.start, x.size, x.async_size)).collect::<Vec<_>>())?;
+    d.set_item("accesses", log.stats.accesses)?;
+    d.set_item("hits", log.stats.hits)?;
+    d.set_item("misses", log.stats.misses)?;
+    d.set_item("prefetched", log.stats.prefetched)?;
+    d.set_item("disk_requests", log.stats.disk_requests)?;
+    let m = PyDict::new(py);
+    for (k, v) in log.metrics {
+        m.set_item(k, v)?;
+    }
+    d.set_item("metrics", m)?;
+    Ok(d)
 }
 
 /// The MQ paper's Table 3 for each (policy, cache): hits and misses of accesses whose temporal
@@ -532,7 +613,7 @@ fn engine_config(block_size: u64, reads_only: bool) -> EngineConfig {
 /// Every characterization of a trace (`bufsim analyze`), as a JSON object;
 /// `breakdown_policies` and `breakdown_cache` (a size string) add the MQ paper's Table 3.
 #[pyfunction]
-#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0, breakdown_policies=None, breakdown_cache=None, seed))]
+#[pyo3(signature = (path, *, format="auto", block_size=4096, reads_only=false, working_set=true, contexts=8, hill_fraction=0.1, jobs=0, breakdown_policies=None, breakdown_cache=None, seed, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn analyze(
     py: Python<'_>,
@@ -547,6 +628,7 @@ fn analyze(
     breakdown_policies: Option<Vec<String>>,
     breakdown_cache: Option<String>,
     seed: u64,
+    progress: Option<&Bound<'_, Progress>>,
 ) -> PyResult<String> {
     let breakdown = match (breakdown_policies, breakdown_cache) {
         (Some(p), Some(c)) => {
@@ -566,6 +648,7 @@ fn analyze(
         jobs,
         breakdown,
         seed,
+        meter: meter(progress),
     };
     let p = path.to_string();
     let a = py.allow_threads(|| bufsim_analysis::analyze_trace(&p, &opts)).map_err(to_py)?;
@@ -575,7 +658,7 @@ fn analyze(
 /// LRU miss ratio curves (`bufsim mrc`): exact and/or SHARDS, as a JSON object. `sizes` are
 /// size strings (`64MiB`, `2000blocks`); `None` is a geometric grid, `all_sizes` every size.
 #[pyfunction]
-#[pyo3(signature = (path, *, sizes=None, all_sizes=false, exact=true, shards_rate=None, shards_size=None, seed, format="auto", block_size=4096, reads_only=false))]
+#[pyo3(signature = (path, *, sizes=None, all_sizes=false, exact=true, shards_rate=None, shards_size=None, seed, format="auto", block_size=4096, reads_only=false, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn mrc(
     py: Python<'_>,
@@ -589,6 +672,7 @@ fn mrc(
     format: &str,
     block_size: u64,
     reads_only: bool,
+    progress: Option<&Bound<'_, Progress>>,
 ) -> PyResult<String> {
     use bufsim_analysis::{ShardsMode, Sizes};
     let sizes = match (sizes, all_sizes) {
@@ -617,6 +701,7 @@ fn mrc(
         exact,
         shards,
         seed,
+        meter: meter(progress),
     };
     let p = path.to_string();
     let r = py.allow_threads(|| bufsim_analysis::mrc_trace(&p, &opts)).map_err(to_py)?;
@@ -664,15 +749,53 @@ fn mrc_miniature(
 }
 
 /// Converts a trace into bufsim's binary format (`.bst`); returns what was read and written.
+/// Converts a trace into bufsim's binary format (`.bst`), or into libCacheSim's oracleGeneral
+/// binary or csv (`to="oracle"`, `"lcs-csv"`: one record per block access of `block_size`
+/// bytes); returns what was read and written.
 #[pyfunction]
-#[pyo3(signature = (path, out, *, format="auto", skip_bad=false))]
-fn convert<'py>(py: Python<'py>, path: &str, out: &str, format: &str, skip_bad: bool) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (path, out, *, format="auto", skip_bad=false, progress=None, to="bst", block_size=4096, reads_only=false))]
+#[allow(clippy::too_many_arguments)]
+fn convert<'py>(
+    py: Python<'py>,
+    path: &str,
+    out: &str,
+    format: &str,
+    skip_bad: bool,
+    progress: Option<&Bound<'_, Progress>>,
+    to: &str,
+    block_size: u64,
+    reads_only: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    use bufsim_analysis::LcsFormat;
     let fmt = parse_format(format)?;
     let (p, o) = (path.to_string(), out.to_string());
-    let read = ReadOptions { skip_bad };
+    let lcs = match to {
+        "bst" => None,
+        "oracle" | "oraclegeneral" | "oracleGeneral" => Some(LcsFormat::Oracle),
+        "lcs-csv" => Some(LcsFormat::Csv),
+        _ => return Err(SpecError::new_err(format!("unknown output format `{to}`; use bst, oracle or lcs-csv"))),
+    };
+    let d = PyDict::new(py);
+    if let Some(lcs) = lcs {
+        if skip_bad {
+            return Err(SpecError::new_err(
+                "skipping malformed records is for conversions to .bst; convert to .bst with it first, then from that .bst",
+            ));
+        }
+        let engine = engine_config(block_size, reads_only);
+        let m = meter(progress);
+        let s = py.allow_threads(|| bufsim_analysis::export_lcs(&p, fmt, &o, lcs, &engine, &m)).map_err(to_py)?;
+        d.set_item("format", s.format.name())?;
+        d.set_item("requests", s.records)?;
+        d.set_item("names", 0)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("skipped_records", 0)?;
+        d.set_item("skipped", "")?;
+        return Ok(d);
+    }
+    let read = ReadOptions { skip_bad, meter: meter(progress) };
     let s =
         py.allow_threads(|| bufsim_core::trace::convert(&p, fmt, &o, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
-    let d = PyDict::new(py);
     d.set_item("format", s.format.name())?;
     d.set_item("requests", s.requests)?;
     d.set_item("names", s.names)?;
@@ -685,10 +808,13 @@ fn convert<'py>(py: Python<'py>, path: &str, out: &str, format: &str, skip_bad: 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(page_log, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_file_names, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_options, m)?)?;
     m.add_function(wrap_pyfunction!(option_fields, m)?)?;
     m.add_function(wrap_pyfunction!(result_fields, m)?)?;
     m.add_class::<Trace>()?;
+    m.add_class::<Progress>()?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(prefetchers, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;

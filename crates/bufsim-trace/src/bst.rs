@@ -473,12 +473,13 @@ impl BstReader {
 
     /// Reads a plain `.bst` file: its length and name table are checked first, then records
     /// are read in order. A file cut short while it is read ends in an error, never a fault.
-    pub(crate) fn from_file(mut file: File, path: &str) -> Result<Self, TraceError> {
+    pub(crate) fn from_file(mut file: File, path: &str, meter: &crate::progress::Meter) -> Result<Self, TraceError> {
         let io = |e: std::io::Error| TraceError::io(path, &e);
         let file_len = file.metadata().map_err(io)?.len();
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         let mut inner: Box<dyn BufRead + Send> =
-            Box::new(std::io::BufReader::with_capacity(crate::input::READ_BUFFER, file));
+            Box::new(std::io::BufReader::with_capacity(crate::input::READ_BUFFER, meter.counted(file)));
+        meter.stage(&format!("reading {path}"), "B", file_len);
         let mut head = [0u8; HEADER_LEN];
         let got = read_full(&mut *inner, &mut head, path)?;
         let header = Header::decode(&head[..got], path)?;

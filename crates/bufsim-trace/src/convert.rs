@@ -83,6 +83,55 @@ pub fn convert(
     }
 }
 
+/// Writes `output` the way [`convert`] does: `write` fills a fresh file beside it, which is
+/// synced and renamed into place only when `write` succeeds (nothing is left behind otherwise).
+/// Returns what `write` returned and the output's size in bytes.
+pub fn write_atomically<T>(
+    output: &str,
+    write: impl FnOnce(File) -> Result<(File, T), TraceError>,
+) -> Result<(T, u64), TraceError> {
+    if output == crate::STDIN {
+        return Err(TraceError::unknown_format(
+            output,
+            "the trace is written to a file, not standard output; give a file name with -o",
+        ));
+    }
+    let (file, tmp) = create_fresh(output)?;
+    let result = write(file).and_then(|(file, t)| {
+        file.sync_all().map_err(|e| TraceError::io(output, &e))?;
+        let bytes = file.metadata().map_err(|e| TraceError::io(output, &e))?.len();
+        Ok((t, bytes))
+    });
+    match result {
+        Ok(r) => {
+            std::fs::rename(&tmp, output).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                TraceError::io(output, &e)
+            })?;
+            Ok(r)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Refuses to write over the input trace itself.
+pub fn check_not_input(input: &str, output: &str) -> Result<(), TraceError> {
+    if input != crate::STDIN {
+        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
+            if a == b {
+                return Err(TraceError::unknown_format(
+                    output,
+                    "is the input trace; write the converted trace to another file",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A new, empty file beside `output` (`.NAME.PID-N.partial`), created exclusively: it fails
 /// rather than open anything already there, a symlink included.
 fn create_fresh(output: &str) -> Result<(File, PathBuf), TraceError> {

@@ -41,7 +41,7 @@ pub fn read_arbitrary(bytes: &[u8], format: Format) {
     // Each request or skipped record consumes at least one line (one byte) or one 16-byte record.
     let bound = bytes.len() as u64 + 1;
     for skip_bad in [false, true] {
-        let opts = ReadOptions { skip_bad };
+        let opts = ReadOptions { skip_bad, ..Default::default() };
         let plain: Box<dyn BufRead + Send> = Box::new(Cursor::new(bytes.to_vec()));
         if let Ok(r) = TraceReader::from_input_with(plain, "fuzz", format, &opts) {
             drain(r, Some(bound));
@@ -57,7 +57,7 @@ pub fn read_arbitrary(bytes: &[u8], format: Format) {
 pub fn detect_and_read_stream(bytes: &[u8]) {
     let bound = bytes.len() as u64 + 1;
     for skip_bad in [false, true] {
-        let opts = ReadOptions { skip_bad };
+        let opts = ReadOptions { skip_bad, ..Default::default() };
         let input: Box<dyn std::io::Read + Send> = Box::new(Cursor::new(bytes.to_vec()));
         if let Ok(r) = TraceReader::detect_read(input, "fuzz", &opts) {
             drain(r, Some(bound));

@@ -109,11 +109,19 @@ pub(crate) struct Opened {
 impl Opened {
     /// Opens `path` and reads up to `head` bytes of its decompressed content.
     pub(crate) fn open(path: &str, head: usize) -> Result<Opened, TraceError> {
+        Self::open_metered(path, head, &crate::progress::Meter::default())
+    }
+
+    /// [`Opened::open`], starting a "reading" stage on `meter` (the file's length when known)
+    /// that counts the bytes read from the file (compressed bytes for a compressed file).
+    pub(crate) fn open_metered(path: &str, head: usize, meter: &crate::progress::Meter) -> Result<Opened, TraceError> {
         let file = open_file(path)?;
         let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
         let regular = meta.is_file() && path != STDIN;
         let keep = if regular { file.try_clone().ok() } else { None };
-        Self::from_read(Box::new(file), path, head, regular.then_some(meta.len()), keep)
+        let name = if path == STDIN { "standard input" } else { path };
+        meter.stage(&format!("reading {name}"), "B", if regular { meta.len() } else { 0 });
+        Self::from_read(meter.counted(file), path, head, regular.then_some(meta.len()), keep)
     }
 
     /// Reads up to `head` bytes of any input's decompressed content; `plain_len` is its length

@@ -24,6 +24,7 @@ mod lines;
 mod lirs;
 pub mod msr;
 mod oracle;
+pub mod progress;
 mod reader;
 mod request;
 mod spc;
@@ -32,7 +33,7 @@ mod writer;
 
 pub use blkparse::BlkEvent;
 pub use bst::{BstWriter, Columns};
-pub use convert::{convert, ConvertSummary};
+pub use convert::{check_not_input, convert, write_atomically, ConvertSummary};
 pub use detect::{detect, detect_bytes};
 pub use devices::MAX_DEVICES;
 pub use error::{Location, TraceError, TraceErrorKind};
@@ -40,9 +41,10 @@ pub use format::Format;
 pub use input::{not_rewindable, rewindable, Compression, STDIN};
 pub use lcs::object_block;
 pub use oracle::{encode_record as encode_oracle_record, OracleReader, RECORD as ORACLE_RECORD};
+pub use progress::{Meter, Progress};
 pub use reader::{resolve, ReadOptions, SkipReport, TraceReader, MAX_REQUEST_SIZE};
 pub use request::{AddressKind, Op, Request};
-pub use writer::BlockCsvWriter;
+pub use writer::{BlockCsvWriter, LcsCsvWriter, OracleWriter};
 
 #[cfg(test)]
 mod tests {

@@ -21,10 +21,12 @@ use crate::request::{AddressKind, Request};
 use crate::spc::SpcReader;
 
 /// How to read a trace, besides its format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadOptions {
     /// Count and pass over malformed records instead of stopping at the first one.
     pub skip_bad: bool,
+    /// Where the bytes read of a trace file are counted (a progress bar's "reading" stage).
+    pub meter: crate::progress::Meter,
 }
 
 /// The malformed records a `skip_bad` reader passed over: how many, and the first few
@@ -132,7 +134,7 @@ impl TraceReader {
     /// The trace is opened once and read in one pass: detection looks at a buffered head that
     /// the reader then consumes, so standard input (`-`), pipes and FIFOs lose nothing.
     pub fn open_with(path: &str, format: Option<Format>, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
-        let mut opened = Opened::open(path, HEAD)?;
+        let mut opened = Opened::open_metered(path, HEAD, &opts.meter)?;
         let (format, lines_before) = match format {
             Some(f) => (f, 0),
             None => detect_opened(&mut opened, path)?,
@@ -141,7 +143,7 @@ impl TraceReader {
             if let Some(file) = opened.file.take() {
                 // A plain file is read by position (never mapped: a file cut short while it is
                 // read must give an error, not a bus error).
-                let r = BstReader::from_file(file, path)?;
+                let r = BstReader::from_file(file, path, &opts.meter)?;
                 let format = Format::Bst(r.header().kind);
                 return Ok(TraceReader::with(Inner::Bst(r), format, opts));
             }

@@ -65,3 +65,60 @@ impl<W: Write> BlockCsvWriter<W> {
         Ok(self.written)
     }
 }
+
+/// libCacheSim's oracleGeneral binary (24-byte little-endian records `u32 time, u64 obj_id,
+/// u32 obj_size, i64 next_access`), one record per block access. `next_access` is the 1-based
+/// number of the record that next accesses the same object, -1 if none: the convention
+/// libCacheSim's own trace converter writes and its Belady reads.
+pub struct OracleWriter<W: Write> {
+    out: W,
+    path: String,
+    written: u64,
+}
+
+impl<W: Write> OracleWriter<W> {
+    pub fn new(out: W, path: &str) -> Self {
+        OracleWriter { out, path: path.to_string(), written: 0 }
+    }
+
+    pub fn write(&mut self, time_s: u32, obj_id: u64, size: u32, next_access: i64) -> Result<(), TraceError> {
+        let rec = crate::oracle::encode_record(time_s, obj_id, size, next_access);
+        self.out.write_all(&rec).map_err(|e| TraceError::io(&self.path, &e))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Flushes and returns the writer's output and the number of records written.
+    pub fn finish(mut self) -> Result<(W, u64), TraceError> {
+        self.out.flush().map_err(|e| TraceError::io(&self.path, &e))?;
+        Ok((self.out, self.written))
+    }
+}
+
+/// libCacheSim's csv with a header (`time,obj_id,obj_size,op`), one line per block access;
+/// `op` is `read` or `write`, time whole seconds (libCacheSim keeps integer seconds).
+pub struct LcsCsvWriter<W: Write> {
+    out: W,
+    path: String,
+    written: u64,
+}
+
+impl<W: Write> LcsCsvWriter<W> {
+    pub fn new(mut out: W, path: &str) -> Result<Self, TraceError> {
+        writeln!(out, "time,obj_id,obj_size,op").map_err(|e| TraceError::io(path, &e))?;
+        Ok(LcsCsvWriter { out, path: path.to_string(), written: 0 })
+    }
+
+    pub fn write(&mut self, time_s: u64, obj_id: u64, size: u32, write: bool) -> Result<(), TraceError> {
+        let op = if write { "write" } else { "read" };
+        writeln!(self.out, "{time_s},{obj_id},{size},{op}").map_err(|e| TraceError::io(&self.path, &e))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Flushes and returns the writer's output and the number of records written.
+    pub fn finish(mut self) -> Result<(W, u64), TraceError> {
+        self.out.flush().map_err(|e| TraceError::io(&self.path, &e))?;
+        Ok((self.out, self.written))
+    }
+}

@@ -213,7 +213,7 @@ fn bst_errors_name_the_byte() {
     assert!(e.contains(&format!("byte {}: file or device id 9 is out of range", HEADER_LEN + rec)), "{e}");
     // ... which --skip-bad passes over.
     let p = write("file-skip.bst", &bad);
-    let mut r = TraceReader::open_with(&p, None, &ReadOptions { skip_bad: true }).unwrap();
+    let mut r = TraceReader::open_with(&p, None, &ReadOptions { skip_bad: true, ..Default::default() }).unwrap();
     assert_eq!(r.by_ref().count(), 2);
     assert_eq!(r.skipped().count, 1);
     // A name table cut short.
@@ -228,7 +228,7 @@ fn convert_leaves_nothing_behind_on_error_and_never_overwrites_its_input() {
     let e = convert(&src, None, &out, &ReadOptions::default()).unwrap_err().to_string();
     assert!(e.ends_with("bad.csv:3: offset must be a non-negative integer number of bytes in `R,a,x,4096`"), "{e}");
     assert!(!std::path::Path::new(&out).exists() && !PathBuf::from(format!("{out}.partial")).exists());
-    let s = convert(&src, None, &out, &ReadOptions { skip_bad: true }).unwrap();
+    let s = convert(&src, None, &out, &ReadOptions { skip_bad: true, ..Default::default() }).unwrap();
     assert_eq!((s.requests, s.skipped.count), (1, 1));
     let e = convert(&src, None, &src, &ReadOptions::default()).unwrap_err().to_string();
     assert!(e.contains("is the input trace"), "{e}");

@@ -8,7 +8,7 @@ use bufsim_trace::{detect_bytes, object_block, BlkEvent, Format, Op, ReadOptions
 
 fn reader(text: &str, format: Format, skip_bad: bool) -> Result<TraceReader, TraceError> {
     let input: Box<dyn BufRead + Send> = Box::new(Cursor::new(text.as_bytes().to_vec()));
-    TraceReader::from_input_with(input, "t.trace", format, &ReadOptions { skip_bad })
+    TraceReader::from_input_with(input, "t.trace", format, &ReadOptions { skip_bad, ..Default::default() })
 }
 
 fn read_all(text: &str, format: Format) -> Result<Vec<Request>, TraceError> {

@@ -9,7 +9,7 @@ import sys
 from typing import Callable, Sequence
 
 from bufsim import _core
-from bufsim.cli import amp, analysis, catalog, figures, simulation, traces, workloads
+from bufsim.cli import amp, analysis, catalog, figures, simulation, traces, validate, workloads
 from bufsim.cli.options import EXIT_USAGE
 
 __all__ = ["build_parser", "main", "EXIT_USAGE"]
@@ -51,13 +51,24 @@ def build_parser() -> argparse.ArgumentParser:
     figures.add_commands(sub)
     amp.add_commands(sub)
     workloads.add_commands(sub)
+    validate.add_commands(sub)
     for name, parser in sub.choices.items():
+        if name in PROGRESS_COMMANDS:
+            parser.add_argument(
+                "--progress",
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help="progress bars with the time left on stderr (default: only when stderr is a terminal)",
+            )
         example = EXAMPLES[name]
         parser.epilog = f"{parser.epilog}\n\n" if parser.epilog else ""
         parser.epilog += "Example:\n" + "\n".join(f"  {line}" for line in example)
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return ap
 
+
+# The commands that can run longer than a couple of seconds: they show progress (bufsim.progress).
+PROGRESS_COMMANDS = ("run", "convert", "sweep", "collect", "analyze", "mrc", "report", "reproduce")
 
 # One example per command, shown at the end of its --help (a test checks every command has one).
 EXAMPLES = {
@@ -66,7 +77,11 @@ EXAMPLES = {
         "bufsim run trace.csv -p lru -c 64MiB --timing --device st39102lw --io-scheduler deadline --json",
     ],
     "filter-trace": ["bufsim filter-trace trace.csv -o second-level.csv --first-level lru --first-level-cache 16MiB"],
-    "convert": ["bufsim convert trace.csv.gz -o trace.bst", "zcat trace.csv.gz | bufsim convert - -o trace.bst"],
+    "convert": [
+        "bufsim convert trace.csv.gz -o trace.bst",
+        "zcat trace.csv.gz | bufsim convert - -o trace.bst",
+        "bufsim convert trace.csv -o trace.oracleGeneral",
+    ],
     "policies": ["bufsim policies", "bufsim policies --json"],
     "prefetchers": ["bufsim prefetchers"],
     "devices": ["bufsim devices"],
@@ -94,6 +109,10 @@ EXAMPLES = {
     "timeline": ["bufsim timeline trace.csv -p amp -c 2000blocks --plot amp.png"],
     "detect": ["bufsim detect trace.csv"],
     "workloads": ["bufsim workloads", "bufsim workloads --json"],
+    "validate": [
+        "bufsim validate --memory 32MiB --memory 128MiB -- cat /usr/lib/x86_64-linux-gnu/libc.so.6",
+        "bufsim validate -m 64MiB --json --plot v.png -- sqlite3 db.sqlite 'select count(*) from t'",
+    ],
 }
 
 
@@ -107,6 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return EXIT_USAGE
+    if getattr(args, "progress", None) is not None:
+        # Every bar the command draws, however deep (reproduce's runs, report's steps), follows it.
+        from bufsim.progress import ENV
+
+        os.environ[ENV] = "1" if args.progress else "0"
     try:
         return guard(func, args)
     except BrokenPipeError:

@@ -29,6 +29,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         breakdown=args.breakdown,
         policies=args.policy,
+        progress=args.progress,
         **_seed(args),
     )
     print(json.dumps(a.to_dict()) if args.json else format_analysis(a))
@@ -73,6 +74,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
         format=args.format,
         block_size=args.block_size,
         reads_only=args.reads_only,
+        progress=args.progress,
         **_seed(args),
     )
     print(json.dumps(r) if args.json else format_mrc(r))

@@ -28,6 +28,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             args.cache or ["64MiB"],
             options_of(args),
             prefetches=args.prefetch or ["none"],
+            progress=args.progress,
         )
     # After the runs, so a failing command still prints one line.
     note_si_sizes(args.cache, args.block_size)
@@ -78,7 +79,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             io_schedulers=grid["io_schedulers"],
             options=options,
         )
-    df = run_sweep(spec, args.out, resume=args.resume, jobs=args.jobs or 0, dask=args.dask, progress=not args.quiet)
+    df = run_sweep(
+        spec,
+        args.out,
+        resume=args.resume,
+        jobs=args.jobs or 0,
+        dask=args.dask,
+        progress=False if args.quiet else args.progress,
+    )
     note_si_sizes(args.cache, args.block_size)
     if args.json:
         for row in df.to_dict("records"):

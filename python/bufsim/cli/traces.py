@@ -47,7 +47,16 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once
-        c = convert(args.trace, args.out, format=args.format, skip_bad=args.skip_bad)
+        c = convert(
+            args.trace,
+            args.out,
+            format=args.format,
+            skip_bad=args.skip_bad,
+            progress=args.progress,
+            to=args.to,
+            block_size=args.block_size,
+            reads_only=args.reads_only,
+        )
     if c.skipped:
         print(f"bufsim: warning: {args.trace}: {c.skipped}", file=sys.stderr)
     if args.json:
@@ -111,13 +120,24 @@ def add_filter_and_convert(sub) -> None:
 
     cv = sub.add_parser(
         "convert",
-        help="convert a trace into bufsim's binary format (.bst), the fastest to read",
+        help="convert a trace into bufsim's binary format (.bst) or libCacheSim's (oracleGeneral, csv)",
         description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
-        "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped. "
+        "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped; "
+        "or, with --to, as libCacheSim's oracleGeneral or csv, one record per block access (the stream "
+        "bufsim simulates), to cross-check bufsim with libCacheSim. "
         "The output appears only if the whole trace was read.",
     )
     cv.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
-    cv.add_argument("--out", "-o", required=True, metavar="OUT.bst", help="where to write the binary trace")
+    cv.add_argument("--out", "-o", required=True, metavar="OUT", help="where to write the converted trace")
+    cv.add_argument(
+        "--to",
+        default="auto",
+        choices=["auto", "bst", "oracle", "lcs-csv"],
+        help="output format: bst (bufsim's binary), oracle (libCacheSim's oracleGeneral, with next-access "
+        "times; needs a file, not a pipe) or lcs-csv (libCacheSim's csv); the last two write one record per "
+        "block access (default: auto, oracle for a name ending in .oracleGeneral, else bst)",
+    )
+    add_options(cv, ["trace"], only=["block_size", "reads_only"])
     cv.add_argument(
         "--format",
         default="auto",

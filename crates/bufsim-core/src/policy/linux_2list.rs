@@ -146,7 +146,7 @@ impl Policy for Linux2List {
 impl PolicyDef for Linux2List {
     const INFO: PolicyInfo = PolicyInfo {
         name: "linux-2list",
-        aliases: &["linux"],
+        aliases: &[],
         paper: "Linux 2.6 active/inactive lists as in DULO §4.2.1 and AMP §5; prefetch-aware per the prefetching paper §4",
         summary: "new pages inactive, second access activates, reclaim at the inactive tail, refill keeps active <= ratio x inactive",
         params: &[ParamInfo {

@@ -231,6 +231,7 @@ policies! {
     ClockPro => super::ClockPro,
     Car => super::Car,
     Linux2List => super::Linux2List,
+    Linux => super::Linux,
     Gds => super::Gds,
     // History beyond recency.
     LruK => super::LruK,

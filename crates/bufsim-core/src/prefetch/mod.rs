@@ -10,11 +10,13 @@
 
 mod bsd;
 mod linux;
+mod linux6;
 mod ondemand;
 mod simple;
 
 pub use bsd::Bsd;
 pub use linux::Linux24;
+pub use linux6::{Decision, Linux6};
 pub use ondemand::OnDemand;
 pub use simple::Simple;
 
@@ -38,6 +40,9 @@ pub struct BlockEvent {
     /// blocks (the on-demand algorithm sizes its first window from it).
     pub request_first: u64,
     pub request_blocks: u64,
+    /// The block holding the byte right after the request (Linux's prev_pos >> PAGE_SHIFT once
+    /// the read is done): `request_first + request_blocks` unless the request ends mid-block.
+    pub request_end: u64,
 }
 
 /// What to fetch after a demand access: blocks `start..start+len` of the same file.
@@ -74,6 +79,13 @@ pub trait ReadAhead {
     /// Called for every demand read of a block, after the cache has looked it up (and inserted
     /// it on a miss).
     fn on_access(&mut self, ev: &BlockEvent) -> Option<Plan>;
+
+    /// As [`ReadAhead::on_access`], for algorithms that look at the page cache around the
+    /// access (Linux 6's context read-ahead): `cached(block)` tells whether a block of the same
+    /// file is resident.
+    fn on_access_cached(&mut self, ev: &BlockEvent, _cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
+        self.on_access(ev)
+    }
 }
 
 /// Grows a per-file state table on demand (file ids are dense).
@@ -109,6 +121,14 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
         params: &[("max", "32", "largest window, in blocks (128 KiB of 4 KiB pages)")],
     },
     PrefetchInfo {
+        name: "linux-6",
+        paper: "Linux 6.x read-ahead (mm/readahead.c, mm/filemap.c of 6.18): on-demand windows, PG_readahead markers, context read-ahead from the page cache, large-folio alignment",
+        params: &[
+            ("max", "32", "largest window, in blocks: the device's read_ahead_kb / 4 (128 KiB by default)"),
+            ("folios", "1", "1: large folios (ext4, XFS) place the marker and align windows; 0: single pages"),
+        ],
+    },
+    PrefetchInfo {
         name: "bsd",
         paper: "4.4BSD clustered read-ahead, prefetching paper §2.2",
         params: &[("max", "32", "largest read-ahead, in blocks (the cluster maximum)")],
@@ -127,18 +147,33 @@ pub const PREFETCHERS: &[PrefetchInfo] = &[
 pub enum AnyReadAhead {
     Linux(Linux24),
     OnDemand(OnDemand),
+    Linux6(Linux6),
     Bsd(Bsd),
     Simple(Simple),
 }
 
 impl AnyReadAhead {
     #[inline]
-    pub fn on_access(&mut self, ev: &BlockEvent) -> Option<Plan> {
+    pub fn on_access(&mut self, ev: &BlockEvent, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
         match self {
             AnyReadAhead::Linux(r) => r.on_access(ev),
             AnyReadAhead::OnDemand(r) => r.on_access(ev),
+            AnyReadAhead::Linux6(r) => r.on_access_cached(ev, cached),
             AnyReadAhead::Bsd(r) => r.on_access(ev),
             AnyReadAhead::Simple(r) => r.on_access(ev),
+        }
+    }
+
+    /// Whether the algorithm asks about the page cache around an access (`cached` is called).
+    pub fn looks_at_cache(&self) -> bool {
+        matches!(self, AnyReadAhead::Linux6(_))
+    }
+
+    /// Decisions kept by an algorithm built with a log (Linux 6 for `bufsim validate`).
+    pub fn decisions(&self) -> &[Decision] {
+        match self {
+            AnyReadAhead::Linux6(r) => r.decisions(),
+            _ => &[],
         }
     }
 }
@@ -181,6 +216,14 @@ pub fn build(text: &str) -> Result<Option<AnyReadAhead>, SpecError> {
             Some(AnyReadAhead::Linux(Linux24::new(min, max)))
         }
         "linux-ondemand" => Some(AnyReadAhead::OnDemand(OnDemand::new(blocks_arg(&spec, "max", default("max"))?))),
+        "linux-6" => {
+            let folios = match spec.args.iter().find(|(k, _)| k == "folios").map(|(_, v)| v.as_str()) {
+                None | Some("1") => true,
+                Some("0") => false,
+                Some(v) => return Err(SpecError(format!("prefetch `linux-6`: folios=`{v}` must be 0 or 1"))),
+            };
+            Some(AnyReadAhead::Linux6(Linux6::new(blocks_arg(&spec, "max", default("max"))?, folios)))
+        }
         "bsd" => Some(AnyReadAhead::Bsd(Bsd::new(blocks_arg(&spec, "max", default("max"))?))),
         "simple" => {
             let (min, max) = (blocks_arg(&spec, "min", default("min"))?, blocks_arg(&spec, "max", default("max"))?);
@@ -208,6 +251,7 @@ pub(crate) mod test_util {
             by_prefetch: !miss,
             request_first: block,
             request_blocks: 1,
+            request_end: block + 1,
         }
     }
 }

@@ -1,0 +1,196 @@
+//! A page-level log of one run over a file trace, for setting the model beside the kernel's own
+//! page cache (`bufsim validate`, docs/validation.md): every block the cache inserted (a demand
+//! miss or read-ahead) and every block it evicted, as (file, block of the file), and every
+//! read-ahead decision of an algorithm that keeps them (Linux 6's).
+//!
+//! Files may be given their real sizes: the kernel's read-ahead stops at the end of the file, not
+//! at the furthest byte the trace happened to read.
+
+use bufsim_trace::{AddressKind, Request};
+
+use crate::engine::{Engine, EngineConfig, Prefetching, Stats};
+use crate::layout::{FileExtents, Layout};
+use crate::policy::storage::StorageView;
+use crate::policy::{build, Access, BuildEnv, Frame, Origin, Pins, Policy, PolicyVisitor, Removal};
+use crate::prefetch::{AnyReadAhead, Decision};
+use crate::run::LoadedTrace;
+use crate::spec::SpecError;
+use crate::SimError;
+
+/// What [`page_log`] returns.
+#[derive(Debug, Default)]
+pub struct PageLog {
+    pub file_names: Vec<String>,
+    /// Blocks of each file the run used (its real size when given, at least what the trace read).
+    pub file_blocks: Vec<u64>,
+    /// (file, block, brought by read-ahead), in insertion order.
+    pub inserted: Vec<(u32, u64, bool)>,
+    /// (file, block), in eviction order.
+    pub evicted: Vec<(u32, u64)>,
+    pub decisions: Vec<Decision>,
+    pub stats: Stats,
+    /// The policy's own figures ([`Policy::metrics`]).
+    pub metrics: Vec<(&'static str, f64)>,
+}
+
+/// A policy that logs the keys it is given and loses; everything else goes to `inner`.
+struct Logged<P> {
+    inner: P,
+    inserted: Vec<(u64, bool)>,
+    evicted: Vec<u64>,
+}
+
+impl<P: Policy> Policy for Logged<P> {
+    fn prepare_insert(&mut self, a: &Access, origin: Origin) {
+        self.inner.prepare_insert(a, origin)
+    }
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        self.inserted.push((a.key, origin == Origin::Prefetch));
+        self.inner.insert(frame, a, origin)
+    }
+    fn hit(&mut self, frame: Frame, a: &Access) {
+        self.inner.hit(frame, a)
+    }
+    fn first_demand(&mut self, frame: Frame, a: &Access) {
+        self.inner.first_demand(frame, a)
+    }
+    fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
+        self.inner.victim(pins, incoming)
+    }
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
+        self.evicted.push(key);
+        self.inner.remove(frame, key, why)
+    }
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.inner.check(resident)
+    }
+    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+        self.inner.metrics(out)
+    }
+    fn keeps_ghosts(&self) -> bool {
+        self.inner.keeps_ghosts()
+    }
+    fn ghost_hit(&self, key: u64) -> bool {
+        self.inner.ghost_hit(key)
+    }
+    fn ghost_len(&self) -> usize {
+        self.inner.ghost_len()
+    }
+    fn partition_timeline(&self) -> Option<&crate::policy::partition::Timeline> {
+        self.inner.partition_timeline()
+    }
+    fn storage(&mut self, view: &StorageView) {
+        self.inner.storage(view)
+    }
+    fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
+        self.inner.device_done(device, wait_ns, now)
+    }
+}
+
+struct Replay<'a> {
+    requests: &'a [Request],
+    layout: &'a Layout,
+    file_blocks: &'a [u64],
+    capacity: usize,
+    engine: EngineConfig,
+    readahead: Option<AnyReadAhead>,
+}
+
+impl PolicyVisitor for Replay<'_> {
+    type Output = (Stats, Vec<(u64, bool)>, Vec<u64>, Vec<Decision>, Vec<(&'static str, f64)>);
+
+    fn visit<P: Policy>(self, policy: P) -> Self::Output {
+        let logged = Logged { inner: policy, inserted: Vec::new(), evicted: Vec::new() };
+        let mut engine = Engine::new(logged, self.capacity, self.engine, self.layout, None);
+        if let Some(readahead) = self.readahead {
+            engine = engine.with_prefetching(Prefetching { readahead, file_blocks: self.file_blocks }, None);
+        }
+        for r in self.requests {
+            engine.request(r);
+        }
+        let decisions = engine.readahead().map(|r| r.decisions().to_vec()).unwrap_or_default();
+        let (stats, cache) = engine.finish();
+        let mut metrics = Vec::new();
+        cache.policy.metrics(&mut metrics);
+        (stats, cache.policy.inserted, cache.policy.evicted, decisions, metrics)
+    }
+}
+
+/// Runs `policy` with `cache_blocks` blocks and read-ahead `prefetch` over the file trace at
+/// `path` and logs its pages. `sizes` gives files (by the trace's name) their real size in bytes,
+/// `file_max` their own largest read-ahead window in blocks (Linux 6 read-ahead: what fadvise set).
+pub fn page_log(
+    path: &str,
+    policy: &str,
+    cache_blocks: u64,
+    prefetch: &str,
+    sizes: &[(String, u64)],
+    file_max: &[(String, u64)],
+    engine: EngineConfig,
+) -> Result<PageLog, SimError> {
+    let trace = LoadedTrace::load(path, None)?;
+    if trace.format.address_kind() != AddressKind::File {
+        return Err(
+            SpecError(format!("{path}: a page log needs a file trace (bufsim collect), not a block trace")).into()
+        );
+    }
+    if cache_blocks == 0 {
+        return Err(SpecError("the cache must hold at least one block".into()).into());
+    }
+    let mut ext = FileExtents::default();
+    for r in &trace.requests {
+        ext.push(r, engine.block_size);
+    }
+    let mut blocks = ext.finish();
+    blocks.resize(trace.file_names.len().max(blocks.len()), 0);
+    for (name, bytes) in sizes {
+        if let Some(i) = trace.file_names.iter().position(|n| n == name) {
+            blocks[i] = blocks[i].max(bytes.div_ceil(engine.block_size));
+        }
+    }
+    let layout = Layout::first_touch(&blocks, 0);
+    let env = BuildEnv { capacity: cache_blocks as usize, block_size: engine.block_size, seed: 42 };
+    let built = build(policy, &env)?;
+    let mut maxima = vec![0u64; trace.file_names.len()];
+    for (name, m) in file_max {
+        if let Some(i) = trace.file_names.iter().position(|n| n == name) {
+            maxima[i] = *m;
+        }
+    }
+    let readahead = crate::prefetch::build(prefetch)?.map(|r| match r {
+        AnyReadAhead::Linux6(l) => AnyReadAhead::Linux6(l.with_log().with_file_max(maxima)),
+        other => other,
+    });
+    let (stats, inserted, evicted, decisions, metrics) = built.visit(Replay {
+        requests: &trace.requests,
+        layout: &layout,
+        file_blocks: &blocks,
+        capacity: cache_blocks as usize,
+        engine,
+        readahead,
+    });
+    let Layout::FirstTouch { base } = &layout else { unreachable!("file traces use first-touch placement") };
+    // A key is the device block; the file is the last one starting at or before it that holds it.
+    let locate = |key: u64| -> (u32, u64) {
+        let mut i = base.partition_point(|&b| b <= key).saturating_sub(1);
+        while i > 0 && key - base[i] >= blocks[i] {
+            i -= 1;
+        }
+        (i as u32, key - base[i])
+    };
+    Ok(PageLog {
+        file_names: trace.file_names,
+        inserted: inserted
+            .into_iter()
+            .map(|(k, ra)| {
+                let (f, b) = locate(k);
+                (f, b, ra)
+            })
+            .collect(),
+        evicted: evicted.into_iter().map(locate).collect(),
+        file_blocks: blocks.clone(),
+        decisions,
+        stats,
+        metrics,
+    })
+}

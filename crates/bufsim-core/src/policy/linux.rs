@@ -1,0 +1,342 @@
+//! The Linux 6.x page cache without the multi-gen LRU (CONFIG_LRU_GEN off or disabled), learned
+//! from mm/swap.c (folio_mark_accessed), mm/vmscan.c (shrink_active_list, folio_check_references,
+//! inactive_is_low, prepare_scan_control) and mm/workingset.c (workingset_eviction,
+//! workingset_refault, workingset_test_recent) of Linux 6.18, for file pages read through file
+//! descriptors on a machine without swap.
+//! Deviations: reclaim is one page at a time (the kernel reclaims in batches of 32 and more); after
+//! a refault activation one active page is deactivated per activation (the kernel scans
+//! `list size >> priority` pages); read-ahead pages evicted unused leave shadows, as in the kernel
+//! (unlike the prefetching paper's rule for the other policies).
+//!
+//! - A new page goes to the head of the inactive list, unless its shadow entry says it refaulted
+//!   within the workingset: eviction stamps the shadow with the node's non-resident age (a counter
+//!   of evictions and activations); a refault whose distance (age now - stamp) is at most the
+//!   active list's size is inserted active (workingset_test_recent: file pages on a machine
+//!   without swap compare with the active file list alone).
+//! - folio_mark_accessed on a read: a page without PG_referenced gets it; an inactive page with it
+//!   is activated (head of the active list, bit cleared); an active page keeps it. Reading the
+//!   page where the previous read ended does not mark it again (filemap_read's pos_same_folio).
+//!   A demand fault's page is marked by the read that caused it; read-ahead pages are not.
+//! - Reclaim takes the inactive tail whatever its bit (an unmapped, clean file page is reclaimed
+//!   even when referenced). Before it, shrink_active_list moves active tail pages to the inactive
+//!   head while the inactive list is low (inactive x ratio < active, ratio = isqrt(10 x GiB) of
+//!   the file LRU, 1 below 1 GiB), or after refault activations; PG_referenced stays set, so one
+//!   more access re-activates a demoted page.
+
+use super::lru::back_unpinned;
+use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::ghosts::{GhostList, Ghosts};
+use crate::list::{Links, List};
+use crate::spec::SpecError;
+
+/// Pages in a GiB of 4 KiB pages (inactive_is_low counts the file LRU in GiB).
+const PAGES_PER_GIB: usize = 1 << 18;
+
+pub struct Linux {
+    links: Links,
+    /// Front = head (most recently added).
+    active: List,
+    inactive: List,
+    is_active: Vec<bool>,
+    referenced: Vec<bool>,
+    keys: Vec<u64>,
+    /// Shadow entries: the non-resident age at eviction, oldest dropped first.
+    shadows: Ghosts<u64>,
+    shadow_fifo: GhostList,
+    shadow_cap: usize,
+    /// lruvec->nonresident_age: evictions plus activations.
+    nonresident_age: u64,
+    /// Set by `prepare_insert`: the incoming page refaulted within the workingset.
+    refault_active: bool,
+    /// Refault activations since the last reclaim (WORKINGSET_ACTIVATE_FILE moved).
+    pending_refaults: usize,
+    /// The key of the previous demand access (pos_same_folio).
+    last_key: Option<u64>,
+    n_refaults: u64,
+    n_refault_activations: u64,
+    n_activations: u64,
+    n_deactivations: u64,
+}
+
+impl Linux {
+    pub fn new(capacity: usize, shadows: usize) -> Self {
+        Linux {
+            links: Links::with_nodes(capacity),
+            active: List::new(),
+            inactive: List::new(),
+            is_active: vec![false; capacity],
+            referenced: vec![false; capacity],
+            keys: vec![0; capacity],
+            shadows: Ghosts::with_capacity(shadows.max(1)),
+            shadow_fifo: GhostList::new(),
+            shadow_cap: shadows,
+            nonresident_age: 0,
+            refault_active: false,
+            pending_refaults: 0,
+            last_key: None,
+            n_refaults: 0,
+            n_refault_activations: 0,
+            n_activations: 0,
+            n_deactivations: 0,
+        }
+    }
+
+    /// `A: head..tail | I: head..tail`, `*` = PG_referenced (tests and dumps).
+    pub fn dump(&self) -> String {
+        let l = |list: &List| {
+            self.links
+                .iter(list)
+                .map(|f| format!("{}{}", self.keys[f as usize], if self.referenced[f as usize] { "*" } else { "" }))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        format!("A: {} | I: {}", l(&self.active), l(&self.inactive))
+    }
+
+    /// inactive_is_low for the file LRU.
+    fn inactive_is_low(&self) -> bool {
+        let (inactive, active) = (self.inactive.len(), self.active.len());
+        let gb = (inactive + active) / PAGES_PER_GIB;
+        let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
+        inactive * ratio < active
+    }
+
+    /// shrink_active_list: the active tail to the inactive head, PG_referenced kept.
+    fn deactivate_tail(&mut self) -> bool {
+        let Some(t) = self.active.back() else { return false };
+        self.links.remove(&mut self.active, t);
+        self.links.push_front(&mut self.inactive, t);
+        self.is_active[t as usize] = false;
+        self.n_deactivations += 1;
+        true
+    }
+
+    /// folio_mark_accessed.
+    fn mark_accessed(&mut self, frame: Frame, key: u64) {
+        if self.last_key.replace(key) == Some(key) {
+            return;
+        }
+        let i = frame as usize;
+        if !self.referenced[i] {
+            self.referenced[i] = true;
+        } else if !self.is_active[i] {
+            self.links.remove(&mut self.inactive, frame);
+            self.links.push_front(&mut self.active, frame);
+            self.is_active[i] = true;
+            self.referenced[i] = false;
+            // workingset_activation ages the non-resident pages.
+            self.nonresident_age += 1;
+            self.n_activations += 1;
+        }
+    }
+}
+
+impl Policy for Linux {
+    fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
+        self.refault_active = false;
+        let Some(n) = self.shadows.find(a.key) else { return };
+        let (_, eviction) = self.shadows.remove(&mut self.shadow_fifo, n);
+        self.n_refaults += 1;
+        let distance = self.nonresident_age.wrapping_sub(eviction);
+        if distance <= self.active.len() as u64 {
+            self.refault_active = true;
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        let i = frame as usize;
+        self.keys[i] = a.key;
+        self.referenced[i] = false;
+        if std::mem::take(&mut self.refault_active) {
+            self.is_active[i] = true;
+            self.links.push_front(&mut self.active, frame);
+            self.nonresident_age += 1;
+            self.pending_refaults += 1;
+            self.n_refault_activations += 1;
+        } else {
+            self.is_active[i] = false;
+            self.links.push_front(&mut self.inactive, frame);
+        }
+        if origin == Origin::Demand {
+            self.mark_accessed(frame, a.key);
+        }
+    }
+
+    #[inline]
+    fn hit(&mut self, frame: Frame, a: &Access) {
+        self.mark_accessed(frame, a.key);
+    }
+
+    #[inline]
+    fn first_demand(&mut self, frame: Frame, a: &Access) {
+        self.mark_accessed(frame, a.key);
+    }
+
+    fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        // prepare_scan_control: deactivate when the inactive list is low or workingset
+        // activations happened since the last reclaim.
+        let mut refaults = std::mem::take(&mut self.pending_refaults);
+        while self.inactive_is_low() || (refaults > 0 && !self.active.is_empty()) {
+            refaults = refaults.saturating_sub(1);
+            if !self.deactivate_tail() {
+                break;
+            }
+        }
+        back_unpinned(&self.links, &self.inactive, pins).or_else(|| back_unpinned(&self.links, &self.active, pins))
+    }
+
+    #[inline]
+    fn remove(&mut self, frame: Frame, key: u64, _why: Removal) {
+        let i = frame as usize;
+        if self.is_active[i] {
+            self.links.remove(&mut self.active, frame);
+        } else {
+            self.links.remove(&mut self.inactive, frame);
+        }
+        self.referenced[i] = false;
+        self.is_active[i] = false;
+        if self.last_key == Some(key) {
+            self.last_key = None;
+        }
+        if self.shadow_cap == 0 {
+            return;
+        }
+        // workingset_eviction: stamp with the age, then age by the evicted page.
+        if let Some(n) = self.shadows.find(key) {
+            self.shadows.remove(&mut self.shadow_fifo, n);
+        }
+        if self.shadow_fifo.len() >= self.shadow_cap {
+            self.shadows.pop_back(&mut self.shadow_fifo);
+        }
+        self.shadows.push_front(&mut self.shadow_fifo, key, self.nonresident_age);
+        self.nonresident_age += 1;
+    }
+
+    fn check(&self, resident: usize) -> Result<(), String> {
+        self.links.check(&self.active)?;
+        self.links.check(&self.inactive)?;
+        if self.active.len() + self.inactive.len() != resident {
+            return Err(format!("linux: lists hold {}, cache {resident}", self.active.len() + self.inactive.len()));
+        }
+        for (l, act) in [(&self.active, true), (&self.inactive, false)] {
+            for f in self.links.iter(l) {
+                if self.is_active[f as usize] != act {
+                    return Err(format!("linux: frame {f} in the wrong list"));
+                }
+            }
+        }
+        if self.shadow_fifo.len() > self.shadow_cap {
+            return Err(format!("linux: {} shadows, bound {}", self.shadow_fifo.len(), self.shadow_cap));
+        }
+        self.shadows.check(&[&self.shadow_fifo])
+    }
+
+    fn metrics(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("refaults", self.n_refaults as f64));
+        out.push(("refault_activations", self.n_refault_activations as f64));
+        out.push(("activations", self.n_activations as f64));
+        out.push(("deactivations", self.n_deactivations as f64));
+    }
+}
+
+impl PolicyDef for Linux {
+    const INFO: PolicyInfo = PolicyInfo {
+        name: "linux",
+        aliases: &[],
+        paper: "Linux 6.x page cache (mm/swap.c, mm/vmscan.c, mm/workingset.c of 6.18): active/inactive file lists with workingset refault detection",
+        summary: "new pages inactive, a second access activates, refaults within the active list's size are inserted active, inactive kept >= active / isqrt(10 x GiB)",
+        params: &[ParamInfo {
+            name: "shadows",
+            default: "800%",
+            doc: "shadow entries kept for refault detection, oldest dropped first (relative to the cache, or blocks; the kernel's shadow-node shrinker allows about 8 per page)",
+        }],
+        preset_of: None,
+    };
+
+    fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
+        let shadows = args.blocks("shadows", env)?;
+        if shadows > u32::MAX as u64 / 2 {
+            return Err(SpecError(format!("policy `linux`: shadows={shadows} blocks is too many; give at most 1000%")));
+        }
+        Ok(Linux::new(env.capacity, shadows as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::steps::Steps;
+
+    #[test]
+    fn second_access_activates_and_reclaim_takes_the_inactive_tail() {
+        // 4 pages. Lists from head to tail, * = PG_referenced.
+        let mut s = Steps::new(Linux::new(4, 32), 4);
+        // A read marks the new page referenced; a second (non-adjacent) read activates it.
+        assert_eq!(s.run(&[1, 2, 1, 3]), "MMHM");
+        assert_eq!(s.policy().dump(), "A: 1 | I: 3* 2*");
+        // The same page read twice in a row is marked once (pos_same_folio).
+        assert_eq!(s.run(&[4, 4]), "MH");
+        assert_eq!(s.policy().dump(), "A: 1 | I: 4* 3* 2*");
+        // 5: inactive (3) is not low against active (1); the inactive tail 2 goes even though
+        // it is referenced.
+        assert_eq!(s.demand(5), 'M');
+        assert_eq!(s.policy().dump(), "A: 1 | I: 5* 4* 3*");
+        assert_eq!(s.run(&[3, 4]), "HH");
+        assert_eq!(s.policy().dump(), "A: 4 3 1 | I: 5*");
+        // 6: inactive 1 x 1 < active 3: the active tail 1 is demoted (then 2 vs 2 is not low);
+        // the inactive tail is 5.
+        assert_eq!(s.demand(6), 'M');
+        assert_eq!(s.policy().dump(), "A: 4 3 | I: 6* 1");
+    }
+
+    #[test]
+    fn demoted_pages_keep_their_bit() {
+        let mut s = Steps::new(Linux::new(4, 32), 4);
+        assert_eq!(s.run(&[1, 2, 1, 2, 3, 4]), "MMHHMM");
+        assert_eq!(s.policy().dump(), "A: 2 1 | I: 4* 3*");
+        // A read of active 1 sets its bit without moving it; 5's reclaim: 2 vs 2 is not low,
+        // the tail 3 goes.
+        assert_eq!(s.run(&[1, 5]), "HM");
+        assert_eq!(s.policy().dump(), "A: 2 1* | I: 5* 4*");
+        // 4 activates; 6's reclaim: 1 inactive < 3 active: 1 is demoted with its bit, then the
+        // inactive tail 5 goes.
+        assert_eq!(s.run(&[4, 6]), "HM");
+        assert_eq!(s.policy().dump(), "A: 4 2 | I: 6* 1*");
+        // One read re-activates the demoted page.
+        assert_eq!(s.demand(1), 'H');
+        assert_eq!(s.policy().dump(), "A: 1 4 2 | I: 6*");
+    }
+
+    #[test]
+    fn refaults_within_the_active_size_are_inserted_active() {
+        let mut s = Steps::new(Linux::new(4, 32), 4);
+        // Two activations: age 2. 1 and 2 active; 3 4 inactive.
+        assert_eq!(s.run(&[1, 2, 1, 2, 3, 4]), "MMHHMM");
+        // 5 evicts 3 (shadow 2, age 3); 6 evicts 4 (shadow 3, age 4).
+        assert_eq!(s.run(&[5, 6]), "MM");
+        assert_eq!(s.policy().dump(), "A: 2 1 | I: 6* 5*");
+        // 3 refaults: distance 4 - 2 = 2 <= 2 active pages: inserted active (5 is evicted
+        // first: shadow 4, age 5; the activation makes it 6).
+        assert_eq!(s.demand(3), 'M');
+        assert_eq!(s.policy().dump(), "A: 3* 2 1 | I: 6*");
+        // The refault activation lets the next reclaim deactivate: 7's demotes 1 (then 2 vs 2
+        // is not low) and takes the inactive tail 6 (shadow 6, age 7).
+        assert_eq!(s.demand(7), 'M');
+        assert_eq!(s.policy().dump(), "A: 3* 2 | I: 7* 1");
+        // 4's shadow (3) is 7 - 3 = 4 > 2 active pages away: an ordinary inactive insertion.
+        assert_eq!(s.demand(4), 'M');
+        assert_eq!(s.policy().dump(), "A: 3* 2 | I: 4* 7*");
+    }
+
+    #[test]
+    fn read_ahead_pages_need_a_mark_to_count() {
+        let mut s = Steps::new(Linux::new(4, 32), 4);
+        s.prefetch(7);
+        assert_eq!(s.policy().dump(), "A:  | I: 7");
+        assert_eq!(s.demand(7), 'H');
+        assert_eq!(s.policy().dump(), "A:  | I: 7*");
+        assert_eq!(s.run(&[8, 7]), "MH");
+        assert_eq!(s.policy().dump(), "A: 7 | I: 8*");
+    }
+}

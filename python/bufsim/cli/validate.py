@@ -1,0 +1,63 @@
+"""`bufsim validate`: the model beside the live kernel's page cache."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bufsim import _core
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from bufsim.collect import CollectError
+    from bufsim.validate import format_table, plot, to_json, validate
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    memories = [_core.size_to_blocks(m, 4096) * 4096 for m in args.memory or []]
+    try:
+        results = validate(
+            command,
+            memories,
+            out_dir=args.out_dir,
+            policy=args.policy,
+            prefetch=args.prefetch,
+            timeout=args.timeout,
+        )
+    except CollectError as e:
+        print(f"bufsim: error: {e}", file=sys.stderr)
+        return e.exit_status
+    print(to_json(results) if args.json else format_table(results))
+    if args.plot:
+        plot(results, args.plot)
+    failed = [c.command_status for c in results if c.command_status]
+    return failed[0] if failed else 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="run a command in a memory-limited cgroup and compare the kernel's page cache with the model",
+        usage="bufsim validate --memory SIZE [--memory SIZE ...] [options] -- COMMAND [ARGS...]",
+        description="As root: for each --memory SIZE, drop the page cache, run COMMAND in a memory cgroup "
+        "limited to SIZE under the kernel tracer, replay its requests through the model (the linux policy "
+        "and linux-6 read-ahead with the device's read_ahead_kb) with the memory the command's page cache "
+        "had (SIZE less the peak of its anonymous and kernel memory and of untraced files' pages), and "
+        "print both side by side: pages brought into the cache, read-ahead decisions (the share the model "
+        "made with the same start, size and async size), evicted pages (overlap of the two sets), disk "
+        "requests. See docs/validation.md.",
+    )
+    p.add_argument("--memory", "-m", action="append", metavar="SIZE", help="cgroup memory limit (repeatable)")
+    p.add_argument("--json", action="store_true", help="one JSON object per memory size")
+    p.add_argument("--plot", metavar="OUT.png", help="also draw pages read and agreement by memory size")
+    p.add_argument("--out-dir", metavar="DIR", help="keep the recorded traces here (default: a temporary directory)")
+    p.add_argument("--policy", default="linux", metavar="SPEC", help="the model's policy (default: linux)")
+    p.add_argument(
+        "--prefetch",
+        metavar="SPEC",
+        help="the model's read-ahead (default: linux-6 with max = the device's read_ahead_kb / 4)",
+    )
+    p.add_argument("--timeout", type=float, metavar="S", help="kill the command after S seconds")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command to run, after --")
+    p.set_defaults(func=cmd_validate)

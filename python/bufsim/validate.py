@@ -1,0 +1,561 @@
+"""``bufsim validate``: the model against the live kernel (docs/validation.md).
+
+For each memory size the page cache is dropped, the command runs in a memory-limited cgroup under
+the kernel tracer (:func:`bufsim.ktrace.collect_kernel`), and the same read and write requests are
+replayed through the model (``linux`` policy, ``linux-6`` read-ahead with the device's
+``read_ahead_kb``) with the memory the command's page cache actually had. The two are set side by
+side: pages brought into the page cache, read-ahead decisions, evicted pages, disk requests.
+
+Memory accounting: the cgroup's limit is the memory size given. Everything the cgroup charges
+besides the traced files' pages shares it: the command's anonymous memory, kernel memory charged
+to the cgroup (dentries, inodes, page tables) and the page cache of files outside the comparison
+(programs, libraries, files deleted before the end). Their peak is measured (memory.stat sampled
+every 20 ms for the first two, the page-cache events for the third) and subtracted: the model's
+cache is the limit minus that peak, never less than one page.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from bufsim.collect import CollectError
+
+PAGE = 4096
+CGROUP_V1 = "/sys/fs/cgroup/memory"
+CGROUP_V2_CANDIDATES = ("/sys/fs/cgroup/unified", "/sys/fs/cgroup")
+DROP_CACHES = "/proc/sys/vm/drop_caches"
+#: What the tracer leaves out, as `make workloads` does: the loader's reads and pseudo-files.
+EXCLUDE = ["*.so", "*.so.*", "/etc/ld.so.cache", "/proc", "/sys", "/dev"]
+SAMPLE_S = 0.02
+
+
+class ValidateError(CollectError):
+    """A one-line problem of ``bufsim validate`` itself (exit status 2)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, 2)
+
+
+@dataclass
+class Comparison:
+    """One memory size: the kernel's page cache beside the model's."""
+
+    memory_bytes: int
+    model_blocks: int
+    command_status: int
+    outcome: str
+    files: int
+    kernel_pages_read: int
+    model_pages_read: int
+    pages_read_diff: float  # (model - kernel) / kernel
+    kernel_readahead: int
+    model_readahead: int
+    readahead_match: float  # kernel decisions the model made identically (start, size, async size)
+    kernel_evicted: int
+    model_evicted: int
+    evicted_overlap: float  # evictions of the same page in both, over either (multisets: min / max counts)
+    kernel_disk_requests: int
+    model_disk_requests: int
+    read_ahead_kb: int
+    peak_non_file_bytes: int
+    peak_untraced_pages: int
+    lost_events: int
+    trace: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment
+
+
+def check_environment() -> "CgroupKind":
+    """The cgroup hierarchy to use; a one-line ValidateError naming what is missing otherwise."""
+    if os.geteuid() != 0:
+        raise ValidateError(
+            "bufsim validate needs root (it drops the page cache, creates a memory cgroup and uses tracefs); run it as root"
+        )
+    from bufsim import ktrace
+
+    try:
+        ktrace.find_tracefs()
+    except CollectError:
+        raise ValidateError(
+            f"bufsim validate needs tracefs, which is not mounted at {ktrace.TRACEFS} and could not be mounted; "
+            f"mount it (mount -t tracefs nodev {ktrace.TRACEFS})"
+        ) from None
+    kind = find_memory_cgroup()
+    if kind is None:
+        raise ValidateError(
+            f"bufsim validate needs the cgroup memory controller: neither {CGROUP_V1} (v1) nor a cgroup v2 "
+            f"hierarchy with `memory` in cgroup.controllers is there; mount one "
+            f"(mount -t cgroup -o memory none {CGROUP_V1})"
+        )
+    return kind
+
+
+@dataclass
+class CgroupKind:
+    version: int
+    root: str
+
+
+def find_memory_cgroup() -> Optional[CgroupKind]:
+    """Prefers cgroup v2 when its memory controller is enabled, else v1's memory hierarchy."""
+    for root in CGROUP_V2_CANDIDATES:
+        try:
+            with open(os.path.join(root, "cgroup.controllers")) as f:
+                if "memory" in f.read().split():
+                    return CgroupKind(2, root)
+        except OSError:
+            continue
+    if os.path.exists(os.path.join(CGROUP_V1, "memory.limit_in_bytes")):
+        return CgroupKind(1, CGROUP_V1)
+    return None
+
+
+class MemoryCgroup:
+    """A private memory cgroup with a limit; :meth:`remove` kills what is left in it and removes
+    it (called from ``finally``)."""
+
+    def __init__(self, kind: CgroupKind, limit: int):
+        self.kind = kind
+        self.path = os.path.join(kind.root, f"bufsim-validate-{os.getpid()}-{time.monotonic_ns() % 10**9}")
+        if kind.version == 2:
+            try:
+                with open(os.path.join(kind.root, "cgroup.subtree_control"), "w") as f:
+                    f.write("+memory")
+            except OSError:
+                pass
+        os.mkdir(self.path)
+        try:
+            if kind.version == 1:
+                self._write("memory.limit_in_bytes", str(limit))
+            else:
+                self._write("memory.max", str(limit))
+                self._write("memory.swap.max", "0", missing_ok=True)
+        except OSError:
+            self.remove()
+            raise
+        self.peak_non_file = 0
+        self._stop = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+
+    def _write(self, name: str, value: str, missing_ok: bool = False) -> None:
+        try:
+            with open(os.path.join(self.path, name), "w") as f:
+                f.write(value)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def add(self, pid: int) -> None:
+        self._write("cgroup.procs", str(pid))
+        self._sampler.start()
+
+    def non_file_bytes(self) -> Optional[int]:
+        """Charged memory that is not page cache: anonymous memory, kernel memory."""
+        try:
+            stat = {}
+            with open(os.path.join(self.path, "memory.stat")) as f:
+                for line in f:
+                    k, _, v = line.partition(" ")
+                    stat[k] = int(v)
+            usage_file = "memory.usage_in_bytes" if self.kind.version == 1 else "memory.current"
+            with open(os.path.join(self.path, usage_file)) as f:
+                usage = int(f.read())
+        except (OSError, ValueError):
+            return None
+        cache = stat.get("cache", 0) if self.kind.version == 1 else stat.get("file", 0)
+        return max(0, usage - cache)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            v = self.non_file_bytes()
+            if v is not None:
+                self.peak_non_file = max(self.peak_non_file, v)
+            self._stop.wait(SAMPLE_S)
+
+    def procs(self) -> list[int]:
+        try:
+            with open(os.path.join(self.path, "cgroup.procs")) as f:
+                return [int(x) for x in f.read().split()]
+        except OSError:
+            return []
+
+    def remove(self) -> None:
+        self._stop.set()
+        if self._sampler.is_alive():
+            self._sampler.join(1)
+        for _ in range(100):
+            # Whatever the command left behind (daemons it started) goes with the cgroup.
+            for pid in self.procs():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError as e:
+                if e.errno not in (errno.EBUSY, errno.ENOTEMPTY):
+                    raise
+            time.sleep(0.05)
+        raise ValidateError(f"could not remove the cgroup {self.path}: it still holds processes; remove it by hand")
+
+
+def drop_caches() -> None:
+    os.sync()
+    with open(DROP_CACHES, "w") as f:
+        f.write("3\n")
+
+
+def read_ahead_kb(dev: int) -> int:
+    """The device's read_ahead_kb (the whole disk's, for a partition); 128 if unknown."""
+    major, minor = os.major(dev), os.minor(dev)
+    base = f"/sys/dev/block/{major}:{minor}"
+    for q in (os.path.join(base, "queue", "read_ahead_kb"), os.path.join(base, "..", "queue", "read_ahead_kb")):
+        try:
+            with open(q) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            continue
+    return 128
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+
+
+def _kernel_decisions(rows, traced: dict[tuple[int, int], int]) -> list[tuple[int, int, int, int]]:
+    """Read-ahead windows the kernel read, per traced file: every page_cache_ra_order, and every
+    page_cache_ra_unbounded that no ra_order of the same task and file just announced (a random
+    read: the request alone, no lookahead)."""
+    out = []
+    last_order: dict[tuple[int, int, int], int] = {}
+    for e in rows:
+        if e.event not in ("ra_order", "ra_unbounded"):
+            continue
+        key = (e.dev, e.ino)
+        f = traced.get(key)
+        task = (e.pid, e.dev, e.ino)
+        if e.event == "ra_order":
+            last_order[task] = e.time_us
+            if f is not None:
+                detail = dict(kv.split("=", 1) for kv in e.detail.split(";") if "=" in kv)
+                out.append((f, e.index, e.count, int(detail.get("async_size", "0"))))
+        else:
+            follows = task in last_order and e.time_us - last_order.pop(task) < 1_000_000
+            la = int(e.detail.partition("=")[2] or 0)
+            if f is not None and not follows and la == 0:
+                out.append((f, e.index, e.count, 0))
+    return out
+
+
+def compare(
+    trace: str,
+    memory_bytes: int,
+    *,
+    policy: str = "linux",
+    prefetch: Optional[str] = None,
+    peak_non_file: int = 0,
+    command_status: int = 0,
+    outcome: str = "",
+    lost_events: int = 0,
+    reads_only: bool = False,
+) -> tuple[Comparison, dict]:
+    """Sets the page cache recorded in ``trace + ".pagecache.csv"`` beside the model's replay of
+    ``trace`` at ``memory_bytes`` (less ``peak_non_file`` and the untraced files' peak). Files are
+    matched by path to the (device, inode) the kernel names, so they must still exist."""
+    from bufsim import _core
+    from bufsim.ktrace import pagecache_path, read_pagecache
+
+    rows = read_pagecache(pagecache_path(trace))
+    names = _trace_file_names(trace)
+    traced: dict[tuple[int, int], int] = {}
+    sizes: list[tuple[str, int]] = []
+    notes: list[str] = []
+    for i, name in enumerate(names):
+        # The kernel tracer names files DEV:INODE:PATH (device in hex).
+        dev, ino, path = _split_name(name)
+        if dev is None:
+            continue
+        traced[(dev, ino)] = i
+        try:
+            st = os.stat(path)
+            if st.st_ino == ino:
+                sizes.append((name, st.st_size))
+        except OSError:
+            pass
+    if len(traced) < len(names):
+        notes.append(f"{len(names) - len(traced)} files without a device and inode in their name: left out")
+    # Pages of files outside the comparison held in the cgroup's page cache: their peak.
+    resident: Counter = Counter()
+    untraced_now = untraced_peak = 0
+    k_read = k_evicted_n = 0
+    k_evicted: Counter = Counter()
+    disk = 0
+    for e in rows:
+        if e.event in ("insert", "evict"):
+            f = traced.get((e.dev, e.ino))
+            sign = 1 if e.event == "insert" else -1
+            if f is None:
+                key = (e.dev, e.ino)
+                before = resident[key]
+                resident[key] = max(0, before + sign * e.count)
+                untraced_now += resident[key] - before
+                untraced_peak = max(untraced_peak, untraced_now)
+            elif e.event == "insert":
+                k_read += e.count
+            else:
+                k_evicted_n += e.count
+                k_evicted.update((f, e.index + j) for j in range(e.count))
+        elif e.event == "disk_issue":
+            disk += 1
+    ra_kb = read_ahead_kb(next(iter(traced))[0] if traced else os.stat(trace).st_dev)
+    if prefetch is None:
+        prefetch = f"linux-6(max={max(1, ra_kb // 4)})"
+    model_blocks = max(1, (memory_bytes - peak_non_file) // PAGE - untraced_peak)
+    # A file's own ra_pages (fadvise(SEQUENTIAL) doubles it) is an input of the run, as the
+    # device's read_ahead_kb is: taken from the first read-ahead event of each file.
+    file_max: dict[int, int] = {}
+    for e in rows:
+        if e.event in ("ra_sync", "ra_async"):
+            f = traced.get((e.dev, e.ino))
+            if f is not None and f not in file_max:
+                detail = dict(kv.split("=", 1) for kv in e.detail.split(";") if "=" in kv)
+                file_max[f] = int(detail.get("ra_pages", "0"))
+    maxima = [(names[f], m) for f, m in file_max.items() if m]
+    log = _core.page_log(trace, policy, model_blocks, prefetch, sizes, maxima, reads_only)
+    keep = set(traced.values())
+    m_inserted = [x for x in log["inserted"] if x[0] in keep]
+    m_evicted = Counter((f, b) for f, b in log["evicted"] if f in keep)
+    m_decisions = [d for d in log["decisions"] if d[0] in keep]
+    k_decisions = _kernel_decisions(rows, traced)
+    matched = sum((Counter(k_decisions) & Counter(m_decisions)).values())
+    union = sum((k_evicted | m_evicted).values())
+    c = Comparison(
+        memory_bytes=memory_bytes,
+        model_blocks=model_blocks,
+        command_status=command_status,
+        outcome=outcome,
+        files=len(traced),
+        kernel_pages_read=k_read,
+        model_pages_read=len(m_inserted),
+        pages_read_diff=(len(m_inserted) - k_read) / k_read if k_read else 0.0,
+        kernel_readahead=len(k_decisions),
+        model_readahead=len(m_decisions),
+        readahead_match=matched / len(k_decisions) if k_decisions else 1.0,
+        kernel_evicted=k_evicted_n,
+        model_evicted=len(log["evicted"]),
+        evicted_overlap=sum((k_evicted & m_evicted).values()) / union if union else 1.0,
+        kernel_disk_requests=disk,
+        model_disk_requests=log["disk_requests"],
+        read_ahead_kb=ra_kb,
+        peak_non_file_bytes=peak_non_file,
+        peak_untraced_pages=untraced_peak,
+        lost_events=lost_events,
+        trace=trace,
+        notes=notes,
+    )
+    return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions}
+
+
+def _split_name(name: str) -> tuple[Optional[int], int, str]:
+    dev, _, rest = name.partition(":")
+    ino, _, path = rest.partition(":")
+    try:
+        return int(dev, 16), int(ino), path
+    except ValueError:
+        return None, 0, name
+
+
+def _trace_file_names(trace: str) -> list[str]:
+    """File names in the order the trace reader interns them (first appearance)."""
+    from bufsim import _core
+
+    return list(_core.trace_file_names(trace))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def validate(
+    command: Sequence[str],
+    memories: Sequence[int],
+    *,
+    out_dir: Optional[str] = None,
+    policy: str = "linux",
+    prefetch: Optional[str] = None,
+    timeout: Optional[float] = None,
+) -> list[Comparison]:
+    """Runs ``command`` once per memory size (bytes) in a fresh memory cgroup after dropping the
+    page cache, and compares each run with the model. Traces go to ``out_dir`` (a temporary
+    directory, removed afterwards, when not given)."""
+    from bufsim.ktrace import collect_kernel
+
+    if not command:
+        raise ValidateError("give the command to run after --, e.g. bufsim validate --memory 64MiB -- cat big.file")
+    if not memories:
+        raise ValidateError("give at least one --memory SIZE (the cgroup's limit, e.g. --memory 64MiB)")
+    kind = check_environment()
+
+    def interrupted(signum, frame):
+        # Outside the traced run (which forwards signals to the command): unwind, so that every
+        # `finally` removes what it made.
+        raise KeyboardInterrupt
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, interrupted)
+        except ValueError:
+            pass  # not the main thread: the caller handles signals
+    tmp = None
+    if out_dir is None:
+        tmp = tempfile.mkdtemp(prefix="bufsim-validate-")
+        out_dir = tmp
+    else:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    results = []
+    try:
+        for mem in memories:
+            if mem < 16 * PAGE:
+                raise ValidateError(f"--memory {mem} bytes is too small for a process to start; give at least 64KiB")
+            trace = os.path.join(out_dir, f"validate-{mem}.csv")
+            drop_caches()
+            cg = MemoryCgroup(kind, mem)
+            try:
+                r = collect_kernel(
+                    list(command), trace, stacks=False, exclude=EXCLUDE, timeout=timeout, on_start=cg.add
+                )
+                peak = cg.peak_non_file
+            finally:
+                cg.remove()
+            c, _ = compare(
+                trace,
+                mem,
+                policy=policy,
+                prefetch=prefetch,
+                peak_non_file=peak,
+                command_status=r.exit_status,
+                outcome=r.outcome,
+                lost_events=r.lost_events,
+            )
+            results.append(c)
+            if r.outcome in ("was killed by SIGTERM", "was killed by SIGINT", "was killed by SIGHUP"):
+                break  # interrupted: the partial comparison, and no further sizes
+        return results
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if tmp is not None:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def format_table(results: Sequence[Comparison]) -> str:
+    head = (
+        "memory",
+        "model",
+        "pages read k/m",
+        "diff",
+        "read-ahead k/m",
+        "same",
+        "evicted k/m",
+        "overlap",
+        "disk reqs k/m",
+    )
+    rows = [head]
+    for c in results:
+        rows.append(
+            (
+                f"{c.memory_bytes / (1 << 20):.1f}MiB",
+                f"{c.model_blocks}blk",
+                f"{c.kernel_pages_read}/{c.model_pages_read}",
+                f"{c.pages_read_diff:+.3f}",
+                f"{c.kernel_readahead}/{c.model_readahead}",
+                f"{c.readahead_match:.3f}",
+                f"{c.kernel_evicted}/{c.model_evicted}",
+                f"{c.evicted_overlap:.3f}",
+                f"{c.kernel_disk_requests}/{c.model_disk_requests}",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for c in results:
+        extra = (
+            f"{c.memory_bytes / (1 << 20):.1f}MiB: the command {c.outcome}; {c.files} files compared; "
+            f"model cache = limit - {c.peak_non_file_bytes / (1 << 20):.1f} MiB anonymous and kernel memory "
+            f"- {c.peak_untraced_pages} pages of untraced files; read_ahead_kb {c.read_ahead_kb}"
+        )
+        if c.lost_events:
+            extra += f"; the trace buffer dropped {c.lost_events} events"
+        lines.append(extra)
+        lines.extend(f"  note: {n}" for n in c.notes)
+    return "\n".join(lines)
+
+
+def plot(results: Sequence[Comparison], out: str) -> Path:
+    """Pages read (kernel and model) and the share of identical read-ahead decisions, by memory
+    size, in the style of :mod:`bufsim.plots`."""
+    import matplotlib
+
+    from bufsim import plots
+
+    with matplotlib.rc_context(plots._style()):
+        fig, axes = plots._figure(1, 2)
+        labels = [f"{c.memory_bytes / (1 << 20):.0f} MiB" for c in results]
+        x = list(range(len(results)))
+        ax = axes[0][0]
+        w = 0.38
+        ax.bar(
+            [i - w / 2 for i in x], [c.kernel_pages_read for c in results], w, label="kernel", color=plots.PALETTE[0]
+        )
+        ax.bar(
+            [i + w / 2 for i in x],
+            [c.model_pages_read for c in results],
+            w,
+            label="model",
+            color=plots.PALETTE[1],
+            hatch="//",
+        )
+        ax.set_xticks(x, labels)
+        ax.set_ylabel("pages brought into the cache")
+        ax.set_xlabel("memory limit")
+        ax.legend(loc="lower right")
+        ax = axes[0][1]
+        ax.plot(x, [c.readahead_match for c in results], marker="o", color=plots.PALETTE[2], label="read-ahead")
+        ax.plot(x, [c.evicted_overlap for c in results], marker="s", color=plots.PALETTE[3], label="evictions")
+        ax.set_xticks(x, labels)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("share the same")
+        ax.set_xlabel("memory limit")
+        ax.legend(loc="lower right")
+        fig.suptitle("Model vs kernel page cache")
+        return plots._save(fig, out)
+
+
+def to_json(results: Sequence[Comparison]) -> str:
+    return "\n".join(json.dumps(c.to_dict()) for c in results)

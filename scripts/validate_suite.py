@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Runs `bufsim validate` on workloads of the suite at a quarter, half and the whole of each one's
+footprint (traces/kernel/workloads.json) and prints the table of docs/validation.md.
+
+    .venv/bin/python scripts/validate_suite.py --only randread          # as root
+    .venv/bin/python scripts/validate_suite.py --small                  # the three small cases of the tests
+
+Workload inputs are prepared as scripts/record_workloads.py prepares them (same scripts, same seeds).
+`--small` runs the looping scan, random reads and mixed workload that tests/test_validate.py checks.
+Results also go to --json FILE (one object per run) so the table can be re-printed with --table FILE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bufsim.validate import validate  # noqa: E402
+from bufsim.workloads import load_manifest  # noqa: E402
+
+SMALL_DIR = Path(os.environ.get("BUFSIM_VALIDATE_TMP", "/tmp/bufsim-validate-small"))
+RAND = """import os, random, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+pages = os.fstat(fd).st_size // 4096
+rng = random.Random(int(sys.argv[3]))
+for _ in range(int(sys.argv[2])):
+    os.pread(fd, 4096, rng.randrange(pages) * 4096)
+"""
+
+
+def small_cases() -> list[tuple[str, list[str], list[int]]]:
+    """The three small cases: (name, command, memory sizes in bytes)."""
+    SMALL_DIR.mkdir(parents=True, exist_ok=True)
+    big, other, rand = SMALL_DIR / "scan.dat", SMALL_DIR / "other.dat", SMALL_DIR / "rand.py"
+    for path, mib in ((big, 32), (other, 16)):
+        if not path.exists() or path.stat().st_size != mib << 20:
+            path.write_bytes(os.urandom(mib << 20))
+    rand.write_text(RAND)
+    py = sys.executable
+    return [
+        ("loop-scan", ["sh", "-c", f"for i in 1 2 3; do cat {big} > /dev/null; done"], [48 << 20]),
+        ("random", [py, str(rand), str(big), "4000", "1"], [24 << 20]),
+        (
+            "mixed",
+            ["sh", "-c", f"cat {other} > /dev/null; {py} {rand} {big} 3000 2; cat {other} > /dev/null"],
+            [40 << 20],
+        ),
+    ]
+
+
+def suite_cases(only: list[str]) -> list[tuple[str, list[str], list[int]]]:
+    import record_workloads as rw
+
+    makers = {
+        "cscope": rw.cscope_script,
+        "glimpse": rw.glimpse_script,
+        "randread": rw.randread_script,
+        "tpch": rw.tpch_script,
+        "pgbench": rw.pgbench_script,
+    }
+    out = []
+    for e in load_manifest():
+        if e["name"] not in only or not e.get("footprint_blocks"):
+            continue
+        if e["name"] not in makers:
+            print(f"{e['name']}: no preparation here; left out", file=sys.stderr)
+            continue
+        fp = e["footprint_blocks"] * 4096
+        script = makers[e["name"]]("validate")
+        # Each run starts from the inputs the recorder starts from (randread builds its database).
+        fresh = f"rm -f {rw.WORK / 'randread-validate' / 'db'}; " if e["name"] == "randread" else ""
+        out.append((e["name"], ["sh", "-c", f"{fresh}exec sh {script}"], [fp // 4, fp // 2, fp]))
+    return out
+
+
+def table(rows: list[dict]) -> str:
+    head = "| workload | memory | model cache | pages read kernel | model | diff | read-ahead same | evictions overlap | disk requests kernel / model |"
+    lines = [head, "|" + "---|" * 9]
+    for r in rows:
+        lines.append(
+            f"| {r['workload']} | {r['memory_bytes'] / (1 << 20):.0f} MiB | {r['model_blocks']} | "
+            f"{r['kernel_pages_read']} | {r['model_pages_read']} | {r['pages_read_diff']:+.3f} | "
+            f"{r['readahead_match']:.3f} ({r['kernel_readahead']} / {r['model_readahead']}) | "
+            f"{r['evicted_overlap']:.3f} | {r['kernel_disk_requests']} / {r['model_disk_requests']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", nargs="*", default=[], help="suite workloads to run")
+    ap.add_argument("--small", action="store_true", help="the three small cases of the tests")
+    ap.add_argument("--json", help="append each run as a JSON line to this file")
+    ap.add_argument("--table", help="print the table of the runs in this JSON-lines file and stop")
+    a = ap.parse_args()
+    if a.table:
+        print(table([json.loads(line) for line in open(a.table) if line.strip()]))
+        return 0
+    cases = (small_cases() if a.small else []) + suite_cases(a.only)
+    rows = []
+    for name, command, mems in cases:
+        for c in (c for m in mems for c in validate(command, [m])):
+            r = {"workload": name, **c.to_dict()}
+            rows.append(r)
+            print(json.dumps(r), file=sys.stderr)
+            if a.json:
+                with open(a.json, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""The Linux 6 model (`linux` policy, `linux-6` read-ahead) and `bufsim validate`.
+
+Hand-computed read-ahead decisions on a small trace; small validation runs against the live kernel
+(a looping scan, random reads under memory pressure, a mixed workload) asserting the agreement
+docs/validation.md reports; and the errors: no root, no tracefs, no memory controller, a failing
+command. The kernel runs need root, a memory cgroup and tracefs (mounted if absent); each cgroup is
+removed whatever happens."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from bufsim import _core
+from bufsim import validate as V
+from bufsim.cli import main
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def write_trace(path: Path, reads: list[tuple[int, int]], name: str = "f") -> Path:
+    path.write_text("op,file,offset,size\n" + "".join(f"R,{name},{o},{n}\n" for o, n in reads))
+    return path
+
+
+def test_sequential_one_page_reads_give_the_kernels_windows(tmp_path):
+    # A 100-page file read a page at a time, read-ahead of at most 32 pages with large folios.
+    # (0,4,3): the first read, get_init_ra_size(1) = 4, marker on page 1.
+    # (4,8,8): the marker: the window moves to 4 and doubles; order 2.
+    # (12,4,4): the marker folio at 4: next size 16, order 4 aligns the end 28 down to 16.
+    # (16,8,8): at 12 (an order-2 folio): size 8, order 4 + ... aligns 24 to 16 = start: no trim.
+    # (24,8,8): at the order-3 folio 16: next size 16, order 5 aligns 40 down to 32.
+    t = write_trace(tmp_path / "t.csv", [(p * 4096, 4096) for p in range(100)])
+    log = _core.page_log(str(t), "linux", 1000, "linux-6(max=32)", [("f", 100 * 4096)], [])
+    assert log["decisions"][:5] == [(0, 0, 4, 3), (0, 4, 8, 8), (0, 12, 4, 4), (0, 16, 8, 8), (0, 24, 8, 8)]
+    # Everything read once, nothing evicted, every page but the first brought by read-ahead.
+    assert log["misses"] == 1 and len(log["inserted"]) == 100 and not log["evicted"]
+
+
+def test_random_reads_are_read_as_they_are(tmp_path):
+    t = write_trace(tmp_path / "t.csv", [(0, 4096), (500 * 4096, 8192), (90 * 4096, 4096)])
+    log = _core.page_log(str(t), "linux", 1000, "linux-6(max=32,folios=0)", [("f", 1000 * 4096)], [])
+    assert log["decisions"] == [(0, 0, 4, 3), (0, 500, 2, 0), (0, 90, 1, 0)]
+
+
+def test_a_file_of_its_own_gets_its_own_window(tmp_path):
+    # fadvise(SEQUENTIAL) doubles a file's ra_pages: the first window of a 32-page read is then
+    # get_init_ra_size(32, 64) = 64 instead of 32.
+    t = write_trace(tmp_path / "t.csv", [(0, 32 * 4096)])
+    log = _core.page_log(str(t), "lru", 1000, "linux-6(max=32)", [("f", 1000 * 4096)], [("f", 64)])
+    assert log["decisions"][0] == (0, 0, 64, 32)
+
+
+def test_the_model_is_registered():
+    assert any(p["name"] == "linux" for p in _core.policies())
+    assert any(p["name"] == "linux-2list" for p in _core.policies())
+    names = [p["name"] for p in _core.prefetchers()]
+    assert {"linux", "linux-ondemand", "linux-6"} <= set(names)
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+def test_validate_needs_root(monkeypatch, capsys):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert main(["validate", "-m", "64MiB", "--", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs root" in err and len(err.splitlines()) == 1
+
+
+def test_validate_needs_tracefs(monkeypatch, capsys):
+    from bufsim import ktrace
+    from bufsim.collect import CollectError
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+
+    def no_tracefs():
+        raise CollectError("no tracefs")
+
+    monkeypatch.setattr(ktrace, "find_tracefs", no_tracefs)
+    assert main(["validate", "-m", "64MiB", "--", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs tracefs" in err and len(err.splitlines()) == 1
+
+
+def test_validate_needs_a_memory_controller(monkeypatch, capsys):
+    from bufsim import ktrace
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(ktrace, "find_tracefs", lambda: "/sys/kernel/tracing")
+    monkeypatch.setattr(V, "CGROUP_V1", "/nonexistent/memory")
+    monkeypatch.setattr(V, "CGROUP_V2_CANDIDATES", ("/nonexistent/unified",))
+    assert main(["validate", "-m", "64MiB", "--", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "memory controller" in err and len(err.splitlines()) == 1
+
+
+def test_validate_needs_a_memory_size_and_a_command(capsys):
+    assert main(["validate", "--", "true"]) == 2
+    assert "--memory" in capsys.readouterr().err
+    assert main(["validate", "-m", "64MiB"]) == 2
+    assert "command" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Against the kernel
+
+kernel = pytest.mark.skipif(
+    os.geteuid() != 0 or V.find_memory_cgroup() is None,
+    reason="needs root and a cgroup memory controller (CI runs as root)",
+)
+
+
+def leftover_cgroups() -> list[str]:
+    kind = V.find_memory_cgroup()
+    return [d for d in os.listdir(kind.root) if d.startswith("bufsim-validate-")] if kind else []
+
+
+@pytest.fixture(scope="module")
+def small():
+    from validate_suite import small_cases
+
+    before = leftover_cgroups()
+    out = {}
+    for name, command, mems in small_cases():
+        out[name] = V.validate(command, mems)[0]
+    assert leftover_cgroups() == before
+    return out
+
+
+@kernel
+def test_a_looping_scan_matches_the_kernel(small):
+    c = small["loop-scan"]
+    assert c.command_status == 0 and c.kernel_pages_read > 8000
+    assert abs(c.pages_read_diff) <= 0.02
+    assert c.readahead_match >= 0.95
+
+
+@kernel
+def test_random_reads_under_pressure_are_close(small):
+    c = small["random"]
+    assert c.command_status == 0 and c.kernel_pages_read > 3000
+    assert abs(c.pages_read_diff) <= 0.10
+    assert c.readahead_match >= 0.95
+
+
+@kernel
+def test_a_mixed_workload_is_close(small):
+    c = small["mixed"]
+    assert c.command_status == 0
+    assert abs(c.pages_read_diff) <= 0.03
+    assert c.readahead_match >= 0.95
+
+
+@kernel
+def test_a_failing_command_still_gives_its_comparison(tmp_path, capsys):
+    data = tmp_path / "d.dat"
+    data.write_bytes(os.urandom(1 << 20))
+    before = leftover_cgroups()
+    rc = main(["validate", "-m", "32MiB", "--json", "--", "sh", "-c", f"cat {data} > /dev/null; exit 3"])
+    assert rc == 3
+    out = capsys.readouterr().out
+    import json
+
+    c = json.loads(out.splitlines()[0])
+    assert c["command_status"] == 3 and c["kernel_pages_read"] >= 256
+    assert {"kernel_pages_read", "model_pages_read", "readahead_match"} <= set(c)
+    assert leftover_cgroups() == before
