@@ -18,7 +18,7 @@ use bufsim_core::engine::EngineConfig;
 use bufsim_core::layout::DEVICE_SHIFT;
 use bufsim_core::run::{run_requests, run_trace, RunConfig, RunOptions};
 use bufsim_core::spec::SpecError;
-use bufsim_core::trace::{resolve, AddressKind, Op, Request};
+use bufsim_core::trace::{resolve, AddressKind, Meter, Op, Request};
 use bufsim_core::SimError;
 use serde::Serialize;
 
@@ -120,7 +120,8 @@ pub fn miniature_trace(
         time_ns: 0,
     };
     if !full || sizes.is_none() {
-        walk(&Source::File { path, format }, &engine, &mut s)?;
+        let meter = Meter::default();
+        walk(&Source::File { path, format, meter: &meter }, &engine, &mut s)?;
     }
     let sizes: Vec<u64> = match sizes {
         Some(s) => s.to_vec(),
