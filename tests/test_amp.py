@@ -30,7 +30,9 @@ def test_reproduce_amp_table1():
     by = {r["stream"]: r for r in rows}
     assert by["b"]["r_bar"] == 0.0 and abs(by["a"]["r_bar"] - 0.755) < 0.05 and abs(by["g"]["r_bar"] - 0.513) < 0.05
     text = bufsim_cli("reproduce", "amp-table1").stdout
-    assert [line.endswith("| agrees") for line in text.splitlines() if "AMP classifies it correctly" in line] == [True] * 7
+    assert [line.endswith("| agrees") for line in text.splitlines() if "AMP classifies it correctly" in line] == [
+        True
+    ] * 7
     assert "a, d, g" in next(line for line in text.splitlines() if line.startswith("streams PCC classifies wrongly"))
 
 
