@@ -56,9 +56,9 @@ def test_a_file_of_its_own_gets_its_own_window(tmp_path):
 
 
 def test_the_model_is_registered():
-    assert any(p["name"] == "linux" for p in _core.policies())
-    assert any(p["name"] == "linux-2list" for p in _core.policies())
-    names = [p["name"] for p in _core.prefetchers()]
+    assert any(p["name"] == "linux" for p in _core.registry("policy"))
+    assert any(p["name"] == "linux-2list" for p in _core.registry("policy"))
+    names = [p["name"] for p in _core.registry("prefetch")]
     assert {"linux", "linux-ondemand", "linux-6"} <= set(names)
 
 

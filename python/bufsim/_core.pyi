@@ -103,6 +103,18 @@ def mrc(
     reads_only: bool = False,
     progress: Progress | None = None,
 ) -> str: ...
+def mrc_miniature(
+    path: str,
+    policy: str,
+    *,
+    rate: float,
+    sizes: list[str] | None = None,
+    seed: int,
+    format: str = "auto",
+    block_size: int = 4096,
+    reads_only: bool = False,
+    jobs: int = 0,
+) -> str: ...
 def convert(
     path: str,
     out: str,

@@ -258,6 +258,61 @@ def mrc(
     return mrc_frame(r)
 
 
+def miniature_mrc(
+    trace: PathLike,
+    policy: str,
+    *,
+    sample: float = 1.0,
+    sizes: SizesArg = None,
+    seed: int = RUN_SEED,
+    format: str = "auto",
+    block_size: SizeLike = 4096,
+    reads_only: bool = False,
+    jobs: int = 0,
+) -> dict[str, Any]:
+    """Miss ratio curve of any policy by miniature simulation (what ``bufsim mrc --policy SPEC
+    --sample RATE --json`` prints): each cache size S is simulated at ``sample`` x S blocks over
+    the blocks whose spatial hash falls in the sample (Waldspurger et al., ATC 2017). ``sample=1``
+    simulates every size in full. ``sizes``: ``None`` for the grid of :func:`mrc`, or a list."""
+    if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
+        raise SpecError(f"sampling rate must be a fraction in (0, 1], e.g. 0.01, not {sample!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SpecError(f"seed must be zero or more, not {seed!r}")
+    listed: Optional[list[str]] = None
+    if sizes is not None:
+        if isinstance(sizes, str) and sizes == "all":
+            raise SpecError("miniature simulation takes a list of sizes, not `all`; give sizes or none for the grid")
+        if isinstance(sizes, (str, int)):
+            sizes = [sizes]
+        listed = [size_text(s, "cache size") for s in sizes]
+    text = _core.mrc_miniature(
+        os.fspath(trace),
+        policy,
+        rate=float(sample),
+        sizes=listed,
+        seed=seed,
+        format=format,
+        block_size=block_size_bytes(block_size),
+        reads_only=reads_only,
+        jobs=jobs,
+    )
+    r = json.loads(text)
+    r["block_size"] = block_size_bytes(block_size)
+    return r
+
+
+def format_miniature(r: dict[str, Any]) -> str:
+    """The text table of ``bufsim mrc --policy SPEC``."""
+    rows = [
+        [_bytes(b * r["block_size"]), b, m, f"{x:.4f}"]
+        for b, m, x in zip(r["sizes"], r["simulated_sizes"], r["miss_ratio"])
+    ]
+    out = [_table(["cache", "blocks", "simulated", "miss ratio"], rows, indent=""), ""]
+    how = "full simulation" if r["rate"] >= 1 else f"miniature simulation at rate {r['rate']}"
+    out.append(f"{r['policy']}: {how}, {r['sampled_accesses']} of {r['accesses']} block accesses simulated per size")
+    return "\n".join(out)
+
+
 def mrc_frame(r: dict[str, Any]) -> "pandas.DataFrame":
     import pandas as pd
 

@@ -35,7 +35,7 @@ struct OptRun<'a> {
 impl PolicyVisitor for OptRun<'_> {
     type Output = u64;
 
-    fn visit<P: Policy>(self, policy: P) -> u64 {
+    fn visit<P: Policy + 'static>(self, policy: P) -> u64 {
         let mut e = Engine::new(policy, self.capacity, self.engine, self.layout, Some(self.future));
         for r in self.requests {
             e.request(r);

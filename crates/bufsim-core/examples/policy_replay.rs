@@ -35,7 +35,7 @@ struct Replay<'a> {
 
 impl PolicyVisitor for Replay<'_> {
     type Output = u64;
-    fn visit<P: Policy>(self, policy: P) -> u64 {
+    fn visit<P: Policy + 'static>(self, policy: P) -> u64 {
         simulate(policy, self.capacity, self.keys)
     }
 }

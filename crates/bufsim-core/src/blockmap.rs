@@ -4,7 +4,8 @@
 //! lookup is a cache miss. Keeping key and value in one 16-byte slot (and the table at most half
 //! full) makes it one memory access in the common case, where SwissTable-style maps touch a
 //! control group and a bucket. Deletion shifts later entries back (no tombstones), so the table
-//! never degrades over billions of insert/remove pairs.
+//! never degrades over billions of insert/remove pairs. The table doubles when an insertion
+//! would fill it past half, so it takes memory for the blocks present, not for a bound.
 
 /// Marks an empty slot (frames are always below this).
 const EMPTY: u32 = u32::MAX;
@@ -23,8 +24,19 @@ pub struct BlockMap {
     len: usize,
 }
 
+impl Default for BlockMap {
+    fn default() -> Self {
+        BlockMap::new()
+    }
+}
+
 impl BlockMap {
-    /// A map for up to `max_len` entries (kept at most half full).
+    /// An empty map that grows as entries arrive.
+    pub fn new() -> Self {
+        Self::with_max_len(0)
+    }
+
+    /// A map sized for `max_len` entries before it first grows (kept at most half full).
     pub fn with_max_len(max_len: usize) -> Self {
         let n = (max_len.max(4) * 2).next_power_of_two();
         BlockMap { slots: vec![Slot { key: 0, value: EMPTY }; n], mask: n - 1, shift: 64 - n.trailing_zeros(), len: 0 }
@@ -33,6 +45,11 @@ impl BlockMap {
     #[inline]
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Slots in the table (memory accounting and tests).
+    pub fn slots(&self) -> usize {
+        self.slots.len()
     }
 
     #[inline]
@@ -91,11 +108,13 @@ impl BlockMap {
         }
     }
 
-    /// Inserts a key that is not present. The caller keeps `len` within `max_len`.
+    /// Inserts a key that is not present.
     #[inline]
     pub fn insert_new(&mut self, key: u64, value: u32) {
         debug_assert!(value != EMPTY);
-        debug_assert!(self.len * 2 <= self.slots.len(), "block map over its bound");
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
         match self.find(key) {
             Ok(_) => panic!("insert_new of a present key"),
             Err(i) => {
@@ -103,6 +122,17 @@ impl BlockMap {
                 self.len += 1;
             }
         }
+    }
+
+    /// Doubles the table and re-places every entry (amortised over the insertions that filled it).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let mut bigger = BlockMap::with_max_len(self.slots.len());
+        for (k, v) in self.iter() {
+            bigger.insert_new(k, v);
+        }
+        *self = bigger;
     }
 
     /// Removes a key; returns its value.
@@ -188,6 +218,19 @@ mod tests {
                 prop_assert_eq!(m.get(*k), Some(*v));
             }
             prop_assert_eq!(m.iter().count(), h.len());
+        }
+
+        /// A map that starts empty grows as needed and stays at most half full.
+        #[test]
+        fn grows_from_empty(keys in prop::collection::hash_set(any::<u64>(), 1..3000)) {
+            let mut m = BlockMap::new();
+            for (i, &k) in keys.iter().enumerate() {
+                m.insert_new(k, i as u32);
+                prop_assert!(m.len() * 2 <= m.slots());
+            }
+            for (i, &k) in keys.iter().enumerate() {
+                prop_assert_eq!(m.get(k), Some(i as u32));
+            }
         }
     }
 }

@@ -40,7 +40,7 @@ struct Classify<'a> {
 impl PolicyVisitor for Classify<'_> {
     type Output = DistanceBreakdown;
 
-    fn visit<P: Policy>(self, policy: P) -> DistanceBreakdown {
+    fn visit<P: Policy + 'static>(self, policy: P) -> DistanceBreakdown {
         let future = if self.future { self.prepared.future.as_ref() } else { None };
         let mut row = DistanceBreakdown { cache_blocks: self.capacity, ..Default::default() };
         let mut last: FxHashMap<u64, u64> = FxHashMap::default();

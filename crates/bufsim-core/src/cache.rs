@@ -1,5 +1,9 @@
 //! Residency: which block is in which frame, free frames, pins and prefetched-unused marks.
 //! The policy only orders frames; this is the single place that keeps the cache consistent.
+//!
+//! Frames are handed out lowest first, and per-frame state (here and in every policy) is stored
+//! only for the frames handed out so far, so memory follows the blocks a trace brings in, not
+//! the cache size: a 1 TiB cache on a trace of a thousand blocks holds a thousand frames.
 
 use crate::blockmap::BlockMap;
 use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal, PINNED, PREFETCHED};
@@ -25,13 +29,22 @@ const BY_PREFETCH: u8 = 4;
 /// frame's PREFETCHED flag, so a plain hit reads nothing but the map.
 const MAP_PREFETCHED: u32 = 1 << 31;
 
+/// Frames a cache may have: frame numbers leave the top bit of a map value for the
+/// prefetched mark. Callers refuse larger sizes with an error before building a cache.
+pub const MAX_FRAMES: u64 = MAP_PREFETCHED as u64 - 1;
+
 pub struct Cache<P: Policy> {
     pub policy: P,
     map: BlockMap,
+    /// Key and flags of frames `0..fresh`.
     keys: Vec<u64>,
     flags: Vec<u8>,
-    /// Free frames; popped from the end, so frames fill in order 0, 1, 2, ...
+    /// Frames given back (evicted or dropped), reused last-freed first before any fresh frame.
     free: Vec<Frame>,
+    /// Frames `fresh..capacity` were never used. Together with `free` this hands out frames
+    /// exactly as a stack preloaded with `capacity-1, ..., 1, 0` would: 0, 1, 2, ... with every
+    /// freed frame reused before the next fresh one.
+    fresh: usize,
     capacity: usize,
     /// Prefetched blocks evicted before any demand access.
     pub evicted_unused: u64,
@@ -46,10 +59,11 @@ impl<P: Policy> Cache<P> {
         assert!(capacity > 0 && capacity < MAP_PREFETCHED as usize, "cache capacity out of range");
         Cache {
             policy,
-            map: BlockMap::with_max_len(capacity),
-            keys: vec![0; capacity],
-            flags: vec![0; capacity],
-            free: (0..capacity as Frame).rev().collect(),
+            map: BlockMap::new(),
+            keys: Vec::new(),
+            flags: Vec::new(),
+            free: Vec::new(),
+            fresh: 0,
             capacity,
             evicted_unused: 0,
             evictions: 0,
@@ -64,7 +78,23 @@ impl<P: Policy> Cache<P> {
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.capacity - self.free.len()
+        self.fresh - self.free.len()
+    }
+
+    /// A free frame, if any: the last freed, else the lowest never used.
+    #[inline]
+    fn take_free(&mut self) -> Option<Frame> {
+        if let Some(f) = self.free.pop() {
+            return Some(f);
+        }
+        if self.fresh == self.capacity {
+            return None;
+        }
+        let f = self.fresh as Frame;
+        self.fresh += 1;
+        self.keys.push(0);
+        self.flags.push(0);
+        Some(f)
     }
 
     #[inline]
@@ -136,7 +166,7 @@ impl<P: Policy> Cache<P> {
     pub fn insert(&mut self, a: &Access, origin: Origin) -> Option<Frame> {
         debug_assert!(!self.contains(a.key), "insert of a resident block");
         self.policy.prepare_insert(a, origin);
-        let frame = match self.free.pop() {
+        let frame = match self.take_free() {
             Some(f) => f,
             None => {
                 let v = self.policy.victim(&Pins::new(&self.flags), a)?;
@@ -158,7 +188,7 @@ impl<P: Policy> Cache<P> {
     pub fn insert_unless_evicting(&mut self, a: &Access, group: &[Frame]) -> Option<Frame> {
         debug_assert!(!self.contains(a.key), "insert of a resident block");
         self.policy.prepare_insert(a, Origin::Prefetch);
-        let frame = match self.free.pop() {
+        let frame = match self.take_free() {
             Some(f) => f,
             None => {
                 let v = self.policy.victim(&Pins::new(&self.flags), a)?;

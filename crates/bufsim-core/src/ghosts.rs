@@ -2,8 +2,9 @@
 //! in recency or FIFO lists (ARC's and CAR's B1/B2, MQ's Qout), each with a small payload (MQ:
 //! the access count).
 //!
-//! A fixed arena of nodes with a key index, so remembering and forgetting allocate nothing once
-//! sized. Each node holds its key, its links and its payload side by side: on a large history
+//! An arena of nodes with a key index, bounded by the capacity the policy gives and filled on
+//! demand (nodes and index grow by doubling up to that bound), so a large history costs memory
+//! only as entries arrive, and remembering and forgetting allocate nothing once it is full. Each node holds its key, its links and its payload side by side: on a large history
 //! every touch of an entry is a memory miss, and one node is one miss. Any number of
 //! [`GhostList`] heads thread through the arena; a node is in one list at a time.
 
@@ -51,16 +52,14 @@ pub struct Ghosts<T: Copy + Default = ()> {
     map: BlockMap,
     nodes: Vec<Node<T>>,
     free: Vec<u32>,
+    /// Most nodes the arena may hold.
+    capacity: usize,
 }
 
 impl<T: Copy + Default> Ghosts<T> {
     /// Room for `capacity` entries at once.
     pub fn with_capacity(capacity: usize) -> Self {
-        Ghosts {
-            map: BlockMap::with_max_len(capacity),
-            nodes: vec![Node { key: 0, prev: NIL, next: NIL, data: T::default() }; capacity],
-            free: (0..capacity as u32).rev().collect(),
-        }
+        Ghosts { map: BlockMap::new(), nodes: Vec::new(), free: Vec::new(), capacity }
     }
 
     #[inline]
@@ -75,7 +74,7 @@ impl<T: Copy + Default> Ghosts<T> {
 
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.nodes.len()
+        self.capacity
     }
 
     /// The node remembering `key`, if any.
@@ -98,7 +97,15 @@ impl<T: Copy + Default> Ghosts<T> {
     /// already, and the arena must have room (callers trim their lists first).
     #[inline]
     pub fn push_front(&mut self, list: &mut GhostList, key: u64, data: T) -> u32 {
-        let n = self.free.pop().expect("ghost arena full: the policy trims its lists first");
+        // Freed nodes first, then a fresh one: the order a preallocated arena would hand out.
+        let n = match self.free.pop() {
+            Some(n) => n,
+            None => {
+                assert!(self.nodes.len() < self.capacity, "ghost arena full: the policy trims its lists first");
+                self.nodes.push(Node { key: 0, prev: NIL, next: NIL, data: T::default() });
+                (self.nodes.len() - 1) as u32
+            }
+        };
         self.map.insert_new(key, n);
         self.nodes[n as usize] = Node { key, prev: NIL, next: list.front, data };
         if list.front != NIL {

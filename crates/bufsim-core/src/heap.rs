@@ -1,19 +1,26 @@
 //! An indexed binary min-heap over node ids with updatable keys: the priority order of OPT,
-//! LFU, LRFU and GreedyDual. O(log n) per update, no allocation once sized.
+//! LFU, LRFU and GreedyDual. O(log n) per update; per-node state grows with the nodes used
+//! ([`FrameVec`]), so nothing allocates once a run reaches its working size.
+
+use crate::frames::FrameVec;
 
 const ABSENT: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct IndexedHeap<K: Ord + Copy> {
     heap: Vec<u32>,
-    pos: Vec<u32>,
-    key: Vec<K>,
+    pos: FrameVec<u32>,
+    key: FrameVec<K>,
 }
 
 impl<K: Ord + Copy + Default> IndexedHeap<K> {
     /// A heap for node ids `0..nodes`.
     pub fn with_nodes(nodes: usize) -> Self {
-        IndexedHeap { heap: Vec::with_capacity(nodes), pos: vec![ABSENT; nodes], key: vec![K::default(); nodes] }
+        IndexedHeap {
+            heap: Vec::new(),
+            pos: FrameVec::filled(ABSENT, nodes),
+            key: FrameVec::filled(K::default(), nodes),
+        }
     }
 
     #[inline]

@@ -8,6 +8,7 @@
 //! request that are adjacent on the device travel as one second-level request; the block
 //! sequence is exactly the first-level misses in order.
 
+use crate::frames::FrameVec;
 use bufsim_trace::{AddressKind, Format, Op, Request, TraceError, TraceReader};
 use rustc_hash::FxHashMap;
 
@@ -111,8 +112,8 @@ impl FirstLevelConfig {
 fn level_cache(s: &LevelSpec, cfg: &EngineConfig, seed: u64) -> Result<Option<Cache<AnyPolicy>>, SpecError> {
     let blocks =
         Size::parse(&s.cache).map_err(|e| SpecError(format!("first-level cache size: {e}")))?.to_blocks(cfg.block_size);
-    if blocks >= u32::MAX as u64 {
-        return Err(SpecError(format!("first-level cache `{}` is over 2^32 blocks", s.cache)));
+    if blocks > crate::cache::MAX_FRAMES {
+        return Err(SpecError(format!("first-level cache `{}` is 2^31 blocks or more", s.cache)));
     }
     if needs_future(&s.policy) {
         return Err(SpecError(
@@ -140,8 +141,8 @@ pub struct ClientStats {
 struct Client {
     cache: Option<Cache<AnyPolicy>>,
     /// Per frame: the block was written since it came in (write-back mode), and where it lives.
-    dirty: Vec<bool>,
-    place: Vec<(u16, u64)>,
+    dirty: FrameVec<bool>,
+    place: FrameVec<(u16, u64)>,
     time: u64,
     stats: ClientStats,
 }
@@ -205,8 +206,8 @@ impl<'a> FirstLevel<'a> {
                 id,
                 Client {
                     cache,
-                    dirty: vec![false; blocks],
-                    place: vec![(0, 0); blocks],
+                    dirty: FrameVec::filled(false, blocks),
+                    place: FrameVec::filled((0, 0), blocks),
                     time: 0,
                     stats: ClientStats { client: id, cache_blocks: blocks as u64, ..Default::default() },
                 },

@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod evicted;
+pub mod frames;
 pub mod ghosts;
 pub mod heap;
 pub mod hierarchy;

@@ -1,16 +1,26 @@
 //! Intrusive doubly linked lists over integer node ids: the recency queues of most policies.
 //!
 //! One [`Links`] arena holds the prev/next links of every node; any number of [`List`] heads
-//! thread through it, each node in at most one list at a time. Nothing allocates after the
-//! arena is sized, so the hot loop allocates nothing.
+//! thread through it, each node in at most one list at a time. The arena stores links only for
+//! the nodes written so far (growing by doubling), so the hot loop allocates nothing once a run
+//! reaches its working size.
+
+use crate::frames::FrameVec;
 
 pub const NIL: u32 = u32::MAX;
 
 /// The links of all nodes. Node ids are `0..len()`. A node's prev and next sit side by side,
 /// so relinking a node touches one cache line for it rather than two.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Links {
-    link: Vec<[u32; 2]>,
+    /// Grows with the nodes in use ([`FrameVec`]), so a huge arena costs nothing until used.
+    link: FrameVec<[u32; 2]>,
+}
+
+impl Default for Links {
+    fn default() -> Self {
+        Links::with_nodes(0)
+    }
 }
 
 const P: usize = 0;
@@ -54,7 +64,13 @@ impl List {
 
 impl Links {
     pub fn with_nodes(n: usize) -> Self {
-        Links { link: vec![[NIL, NIL]; n] }
+        Links { link: FrameVec::filled([NIL, NIL], n) }
+    }
+
+    /// Links for node ids `0..n` whose ids from `split` on are a second kind of node, stored
+    /// apart so that both kinds take memory only as they are used ([`FrameVec::split`]).
+    pub fn with_split(n: usize, split: usize) -> Self {
+        Links { link: FrameVec::split([NIL, NIL], n, split) }
     }
 
     pub fn len(&self) -> usize {

@@ -3,30 +3,23 @@
 //! uses to index its own per-entry state and its own intrusive lists ([`crate::list`]).
 //!
 //! Ids are reused after removal, so the id space stays as large as the most entries ever held
-//! at once. The index grows by doubling when a policy's bound is larger than what was sized at
-//! the start (LIRS's default stack bound is effectively unbounded, as in its authors' code);
-//! once the largest size is reached nothing allocates again.
+//! at once. The index and the id table grow by doubling as entries arrive (LIRS's default stack
+//! bound is effectively unbounded, as in its authors' code), so memory follows the entries
+//! held, not the bound; once the largest size is reached nothing allocates again.
 
 use crate::blockmap::BlockMap;
 
 pub struct NonResident {
     map: BlockMap,
-    /// The map's sizing: it is rebuilt twice as large when `len` reaches it.
-    max_len: usize,
     keys: Vec<u64>,
     free: Vec<u32>,
 }
 
 impl NonResident {
-    /// An index sized for `expected` entries (it grows past that if needed).
+    /// An index for about `expected` entries; it starts small and grows as entries arrive.
     pub fn with_capacity(expected: usize) -> Self {
-        let max_len = expected.max(16);
-        NonResident {
-            map: BlockMap::with_max_len(max_len),
-            max_len,
-            keys: Vec::with_capacity(expected.min(1 << 20)),
-            free: Vec::new(),
-        }
+        let start = expected.clamp(16, 1024);
+        NonResident { map: BlockMap::with_max_len(start), keys: Vec::with_capacity(start), free: Vec::new() }
     }
 
     #[inline]
@@ -59,9 +52,6 @@ impl NonResident {
     /// Remembers `key`, which must not be remembered already; returns its id.
     #[inline]
     pub fn add(&mut self, key: u64) -> u32 {
-        if self.map.len() == self.max_len {
-            self.grow();
-        }
         let id = match self.free.pop() {
             Some(id) => {
                 self.keys[id as usize] = key;
@@ -84,16 +74,6 @@ impl NonResident {
         debug_assert_eq!(removed, Some(id));
         self.free.push(id);
         key
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        self.max_len *= 2;
-        let mut map = BlockMap::with_max_len(self.max_len);
-        for (k, v) in self.map.iter() {
-            map.insert_new(k, v);
-        }
-        self.map = map;
     }
 
     /// Checks that the map and the id table agree (invariant checks).

@@ -1,8 +1,13 @@
 //! Runs of (policy, cache size) configurations over one trace.
 //!
 //! One configuration streams the trace (constant memory, plus one pre-pass for file sizes or
-//! OPT's future). Several decode the trace once into memory and run in parallel on all cores;
-//! each run is independent and deterministic, so thread scheduling never changes a number.
+//! OPT's future). Several configurations over a file also stream it: the trace is decoded once,
+//! in chunks of [`CHUNK`] requests, and every chunk is fed to every configuration on `jobs`
+//! threads, so memory stays constant whatever the trace length. Runs that need the whole trace
+//! at once keep a copy decoded into memory: OPT (its next-use times span the trace), timed mode
+//! (its streams interleave by simulated time), first-level caches (the filtered stream), and
+//! inputs that cannot be read twice. Each run is independent and deterministic, so thread
+//! scheduling never changes a number.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -147,8 +152,8 @@ pub(crate) struct Prepared {
 
 fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
     let blocks = parse_cache_blocks(&cfg.cache, opts.engine.block_size)?;
-    if blocks >= u32::MAX as u64 {
-        return Err(SpecError(format!("cache size `{}` is over 2^32 blocks; use a larger block size", cfg.cache)));
+    if blocks > crate::cache::MAX_FRAMES {
+        return Err(SpecError(format!("cache size `{}` is 2^31 blocks or more; use a larger block size", cfg.cache)));
     }
     Ok(blocks)
 }
@@ -294,7 +299,7 @@ struct Simulate<'a> {
 impl PolicyVisitor for Simulate<'_> {
     type Output = Result<Simulated, SimError>;
 
-    fn visit<P: Policy>(self, policy: P) -> Self::Output {
+    fn visit<P: Policy + 'static>(self, policy: P) -> Self::Output {
         if let Some(t) = &self.opts.timing {
             return self.visit_timed(policy, t);
         }
@@ -447,16 +452,7 @@ fn run_one(
         prefetch: &cfg.prefetch,
         opts,
     })?;
-    Ok(RunResult {
-        policy: cfg.policy.clone(),
-        prefetch: cfg.prefetch.clone(),
-        cache_blocks: blocks,
-        stats: s.stats,
-        timing: s.timing,
-        metrics: s.metrics,
-        timeline: s.timeline,
-        skipped: skipped.into_inner(),
-    })
+    Ok(result_of(cfg, blocks, s, skipped.into_inner()))
 }
 
 /// Decodes the whole trace into memory (several runs share it).
@@ -499,10 +495,198 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
         let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
         return Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?]);
     }
+    if !need_future && opts.timing.is_none() {
+        let source = Source::File { path, format, read };
+        let prepared = prepare(&source, format.address_kind(), false, need_sizes, opts)?;
+        return run_streaming(&source, &prepared, configs, &blocks, opts);
+    }
     let (requests, skipped) = decode_with(path, format, &read)?;
     let source = Source::Memory(&requests);
     let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
     with_skipped(run_parallel(&source, &prepared, configs, &blocks, opts), &skipped)
+}
+
+/// Requests decoded at a time when several configurations stream one trace: large enough that
+/// handing a chunk to a thread costs nothing per request, small enough (3.5 MiB) that the
+/// chunks in flight are a few megabytes.
+pub const CHUNK: usize = 1 << 16;
+
+/// Chunks each worker may have waiting: the reader stays at most this far ahead of the slowest.
+const CHUNKS_AHEAD: usize = 2;
+
+/// A count-mode run fed its trace a chunk at a time.
+trait Fed {
+    fn feed(&mut self, chunk: &[Request]);
+    fn finish(self: Box<Self>) -> Result<Simulated, SimError>;
+}
+
+struct FedEngine<'a, P: Policy> {
+    engine: Engine<'a, P>,
+    check: bool,
+}
+
+impl<P: Policy> Fed for FedEngine<'_, P> {
+    fn feed(&mut self, chunk: &[Request]) {
+        // Feeding chunk by chunk is the same run as one stream: the look-ahead only warms the
+        // CPU cache and never changes what is simulated.
+        let mut it = chunk.iter().copied();
+        let _ = self.engine.run(|| Ok::<_, SimError>(it.next()));
+    }
+
+    fn finish(self: Box<Self>) -> Result<Simulated, SimError> {
+        let (stats, cache) = self.engine.finish();
+        Simulated::new(stats, None, &cache, self.check)
+    }
+}
+
+/// Builds the count-mode engine of one configuration, as [`Simulate`] does, to be fed chunks.
+struct BuildFed<'a> {
+    prepared: &'a Prepared,
+    capacity: usize,
+    prefetch: &'a str,
+    opts: &'a RunOptions,
+}
+
+impl<'a> PolicyVisitor for BuildFed<'a> {
+    type Output = Result<Box<dyn Fed + 'a>, SimError>;
+
+    fn visit<P: Policy + 'static>(self, policy: P) -> Self::Output {
+        let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
+        let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, None)
+            .with_storage(count_mode_view(&self.prepared.devices, self.opts.engine.block_size, expected), expected);
+        if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
+            let p = Prefetching {
+                readahead,
+                file_blocks: &self.prepared.file_blocks,
+                block_size: self.opts.engine.block_size,
+            };
+            engine = engine.with_prefetching(p, None);
+        }
+        Ok(Box::new(FedEngine { engine, check: self.opts.check }))
+    }
+}
+
+/// Several count-mode configurations over one pass of a file: this thread decodes chunks and
+/// hands each (shared, not copied) to `jobs` workers, each feeding its share of the
+/// configurations in turn. Memory: the configurations' own state plus a few chunks.
+fn run_streaming(
+    source: &Source,
+    prepared: &Prepared,
+    configs: &[RunConfig],
+    blocks: &[u64],
+    opts: &RunOptions,
+) -> Result<Vec<RunResult>, SimError> {
+    use std::sync::mpsc::sync_channel;
+    use std::sync::Arc;
+    let n = configs.len();
+    let jobs =
+        if opts.jobs == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { opts.jobs }
+            .min(n)
+            .max(1);
+    let mut reader = source.reader()?;
+    let results: Vec<Result<Vec<(usize, RunResult)>, SimError>> = std::thread::scope(|s| {
+        let mut senders = Vec::with_capacity(jobs);
+        let mut workers = Vec::with_capacity(jobs);
+        for t in 0..jobs {
+            let (tx, rx) = sync_channel::<Arc<Vec<Request>>>(CHUNKS_AHEAD);
+            senders.push(tx);
+            workers.push(s.spawn(move || -> Result<Vec<(usize, RunResult)>, SimError> {
+                let mine: Vec<usize> = (t..n).step_by(jobs).collect();
+                let mut runs = Vec::with_capacity(mine.len());
+                let mut failed = None;
+                for &i in &mine {
+                    let cfg = &configs[i];
+                    let env = build_env(blocks[i], opts);
+                    let built = build(&cfg.policy, &env).map_err(SimError::from).and_then(|p| {
+                        p.visit(BuildFed { prepared, capacity: blocks[i] as usize, prefetch: &cfg.prefetch, opts })
+                    });
+                    match built {
+                        Ok(f) => runs.push(f),
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                if let Some(e) = failed {
+                    // Dropping the receiver tells the reader to stop.
+                    return Err(e);
+                }
+                for chunk in rx {
+                    for r in runs.iter_mut() {
+                        r.feed(&chunk);
+                    }
+                }
+                let mut out = Vec::with_capacity(mine.len());
+                for (&i, r) in mine.iter().zip(runs) {
+                    let sim = r.finish()?;
+                    out.push((i, result_of(&configs[i], blocks[i], sim, SkipReport::default())));
+                }
+                Ok(out)
+            }));
+        }
+        let mut read_error = None;
+        'read: loop {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            loop {
+                match reader.next_request() {
+                    Ok(Some(r)) => {
+                        chunk.push(r);
+                        if chunk.len() == CHUNK {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        read_error = Some(e);
+                        break 'read;
+                    }
+                }
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            let chunk = Arc::new(chunk);
+            for tx in &senders {
+                // A worker that stopped (it failed to build) reports its error below.
+                let _ = tx.send(Arc::clone(&chunk));
+            }
+        }
+        drop(senders);
+        let mut out: Vec<_> = workers.into_iter().map(|w| w.join().expect("a run thread panicked")).collect();
+        if let Some(e) = read_error {
+            out.insert(0, Err(e.into()));
+        }
+        out
+    });
+    let mut all: Vec<Option<RunResult>> = (0..n).map(|_| None).collect();
+    for r in results {
+        for (i, res) in r? {
+            all[i] = Some(res);
+        }
+    }
+    let skipped = reader.skipped().clone();
+    Ok(all
+        .into_iter()
+        .map(|r| {
+            let mut r = r.expect("every configuration ran");
+            r.skipped = skipped.clone();
+            r
+        })
+        .collect())
+}
+
+fn result_of(cfg: &RunConfig, blocks: u64, s: Simulated, skipped: SkipReport) -> RunResult {
+    RunResult {
+        policy: cfg.policy.clone(),
+        prefetch: cfg.prefetch.clone(),
+        cache_blocks: blocks,
+        stats: s.stats,
+        timing: s.timing,
+        metrics: s.metrics,
+        timeline: s.timeline,
+        skipped,
+    }
 }
 
 /// [`run_trace`] over an input that can be read only once (standard input, a pipe, a FIFO):

@@ -2,17 +2,18 @@
 //! (RANDOM, Hyperbolic, LHD): a draw is one index, and a removal swaps the last frame into the
 //! hole, so both are O(1) and nothing is allocated after construction.
 
+use crate::frames::FrameVec;
 use crate::policy::Frame;
 
 pub struct SampleSet {
     dense: Vec<Frame>,
     /// Index of each frame in `dense`, or `u32::MAX` when the frame is not in the set.
-    pos: Vec<u32>,
+    pos: FrameVec<u32>,
 }
 
 impl SampleSet {
     pub fn with_capacity(frames: usize) -> Self {
-        SampleSet { dense: Vec::with_capacity(frames), pos: vec![u32::MAX; frames] }
+        SampleSet { dense: Vec::new(), pos: FrameVec::filled(u32::MAX, frames) }
     }
 
     /// Adds `frame`, which must not be in the set.

@@ -678,6 +678,47 @@ fn mrc(
     Ok(r.to_json())
 }
 
+/// Miss ratio curve of any policy by miniature simulation at sampling rate `rate` (`bufsim mrc
+/// --policy SPEC --sample RATE`), as a JSON object. `sizes` as for [`mrc`]; `None` is the grid.
+#[pyfunction]
+#[pyo3(signature = (path, policy, *, rate, sizes=None, seed, format="auto", block_size=4096, reads_only=false, jobs=0))]
+#[allow(clippy::too_many_arguments)]
+fn mrc_miniature(
+    py: Python<'_>,
+    path: &str,
+    policy: &str,
+    rate: f64,
+    sizes: Option<Vec<String>>,
+    seed: u64,
+    format: &str,
+    block_size: u64,
+    reads_only: bool,
+    jobs: usize,
+) -> PyResult<String> {
+    let sizes: Option<Vec<u64>> = sizes
+        .map(|list| {
+            list.iter()
+                .map(|s| bufsim_core::spec::parse_cache_blocks(s, block_size.max(1)))
+                .collect::<Result<Vec<u64>, _>>()
+                .map_err(|e| SpecError::new_err(e.to_string()))
+        })
+        .transpose()?;
+    bufsim_core::run::check_block_size(block_size).map_err(|e| SpecError::new_err(e.to_string()))?;
+    let opts = RunOptions {
+        engine: engine_config(block_size, reads_only),
+        format: parse_format(format)?,
+        seed,
+        jobs,
+        ..RunOptions::default()
+    };
+    let (p, pol) = (path.to_string(), policy.to_string());
+    let r = py
+        .allow_threads(|| bufsim_analysis::miniature_trace(&p, &pol, sizes.as_deref(), rate, seed, &opts))
+        .map_err(to_py)?;
+    Ok(r.to_json())
+}
+
+/// Converts a trace into bufsim's binary format (`.bst`); returns what was read and written.
 /// Converts a trace into bufsim's binary format (`.bst`), or into libCacheSim's oracleGeneral
 /// binary or csv (`to="oracle"`, `"lcs-csv"`: one record per block access of `block_size`
 /// bytes); returns what was read and written.
@@ -757,6 +798,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
+    m.add_function(wrap_pyfunction!(mrc_miniature, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;

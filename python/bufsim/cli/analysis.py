@@ -37,12 +37,34 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_mrc(args: argparse.Namespace) -> int:
-    from bufsim.analysis import format_mrc, mrc_report
+    from bufsim.analysis import format_miniature, format_mrc, miniature_mrc, mrc_report
+    from bufsim.errors import SpecError
 
     sizes = None
     if args.sizes:
         listed = [s.strip() for group in args.sizes for s in group.split(",") if s.strip()]
         sizes = "all" if listed == ["all"] else listed
+    if args.policy is not None and _core.canonical_policy(args.policy) != "lru":
+        if args.shards is not None or args.shards_size is not None or args.no_exact:
+            raise SpecError("--shards, --shards-size and --no-exact are for LRU; use --sample RATE with --policy")
+        m = miniature_mrc(
+            args.trace,
+            args.policy,
+            sample=1.0 if args.sample is None else args.sample,
+            sizes=sizes,
+            format=args.format,
+            block_size=args.block_size,
+            reads_only=args.reads_only,
+            jobs=args.jobs,
+            **_seed(args),
+        )
+        print(json.dumps(m) if args.json else format_miniature(m))
+        return 0
+    if args.sample is not None:
+        if args.shards is not None or args.shards_size is not None:
+            raise SpecError("give --sample or --shards/--shards-size, not both")
+        # LRU's miniature simulation at rate R is SHARDS at rate R (every size from one stack).
+        args.shards = args.sample
     r = mrc_report(
         args.trace,
         sizes=sizes,
@@ -147,6 +169,20 @@ def add_commands(sub) -> None:
         help="also estimate by fixed-size SHARDS keeping at most this many sampled blocks, e.g. 8192",
     )
     mr.add_argument("--no-exact", action="store_true", help="SHARDS only (no exact curve, so no error report)")
+    mr.add_argument(
+        "--policy",
+        metavar="SPEC",
+        help="curve of this policy (default lru: the exact one-pass curve); any other policy is simulated "
+        "at every size, or by miniature simulation with --sample",
+    )
+    mr.add_argument(
+        "--sample",
+        type=float,
+        metavar="RATE",
+        help="with --policy: simulate each size S at RATE x S blocks on a spatial sample of the blocks "
+        "(miniature simulation, e.g. 0.01); with LRU, the same as --shards RATE",
+    )
+    mr.add_argument("--jobs", "-j", type=int, default=0, help="threads for the simulations (default: all cores)")
     mr.add_argument(
         "--seed", type=u64, help="seed of the SHARDS sampling hash (default: the run seed, as `bufsim run`)"
     )

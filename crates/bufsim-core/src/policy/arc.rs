@@ -13,6 +13,7 @@
 
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
@@ -45,11 +46,11 @@ pub struct Arc {
     t1: List,
     t2: List,
     /// Per frame: in T2 (else T1).
-    in_t2: Vec<bool>,
+    in_t2: FrameVec<bool>,
     /// Per frame: a prefetched block that was a ghost, not yet demanded.
-    deferred: Vec<Ghost>,
+    deferred: FrameVec<Ghost>,
     /// Per frame: the block's key (dumps and invariant checks).
-    keys: Vec<u64>,
+    keys: FrameVec<u64>,
     /// B1 and B2; each entry's payload says whether it is in B2.
     ghosts: Ghosts<bool>,
     b1: GhostList,
@@ -78,9 +79,9 @@ impl Arc {
             links: Links::with_nodes(capacity),
             t1: List::new(),
             t2: List::new(),
-            in_t2: vec![false; capacity],
-            deferred: vec![Ghost::None; capacity],
-            keys: vec![0; capacity],
+            in_t2: FrameVec::filled(false, capacity),
+            deferred: FrameVec::filled(Ghost::None, capacity),
+            keys: FrameVec::filled(0, capacity),
             // Blocks leave only to make room in a full cache, after the directory was trimmed
             // to 2c - 1 entries: at most c ghosts. One more spare; `remember` never overflows.
             ghosts: Ghosts::with_capacity(capacity + 1),

@@ -26,6 +26,7 @@
 use super::experts::Coin;
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
@@ -150,14 +151,14 @@ pub struct Cacheus {
     reused: List,
     /// SR, front = most recently used; SR-LRU's victim is its back.
     scan: List,
-    in_scan: Vec<bool>,
-    demoted: Vec<bool>,
-    new: Vec<bool>,
+    in_scan: FrameVec<bool>,
+    demoted: FrameVec<bool>,
+    new: FrameVec<bool>,
     /// Min-heap on (count, newest first, key): CR-LFU's victim is the top.
     lfu: IndexedHeap<(u64, u64, u64)>,
-    freq: Vec<u64>,
-    last: Vec<u64>,
-    keys: Vec<u64>,
+    freq: FrameVec<u64>,
+    last: FrameVec<u64>,
+    keys: FrameVec<u64>,
     ghosts: Ghosts<Hist>,
     lru_hist: GhostList,
     lfu_hist: GhostList,
@@ -177,7 +178,7 @@ pub struct Cacheus {
     incoming: Hist,
     place: Place,
     /// History entries of prefetched blocks, applied at their first demand.
-    deferred: Vec<Hist>,
+    deferred: FrameVec<Hist>,
     chosen: Option<(Frame, Expert)>,
 }
 
@@ -193,13 +194,13 @@ impl Cacheus {
             links: Links::with_nodes(capacity),
             reused: List::new(),
             scan: List::new(),
-            in_scan: vec![false; capacity],
-            demoted: vec![false; capacity],
-            new: vec![false; capacity],
+            in_scan: FrameVec::filled(false, capacity),
+            demoted: FrameVec::filled(false, capacity),
+            new: FrameVec::filled(false, capacity),
             lfu: IndexedHeap::with_nodes(capacity),
-            freq: vec![0; capacity],
-            last: vec![0; capacity],
-            keys: vec![0; capacity],
+            freq: FrameVec::filled(0, capacity),
+            last: FrameVec::filled(0, capacity),
+            keys: FrameVec::filled(0, capacity),
             ghosts: Ghosts::with_capacity(2 * hist_cap + 2),
             lru_hist: GhostList::new(),
             lfu_hist: GhostList::new(),
@@ -216,7 +217,7 @@ impl Cacheus {
             now: 0,
             incoming: Hist::default(),
             place: Place::New,
-            deferred: vec![Hist::default(); capacity],
+            deferred: FrameVec::filled(Hist::default(), capacity),
             chosen: None,
         }
     }

@@ -14,6 +14,7 @@
 
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::policy::Capabilities;
@@ -32,10 +33,10 @@ pub struct Car {
     /// Clocks cut open at the hand: back = head (the hand looks here next), front = tail.
     t1: List,
     t2: List,
-    in_t2: Vec<bool>,
-    referenced: Vec<bool>,
-    deferred: Vec<Ghost>,
-    keys: Vec<u64>,
+    in_t2: FrameVec<bool>,
+    referenced: FrameVec<bool>,
+    deferred: FrameVec<Ghost>,
+    keys: FrameVec<u64>,
     /// LRU ghost lists, front = MRU; each entry's payload says whether it is in B2.
     ghosts: Ghosts<bool>,
     b1: GhostList,
@@ -55,10 +56,10 @@ impl Car {
             links: Links::with_nodes(capacity),
             t1: List::new(),
             t2: List::new(),
-            in_t2: vec![false; capacity],
-            referenced: vec![false; capacity],
-            deferred: vec![Ghost::None; capacity],
-            keys: vec![0; capacity],
+            in_t2: FrameVec::filled(false, capacity),
+            referenced: FrameVec::filled(false, capacity),
+            deferred: FrameVec::filled(Ghost::None, capacity),
+            keys: FrameVec::filled(0, capacity),
             // After replace() and before trimming the directory may hold c+1 ghosts; one more
             // spare, and `remove` never overflows the arena.
             ghosts: Ghosts::with_capacity(capacity + 2),

@@ -14,6 +14,7 @@
 //! demand access. A prefetched page evicted unused leaves no ghost. Pinned pages are passed.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::policy::Capabilities;
@@ -32,12 +33,12 @@ pub struct Cart {
     /// Clocks cut open at the hand: back = head (the hand looks here next), front = tail.
     t1: List,
     t2: List,
-    in_t2: Vec<bool>,
-    referenced: Vec<bool>,
+    in_t2: FrameVec<bool>,
+    referenced: FrameVec<bool>,
     /// The filter bit: true = L (long-term utility), false = S.
-    long_term: Vec<bool>,
-    deferred: Vec<Ghost>,
-    keys: Vec<u64>,
+    long_term: FrameVec<bool>,
+    deferred: FrameVec<Ghost>,
+    keys: FrameVec<u64>,
     n_s: usize,
     n_l: usize,
     /// LRU ghost lists, front = MRU; each entry's payload says whether it is in B2.
@@ -60,11 +61,11 @@ impl Cart {
             links: Links::with_nodes(capacity),
             t1: List::new(),
             t2: List::new(),
-            in_t2: vec![false; capacity],
-            referenced: vec![false; capacity],
-            long_term: vec![false; capacity],
-            deferred: vec![Ghost::None; capacity],
-            keys: vec![0; capacity],
+            in_t2: FrameVec::filled(false, capacity),
+            referenced: FrameVec::filled(false, capacity),
+            long_term: FrameVec::filled(false, capacity),
+            deferred: FrameVec::filled(Ghost::None, capacity),
+            keys: FrameVec::filled(0, capacity),
             n_s: 0,
             n_l: 0,
             // replace() can add one ghost before the directory is trimmed; one more spare.

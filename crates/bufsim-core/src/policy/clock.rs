@@ -5,6 +5,7 @@
 //! it, because it counts as the first access (prefetching paper §4).
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::policy::Capabilities;
 use crate::spec::SpecError;
@@ -14,12 +15,12 @@ pub struct Clock {
     /// The ring cut open at the hand: the back is the next frame the hand looks at, the front
     /// the frame it passed last.
     ring: List,
-    referenced: Vec<bool>,
+    referenced: FrameVec<bool>,
 }
 
 impl Clock {
     pub fn new(capacity: usize) -> Self {
-        Clock { links: Links::with_nodes(capacity), ring: List::new(), referenced: vec![false; capacity] }
+        Clock { links: Links::with_nodes(capacity), ring: List::new(), referenced: FrameVec::filled(false, capacity) }
     }
 
     /// Frames from the hand onwards with their reference bits (tests and dumps).

@@ -20,6 +20,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::blockmap::BlockMap;
+use crate::frames::FrameVec;
 use crate::list::{Links, List, NIL};
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
@@ -54,11 +55,15 @@ pub struct ClockPro {
     /// Node ids 0..m are frames; m..m+nonres_cap+1 are non-resident entries.
     links: Links,
     clock: List,
-    status: Vec<Status>,
-    referenced: Vec<bool>,
-    keys: Vec<u64>,
+    status: FrameVec<Status>,
+    referenced: FrameVec<bool>,
+    keys: FrameVec<u64>,
     nonres: BlockMap,
+    /// Non-resident nodes given back, reused last-freed first before any fresh one.
     free_nonres: Vec<u32>,
+    /// Non-resident nodes `fresh_nonres..` were never used (handed out in increasing order,
+    /// as from a stack preloaded with them).
+    fresh_nonres: u32,
     /// Largest number of non-resident cold pages kept (the paper: m).
     nonres_cap: usize,
     hand_hot: u32,
@@ -84,13 +89,16 @@ impl ClockPro {
         let nodes = m + nonres_cap + 1;
         ClockPro {
             m,
-            links: Links::with_nodes(nodes),
+            // Resident pages are nodes 0..m, non-resident ones m..: each kind stored from its
+            // own start, so both take memory as they are used.
+            links: Links::with_split(nodes, m),
             clock: List::new(),
-            status: vec![Status::Free; nodes],
-            referenced: vec![false; nodes],
-            keys: vec![0; nodes],
-            nonres: BlockMap::with_max_len(nonres_cap + 1),
-            free_nonres: (m as u32..nodes as u32).rev().collect(),
+            status: FrameVec::split(Status::Free, nodes, m),
+            referenced: FrameVec::split(false, nodes, m),
+            keys: FrameVec::split(0, nodes, m),
+            nonres: BlockMap::new(),
+            free_nonres: Vec::new(),
+            fresh_nonres: m as u32,
             nonres_cap,
             hand_hot: NIL,
             hand_cold: NIL,
@@ -402,7 +410,15 @@ impl Policy for ClockPro {
                 if let Some(old) = self.nonres.get(key) {
                     self.drop_nonresident(old);
                 }
-                let r = self.free_nonres.pop().expect("non-resident slots are trimmed to their cap");
+                let r = match self.free_nonres.pop() {
+                    Some(r) => r,
+                    None => {
+                        let r = self.fresh_nonres;
+                        assert!((r as usize) < self.links.len(), "non-resident slots are trimmed to their cap");
+                        self.fresh_nonres += 1;
+                        r
+                    }
+                };
                 let ri = r as usize;
                 self.links.insert_before(&mut self.clock, frame, r);
                 self.links.remove(&mut self.clock, frame);

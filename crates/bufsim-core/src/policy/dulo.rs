@@ -22,6 +22,7 @@
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::block_table::BlockTable;
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
@@ -63,12 +64,12 @@ pub struct Dulo {
     table_limit: usize,
     keep_refills: u32,
 
-    device: Vec<u16>,
-    block: Vec<u64>,
-    young: Vec<bool>,
-    section: Vec<Section>,
-    seq_of: Vec<u32>,
-    arrival: Vec<u64>,
+    device: FrameVec<u16>,
+    block: FrameVec<u64>,
+    young: FrameVec<bool>,
+    section: FrameVec<Section>,
+    seq_of: FrameVec<u32>,
+    arrival: FrameVec<u64>,
     /// Frame links: the buffer, the bank, each sequence's members and the active list.
     links: Links,
     buffer: List,
@@ -76,8 +77,8 @@ pub struct Dulo {
     /// linux2q: the active list (front = head) and, per frame, the reference bit and whether
     /// the page came down from the active list (sequenced apart from new pages).
     active: List,
-    referenced: Vec<bool>,
-    demoted: Vec<bool>,
+    referenced: FrameVec<bool>,
+    demoted: FrameVec<bool>,
 
     seqs: Vec<Seq>,
     free_seqs: Vec<u32>,
@@ -113,18 +114,18 @@ impl Dulo {
             // Resident blocks were sequenced within about one turnover of the cache; keep the
             // history of two before reclaiming.
             keep_refills: (2 * capacity / bank.max(1) + 2).min(u32::MAX as usize) as u32,
-            device: vec![0; capacity],
-            block: vec![0; capacity],
-            young: vec![false; capacity],
-            section: vec![Section::Out; capacity],
-            seq_of: vec![u32::MAX; capacity],
-            arrival: vec![0; capacity],
+            device: FrameVec::filled(0, capacity),
+            block: FrameVec::filled(0, capacity),
+            young: FrameVec::filled(false, capacity),
+            section: FrameVec::filled(Section::Out, capacity),
+            seq_of: FrameVec::filled(u32::MAX, capacity),
+            arrival: FrameVec::filled(0, capacity),
             links: Links::with_nodes(capacity),
             buffer: List::new(),
             bank: List::new(),
             active: List::new(),
-            referenced: vec![false; capacity],
-            demoted: vec![false; capacity],
+            referenced: FrameVec::filled(false, capacity),
+            demoted: FrameVec::filled(false, capacity),
             seqs: Vec::new(),
             free_seqs: Vec::new(),
             seq_links: Links::default(),

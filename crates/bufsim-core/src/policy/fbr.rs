@@ -16,6 +16,7 @@
 use super::lru::back_unpinned;
 use super::shares::blocks_floor;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
 use crate::policy::{Capabilities, Range};
@@ -37,8 +38,8 @@ pub struct Fbr {
     new: List,
     middle: List,
     old: List,
-    section: Vec<Section>,
-    count: Vec<u64>,
+    section: FrameVec<Section>,
+    count: FrameVec<u64>,
     /// Sum of the counts of resident blocks.
     total: u64,
     resident: usize,
@@ -71,8 +72,8 @@ impl Fbr {
             new: List::new(),
             middle: List::new(),
             old: List::new(),
-            section: vec![Section::New; capacity],
-            count: vec![0; capacity],
+            section: FrameVec::filled(Section::New, capacity),
+            count: FrameVec::filled(0, capacity),
             total: 0,
             resident: 0,
             chain_links: Links::with_nodes(capacity),

@@ -153,7 +153,7 @@ mod tests {
     struct Concrete;
     impl PolicyVisitor for Concrete {
         type Output = Answers;
-        fn visit<P: Policy>(self, policy: P) -> Answers {
+        fn visit<P: Policy + 'static>(self, policy: P) -> Answers {
             answers(policy)
         }
     }

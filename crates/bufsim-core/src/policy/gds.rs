@@ -8,6 +8,7 @@
 //! side); its first demand access restores the credit as a first access would; no history.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::heap::IndexedHeap;
 use crate::policy::Capabilities;
 use crate::spec::SpecError;
@@ -18,12 +19,12 @@ pub struct Gds {
     /// The inflation value L.
     inflation: f64,
     seq: u64,
-    keys: Vec<u64>,
+    keys: FrameVec<u64>,
 }
 
 impl Gds {
     pub fn new(capacity: usize) -> Self {
-        Gds { order: IndexedHeap::with_nodes(capacity), inflation: 0.0, seq: 0, keys: vec![0; capacity] }
+        Gds { order: IndexedHeap::with_nodes(capacity), inflation: 0.0, seq: 0, keys: FrameVec::filled(0, capacity) }
     }
 
     pub fn inflation(&self) -> f64 {

@@ -15,6 +15,7 @@
 
 use super::heap_victim::min_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::heap::IndexedHeap;
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
@@ -34,14 +35,14 @@ pub struct Gdsf {
     /// Min-heap on (bits of K, touch sequence): K >= 0, so its IEEE bits order like its value.
     order: IndexedHeap<(u64, u64)>,
     /// Demand accesses of each resident block (F).
-    freq: Vec<u32>,
+    freq: FrameVec<u32>,
     /// The inflation value L.
     inflation: f64,
     /// L when the block now being inserted arrived (libCacheSim's entry rule).
     arrival_inflation: f64,
     seq: u64,
     scratch: Vec<u32>,
-    keys: Vec<u64>,
+    keys: FrameVec<u64>,
 }
 
 impl Gdsf {
@@ -50,12 +51,12 @@ impl Gdsf {
             entry,
             priced,
             order: IndexedHeap::with_nodes(capacity),
-            freq: vec![0; capacity],
+            freq: FrameVec::filled(0, capacity),
             inflation: 0.0,
             arrival_inflation: 0.0,
             seq: 0,
             scratch: Vec::new(),
-            keys: vec![0; capacity],
+            keys: FrameVec::filled(0, capacity),
         }
     }
 

@@ -7,6 +7,7 @@
 //! n = 0 (priority 0: no access history, prefetching paper §4); its first demand makes n = 1.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::policy::{Capabilities, Range};
 use crate::rng::Rng;
 use crate::sample_set::SampleSet;
@@ -16,9 +17,9 @@ pub struct Hyperbolic {
     samples: u32,
     rng: Rng,
     /// Accesses since the block entered (n).
-    count: Vec<u32>,
+    count: FrameVec<u32>,
     /// When the block entered (t0), in demand accesses.
-    entered: Vec<u64>,
+    entered: FrameVec<u64>,
     /// The resident frames, for drawing samples.
     resident: SampleSet,
 }
@@ -28,8 +29,8 @@ impl Hyperbolic {
         Hyperbolic {
             samples,
             rng: Rng::new(seed),
-            count: vec![0; capacity],
-            entered: vec![0; capacity],
+            count: FrameVec::filled(0, capacity),
+            entered: FrameVec::filled(0, capacity),
             resident: SampleSet::with_capacity(capacity),
         }
     }

@@ -21,6 +21,7 @@
 use super::experts::{Coin, LIBCACHESIM_INITIAL_STATE};
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
@@ -50,8 +51,8 @@ pub struct Lecar {
     lru: List,
     /// Min-heap on (count, tie): the LFU expert's victim is the top.
     lfu: IndexedHeap<(u64, u64)>,
-    freq: Vec<u64>,
-    keys: Vec<u64>,
+    freq: FrameVec<u64>,
+    keys: FrameVec<u64>,
     /// Order in which blocks reached their current count (libCacheSim's LFU ties).
     seq: u64,
     ghosts: Ghosts<Hist>,
@@ -71,7 +72,7 @@ pub struct Lecar {
     incoming: Hist,
     incoming_origin: Origin,
     /// History entries of prefetched blocks, applied at their first demand.
-    deferred: Vec<Hist>,
+    deferred: FrameVec<Hist>,
     /// The victim the last `victim` call named, and which expert chose it.
     chosen: Option<(Frame, Expert)>,
 }
@@ -90,8 +91,8 @@ impl Lecar {
             links: Links::with_nodes(capacity),
             lru: List::new(),
             lfu: IndexedHeap::with_nodes(capacity),
-            freq: vec![0; capacity],
-            keys: vec![0; capacity],
+            freq: FrameVec::filled(0, capacity),
+            keys: FrameVec::filled(0, capacity),
             seq: 0,
             // A list may hold one entry over its bound before it is trimmed.
             ghosts: Ghosts::with_capacity(2 * hist_cap + 2),
@@ -107,7 +108,7 @@ impl Lecar {
             now: 0,
             incoming: Hist::default(),
             incoming_origin: Origin::Demand,
-            deferred: vec![Hist::default(); capacity],
+            deferred: FrameVec::filled(Hist::default(), capacity),
             chosen: None,
         }
     }

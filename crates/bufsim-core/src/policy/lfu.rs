@@ -15,6 +15,7 @@
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::evicted::EvictedHistory;
+use crate::frames::FrameVec;
 use crate::list::{Links, List, NIL};
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
@@ -31,20 +32,22 @@ pub struct Lfu {
     period: u64,
     next_aging: u64,
     /// Demand accesses of each resident block.
-    count: Vec<u64>,
+    count: FrameVec<u64>,
     /// Logical time of each block's last touch: the order within a bucket, and the merge order
     /// when halving folds two buckets into one.
-    last: Vec<u64>,
+    last: FrameVec<u64>,
     /// The bucket of each resident frame.
-    bucket_of: Vec<u32>,
+    bucket_of: FrameVec<u32>,
     /// Frames within buckets: front = least recently used.
     frames: Links,
     /// Bucket ids in priority order (front = lowest); each bucket's priority and its frames.
     buckets: Links,
     order: List,
-    priority: Vec<u64>,
-    members: Vec<List>,
+    priority: FrameVec<u64>,
+    members: FrameVec<List>,
+    /// Buckets given back, reused last-freed first; buckets `fresh_buckets..` never used.
     free_buckets: Vec<u32>,
+    fresh_buckets: u32,
     resident: usize,
     /// Dynamic aging's inflation value L.
     inflation: u64,
@@ -66,15 +69,16 @@ impl Lfu {
             aging,
             period,
             next_aging: period,
-            count: vec![0; capacity],
-            last: vec![0; capacity],
-            bucket_of: vec![NIL; capacity],
+            count: FrameVec::filled(0, capacity),
+            last: FrameVec::filled(0, capacity),
+            bucket_of: FrameVec::filled(NIL, capacity),
             frames: Links::with_nodes(capacity),
             buckets: Links::with_nodes(nb),
             order: List::new(),
-            priority: vec![0; nb],
-            members: vec![List::new(); nb],
-            free_buckets: (0..nb as u32).rev().collect(),
+            priority: FrameVec::filled(0, nb),
+            members: FrameVec::filled(List::new(), nb),
+            free_buckets: Vec::new(),
+            fresh_buckets: 0,
             resident: 0,
             inflation: 0,
             history: EvictedHistory::new(history),
@@ -107,7 +111,15 @@ impl Lfu {
             prev = b;
             cur = self.buckets.next(b);
         }
-        let b = self.free_buckets.pop().expect("LFU bucket pool sized for capacity + 1");
+        let b = match self.free_buckets.pop() {
+            Some(b) => b,
+            None => {
+                let b = self.fresh_buckets;
+                assert!((b as usize) < self.buckets.len(), "LFU bucket pool sized for capacity + 1");
+                self.fresh_buckets += 1;
+                b
+            }
+        };
         self.priority[b as usize] = p;
         self.members[b as usize] = List::new();
         match cur {

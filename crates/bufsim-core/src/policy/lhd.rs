@@ -15,6 +15,7 @@
 //! evicted unused, it adds no eviction to the statistics.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::policy::{Capabilities, Range};
 use crate::rng::Rng;
 use crate::sample_set::SampleSet;
@@ -41,8 +42,8 @@ struct Tag {
 pub struct Lhd {
     associativity: u32,
     rng: Rng,
-    tags: Vec<Tag>,
-    keys: Vec<u64>,
+    tags: FrameVec<Tag>,
+    keys: FrameVec<u64>,
     /// The resident frames, for drawing samples.
     resident: SampleSet,
     /// Per class, per coarsened age.
@@ -76,8 +77,8 @@ impl Lhd {
         Lhd {
             associativity,
             rng: Rng::new(seed),
-            tags: vec![Tag::default(); capacity],
-            keys: vec![0; capacity],
+            tags: FrameVec::filled(Tag::default(), capacity),
+            keys: FrameVec::filled(0, capacity),
             resident: SampleSet::with_capacity(capacity),
             hits: vec![0.0; cells],
             evictions: vec![0.0; cells],

@@ -15,6 +15,7 @@
 
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
@@ -24,9 +25,9 @@ pub struct Linux2List {
     /// Front = head (most recently added).
     active: List,
     inactive: List,
-    is_active: Vec<bool>,
-    referenced: Vec<bool>,
-    keys: Vec<u64>,
+    is_active: FrameVec<bool>,
+    referenced: FrameVec<bool>,
+    keys: FrameVec<u64>,
     /// Refill demotes while |active| > ratio * |inactive|.
     ratio: f64,
 }
@@ -37,9 +38,9 @@ impl Linux2List {
             links: Links::with_nodes(capacity),
             active: List::new(),
             inactive: List::new(),
-            is_active: vec![false; capacity],
-            referenced: vec![false; capacity],
-            keys: vec![0; capacity],
+            is_active: FrameVec::filled(false, capacity),
+            referenced: FrameVec::filled(false, capacity),
+            keys: FrameVec::filled(0, capacity),
             ratio,
         }
     }

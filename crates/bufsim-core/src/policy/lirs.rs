@@ -31,6 +31,7 @@
 
 use super::shares::blocks_floor_within;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
 use crate::policy::{Capabilities, Limit, Range};
@@ -115,8 +116,8 @@ pub struct Lirs {
     hir_in_s: List,
     /// Q: resident HIR blocks, end (newest) at the front; the victim is the back.
     q: List,
-    lir: Vec<bool>,
-    in_s: Vec<bool>,
+    lir: FrameVec<bool>,
+    in_s: FrameVec<bool>,
     lir_count: usize,
     nonresident: NonResident,
 }
@@ -134,8 +135,8 @@ impl Lirs {
             stack: List::new(),
             hir_in_s: List::new(),
             q: List::new(),
-            lir: vec![false; capacity],
-            in_s: vec![false; capacity],
+            lir: FrameVec::filled(false, capacity),
+            in_s: FrameVec::filled(false, capacity),
             lir_count: 0,
             nonresident: NonResident::with_capacity(capacity),
         }

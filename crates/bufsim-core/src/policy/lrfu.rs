@@ -20,6 +20,7 @@
 use super::heap_victim::min_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::evicted::EvictedHistory;
+use crate::frames::FrameVec;
 use crate::heap::IndexedHeap;
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
@@ -27,9 +28,9 @@ use crate::spec::SpecError;
 pub struct Lrfu {
     lambda: f64,
     /// CRF at the time of the last reference.
-    crf: Vec<f64>,
+    crf: FrameVec<f64>,
     /// Demand time of the last reference (or the prefetch).
-    last: Vec<u64>,
+    last: FrameVec<u64>,
     /// Min-heap on (log2 CRF_last + lambda * t_last as ordered bits, touch sequence).
     order: IndexedHeap<(u64, u64)>,
     events: u64,
@@ -47,8 +48,8 @@ impl Lrfu {
         Lrfu {
             history: EvictedHistory::new(history),
             lambda,
-            crf: vec![0.0; capacity],
-            last: vec![0; capacity],
+            crf: FrameVec::filled(0.0, capacity),
+            last: FrameVec::filled(0, capacity),
             order: IndexedHeap::with_nodes(capacity),
             events: 0,
             scratch: Vec::new(),

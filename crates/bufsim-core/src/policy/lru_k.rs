@@ -19,6 +19,7 @@ use super::heap_victim::min_unpinned;
 use super::lru::back_unpinned;
 use super::shares::blocks_floor;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::heap::IndexedHeap;
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
@@ -42,14 +43,14 @@ pub struct LruK {
     /// HIST(p,1..K) of every frame, K entries per frame: demand time + 1, 0 = none.
     hist: Vec<u64>,
     /// LAST(p): demand time + 1 of the last reference (correlated or not, or the prefetch).
-    last: Vec<u64>,
+    last: FrameVec<u64>,
     /// Event number of the last uncorrelated reference: orders blocks referenced at the same
     /// demand time (a read-ahead group) in the order they were touched.
-    seq: Vec<u64>,
+    seq: FrameVec<u64>,
     events: u64,
     /// Prefetched and not yet demanded.
-    prefetched: Vec<bool>,
-    place: Vec<Place>,
+    prefetched: FrameVec<bool>,
+    place: FrameVec<Place>,
     /// Min-heap on (HIST(p,K), seq): the top has the largest backward K-distance.
     eligible: IndexedHeap<(u64, u64)>,
     links: Links,
@@ -72,12 +73,12 @@ impl LruK {
             k,
             crp,
             history,
-            hist: vec![0; capacity * k],
-            last: vec![0; capacity],
-            seq: vec![0; capacity],
+            hist: Vec::new(),
+            last: FrameVec::filled(0, capacity),
+            seq: FrameVec::filled(0, capacity),
             events: 0,
-            prefetched: vec![false; capacity],
-            place: vec![Place::Free; capacity],
+            prefetched: FrameVec::filled(false, capacity),
+            place: FrameVec::filled(Place::Free, capacity),
             eligible: IndexedHeap::with_nodes(capacity),
             links: Links::with_nodes(capacity),
             correlated: List::new(),
@@ -234,6 +235,11 @@ impl Policy for LruK {
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let (fu, t) = (frame as usize, a.time + 1);
         let i = fu * self.k;
+        if self.hist.len() < i + self.k {
+            // Frames come lowest first, so the history grows one frame at a time (amortised
+            // by the vector's doubling) and covers every frame in use.
+            self.hist.resize(i + self.k, 0);
+        }
         match self.incoming.take() {
             Some(id) => {
                 let j = id as usize * self.k;

@@ -17,6 +17,7 @@
 //! demand access is a first access; evicted unused it leaves no shadow.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
@@ -77,10 +78,10 @@ pub struct Mglru {
     links: Links,
     /// Indexed by seq % MAX_NR_GENS; front = head (added last), back = tail (scanned first).
     gens: [List; MAX_NR_GENS as usize],
-    seq_of: Vec<u64>,
-    flags: Vec<u8>,
-    refs: Vec<u8>,
-    keys: Vec<u64>,
+    seq_of: FrameVec<u64>,
+    flags: FrameVec<u8>,
+    refs: FrameVec<u8>,
+    keys: FrameVec<u64>,
     min_seq: u64,
     max_seq: u64,
     // PID controller, one history slot (NR_HIST_GENS = 1 without CONFIG_LRU_GEN_STATS).
@@ -113,10 +114,10 @@ impl Mglru {
         Mglru {
             links: Links::with_nodes(capacity),
             gens: [List::new(), List::new(), List::new(), List::new()],
-            seq_of: vec![0; capacity],
-            flags: vec![0; capacity],
-            refs: vec![0; capacity],
-            keys: vec![0; capacity],
+            seq_of: FrameVec::filled(0, capacity),
+            flags: FrameVec::filled(0, capacity),
+            refs: FrameVec::filled(0, capacity),
+            keys: FrameVec::filled(0, capacity),
             // lru_gen_init_lruvec: max_seq = MIN_NR_GENS + 1, min_seq = 0.
             min_seq: 0,
             max_seq: MIN_NR_GENS + 1,

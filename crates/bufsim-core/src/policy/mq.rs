@@ -15,6 +15,7 @@
 
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
@@ -52,8 +53,8 @@ pub struct Mq {
     /// Q[i]: front = most recently used (the paper's tail), back = LRU (the paper's head).
     queues: Vec<List>,
     /// Per frame, side by side: a hit touches one line of it.
-    meta: Vec<Meta>,
-    keys: Vec<u64>,
+    meta: FrameVec<Meta>,
+    keys: FrameVec<u64>,
     /// Qout: FIFO of evicted ids with their counts and last access times (front = newest).
     qout: Ghosts<(u64, u64)>,
     qout_fifo: GhostList,
@@ -85,8 +86,8 @@ impl Mq {
             capacity: capacity as u64,
             links: Links::with_nodes(capacity),
             queues: vec![List::new(); queues],
-            meta: vec![Meta { count: 0, expire: 0, last: UNKNOWN, queue: 0 }; capacity],
-            keys: vec![0; capacity],
+            meta: FrameVec::filled(Meta { count: 0, expire: 0, last: UNKNOWN, queue: 0 }, capacity),
+            keys: FrameVec::filled(0, capacity),
             qout: Ghosts::with_capacity(history),
             qout_fifo: GhostList::new(),
             mode,

@@ -9,6 +9,7 @@
 //! or history) and inserts it into the other as a demand insertion.
 
 use super::{Access, Frame, Origin, Pins, Policy, Removal};
+use crate::frames::FrameVec;
 use crate::rng::Rng;
 
 /// Frame owned by no partition.
@@ -49,7 +50,7 @@ impl Steal {
 /// Which partition owns each frame, partition sizes and target sizes.
 #[derive(Clone, Debug)]
 pub struct PartitionMap {
-    owner: Vec<u8>,
+    owner: FrameVec<u8>,
     len: Vec<usize>,
     target: Vec<Option<usize>>,
 }
@@ -57,7 +58,11 @@ pub struct PartitionMap {
 impl PartitionMap {
     pub fn new(capacity: usize, partitions: usize) -> Self {
         assert!(partitions <= MAX_PARTITIONS, "at most {MAX_PARTITIONS} partitions");
-        PartitionMap { owner: vec![NONE; capacity], len: vec![0; partitions], target: vec![None; partitions] }
+        PartitionMap {
+            owner: FrameVec::filled(NONE, capacity),
+            len: vec![0; partitions],
+            target: vec![None; partitions],
+        }
     }
 
     pub fn partitions(&self) -> usize {
@@ -152,7 +157,7 @@ impl PartitionMap {
     /// Checks that the sizes count the owned frames and add up to `resident`.
     pub fn check(&self, resident: usize) -> Result<(), String> {
         let mut counts = vec![0usize; self.len.len()];
-        for &o in &self.owner {
+        for &o in self.owner.iter() {
             if o != NONE {
                 counts[o as usize] += 1;
             }

@@ -20,7 +20,7 @@ pub trait PolicyDef: Policy + Sized {
 /// Runs generic code on the concrete policy type, so the hot loop is statically dispatched.
 pub trait PolicyVisitor {
     type Output;
-    fn visit<P: Policy>(self, policy: P) -> Self::Output;
+    fn visit<P: Policy + 'static>(self, policy: P) -> Self::Output;
 }
 
 macro_rules! policies {

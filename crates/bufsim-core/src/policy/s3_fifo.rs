@@ -4,6 +4,7 @@
 //! and nothing was evicted yet); the default follows the paper, as libCacheSim's S3FIFOv0 does.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
@@ -18,9 +19,9 @@ pub struct S3Fifo {
     small: List,
     main: List,
     /// Which queue each resident frame is in.
-    queue: Vec<u8>,
+    queue: FrameVec<u8>,
     /// Demand hits since insertion or since the clock last passed (capped, §4.2: two bits in main).
-    freq: Vec<u8>,
+    freq: FrameVec<u8>,
     small_target: usize,
     main_target: usize,
     ghosts: Ghosts,
@@ -37,7 +38,7 @@ pub struct S3Fifo {
     corr_window: f64,
     /// Blocks admitted to small so far, and each small block's admission number.
     admitted: u64,
-    admitted_at: Vec<u64>,
+    admitted_at: FrameVec<u64>,
     has_evicted: bool,
     /// Set by `prepare_insert` when the incoming block was a ghost: it goes to main.
     ghost_hit: bool,
@@ -52,8 +53,8 @@ impl S3Fifo {
             links: Links::with_nodes(capacity),
             small: List::new(),
             main: List::new(),
-            queue: vec![SMALL; capacity],
-            freq: vec![0; capacity],
+            queue: FrameVec::filled(SMALL, capacity),
+            freq: FrameVec::filled(0, capacity),
             small_target,
             main_target: capacity - small_target,
             ghosts: Ghosts::with_capacity(ghost_capacity),
@@ -64,7 +65,7 @@ impl S3Fifo {
             main_counter_max: 3,
             corr_window: 0.0,
             admitted: 0,
-            admitted_at: vec![0; capacity],
+            admitted_at: FrameVec::filled(0, capacity),
             has_evicted: false,
             ghost_hit: false,
         }

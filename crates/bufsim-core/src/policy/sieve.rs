@@ -3,6 +3,7 @@
 //! No deviation; libCacheSim's Sieve follows the same rules (the hand wraps to the tail when it passes the head).
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::policy::Capabilities;
 use crate::spec::SpecError;
@@ -11,7 +12,7 @@ pub struct Sieve {
     links: Links,
     /// Front = newest (the paper's head), back = oldest (its tail).
     queue: List,
-    visited: Vec<bool>,
+    visited: FrameVec<bool>,
     /// The next frame the hand examines; `None` means start again from the tail (§3: the hand
     /// wraps around from the head).
     hand: Option<Frame>,
@@ -19,7 +20,12 @@ pub struct Sieve {
 
 impl Sieve {
     pub fn new(capacity: usize) -> Self {
-        Sieve { links: Links::with_nodes(capacity), queue: List::new(), visited: vec![false; capacity], hand: None }
+        Sieve {
+            links: Links::with_nodes(capacity),
+            queue: List::new(),
+            visited: FrameVec::filled(false, capacity),
+            hand: None,
+        }
     }
 
     /// Frames from newest to oldest with their visited bits, and the hand (tests and dumps).

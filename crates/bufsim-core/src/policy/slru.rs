@@ -5,6 +5,7 @@
 
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
@@ -18,7 +19,7 @@ pub struct Slru {
     segs: Vec<List>,
     /// Each segment's share; the shares sum to the capacity.
     max: Vec<usize>,
-    seg_of: Vec<u8>,
+    seg_of: FrameVec<u8>,
     fill_lowest_with_room: bool,
 }
 
@@ -36,7 +37,7 @@ impl Slru {
             links: Links::with_nodes(capacity),
             segs: vec![List::new(); weights.len()],
             max,
-            seg_of: vec![0; capacity],
+            seg_of: FrameVec::filled(0, capacity),
             fill_lowest_with_room,
         }
     }

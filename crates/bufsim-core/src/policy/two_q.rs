@@ -18,6 +18,7 @@
 use super::lru::back_unpinned;
 use super::shares::{blocks_floor, blocks_floor_within};
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::nonresident::NonResident;
 use crate::policy::{Capabilities, Limit, Range};
@@ -37,7 +38,7 @@ pub struct TwoQ {
     a1in: List,
     /// LRU of blocks re-referenced after leaving A1in, most recent at the front.
     am: List,
-    queue: Vec<Queue>,
+    queue: FrameVec<Queue>,
     /// Identifiers of blocks paged out of A1in, newest at the front.
     a1out: NonResident,
     out_links: Links,
@@ -55,7 +56,7 @@ impl TwoQ {
             links: Links::with_nodes(capacity),
             a1in: List::new(),
             am: List::new(),
-            queue: vec![Queue::A1in; capacity],
+            queue: FrameVec::filled(Queue::A1in, capacity),
             a1out: NonResident::with_capacity(kout),
             out_links: Links::default(),
             out_order: List::new(),

@@ -12,6 +12,7 @@
 
 use super::lru::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
 use crate::spec::{Relative, SpecError};
@@ -230,8 +231,8 @@ pub struct WTinyLfu {
     window: List,
     probation: List,
     protected: List,
-    segment: Vec<Segment>,
-    keys: Vec<u64>,
+    segment: FrameVec<Segment>,
+    keys: FrameVec<u64>,
     /// Window share of the cache in blocks (fractional while the climber moves it).
     window_size: f64,
     window_max: usize,
@@ -268,8 +269,8 @@ impl WTinyLfu {
             window: List::new(),
             probation: List::new(),
             protected: List::new(),
-            segment: vec![Segment::Window; capacity],
-            keys: vec![0; capacity],
+            segment: FrameVec::filled(Segment::Window, capacity),
+            keys: FrameVec::filled(0, capacity),
             window_size: window * capacity as f64,
             window_max: 0,
             protected_max: 0,

@@ -9,6 +9,7 @@
 //! blocks (synchronous misses, and in-flight blocks it touched) and thinks before its next
 //! request; asynchronous read-ahead runs on meanwhile (§5.2, Fig. 4).
 
+use crate::frames::FrameVec;
 use bufsim_trace::Request;
 
 use super::events::{Event, EventQueue};
@@ -79,7 +80,7 @@ pub struct TimedEngine<'a, P: Policy> {
     /// Frames in the read clusterer's open run, and whether the current request waits for it.
     open_frames: Vec<Frame>,
     open_awaited: bool,
-    frames: Vec<FrameState>,
+    frames: FrameVec<FrameState>,
     in_flight_frames: u32,
     ios: Vec<Io>,
     free_ios: Vec<u32>,
@@ -130,7 +131,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             writes: Clusterer::new(cluster_blocks),
             open_frames: Vec::new(),
             open_awaited: false,
-            frames: vec![FrameState { io: SETTLED, dirty: false, device: 0, block: 0 }; capacity],
+            frames: FrameVec::filled(FrameState { io: SETTLED, dirty: false, device: 0, block: 0 }, capacity),
             in_flight_frames: 0,
             ios: Vec::new(),
             free_ios: Vec::new(),
@@ -270,7 +271,8 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     /// order so that neighbours share a request; the flush's writes are counted apart.
     fn flush_dirty(&mut self) {
         let mut dirty: Vec<(u16, u64)> = Vec::new();
-        for f in self.frames.iter_mut().filter(|f| f.dirty) {
+        // Frames never written hold the fill, which is clean.
+        for f in self.frames.stored_mut().filter(|f| f.dirty) {
             f.dirty = false;
             dirty.push((f.device, f.block));
         }

@@ -4,6 +4,7 @@
 //! partition (freed first) instead of being freed, since the cache, not a policy, frees frames;
 //! a default policy without ghost lists gets an AMP-kept ghost list of its evictions.
 
+use crate::frames::FrameVec;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -129,9 +130,9 @@ pub struct Manager<D: Detector, P: Policy> {
     links: Links,
     /// Per partition (entry 0 unused): front = most recently used.
     lists: Vec<List>,
-    keys: Vec<u64>,
+    keys: FrameVec<u64>,
     /// Virtual time of each frame's last access.
-    stamp: Vec<u64>,
+    stamp: FrameVec<u64>,
     /// Program context each MRU partition serves (0: free), indexed by partition.
     slot_ctx: Vec<u64>,
     /// Partition of each classified context; absent means the default partition.
@@ -174,8 +175,8 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             map: PartitionMap::new(capacity, parts),
             links: Links::with_nodes(capacity),
             lists: vec![List::new(); parts],
-            keys: vec![0; capacity],
-            stamp: vec![0; capacity],
+            keys: FrameVec::filled(0, capacity),
+            stamp: FrameVec::filled(0, capacity),
             slot_ctx: vec![0; parts],
             target: FxHashMap::default(),
             coupons: vec![0.0; parts],

@@ -1,0 +1,72 @@
+"""Memory that follows the trace, not the cache size: every registered policy runs a 1 TiB cache
+on a small trace in a small process; several configurations stream one pass of a file with the
+results of separate runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+
+import bufsim
+
+HERE = os.path.dirname(__file__)
+TRACE = os.path.join(HERE, "..", "traces", "grep.csv.gz")
+CLI = [sys.executable, "-m", "bufsim"]
+POLICIES = [p["name"] for p in bufsim.policies()]
+
+
+def _peak_child_rss_mb(args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs `bufsim ARGS` in a fresh child of a fresh child, so RUSAGE_CHILDREN is its own peak."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(r)
+            p = subprocess.run(CLI + args, capture_output=True, timeout=300)
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            os.write(w, json.dumps([p.returncode, p.stderr.decode(errors="replace")[-400:], peak]).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        rc, err, peak = json.loads(f.read())
+    os.waitpid(pid, 0)
+    return subprocess.CompletedProcess(args, rc, b"", err.encode()), peak
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_1tib_cache_on_a_small_trace_fits_in_100mb(policy):
+    p, peak = _peak_child_rss_mb(["run", TRACE, "-p", policy, "-c", "1TiB"])
+    assert p.returncode == 0, p.stderr.decode()
+    assert peak < 100, f"{policy}: peak RSS {peak:.0f} MB"
+
+
+def test_results_do_not_depend_on_the_cache_being_larger_than_the_trace():
+    """A cache larger than the footprint holds every block whatever its size: 1 TiB and the
+    footprint's size give the same counts for every policy (per-frame state grows on demand)."""
+    big = bufsim.run(TRACE, [p for p in POLICIES if p not in REFUSES_1TIB], "1TiB")
+    foot = bufsim.run(TRACE, "lru", "64GiB")
+    for r in big:
+        if r.policy.startswith(("dulo", "opt")):
+            continue
+        assert r.misses == foot[0].misses, r.policy
+
+
+def test_several_configurations_stream_and_match_single_runs():
+    """Several configurations over a file run from chunks of one pass; each equals its own run."""
+    policies = ["lru", "arc", "lirs", "2q", "s3-fifo", "clock-pro", "mglru", "w-tinylfu"]
+    together = bufsim.run(TRACE, policies, ["64KiB", "1MiB"], {"jobs": 2})
+    for r in together:
+        alone = bufsim.run(TRACE, r.policy, f"{r.cache_blocks}blocks")[0]
+        assert (r.hits, r.misses, r.evictions) == (alone.hits, alone.misses, alone.evictions), r.policy
+
+
+def test_a_cache_beyond_the_frame_numbering_is_a_one_line_error():
+    p = subprocess.run(CLI + ["run", TRACE, "-p", "lru", "-c", "8TiB"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and "2^31 blocks" in p.stderr.strip().splitlines()[-1], p.stderr
