@@ -296,6 +296,27 @@ struct Simulate<'a> {
     opts: &'a RunOptions,
 }
 
+/// A count-mode engine for `policy` over the prepared layout: the storage view that costs its
+/// disk reads, and the run's read-ahead (fed `future` when a policy looks ahead).
+fn count_engine<'a, P: Policy>(
+    policy: P,
+    capacity: usize,
+    prefetch: &str,
+    opts: &RunOptions,
+    prepared: &'a Prepared,
+    future: Option<&'a Future>,
+) -> Result<Engine<'a, P>, SimError> {
+    let block_size = opts.engine.block_size;
+    let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
+    let mut engine = Engine::new(policy, capacity, opts.engine, &prepared.layout, future)
+        .with_storage(count_mode_view(&prepared.devices, block_size, expected), expected);
+    if let Some(readahead) = crate::prefetch::build(prefetch)? {
+        let p = Prefetching { readahead, file_blocks: &prepared.file_blocks, block_size };
+        engine = engine.with_prefetching(p, future);
+    }
+    Ok(engine)
+}
+
 impl PolicyVisitor for Simulate<'_> {
     type Output = Result<Simulated, SimError>;
 
@@ -304,17 +325,7 @@ impl PolicyVisitor for Simulate<'_> {
             return self.visit_timed(policy, t);
         }
         let future = if self.future { self.prepared.future.as_ref() } else { None };
-        let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
-        let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, future)
-            .with_storage(count_mode_view(&self.prepared.devices, self.opts.engine.block_size, expected), expected);
-        if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
-            let p = Prefetching {
-                readahead,
-                file_blocks: &self.prepared.file_blocks,
-                block_size: self.opts.engine.block_size,
-            };
-            engine = engine.with_prefetching(p, future);
-        }
+        let mut engine = count_engine(policy, self.capacity, self.prefetch, self.opts, self.prepared, future)?;
         match self.source {
             Source::File { .. } | Source::Once(_) => {
                 let mut reader = self.source.reader()?;
@@ -551,17 +562,7 @@ impl<'a> PolicyVisitor for BuildFed<'a> {
     type Output = Result<Box<dyn Fed + 'a>, SimError>;
 
     fn visit<P: Policy + 'static>(self, policy: P) -> Self::Output {
-        let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
-        let mut engine = Engine::new(policy, self.capacity, self.opts.engine, &self.prepared.layout, None)
-            .with_storage(count_mode_view(&self.prepared.devices, self.opts.engine.block_size, expected), expected);
-        if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
-            let p = Prefetching {
-                readahead,
-                file_blocks: &self.prepared.file_blocks,
-                block_size: self.opts.engine.block_size,
-            };
-            engine = engine.with_prefetching(p, None);
-        }
+        let engine = count_engine(policy, self.capacity, self.prefetch, self.opts, self.prepared, None)?;
         Ok(Box::new(FedEngine { engine, check: self.opts.check }))
     }
 }
