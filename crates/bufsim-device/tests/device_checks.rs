@@ -253,7 +253,7 @@ fn ssd_overlaps_channels_and_shares_its_link() {
 fn bad_specs_name_what_is_wrong() {
     let cases: &[(&str, &[&str])] = &[
         ("dsik", &["unknown device `dsik`", "disk", "ssd"]),
-        ("disk(seek-avg=-1ms)", &["seek-avg", "not negative"]),
+        ("disk(seek-avg=-1ms)", &["seek-avg", "not `-1ms`"]),
         ("disk(seek_avg=5)", &["seek-avg", "unit"]),
         ("disk(sek=1ms)", &["no parameter `sek`", "seek-avg"]),
         ("ibm-9lzx(age=-1)", &["ibm-9lzx", "age", "≥ 0"]),
@@ -278,7 +278,7 @@ fn bad_specs_name_what_is_wrong() {
     let sched: &[(&str, &[&str])] = &[
         ("elevator", &["unknown scheduler `elevator`", "deadline", "cscan"]),
         ("deadline(fifo-batch=0)", &["fifo-batch"]),
-        ("deadline(read-expire=-5ms)", &["read-expire", "not negative"]),
+        ("deadline(read-expire=-5ms)", &["read-expire", "not `-5ms`"]),
         ("deadline(fifo=3)", &["no parameter `fifo`", "fifo-batch"]),
         ("sstf(k=1)", &["takes no parameters"]),
     ];

@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 9).unwrap());
         assert_ne!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 10).unwrap());
         for (spec, word) in [
-            ("sa-trace1(sizes=pareto)", "uniform or exponential"),
+            ("sa-trace1(sizes=pareto)", "uniform, exponential"),
             ("sa-trace3(unit=6KB)", "4 KiB blocks"),
             ("sa-trace1(devices=0)", "1 to 254"),
         ] {

@@ -66,7 +66,7 @@ pub(crate) const P_PERIOD: ParamInfo = ParamInfo {
 };
 pub(crate) const P_MIN_GHOSTS: ParamInfo = ParamInfo {
     name: "min-ghosts",
-    default: "12.5%",
+    default: "0",
     doc: "least |B1| + |B2| MRU coupons are priced against (share of the cache or blocks): keeps MRU partitions adapting when the default partition is idle",
     range: Range::Share(0.0, 1.0),
 };
@@ -263,7 +263,7 @@ mod tests {
         assert!(e.contains("group"), "{e}");
         assert!(build("amp(default=mru,max_partitions=3,sampling=1/4,adaptive=true,detect=continuous)", &env()).is_ok());
         let e = build("amp(period=0)", &env()).err().unwrap().to_string();
-        assert!(e.contains("period must be at least 1 access"), "{e}");
+        assert!(e.contains("period must be auto or at least 1"), "{e}");
         let e = build("amp(hints=/nonexistent/hints.jsonl)", &env()).err().unwrap().to_string();
         assert!(e.contains("policy `amp`: hints: /nonexistent/hints.jsonl: cannot read"), "{e}");
     }
