@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 
@@ -20,22 +19,20 @@ CLI = [sys.executable, "-m", "bufsim"]
 POLICIES = [p["name"] for p in bufsim.policies()]
 
 
+# A fresh, small interpreter runs the command and reports its children's peak RSS: measured from
+# the test process itself, a fork of a large pytest process would count the copy's pages.
+_WRAPPER = (
+    "import json, resource, subprocess, sys\n"
+    "p = subprocess.run(sys.argv[1:], capture_output=True, timeout=300)\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+    "print(json.dumps([p.returncode, p.stderr.decode(errors='replace')[-400:], peak]))\n"
+)
+
+
 def _peak_child_rss_mb(args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
-    """Runs `bufsim ARGS` in a fresh child of a fresh child, so RUSAGE_CHILDREN is its own peak."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            os.close(r)
-            p = subprocess.run(CLI + args, capture_output=True, timeout=300)
-            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            os.write(w, json.dumps([p.returncode, p.stderr.decode(errors="replace")[-400:], peak]).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        rc, err, peak = json.loads(f.read())
-    os.waitpid(pid, 0)
+    """Runs `bufsim ARGS` under a fresh wrapper process, so RUSAGE_CHILDREN is its own peak."""
+    out = subprocess.run([sys.executable, "-c", _WRAPPER] + CLI + args, capture_output=True, text=True, timeout=360)
+    rc, err, peak = json.loads(out.stdout)
     return subprocess.CompletedProcess(args, rc, b"", err.encode()), peak
 
 
