@@ -61,7 +61,7 @@ def test_timed_results_on_the_real_trace(cloudphysics):
     assert timed.service_p50_ms <= timed.service_p90_ms <= timed.service_p99_ms
     assert timed.sync_requests == timed.disk_requests and timed.async_requests == 0
     [dev] = timed.devices
-    assert dev["device"] == 0 and dev["requests"] == timed.sync_requests + timed.write_requests
+    assert dev["device"] == 0 and dev["requests"] == timed.sync_requests + timed.write_requests + timed.flush_requests
     assert 0 < dev["utilization"] <= 1
 
 

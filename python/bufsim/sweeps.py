@@ -520,6 +520,7 @@ def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Any, jobs: int, pr
                         r, res, secs = f.result()
                         store.write(r, res, secs)
                         bar.update(1)
+                        bar.refresh()  # each finished run is drawn, however fast the runs are
                     if interrupted.set:
                         raise KeyboardInterrupt
             except BaseException:
@@ -580,3 +581,4 @@ def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Any, address: str) 
             res, secs = fut.result()
             store.write(futures[fut], res, secs)
             bar.update(1)
+            bar.refresh()
