@@ -254,9 +254,9 @@ fn bad_specs_name_what_is_wrong() {
     let cases: &[(&str, &[&str])] = &[
         ("dsik", &["unknown device `dsik`", "disk", "ssd"]),
         ("disk(seek-avg=-1ms)", &["seek-avg", "not `-1ms`"]),
-        ("disk(seek_avg=5)", &["seek-avg", "unit"]),
+        ("disk(seek_avg=5)", &["seek-avg", "such as 6.5ms"]),
         ("disk(sek=1ms)", &["no parameter `sek`", "seek-avg"]),
-        ("ibm-9lzx(age=-1)", &["ibm-9lzx", "age", "≥ 0"]),
+        ("ibm-9lzx(age=-1)", &["ibm-9lzx", "age", "between 0 and 1000"]),
         ("ibm-9lzx(ag=1)", &["device `ibm-9lzx` has no parameter `ag`", "age"]),
         ("disk(age=2)", &["age", "bandwidth"]),
         ("disk(preset=floppy)", &["preset", "st39102lw"]),
@@ -266,7 +266,7 @@ fn bad_specs_name_what_is_wrong() {
         ("disk(bandwidth=fast)", &["bandwidth", "media or a rate"]),
         ("avg(transfer=-2ms)", &["transfer"]),
         ("ssd(channels=0)", &["channels", "1 to 4096"]),
-        ("ssd(read=5)", &["read", "unit"]),
+        ("ssd(read=5)", &["read", "such as 6.5ms"]),
         ("avg(capacity=12)", &["capacity"]),
     ];
     for (spec, words) in cases {
