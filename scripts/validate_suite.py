@@ -50,7 +50,7 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
         (
             "mixed",
             ["sh", "-c", f"cat {other} > /dev/null; {py} {rand} {big} 3000 2; cat {other} > /dev/null"],
-            [40 << 20],
+            [48 << 20],
         ),
     ]
 

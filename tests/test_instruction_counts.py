@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINES = ROOT / "tests" / "golden" / "instructions_per_request.json"
-EXAMPLE = ROOT / "target" / "release" / "examples" / "count_cost"
+EXAMPLE = ROOT / "target" / "ci" / "examples" / "count_cost"
 # The first requests of the CloudPhysics trace: enough for steady state, seconds under callgrind.
 SLICE_REQUESTS = 5_000
 POLICIES = ["lru", "arc", "lirs"]
@@ -41,9 +41,10 @@ needs_valgrind = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def count_cost() -> Path:
-    # Built by `cargo test --release` already under `make test`; then this is a quick no-op.
+    # Built with the test suite's profile by `cargo test --profile ci` under `make test`; then this
+    # is a quick no-op.
     subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "bufsim-core", "--example", "count_cost"], cwd=ROOT, check=True
+        ["cargo", "build", "--profile", "ci", "-q", "-p", "bufsim-core", "--example", "count_cost"], cwd=ROOT, check=True
     )
     return EXAMPLE
 

@@ -62,6 +62,26 @@ def test_the_model_is_registered():
     assert {"linux", "linux-ondemand", "linux-6"} <= set(names)
 
 
+def test_windows_read_on_a_page_fault_are_not_compared():
+    # A library the command maps: its read() of the ELF header asks for a window (compared); the
+    # mmap fault that follows asks for read-around (not in the trace, so left out); a later read()
+    # of the same file is compared again.
+    from bufsim.ktrace import PageCacheEvent
+
+    def ev(t, event, index, count, detail=""):
+        return PageCacheEvent(t, 7, event, 1, 42, index, count, "", detail)
+
+    rows = [
+        ev(1, "lookup", 0, 1),
+        ev(2, "ra_order", 0, 4, "async_size=3"),
+        ev(3, "fault", 40, 1),
+        ev(4, "ra_order", 24, 32, "async_size=0"),
+        ev(5, "lookup", 100, 1),
+        ev(6, "ra_order", 100, 8, "async_size=7"),
+    ]
+    assert V._kernel_decisions(rows, {(1, 42): 0}) == [(0, 0, 4, 3), (0, 100, 8, 7)]
+
+
 # ---------------------------------------------------------------------------------------------
 # Errors
 

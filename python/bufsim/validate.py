@@ -244,15 +244,22 @@ def read_ahead_kb(dev: int) -> int:
 def _kernel_decisions(rows, traced: dict[tuple[int, int], int]) -> list[tuple[int, int, int, int]]:
     """Read-ahead windows the kernel read, per traced file: every page_cache_ra_order, and every
     page_cache_ra_unbounded that no ra_order of the same task and file just announced (a random
-    read: the request alone, no lookahead)."""
+    read: the request alone, no lookahead). Windows read on a page fault (mmap read-around of a
+    program or library the command maps) are left out: the trace has read calls, not mapped
+    accesses, so the model never sees the fault that asked for them."""
     out = []
     last_order: dict[tuple[int, int, int], int] = {}
+    faulting: set[tuple[int, int, int]] = set()
     for e in rows:
-        if e.event not in ("ra_order", "ra_unbounded"):
+        task = (e.pid, e.dev, e.ino)
+        if e.event == "fault":
+            faulting.add(task)
+        elif e.event == "lookup":
+            faulting.discard(task)
+        if e.event not in ("ra_order", "ra_unbounded") or task in faulting:
             continue
         key = (e.dev, e.ino)
         f = traced.get(key)
-        task = (e.pid, e.dev, e.ino)
         if e.event == "ra_order":
             last_order[task] = e.time_us
             if f is not None:
