@@ -38,7 +38,18 @@ pub enum Source<'a> {
     Memory { requests: &'a [Request], kind: AddressKind, meter: &'a Meter },
 }
 
-impl Source<'_> {
+impl<'a> Source<'a> {
+    /// The same requests, counting progress on `meter` instead.
+    pub fn with_meter<'b>(&self, meter: &'b Meter) -> Source<'b>
+    where
+        'a: 'b,
+    {
+        match *self {
+            Source::File { path, format, .. } => Source::File { path, format, meter },
+            Source::Memory { requests, kind, .. } => Source::Memory { requests, kind, meter },
+        }
+    }
+
     fn kind(&self) -> AddressKind {
         match self {
             Source::File { format, .. } => format.address_kind(),

@@ -25,7 +25,7 @@ pub struct AnalysisOptions {
     pub engine: EngineConfig,
     /// `None` detects the format from the content.
     pub format: Option<Format>,
-    /// Search the working-set size (OPT runs; needs the trace in memory).
+    /// Search the working-set size (OPT runs, each a pass over the trace).
     pub working_set: bool,
     /// Program contexts shown in the inter-reference gap report (the busiest ones).
     pub contexts: usize,
@@ -153,11 +153,9 @@ fn run(source: &Source, name: &str, format: Format, opts: &AnalysisOptions) -> R
     walk(source, &opts.engine, &mut c)?;
     let (requests, accesses) = c.stats.report();
     let distinct = c.history.distinct();
-    let working_set = match (opts.working_set, source) {
-        (true, Source::Memory { requests, kind, .. }) => {
-            Some(working_set(requests, *kind, &opts.engine, c.history.accesses(), distinct, opts.jobs)?)
-        }
-        _ => None,
+    let working_set = match opts.working_set {
+        true => Some(working_set(source, &opts.engine, c.history.accesses(), distinct, opts.jobs)?),
+        false => None,
     };
     let breakdown = match (&opts.breakdown, source) {
         (Some((policies, cache)), Source::Memory { requests, kind, .. }) => {
@@ -182,13 +180,13 @@ fn run(source: &Source, name: &str, format: Format, opts: &AnalysisOptions) -> R
     })
 }
 
-/// Analyzes the trace at `path`. Streams it, unless the working-set search or the breakdown
-/// needs it in memory.
+/// Analyzes the trace at `path`. Streams it (the working-set search streams it once per OPT
+/// run), unless the breakdown needs it in memory or it cannot be read twice.
 pub fn analyze_trace(path: &str, opts: &AnalysisOptions) -> Result<Analysis, SimError> {
     opts.check()?;
     // Standard input or a pipe is read once, into memory, for all the passes.
     let once = !bufsim_core::trace::rewindable(path);
-    if opts.working_set || opts.breakdown.is_some() || once {
+    if opts.breakdown.is_some() || once {
         let loaded = LoadedTrace::load_with(
             path,
             opts.format,

@@ -18,14 +18,14 @@ use serde::Serialize;
 use bufsim_core::engine::{Engine, EngineConfig, Future, FutureBuilder};
 use bufsim_core::layout::Layout;
 use bufsim_core::policy::{build, BuildEnv, Policy, PolicyVisitor};
-use bufsim_core::trace::{AddressKind, Meter, Request};
+use bufsim_core::trace::Meter;
 use bufsim_core::SimError;
 
 use crate::access::{layout, Source};
 
-/// OPT hits over the requests with a cache of `capacity` blocks.
+/// OPT hits over the requests of `source` with a cache of `capacity` blocks.
 struct OptRun<'a> {
-    requests: &'a [Request],
+    source: &'a Source<'a>,
     layout: &'a Layout,
     future: &'a Future,
     engine: EngineConfig,
@@ -33,20 +33,18 @@ struct OptRun<'a> {
 }
 
 impl PolicyVisitor for OptRun<'_> {
-    type Output = u64;
+    type Output = Result<u64, SimError>;
 
-    fn visit<P: Policy + 'static>(self, policy: P) -> u64 {
+    fn visit<P: Policy + 'static>(self, policy: P) -> Result<u64, SimError> {
         let mut e = Engine::new(policy, self.capacity, self.engine, self.layout, Some(self.future));
-        for r in self.requests {
-            e.request(r);
-        }
-        e.finish().0.hits
+        self.source.for_each_request(|r| e.request(r))?;
+        Ok(e.finish().0.hits)
     }
 }
 
 fn opt_hits(run: OptRun) -> Result<u64, SimError> {
     let env = BuildEnv { capacity: run.capacity, block_size: run.engine.block_size, seed: 0 };
-    Ok(build("opt", &env)?.visit(run))
+    build("opt", &env)?.visit(run)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -68,9 +66,11 @@ pub struct WorkingSetReport {
 /// Share of the maximum hit ratio the definition asks for, as a fraction num / den.
 const TARGET: (u64, u64) = (9, 10);
 
+/// The working set of `source`, which is read once for the future and once per OPT run: a trace
+/// file is streamed each time, so memory follows the accesses (8 bytes each for the future) and
+/// the blocks, not the requests.
 pub fn working_set(
-    requests: &[Request],
-    kind: AddressKind,
+    source: &Source,
     engine: &EngineConfig,
     accesses: u64,
     distinct: u64,
@@ -92,15 +92,17 @@ pub fn working_set(
         return Ok(report);
     }
     let threads = if jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { jobs };
-    let source = Source::Memory { requests, kind, meter: &Meter::default() };
+    // The passes of the search draw no progress of their own: the analysis's pass has.
+    let quiet = Meter::default();
+    let source = source.with_meter(&quiet);
     let layout = layout(&source, engine)?;
     let mut fb = FutureBuilder::default();
-    for r in requests {
-        fb.request(r, engine, &layout);
-    }
+    source.for_each_request(|r| fb.request(r, engine, &layout))?;
     let future = fb.finish();
     let probe = |capacity: u64| {
-        opt_hits(OptRun { requests, layout: &layout, future: &future, engine: *engine, capacity: capacity as usize })
+        let run =
+            OptRun { source: &source, layout: &layout, future: &future, engine: *engine, capacity: capacity as usize };
+        opt_hits(run)
     };
     // Invariant: the answer is in [lo, hi] and `hi` reaches the target.
     let (mut lo, mut hi, mut hi_hits) = (1u64, distinct, max_hits);
