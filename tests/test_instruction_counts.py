@@ -44,7 +44,9 @@ def count_cost() -> Path:
     # Built with the test suite's profile by `cargo test --profile ci` under `make test`; then this
     # is a quick no-op.
     subprocess.run(
-        ["cargo", "build", "--profile", "ci", "-q", "-p", "bufsim-core", "--example", "count_cost"], cwd=ROOT, check=True
+        ["cargo", "build", "--profile", "ci", "-q", "-p", "bufsim-core", "--example", "count_cost"],
+        cwd=ROOT,
+        check=True,
     )
     return EXAMPLE
 
