@@ -89,7 +89,7 @@ PROGRESS_COMMANDS = ("run", "convert", "sweep", "collect", "analyze", "mrc", "re
 EXAMPLES = {
     "run": [
         'bufsim run trace.csv -p lru -p "lirs(hir=1%)" -c 16MiB -c 64MiB',
-        "bufsim run trace.csv -p lru -c 64MiB --timing --device st39102lw --io-scheduler deadline --json",
+        "bufsim run trace.csv -p lru -c 64MiB --timing --device ssd --io-scheduler deadline --json",
     ],
     "filter-trace": ["bufsim filter-trace trace.csv -o second-level.csv --first-level lru --first-level-cache 16MiB"],
     "convert": [
