@@ -124,6 +124,8 @@ options! {
     Trace block_size: u64 = 4096, read bytes, sql "BIGINT";
     /// Drop write requests (by default reads and writes are both cache accesses).
     Trace reads_only: bool = false, read boolean, sql "BOOLEAN";
+    /// Simulate only the first this many requests of the trace (0: all of them).
+    Trace max_requests: u64 = 0, read uint, sql "BIGINT";
     /// Largest disk request the I/O clusterer forms (an integer counts blocks).
     Run cluster: String = "64KiB".into(), read size, sql "VARCHAR";
     /// Seed of every random choice: the same inputs and seed give identical results.
@@ -570,6 +572,7 @@ impl Options {
             file_gap_blocks,
             first_level,
             skip_bad: self.skip_bad,
+            max_requests: self.max_requests,
             array,
             meter: bufsim_trace::Meter::default(),
         })

@@ -51,6 +51,8 @@ pub struct RunOptions {
     /// Count and pass over malformed trace records instead of stopping (`--skip-bad`); each
     /// result carries the report.
     pub skip_bad: bool,
+    /// Simulate only the first this many requests of the trace (0: all of them).
+    pub max_requests: u64,
     /// Stripe the trace's one logical volume over a RAID-0 array (storage-aware caching §4.1;
     /// [`crate::array`]); `None` keeps the trace's own devices.
     pub array: Option<Raid0>,
@@ -71,6 +73,7 @@ impl Default for RunOptions {
             file_gap_blocks: 0,
             first_level: None,
             skip_bad: false,
+            max_requests: 0,
             array: None,
             meter: Meter::default(),
         }
@@ -117,7 +120,7 @@ pub struct RunResult {
 /// Where the requests come from: the file again, a reader opened once (an input that cannot be
 /// read twice: standard input, a pipe), or the copy decoded into memory.
 pub(crate) enum Source<'a> {
-    File { path: &'a str, format: Format, read: ReadOptions },
+    File { path: &'a str, format: Format, read: ReadOptions, max_requests: u64 },
     Once(std::sync::Mutex<Option<Box<TraceReader>>>),
     Memory(&'a [Request]),
 }
@@ -126,7 +129,9 @@ impl Source<'_> {
     /// A reader from the start of the trace; an input read once gives its reader only once.
     fn reader(&self) -> Result<TraceReader, TraceError> {
         match self {
-            Source::File { path, format, read } => TraceReader::open_with(path, Some(*format), read),
+            Source::File { path, format, read, max_requests } => {
+                Ok(TraceReader::open_with(path, Some(*format), read)?.limited(*max_requests))
+            }
             Source::Once(cell) => cell
                 .lock()
                 .ok()
@@ -481,6 +486,15 @@ pub fn decode_with(path: &str, format: Format, read: &ReadOptions) -> Result<(Ve
     Ok((requests, reader.skipped().clone()))
 }
 
+/// The first `n` requests (0: all of them).
+fn first(requests: &[Request], n: u64) -> &[Request] {
+    if n == 0 {
+        requests
+    } else {
+        &requests[..requests.len().min(n.try_into().unwrap_or(usize::MAX))]
+    }
+}
+
 /// Resolves the format (detecting it if not given).
 pub fn resolve_format(path: &str, format: Option<Format>) -> Result<Format, TraceError> {
     // A missing file is reported before anything else; a bst's header tells its address kind.
@@ -491,6 +505,7 @@ pub fn resolve_format(path: &str, format: Option<Format>) -> Result<Format, Trac
 pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<RunResult>, SimError> {
     let blocks = validate(configs, opts)?;
     let read = ReadOptions { skip_bad: opts.skip_bad, meter: opts.meter.clone() };
+    let max_requests = opts.max_requests;
     if !bufsim_trace::rewindable(path) {
         return run_once(path, configs, &blocks, opts, &read);
     }
@@ -502,17 +517,17 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
     let need_sizes = configs.iter().any(prefetches);
     if configs.len() == 1 {
-        let source = Source::File { path, format, read };
+        let source = Source::File { path, format, read, max_requests };
         let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
         return Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?]);
     }
     if !need_future && opts.timing.is_none() {
-        let source = Source::File { path, format, read };
+        let source = Source::File { path, format, read, max_requests };
         let prepared = prepare(&source, format.address_kind(), false, need_sizes, opts)?;
         return run_streaming(&source, &prepared, configs, &blocks, opts);
     }
     let (requests, skipped) = decode_with(path, format, &read)?;
-    let source = Source::Memory(&requests);
+    let source = Source::Memory(first(&requests, max_requests));
     let prepared = prepare(&source, format.address_kind(), need_future, need_sizes, opts)?;
     with_skipped(run_parallel(&source, &prepared, configs, &blocks, opts), &skipped)
 }
@@ -700,7 +715,7 @@ fn run_once(
     opts: &RunOptions,
     read: &ReadOptions,
 ) -> Result<Vec<RunResult>, SimError> {
-    let reader = TraceReader::open_with(path, opts.format, read)?;
+    let reader = TraceReader::open_with(path, opts.format, read)?.limited(opts.max_requests);
     let format = reader.format();
     let kind = format.address_kind();
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
@@ -785,6 +800,7 @@ pub fn run_requests(
     configs: &[RunConfig],
     opts: &RunOptions,
 ) -> Result<Vec<RunResult>, SimError> {
+    let requests = first(requests, opts.max_requests);
     if let Some(first) = &opts.first_level {
         validate(configs, opts)?;
         let (l2, _) = second_level(requests, kind, first, &opts.engine, opts.seed)?;

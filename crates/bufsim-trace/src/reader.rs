@@ -93,6 +93,8 @@ pub struct TraceReader {
     format: Format,
     skip_bad: bool,
     skipped: SkipReport,
+    /// Requests still to give before the reader says the trace has ended (`u64::MAX`: all).
+    left: u64,
 }
 
 /// The format to read `path` with: `format` if given (a `bst` file's address kind is read
@@ -164,7 +166,7 @@ impl TraceReader {
     }
 
     fn with(inner: Inner, format: Format, opts: &ReadOptions) -> TraceReader {
-        TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default() }
+        TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default(), left: u64::MAX }
     }
 
     /// Reads a whole trace held in memory (decompressing it if it is gzip or zstd); a `bst`
@@ -333,11 +335,21 @@ impl TraceReader {
         }
     }
 
+    /// Ends the trace after its first `n` requests (0: reads them all).
+    pub fn limited(mut self, n: u64) -> Self {
+        self.left = if n == 0 { u64::MAX } else { n };
+        self
+    }
+
     /// The next request; `Ok(None)` at the end of the trace. With `skip_bad`, a malformed record
     /// (one the reader has consumed, reported at its line or byte) is counted and passed over;
     /// input that cannot be read at all still stops the reader.
     #[inline]
     pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
         loop {
             let next = match self.next_raw() {
                 Ok(Some(r)) if r.size > MAX_REQUEST_SIZE || (r.in_blocks && r.offset.checked_add(r.size).is_none()) => {
