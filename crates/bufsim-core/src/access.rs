@@ -91,6 +91,20 @@ impl Stats {
         self.prefetch_hits += (outcome == Demand::PrefetchHit && hit) as u64;
     }
 
+    /// Counts `n` demand accesses of one request, `hits` of them hits, none of a block read
+    /// ahead: [`Stats::record`] added once per request (the engine's plain path). Every
+    /// per-access counter is kept by these two.
+    #[inline]
+    pub(crate) fn record_request(&mut self, n: u64, hits: u64, write: bool) {
+        self.accesses += n;
+        self.hits += hits;
+        self.misses += n - hits;
+        if write {
+            self.write_accesses += n;
+            self.write_misses += n - hits;
+        }
+    }
+
     /// Counts one disk read request.
     #[inline]
     pub(crate) fn disk_read(&mut self, blocks: u64, sync: bool) {

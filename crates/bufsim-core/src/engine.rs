@@ -152,14 +152,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             }
             self.step.time += 1;
         }
-        let s = &mut self.stats;
-        s.accesses += n;
-        s.hits += hits;
-        s.misses += n - hits;
-        if write {
-            s.write_accesses += n;
-            s.write_misses += n - hits;
-        }
+        self.stats.record_request(n, hits, write);
     }
 
     /// Simulates requests held in memory, hinting each one [`LOOKAHEAD`] requests before it
