@@ -124,12 +124,12 @@ options! {
     Trace block_size: u64 = 4096, read bytes, sql "BIGINT";
     /// Drop write requests (by default reads and writes are both cache accesses).
     Trace reads_only: bool = false, read boolean, sql "BOOLEAN";
-    /// Simulate only the first this many requests of the trace (0: all of them).
-    Trace max_requests: u64 = 0, read uint, sql "BIGINT";
     /// Largest disk request the I/O clusterer forms (an integer counts blocks).
     Run cluster: String = "64KiB".into(), read size, sql "VARCHAR";
     /// Seed of every random choice: the same inputs and seed give identical results.
     Run seed: u64 = 42, read uint, sql "UBIGINT";
+    /// Simulate only the first this many requests of the trace (0: all of them).
+    Run max_requests: u64 = 0, read uint, sql "BIGINT";
     /// Simulate time (think time, synchronous and asynchronous I/O, device queues); unset, any
     /// timing or storage option but array and file_gap turns it on.
     Timing timing: Option<bool> = None, read opt_boolean, sql "BOOLEAN";
