@@ -11,7 +11,7 @@
 //! which moves it to T2 (and adapts p then, as the demand ghost hit would have). A prefetched
 //! block evicted unused leaves no ghost.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};

@@ -24,7 +24,7 @@
 //! and the count then. A prefetched block evicted unused enters no history.
 
 use super::experts::Coin;
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};

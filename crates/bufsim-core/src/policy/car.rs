@@ -12,7 +12,7 @@
 //! the directory hit is deferred to its first demand, which moves it to T2's tail and adapts p.
 //! A prefetched page evicted unused leaves no ghost.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};

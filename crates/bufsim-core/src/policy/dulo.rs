@@ -19,7 +19,7 @@
 //! section, and demoted pages are sequenced apart from newly fetched ones ("marking the demoted
 //! active pages and sequencing each type of page separately").
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::block_table::BlockTable;
 use crate::frames::FrameVec;

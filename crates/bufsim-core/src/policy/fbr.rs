@@ -13,7 +13,7 @@
 //! accessed yet"); its first demand access counts once wherever it is. The MQ paper's history
 //! (`history` > 0) remembers the counts of evicted blocks; an unused prefetch leaves none.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::shares::blocks_floor;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;

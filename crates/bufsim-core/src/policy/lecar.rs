@@ -19,7 +19,7 @@
 //! applies the regret then. A prefetched block evicted unused enters no history.
 
 use super::experts::{Coin, LIBCACHESIM_INITIAL_STATE};
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};

@@ -23,7 +23,7 @@
 //!   the file LRU, 1 below 1 GiB), or after refault activations; PG_referenced stays set, so one
 //!   more access re-activates a demoted page.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};

@@ -13,7 +13,7 @@
 //! Prefetching (prefetching paper §4): read-ahead adds pages to the inactive head without the
 //! bit, so the first demand access sets it (a first access) and the second activates the page.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::list::{Links, List};

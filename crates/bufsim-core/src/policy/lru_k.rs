@@ -16,7 +16,7 @@
 //! for `history` blocks; a prefetched block evicted unused leaves none.
 
 use super::heap_victim::min_unpinned;
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::shares::blocks_floor;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;

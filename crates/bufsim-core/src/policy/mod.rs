@@ -36,6 +36,7 @@ mod lru;
 mod mq;
 mod mru;
 mod opt;
+mod queue;
 mod random;
 #[cfg(test)]
 mod steps;

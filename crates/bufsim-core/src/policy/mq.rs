@@ -13,7 +13,7 @@
 //! 5 without the eviction: count = remembered count + 1, or 1); evicted unused, it leaves no
 //! Qout entry.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};

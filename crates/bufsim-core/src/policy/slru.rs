@@ -3,7 +3,7 @@
 //! segment up, each overflowing segment demotes its LRU block one segment down; the cache evicts from the
 //! lowest. `variant=libcachesim` inserts into the lowest segment with room while the cache fills, as SLRU.c does.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::list::{Links, List};

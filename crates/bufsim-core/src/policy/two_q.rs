@@ -15,7 +15,7 @@
 //! leaves it there as a first access; evicted from A1in before any demand it is discarded, not
 //! put in A1out; a prefetched block found in A1out is promoted into Am as if demanded.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::shares::{blocks_floor, blocks_floor_within};
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;

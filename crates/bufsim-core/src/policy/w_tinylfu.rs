@@ -10,7 +10,7 @@
 //! victim (the candidate) moves to probation, or is evicted, then: the frequency comparison of
 //! §4 happens at that point, with the newcomer not yet in the window.
 
-use super::lru::back_unpinned;
+use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
 use crate::list::{Links, List};

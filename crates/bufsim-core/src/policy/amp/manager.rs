@@ -11,8 +11,8 @@ use rustc_hash::FxHashMap;
 
 use super::detect::{ContextReport, Detector, Pattern};
 use crate::list::{Links, List};
-use crate::policy::lru::{back_unpinned, front_unpinned};
 use crate::policy::partition::{PartitionMap, Steal, Timeline, MAX_PARTITIONS};
+use crate::policy::queue::{back_unpinned, front_unpinned};
 use crate::policy::{Access, Frame, Origin, Pins, Policy, Removal};
 use crate::rng::Rng;
 
