@@ -113,26 +113,7 @@ def prefetch_figures(quick: bool = False) -> list[dict]:
         names = {spec: name for name, spec in POLICIES}
         for r in results:
             fraction = fractions[sizes.index(r.cache_blocks)]
-            rows.append(
-                {
-                    "app": app,
-                    "fraction": fraction,
-                    "cache_blocks": r.cache_blocks,
-                    "policy": names.get(r.policy, r.policy),
-                    "prefetch": r.prefetch,
-                    "hit_ratio": round(r.hit_ratio, 4),
-                    "disk_requests": r.disk_requests,
-                    "sync_requests": r.sync_requests,
-                    "sync_size": round(r.sync_blocks / r.sync_requests, 2) if r.sync_requests else 0.0,
-                    "sync_ms": round(r.sync_time_ms or 0.0, 2),
-                    "async_requests": r.async_requests,
-                    "async_size": round(r.async_blocks / r.async_requests, 2) if r.async_requests else 0.0,
-                    "async_ms": round(r.async_time_ms or 0.0, 2),
-                    "ms_per_request": round(_per_request_ms(r), 2),
-                    "blocks_read": r.blocks_read,
-                    "exec_time_s": round(r.exec_time_s, 2),
-                }
-            )
+            rows.append(_row(app, fraction, names.get(r.policy, r.policy), r))
     if not quick:
         rows += _lirs_hir_rows(manifest)
     return rows
@@ -146,29 +127,30 @@ def _lirs_hir_rows(manifest: dict[str, dict]) -> list[dict]:
     entry = manifest["cscope"]
     ws = int(entry.get("working_set_blocks") or entry["footprint_blocks"])
     b = int(ws * KEY)
-    rows = []
-    for r in run(_trace(entry), ["lirs"], [f"{b}blocks"], Options(**OPTIONS), prefetches=["none", READ_AHEAD]):
-        rows.append(
-            {
-                "app": "cscope",
-                "fraction": KEY,
-                "cache_blocks": r.cache_blocks,
-                "policy": "LIRS (1% HIR)",
-                "prefetch": r.prefetch,
-                "hit_ratio": round(r.hit_ratio, 4),
-                "disk_requests": r.disk_requests,
-                "sync_requests": r.sync_requests,
-                "sync_size": round(r.sync_blocks / r.sync_requests, 2) if r.sync_requests else 0.0,
-                "sync_ms": round(r.sync_time_ms or 0.0, 2),
-                "async_requests": r.async_requests,
-                "async_size": round(r.async_blocks / r.async_requests, 2) if r.async_requests else 0.0,
-                "async_ms": round(r.async_time_ms or 0.0, 2),
-                "ms_per_request": round(_per_request_ms(r), 2),
-                "blocks_read": r.blocks_read,
-                "exec_time_s": round(r.exec_time_s, 2),
-            }
-        )
-    return rows
+    results = run(_trace(entry), ["lirs"], [f"{b}blocks"], Options(**OPTIONS), prefetches=["none", READ_AHEAD])
+    return [_row("cscope", KEY, "LIRS (1% HIR)", r) for r in results]
+
+
+def _row(app: str, fraction: float, policy: str, r) -> dict:
+    """One row of the tables: Figures 5-13's three metrics and Tables 6-7's request columns."""
+    return {
+        "app": app,
+        "fraction": fraction,
+        "cache_blocks": r.cache_blocks,
+        "policy": policy,
+        "prefetch": r.prefetch,
+        "hit_ratio": round(r.hit_ratio, 4),
+        "disk_requests": r.disk_requests,
+        "sync_requests": r.sync_requests,
+        "sync_size": round(r.sync_blocks / r.sync_requests, 2) if r.sync_requests else 0.0,
+        "sync_ms": round(r.sync_time_ms or 0.0, 2),
+        "async_requests": r.async_requests,
+        "async_size": round(r.async_blocks / r.async_requests, 2) if r.async_requests else 0.0,
+        "async_ms": round(r.async_time_ms or 0.0, 2),
+        "ms_per_request": round(_per_request_ms(r), 2),
+        "blocks_read": r.blocks_read,
+        "exec_time_s": round(r.exec_time_s, 2),
+    }
 
 
 # ------------------------------------------------------------------------------------------
