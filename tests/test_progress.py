@@ -16,7 +16,7 @@ import termios
 import pytest
 
 import bufsim
-from conftest import bufsim_cli
+from conftest import block_trace, bufsim_cli
 
 # A tqdm bar: percentage, bar, done/total, then [elapsed<time left.
 BAR = re.compile(r"\d+%\|[^|]*\| *[\d.]+[kMG]?i?B?/[\d.]+[kMG]?i?B? \[\d\d:\d\d<\d\d:\d\d")
@@ -64,11 +64,14 @@ RUN = ["-p", "lru", "-p", "arc", "-c", "1024blocks", "-c", "4096blocks"]
         ["mrc", "{trace}"],
         ["analyze", "{trace}", "--no-working-set"],
         ["convert", "{trace}", "-o", "{tmp}/t.bst"],
+        ["heatmap", "{small}", "-p", "lru", "-c", "64blocks", "--windows", "4", "-o", "{tmp}/h.png"],
     ],
-    ids=["run", "mrc", "analyze", "convert"],
+    ids=["run", "mrc", "analyze", "convert", "heatmap"],
 )
 def test_a_bar_with_the_time_left_on_a_terminal_and_none_off_it(command, cloudphysics, tmp_path):
-    args = [a.format(trace=cloudphysics, tmp=tmp_path) for a in command]
+    # The heatmap costs about windows/2 runs and matplotlib: a small trace keeps it short.
+    small = block_trace(tmp_path / "small.csv", [i % 300 for i in range(20000)])
+    args = [a.format(trace=cloudphysics, tmp=tmp_path, small=small) for a in command]
     code, out, term = on_a_terminal(*args)
     assert code == 0, term
     assert BAR.search(term), term

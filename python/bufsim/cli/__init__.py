@@ -83,7 +83,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 # The commands that can run longer than a couple of seconds: they show progress (bufsim.progress).
-PROGRESS_COMMANDS = ("run", "convert", "sweep", "collect", "analyze", "mrc", "report", "reproduce")
+PROGRESS_COMMANDS = ("run", "convert", "sweep", "collect", "analyze", "mrc", "heatmap", "report", "reproduce")
 
 # One example per command, shown at the end of its --help (a test checks every command has one).
 EXAMPLES = {

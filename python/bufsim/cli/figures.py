@@ -46,7 +46,7 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
         windows=args.windows,
         format=args.format,
         seed=args.seed,
-        progress=None,
+        progress=args.progress,
     )
     if args.csv:
         df.to_csv(args.csv, index=False)
