@@ -78,3 +78,20 @@ def test_policies_lists_parameters_and_papers():
     for n in ["lru", "fifo", "clock", "mru", "random", "lfu", "opt"]:
         assert n in names and names[n]["paper"]
     assert ("aging", "none") == names["lfu"]["params"][0][:2]
+
+
+def test_a_result_is_a_read_only_value(cloudphysics):
+    import copy
+    import pickle
+
+    r = bufsim.simulate(cloudphysics, "lru", "1024blocks")
+    assert pickle.loads(pickle.dumps(r)) == r
+    assert copy.deepcopy(r) == r
+    assert list(r.to_dict()) == [f["name"] for f in bufsim.RESULT_FIELDS]
+    assert bufsim.Result(**r.to_dict()) == r
+    assert r != bufsim.Result(**{**r.to_dict(), "misses": r.misses + 1})
+    with pytest.raises(AttributeError):
+        r.misses = 0
+    with pytest.raises(TypeError):
+        bufsim.Result(no_such_field=1)
+    assert repr(r).startswith("Result(policy='lru'")

@@ -80,3 +80,25 @@ def test_no_module_imports_itself_back():
     ]
     cycle = find_cycle({m: d for m, d in edges.items() if m != "bufsim"})
     assert cycle is None, " -> ".join(cycle)
+
+
+def test_bufsim_run_loads_no_module_it_does_not_need(tmp_path):
+    """Start-up: `bufsim run` on a one-request trace must not load typing, dataclasses (and the
+    inspect module it pulls in), shutil or threading; together they were half of its
+    instructions. A deterministic guard, where a start-up time would depend on the machine."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "one.csv"
+    trace.write_text("op,file,offset,size\nR,a,0,4096\n")
+    probe = (
+        "import sys, io, contextlib\n"
+        "from bufsim.cli import main\n"
+        f"sys.argv = ['bufsim', 'run', {str(trace)!r}, '-p', 'lru', '-c', '16blocks']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main() == 0\n"
+        "print(' '.join(m for m in ('typing', 'dataclasses', 'inspect', 'shutil', 'threading') if m in sys.modules))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "", f"bufsim run loaded {p.stdout.strip()}"

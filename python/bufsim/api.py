@@ -6,22 +6,24 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.options import Options, PathLike, SizeLike, block_size_bytes, size_text
+from bufsim.options import Options, block_size_bytes, size_text
 from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result, result_of
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Mapping, Optional, Sequence
+
     import pandas
+
+    from bufsim.options import PathLike, SizeLike
 
 __all__ = [
     "Options",
-    "PathLike",
     "Result",
     "RESULT_FIELDS",
-    "SizeLike",
     "TIMING_FIELDS",
     "block_size_bytes",
     "devices",
@@ -72,7 +74,7 @@ def run(
     else:
         rows = track(_core.run, os.fspath(trace), policies, caches, prefetches, opts.to_json(), show=progress)
     results = [result_of(r) for r in rows]
-    if results:
+    if results and results[0].skipped:
         from bufsim.formats import warn_skipped
 
         warn_skipped(trace, results[0].skipped)

@@ -12,9 +12,12 @@ import importlib
 import os
 import re
 import sys
-from typing import Any, Callable
 
 from bufsim._core import SpecError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 EXIT_USAGE = 2
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import PathLike, SizeLike, block_size_bytes, run, size_text
+from bufsim.api import block_size_bytes, run, size_text
+from bufsim.options import PathLike, SizeLike
 
 if TYPE_CHECKING:
     import pandas

@@ -5,41 +5,68 @@ shared second-level cache sees (the Table 3 breakdown, with ``first_level=``, is
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.options import Options, PathLike, SizeLike
+from bufsim.options import Options
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Mapping
+
     import pandas
+
+    from bufsim.options import PathLike, SizeLike
 
 CLIENT_COLUMNS = ("all", "pid", "device")
 
 
-@dataclass(frozen=True)
 class FirstLevel:
     """The first level of a hierarchy: one cache per client, all alike unless ``clients`` names
     one (``{3: ("lru", "16MiB")}``). ``client`` says which trace column tells clients apart:
     ``all`` (one client), ``pid`` or ``device``. With ``write_back`` writes stay in the client
     cache and reach the second level when a dirty block is evicted; otherwise every first-level
-    miss, read or write, goes down as itself. A size of 0 passes everything down."""
+    miss, read or write, goes down as itself. A size of 0 passes everything down. Read-only;
+    two first levels with the same fields are equal."""
 
-    policy: str = "lru"
-    cache: SizeLike = "8MiB"
-    client: str = "all"
-    write_back: bool = False
-    clients: Mapping[int, tuple[str, SizeLike]] = field(default_factory=dict)
+    __slots__ = ("policy", "cache", "client", "write_back", "clients")
+    #: Each field's default, in order (the command line's defaults too).
+    DEFAULTS = {"policy": "lru", "cache": "8MiB", "client": "all", "write_back": False, "clients": None}
 
-    def __post_init__(self) -> None:
-        if self.client not in CLIENT_COLUMNS:
-            raise SpecError(f"unknown client column `{self.client}`; use one of {', '.join(CLIENT_COLUMNS)}")
-        for k, v in self.clients.items():
+    def __init__(
+        self,
+        policy: str = "lru",
+        cache: SizeLike = "8MiB",
+        client: str = "all",
+        write_back: bool = False,
+        clients: Mapping[int, tuple[str, SizeLike]] | None = None,
+    ):
+        clients = {} if clients is None else clients
+        if client not in CLIENT_COLUMNS:
+            raise SpecError(f"unknown client column `{client}`; use one of {', '.join(CLIENT_COLUMNS)}")
+        for k, v in clients.items():
             if isinstance(k, bool) or not isinstance(k, int) or k < 0:
                 raise SpecError(f"client ids are non-negative integers, not {k!r}")
             if not (isinstance(v, (tuple, list)) and len(v) == 2):
                 raise SpecError(f"client {k}: give (policy, size), not {v!r}")
+        for name, value in zip(self.__slots__, (policy, cache, client, write_back, clients)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a FirstLevel is read-only: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FirstLevel({', '.join(f'{s}={getattr(self, s)!r}' for s in self.__slots__)})"
+
+    def __reduce__(self):
+        return (FirstLevel, tuple(getattr(self, s) for s in self.__slots__))
 
     def to_mapping(self) -> dict[str, Any]:
         """The first level as the core's ``first_level`` option reads it (a TOML table's shape)."""
@@ -73,11 +100,12 @@ class FirstLevel:
             if not str(k).isdigit():
                 raise SpecError(f"{where}.clients: client ids are integers, not {k!r}")
             clients[int(k)] = tuple(v)
+        d = cls.DEFAULTS
         return cls(
-            policy=data.get("policy", "lru"),
-            cache=data.get("cache", "8MiB"),
-            client=data.get("client", "all"),
-            write_back=bool(data.get("write_back", False)),
+            policy=data.get("policy", d["policy"]),
+            cache=data.get("cache", d["cache"]),
+            client=data.get("client", d["client"]),
+            write_back=bool(data.get("write_back", d["write_back"])),
             clients=clients,
         )
 

@@ -9,28 +9,55 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping
 
 from bufsim import _core
 from bufsim._core import SpecError
 
-PathLike = Union[str, "os.PathLike[str]"]
-SizeLike = Union[int, str]
-"""A size: an ``int`` is a number of blocks; a string carries its unit (``"64MiB"``, ``"2000blocks"``)."""
+# typing is not imported at run time: it is a measurable share of `bufsim run`'s start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Optional, Sequence, Union
+
+    PathLike = Union[str, "os.PathLike[str]"]
+    SizeLike = Union[int, str]
 
 
-@dataclass(frozen=True)
+def __getattr__(name: str) -> Any:
+    """``PathLike`` (a path as ``str`` or ``os.PathLike``) and ``SizeLike`` (a size: an ``int``
+    is a number of blocks; a string carries its unit, ``"64MiB"``, ``"2000blocks"``), the type
+    aliases of the API's signatures, built on first use."""
+    if name not in ("PathLike", "SizeLike"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Union
+
+    aliases = {"PathLike": Union[str, "os.PathLike[str]"], "SizeLike": Union[int, str]}
+    globals().update(aliases)
+    return aliases[name]
+
+
 class OptionField:
-    """One row of the core's option table."""
+    """One row of the core's option table (read-only)."""
 
-    name: str
-    section: str
-    default: Any
-    implied: Optional[str]
-    sql: str
-    many: bool
-    doc: str
+    __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc")
+
+    def __init__(self, name: str, section: str, default: Any, implied: Optional[str], sql: str, many: bool, doc: str):
+        for slot, value in zip(self.__slots__, (name, section, default, implied, sql, many, doc)):
+            object.__setattr__(self, slot, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"an OptionField is read-only: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"OptionField({', '.join(f'{s}={getattr(self, s)!r}' for s in self.__slots__)})"
 
     @property
     def shown_default(self) -> str:
@@ -66,7 +93,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class Options(Mapping[str, Any]):
+class Options(Mapping):
     """The options of a run: only those set (``None`` means unset). Names and meanings are the
     core's (:data:`OPTION_FIELDS`, ``bufsim options``); an unknown name is a ``SpecError``."""
 

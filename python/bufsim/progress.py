@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-from typing import IO, Any, Callable, Iterable, Optional, TypeVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, Callable, Iterable, Optional, TypeVar
+
+    T = TypeVar("T")
 
 ENV = "BUFSIM_PROGRESS"
-T = TypeVar("T")
 
 
 def wanted(show: Optional[bool] = None, file: Optional[IO[str]] = None) -> bool:
@@ -70,6 +73,8 @@ def track(call: Callable[..., T], *args: Any, show: Optional[bool] = None, desc:
     show, the call runs as it is."""
     if not wanted(show):
         return call(*args, **kwargs)
+    import threading
+
     from bufsim import _core
 
     counters = _core.Progress()

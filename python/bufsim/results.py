@@ -6,10 +6,11 @@ A low-level module: it imports nothing of bufsim but the core."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, field, make_dataclass
-from typing import Any, Mapping, Optional
-
 from bufsim import _core
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 RESULT_FIELDS: list[dict[str, Any]] = _core.result_fields()
 """The core's result table: name, kind, sql, unit, timed, doc of every field of a result."""
@@ -17,11 +18,56 @@ RESULT_FIELDS: list[dict[str, Any]] = _core.result_fields()
 TIMING_FIELDS = [f["name"] for f in RESULT_FIELDS if f["timed"]]
 """Fields that only timed runs fill."""
 
-_PY_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "histogram": dict, "json": Any}
+_NAMES = tuple(f["name"] for f in RESULT_FIELDS)
 
 
-class _ResultMethods:
-    """What a result knows beyond its fields."""
+class Result:
+    """Counters of one (policy, read-ahead, cache size) run over a trace; with timing, also its
+    execution time and I/O timing (``None`` in count mode). Fields, units and meanings are the
+    core's result table, ``bufsim.RESULT_FIELDS``; see docs/timing.md. A result is read-only and
+    compares equal to another with the same fields.
+
+    A plain class generated from the table rather than a dataclass: the dataclass machinery
+    (and the ``inspect`` module it loads) was a third of ``bufsim run``'s start-up."""
+
+    __slots__ = _NAMES
+
+    def __init__(self, *values: Any, **named: Any):
+        if len(values) > len(_NAMES):
+            raise TypeError(f"Result takes at most {len(_NAMES)} fields, {len(values)} given")
+        given = dict(zip(_NAMES, values))
+        for name, value in named.items():
+            if name not in self.__slots__:
+                raise TypeError(f"Result has no field {name!r}")
+            if name in given:
+                raise TypeError(f"Result got field {name!r} twice")
+            given[name] = value
+        for name in _NAMES:
+            object.__setattr__(self, name, given.get(name))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Result is read-only: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Result is read-only: cannot delete {name!r}")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n in _NAMES)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    # Fields hold dicts (histograms): a result is no dictionary key, as the frozen dataclass
+    # it replaces was not either in practice.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Result({', '.join(f'{n}={getattr(self, n)!r}' for n in _NAMES)})"
+
+    def __reduce__(self):
+        return (_rebuilt, (self.to_dict(),))
 
     @property
     def timed(self) -> bool:
@@ -39,7 +85,8 @@ class _ResultMethods:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        """Every field by name, in the core's order (histograms copied)."""
+        return {n: (dict(v) if isinstance(v, dict) else v) for n, v in zip(_NAMES, self._values())}
 
     def _repr_html_(self) -> str:
         """A table in Jupyter (docs/study.ipynb)."""
@@ -48,18 +95,8 @@ class _ResultMethods:
         return result_html(self)
 
 
-Result = make_dataclass(
-    "Result",
-    [(f["name"], Optional[_PY_TYPES.get(f.get("kind"), Any)], field(default=None, metadata=f)) for f in RESULT_FIELDS],
-    bases=(_ResultMethods,),
-    frozen=True,
-)
-Result.__module__ = __name__
-Result.__doc__ = (
-    "Counters of one (policy, read-ahead, cache size) run over a trace; with timing, also its "
-    "execution time and I/O timing (``None`` in count mode). Fields, units and meanings are the "
-    "core's result table, ``bufsim.RESULT_FIELDS``; see docs/timing.md."
-)
+def _rebuilt(fields: dict[str, Any]) -> Result:
+    return Result(**fields)
 
 
 def result_of(row: Mapping[str, Any]) -> Any:

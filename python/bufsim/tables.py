@@ -3,7 +3,9 @@ imports nothing of bufsim."""
 
 from __future__ import annotations
 
-from typing import Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
 
 
 def human_bytes(n: int) -> str:

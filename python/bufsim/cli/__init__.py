@@ -22,10 +22,32 @@ __all__ = ["build_parser", "main", "EXIT_USAGE"]
 class _HelpFormatter(argparse.HelpFormatter):
     """Wraps help text between words only: names such as `block-csv` stay whole."""
 
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        # argparse builds a formatter for every option it adds; left to itself it would import
+        # shutil (and bz2, lzma) at start-up for the terminal's width.
+        if width is None:
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
     def _split_lines(self, text: str, width: int) -> list[str]:
         import textwrap
 
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def _terminal_columns() -> int:
+    """The width help is wrapped to: ``COLUMNS`` when set, else the terminal's, else 80 (what
+    ``shutil.get_terminal_size`` would say)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+        if columns > 0:
+            return columns
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 class _Parser(argparse.ArgumentParser):

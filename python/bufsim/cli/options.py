@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.errors import u64
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
 
 EXIT_USAGE = 2
 
@@ -98,7 +101,7 @@ def options_of(args: argparse.Namespace):
 def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) -> None:
     from bufsim.hierarchy import CLIENT_COLUMNS, FirstLevel
 
-    default = {name: f.default for name, f in FirstLevel.__dataclass_fields__.items()}
+    default = FirstLevel.DEFAULTS
     g = p.add_argument_group(
         "hierarchy (MQ paper)",
         "simulate the second level: the trace first goes through "
