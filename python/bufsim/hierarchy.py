@@ -8,6 +8,7 @@ import os
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.frozen import Frozen
 from bufsim.options import Options
 
 TYPE_CHECKING = False
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 CLIENT_COLUMNS = ("all", "pid", "device")
 
 
-class FirstLevel:
+class FirstLevel(Frozen):
     """The first level of a hierarchy: one cache per client, all alike unless ``clients`` names
     one (``{3: ("lru", "16MiB")}``). ``client`` says which trace column tells clients apart:
     ``all`` (one client), ``pid`` or ``device``. With ``write_back`` writes stay in the client
@@ -49,24 +50,7 @@ class FirstLevel:
                 raise SpecError(f"client ids are non-negative integers, not {k!r}")
             if not (isinstance(v, (tuple, list)) and len(v) == 2):
                 raise SpecError(f"client {k}: give (policy, size), not {v!r}")
-        for name, value in zip(self.__slots__, (policy, cache, client, write_back, clients)):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"a FirstLevel is read-only: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"FirstLevel({', '.join(f'{s}={getattr(self, s)!r}' for s in self.__slots__)})"
-
-    def __reduce__(self):
-        return (FirstLevel, tuple(getattr(self, s) for s in self.__slots__))
+        self._fill((policy, cache, client, write_back, clients))
 
     def to_mapping(self) -> dict[str, Any]:
         """The first level as the core's ``first_level`` option reads it (a TOML table's shape)."""

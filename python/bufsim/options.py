@@ -3,7 +3,7 @@ names, sections, defaults and documentation, read once from the core. Python wri
 default: an :class:`Options` holds only what the caller set, the core fills in the rest,
 validates, and settles the rules between options (any timing option turns timed mode on).
 
-A low-level module: it imports nothing of bufsim but the core."""
+A low-level module: it imports nothing of bufsim but the core and `bufsim.frozen`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.frozen import Frozen
 
 # typing is not imported at run time: it is a measurable share of `bufsim run`'s start-up.
 TYPE_CHECKING = False
@@ -36,28 +37,13 @@ def __getattr__(name: str) -> Any:
     return aliases[name]
 
 
-class OptionField:
+class OptionField(Frozen):
     """One row of the core's option table (read-only)."""
 
     __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc")
 
     def __init__(self, name: str, section: str, default: Any, implied: Optional[str], sql: str, many: bool, doc: str):
-        for slot, value in zip(self.__slots__, (name, section, default, implied, sql, many, doc)):
-            object.__setattr__(self, slot, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"an OptionField is read-only: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __repr__(self) -> str:
-        return f"OptionField({', '.join(f'{s}={getattr(self, s)!r}' for s in self.__slots__)})"
+        self._fill((name, section, default, implied, sql, many, doc))
 
     @property
     def shown_default(self) -> str:

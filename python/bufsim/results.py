@@ -2,11 +2,12 @@
 read once from the core and :class:`Result` is generated from it, so a field added to the core
 reaches Python, sweep DataFrames and results databases without another edit.
 
-A low-level module: it imports nothing of bufsim but the core."""
+A low-level module: it imports nothing of bufsim but the core and `bufsim.frozen`."""
 
 from __future__ import annotations
 
 from bufsim import _core
+from bufsim.frozen import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,14 +22,11 @@ TIMING_FIELDS = [f["name"] for f in RESULT_FIELDS if f["timed"]]
 _NAMES = tuple(f["name"] for f in RESULT_FIELDS)
 
 
-class Result:
+class Result(Frozen):
     """Counters of one (policy, read-ahead, cache size) run over a trace; with timing, also its
     execution time and I/O timing (``None`` in count mode). Fields, units and meanings are the
     core's result table, ``bufsim.RESULT_FIELDS``; see docs/timing.md. A result is read-only and
-    compares equal to another with the same fields.
-
-    A plain class generated from the table rather than a dataclass: the dataclass machinery
-    (and the ``inspect`` module it loads) was a third of ``bufsim run``'s start-up."""
+    equal to another with the same fields."""
 
     __slots__ = _NAMES
 
@@ -37,37 +35,12 @@ class Result:
             raise TypeError(f"Result takes at most {len(_NAMES)} fields, {len(values)} given")
         given = dict(zip(_NAMES, values))
         for name, value in named.items():
-            if name not in self.__slots__:
+            if name not in _NAMES:
                 raise TypeError(f"Result has no field {name!r}")
             if name in given:
                 raise TypeError(f"Result got field {name!r} twice")
             given[name] = value
-        for name in _NAMES:
-            object.__setattr__(self, name, given.get(name))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"a Result is read-only: cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"a Result is read-only: cannot delete {name!r}")
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, n) for n in _NAMES)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    # Fields hold dicts (histograms): a result is no dictionary key, as the frozen dataclass
-    # it replaces was not either in practice.
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Result({', '.join(f'{n}={getattr(self, n)!r}' for n in _NAMES)})"
-
-    def __reduce__(self):
-        return (_rebuilt, (self.to_dict(),))
+        self._fill([given.get(n) for n in _NAMES])
 
     @property
     def timed(self) -> bool:
@@ -93,10 +66,6 @@ class Result:
         from bufsim.display import result_html
 
         return result_html(self)
-
-
-def _rebuilt(fields: dict[str, Any]) -> Result:
-    return Result(**fields)
 
 
 def result_of(row: Mapping[str, Any]) -> Any:
