@@ -121,7 +121,7 @@ def test_amp_figures_quick_findings():
 
 
 def test_mq_tables_quick_findings():
-    """MQ §3 and §5 on three second-level streams: 17 stated findings each, 25 of 51 agreeing in
+    """MQ §3 and §5 on three second-level streams: 16 stated findings each, 22 of 48 agreeing in
     the quick run (docs/reproductions.md explains every one that differs)."""
     from bufsim.reproduce import REPRODUCTIONS
 
@@ -129,9 +129,9 @@ def test_mq_tables_quick_findings():
     rows = r(quick=True)
     findings = r.findings(rows)
     streams = ["pgbench", "tpch", "oltp"]
-    assert [f.finding.split(",")[0] for f in findings] == [s for s in streams for _ in range(17)]
-    assert sum(f.agrees for f in findings) == 25, [f for f in findings if not f.agrees]
-    holds = ("OPT has the highest", "peak lies beyond", "2Q performs worse than MQ", "fewer misses above")
+    assert [f.finding.split(",")[0] for f in findings] == [s for s in streams for _ in range(16)]
+    assert sum(f.agrees for f in findings) == 22, [f for f in findings if not f.agrees]
+    holds = ("peak lies beyond", "2Q performs worse than MQ", "fewer misses above")
     for f in findings:
         if any(h in f.finding for h in holds):
             assert f.agrees, f
@@ -142,6 +142,9 @@ def test_mq_tables_quick_findings():
     tops = [row["access_share"] for row in rows if row["table"] == "figure 4, top 10% of blocks"]
     assert len(tops) == 3 and all(0.1 < t < 1 for t in tops), tops
     t2 = [row for row in rows if row["table"] == "2"]
+    # OPT is a guard, not a finding: no on-line policy may beat it.
+    online = ("MQ", "2Q", "FBR", "LRFU", "LRU-2", "LRU", "LFU", "MRU")
+    assert all(row["OPT"] >= max(row[c] for c in online) for row in t2)
     assert all(row["FBR spec"].startswith("fbr(") and "history=4x" in row["LRFU spec"] for row in t2)
     assert {row["x_first_level"] for row in t2} == {1, 2, 4}
     t3 = [row for row in rows if row["table"] == "3"]

@@ -393,18 +393,11 @@ def mq_tables_findings(rows: list[dict]) -> list[Finding]:
         mean = {c: sum(r[c] for r in t2) / n for c in ONLINE}
         ranking = sorted(ONLINE, key=lambda c: -mean[c])
         means = ", ".join(f"{c} {mean[c]:.1f}" for c in ranking)
-        opt_top = sum(r["OPT"] >= max(r[c] for c in ONLINE) for r in t2)
         mq_lru = sum(r["MQ"] > r["LRU"] for r in t2)
         over_lru = [c for c in ("FBR", "LRFU", "LRU-2") if mean[c] > mean["LRU"]]
-        under_mq = [c for c in ("FBR", "LRFU", "LRU-2") if mean[c] < mean["MQ"]]
+        under_mq = [c for c in ("FBR", "LRFU", "LRU-2") if all(r[c] < r["MQ"] for r in t2)]
         small = t2[0]
         findings += [
-            Finding(
-                f"{stream}, Table 2: OPT has the highest hit ratio at every size (§5.1: the lower bound of misses)",
-                "every row",
-                f"{opt_top} of {n} sizes",
-                opt_top == n,
-            ),
             Finding(
                 f"{stream}, Table 2: MQ performs better than the other on-line algorithms (§5.2; mean over sizes)",
                 "MQ first",
@@ -413,7 +406,7 @@ def mq_tables_findings(rows: list[dict]) -> list[Finding]:
             ),
             Finding(
                 f"{stream}, Table 2: MQ is substantially better than LRU (§5.2; every size)",
-                "MQ above LRU in every row",
+                "every row (Oracle-128M, 512 MB: 47.5 vs 30.9)",
                 f"{mq_lru} of {n} sizes",
                 mq_lru == n,
             ),
@@ -430,8 +423,8 @@ def mq_tables_findings(rows: list[dict]) -> list[Finding]:
                 len(over_lru) == 3,
             ),
             Finding(
-                f"{stream}, Table 2: FBR, LFRU and LRU-2 perform worse than MQ (§5.2; mean)",
-                "all three",
+                f"{stream}, Table 2: FBR, LFRU and LRU-2 are always worse than MQ (§5.2; every size)",
+                "all three, always",
                 ", ".join(under_mq) or "none",
                 len(under_mq) == 3,
             ),
@@ -449,7 +442,7 @@ def mq_tables_findings(rows: list[dict]) -> list[Finding]:
             ),
             Finding(
                 f"{stream}, Table 2: when the cache is small 2Q performs worse than MQ (§5.2; smallest size)",
-                "MQ above 2Q (e.g. 10.0 vs 7.5 at 16 MB, Oracle-16M)",
+                "MQ above 2Q (Oracle-16M, 64 MB: gap 6.7)",
                 f"MQ {small['MQ']}, 2Q {small['2Q']} at {small['blocks']} blocks",
                 small["MQ"] > small["2Q"],
             ),
@@ -474,8 +467,8 @@ def mq_tables_findings(rows: list[dict]) -> list[Finding]:
                 ),
                 Finding(
                     f"{stream}, Table 3: 2Q, FBR, LFRU and LRU-2 have fewer misses above the cache size than LRU (§5.3)",
-                    "15-25% fewer each",
-                    ", ".join(f"{c} {v:.0%}" for c, v in cut.items()) + " fewer",
+                    "fewer: by 15-25%",
+                    ", ".join(f"{c} {v:.1%}" for c, v in cut.items()) + " fewer",
                     all(v > 0 for v in cut.values()),
                 ),
                 Finding(
