@@ -8,10 +8,13 @@
 //! queue; it leaves its id and count in Qout, a FIFO history. A block not accessed for
 //! lifeTime accesses falls one queue (Adjust, once per access).
 //!
-//! Prefetching (prefetching paper §4): a prefetched block enters Q0 at the MRU end with count 0
-//! and does not touch Qout; its first demand access counts as a first access (a miss of Figure
-//! 5 without the eviction: count = remembered count + 1, or 1); evicted unused, it leaves no
-//! Qout entry.
+//! Prefetching (prefetching paper §4): a prefetch is not an access. By default a prefetched block
+//! enters Q0 at the MRU end with count 0 and does not touch Qout; its first demand access counts
+//! as a first access (a miss of Figure 5 without the eviction: count = remembered count + 1, or
+//! 1). With `prefetch=history` (AccuSim's `MQref`, prefetching paper §4: "not incrementing the
+//! reference counter when a block is prefetched") a prefetched block found in Qout takes its
+//! remembered count, not incremented, and enters that count's queue. Either way a prefetched
+//! block evicted unused leaves no Qout entry.
 
 use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
@@ -63,6 +66,8 @@ pub struct Mq {
     /// Adaptive lifetime: histogram of temporal distances (power-of-two bins) and the epoch.
     distances: Box<[u64; BINS]>,
     epoch: u64,
+    /// `prefetch=history`: a prefetched block takes its remembered count from Qout.
+    prefetch_history: bool,
 }
 
 /// An MQ cache as block keys: queues Q0.. from MRU to LRU, Qout newest first.
@@ -94,7 +99,15 @@ impl Mq {
             lifetime,
             distances: Box::new([0; BINS]),
             epoch: (capacity as u64).max(1),
+            prefetch_history: false,
         }
+    }
+
+    /// `prefetch=history`: a prefetched block found in Qout enters the queue of its remembered
+    /// count (not incremented) instead of Q0 with count 0.
+    pub fn with_prefetch_history(mut self, on: bool) -> Self {
+        self.prefetch_history = on;
+        self
     }
 
     /// The lifeTime in force.
@@ -197,11 +210,13 @@ impl Mq {
     }
 
     /// A demand access of a block that was not resident as a demanded block: Figure 5's miss
-    /// path after EvictBlock (count = Qout's value + 1, or 1).
+    /// path after EvictBlock (count = Qout's value + 1, or 1). `known` is what the block holds
+    /// already: nothing for a miss; for a prefetched block, the count and last access it was
+    /// given when prefetched.
     #[inline]
-    fn first_access(&mut self, frame: Frame, a: &Access) {
+    fn first_access(&mut self, frame: Frame, a: &Access, known: (u64, u64)) {
         let f = frame as usize;
-        let (count, prev) = self.take_history(a.key).unwrap_or((0, UNKNOWN));
+        let (count, prev) = self.take_history(a.key).unwrap_or(known);
         self.observe(prev, a.time);
         self.meta[f].count = count.saturating_add(1);
         self.meta[f].last = a.time;
@@ -214,12 +229,15 @@ impl Policy for Mq {
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         self.keys[frame as usize] = a.key;
         match origin {
-            Origin::Demand => self.first_access(frame, a),
+            Origin::Demand => self.first_access(frame, a, (0, UNKNOWN)),
             Origin::Prefetch => {
-                // No history: count 0, Q0's MRU end; not an access, so no Adjust.
+                // Count 0 in Q0, or with `prefetch=history` the count Qout remembers, not
+                // incremented; not an access, so no Adjust.
+                let remembered = if self.prefetch_history { self.take_history(a.key) } else { None };
+                let (count, last) = remembered.unwrap_or((0, UNKNOWN));
                 let f = frame as usize;
-                self.meta[f].count = 0;
-                self.meta[f].last = UNKNOWN;
+                self.meta[f].count = count;
+                self.meta[f].last = last;
                 self.enqueue(frame, a.time);
             }
         }
@@ -238,7 +256,8 @@ impl Policy for Mq {
 
     fn first_demand(&mut self, frame: Frame, a: &Access) {
         self.dequeue(frame);
-        self.first_access(frame, a);
+        let f = frame as usize;
+        self.first_access(frame, a, (self.meta[f].count, self.meta[f].last));
     }
 
     #[inline]
@@ -301,6 +320,12 @@ impl PolicyDef for Mq {
                 doc: "adaptive (peak temporal distance beyond the cache size, per epoch) | accesses (10000) | share of the cache (1x)",
                 range: Range::Text("adaptive, a number of accesses (10000) or a share of the cache (1x, 50%)"),
             },
+            ParamInfo {
+                name: "prefetch",
+                default: "fresh",
+                doc: "fresh: a prefetched block enters Q0 with count 0 | history: with the count Qout remembers, not incremented (AccuSim)",
+                range: Range::Choice(&["fresh", "history"]),
+            },
         ],
         preset_of: None,
         caps: Capabilities::NONE,
@@ -327,7 +352,12 @@ impl PolicyDef for Mq {
                 }
             }
         };
-        Ok(Mq::new(env.capacity, queues as usize, history, mode))
+        let prefetch_history = match args.text("prefetch") {
+            "fresh" => false,
+            "history" => true,
+            other => return Err(SpecError(format!("policy `mq`: prefetch=`{other}` must be `fresh` or `history`"))),
+        };
+        Ok(Mq::new(env.capacity, queues as usize, history, mode).with_prefetch_history(prefetch_history))
     }
 }
 
@@ -440,5 +470,23 @@ mod tests {
         s.prefetch(5);
         s.prefetch(6);
         assert_eq!(state(&s).1, vec![(4, 1), (3, 1)]);
+    }
+
+    #[test]
+    fn prefetch_history_keeps_the_remembered_count() {
+        let mut s = Steps::new(Mq::new(3, 3, 3, Lifetime::Fixed(100)).with_prefetch_history(true), 3);
+        // 1, 2, 3 twice each (count 2, Q1); 4 finds Q0 empty and evicts 1, Q1's LRU.
+        assert_eq!(s.run(&[1, 1, 2, 2, 3, 3, 4]), "MHMHMHM");
+        assert_eq!(state(&s), (vec![vec![4], vec![3, 2], vec![]], vec![(1, 2)]));
+        // Prefetching 1 evicts 4 (Q0) and takes 1's count 2 from Qout, not incremented: Q1's
+        // MRU end, where `prefetch=fresh` would put it in Q0 with count 0.
+        s.prefetch(1);
+        assert_eq!(state(&s), (vec![vec![], vec![1, 3, 2], vec![]], vec![(4, 1)]));
+        // Its first demand adds one: count 3, still Q1.
+        assert_eq!(s.demand(1), 'H');
+        assert_eq!(state(&s), (vec![vec![], vec![1, 3, 2], vec![]], vec![(4, 1)]));
+        // A block Qout does not know enters Q0 with count 0 (2 goes to Qout).
+        s.prefetch(5);
+        assert_eq!(state(&s), (vec![vec![5], vec![1, 3], vec![]], vec![(2, 2), (4, 1)]));
     }
 }

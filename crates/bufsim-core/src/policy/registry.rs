@@ -104,9 +104,9 @@ pub const PRESETS: &[PolicyInfo] = &[
         name: "mq-accusim",
         aliases: &[],
         paper: "AccuSim's MQ settings (prefetching paper Table 2: 4 queues, ghost cache = cache size)",
-        summary: "MQ as AccuSim ran it: 4 queues, lifetime = history = cache size",
+        summary: "MQ as AccuSim ran it: 4 queues, lifetime = history = cache size, prefetched blocks keep Qout's count",
         params: &[],
-        preset_of: Some("mq(queues=4,history=1x,lifetime=1x)"),
+        preset_of: Some("mq(queues=4,history=1x,lifetime=1x,prefetch=history)"),
         caps: Capabilities::NONE,
     },
     // AccuSim's settings (prefetching paper Table 2 and its public sources).
