@@ -261,7 +261,10 @@ def test_reproduction_prints_every_figure(monkeypatch, capsys, tmp_path):
         "trace3": "sa-trace3(requests=6000)",
         "skew2": skewed.format(2),
         "skew10": skewed.format(10),
-        "faulty": [1, 8],
+        "faulty": {
+            1: ["eager-lru", "landlord", "lazy-clock", "clock"],
+            8: ["eager-lru", "landlord", "lazy-clock", "clock"],
+        },
         "ages1": [0, 2, 10],
         "ages23": [0, 10],
         "trace2_policies": ["lru", "eager-lru", "lazy-lru"],
