@@ -49,10 +49,13 @@ def test_static_with_a_chosen_ratio(trace1):
     old = {0: "ibm-9lzx(age=2)"}
     df = partition_timeline(trace1, "static(ratio=4)", "200MB", device_for=old, **PAPER_STORAGE)
     first = df[df.time_s == df.time_s.min()].set_index("partition")["target"]
-    assert first["dev0"] in range(4 * first["dev1"] - 4, 4 * first["dev1"] + 5)
-    assert first.drop("dev0").nunique() == 1 and first.sum() == 48828
+    others = first.drop("dev0")
+    # Whole blocks: the apportioning's remainders go to the largest share (10,290, not 10,280).
+    assert abs(first["dev0"] / others.mean() - 4) < 0.01 and others.max() - others.min() <= 1
+    assert first.sum() == 48828
     same = partition_timeline(trace1, "static(ratio=4)", "200MB", **PAPER_STORAGE)
-    assert same[same.time_s == same.time_s.min()]["target"].nunique() == 1  # equal disks: none is slower
+    equal = same[same.time_s == same.time_s.min()]["target"]
+    assert equal.max() - equal.min() <= 1  # equal disks: none is slower
     with pytest.raises(bufsim.SpecError, match="ratio"):
         bufsim.simulate(trace1, "static(ratio=0)", "200MB", **PAPER_STORAGE)
 

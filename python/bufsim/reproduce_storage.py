@@ -590,7 +590,8 @@ def draw_storage_aware(rows: list[dict], out_dir: str | os.PathLike) -> list[Pat
         ax.set_xlabel(xlabel)
         ax.set_ylabel("throughput (MB/s)")
         ax.set_title(title, fontsize="medium")
-        ax.legend(fontsize="small")
+        if ax.lines:
+            ax.legend(fontsize="small")
 
     def figure(name: str, panels: list[tuple]) -> None:
         panels = [p for p in panels if p[0]]
