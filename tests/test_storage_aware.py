@@ -30,6 +30,36 @@ def test_generators_write_table_1_traces(tmp_path):
     assert again.read_text() == (tmp_path / "t3.csv").read_text()
 
 
+def test_a_hot_disk_and_fixed_sizes_for_figure_4(tmp_path):
+    """Figure 4's lower lines: 8 KB requests, disk 0 drawn ten times as often as each other."""
+    spec = "sa-trace1(requests=5000,sizes=fixed,request-size=8KB,disks=hot,hot-ratio=10)"
+    path = bufsim.generate(spec, seed=2, out=tmp_path / "hot.csv")
+    rows = [line.split(",") for line in path.read_text().splitlines()[1:]]
+    assert {r[3] for r in rows} == {"8192"}
+    # Disk of the first block: 16 disks of 8 KiB stripe units; 10 of every 25 requests on disk 0.
+    on0 = sum((int(r[2]) // 8192) % 16 == 0 for r in rows)
+    assert 1850 <= on0 <= 2150, on0
+    for bad, words in (("disks=hot,hot-disk=16", "0 to 15"), ("disks=zipf", "uniform, gaussian, hot")):
+        p = bufsim_cli("generate", f"sa-trace1({bad})", "-o", tmp_path / "bad.csv")
+        assert p.returncode == 2 and words in p.stderr, p.stderr
+
+
+def test_static_with_a_chosen_ratio(trace1):
+    """`static(ratio=R)`: the slower disk's partition is R times each faster disk's (Figure 4)."""
+    old = {0: "ibm-9lzx(age=2)"}
+    df = partition_timeline(trace1, "static(ratio=4)", "200MB", device_for=old, **PAPER_STORAGE)
+    first = df[df.time_s == df.time_s.min()].set_index("partition")["target"]
+    others = first.drop("dev0")
+    # Whole blocks: the apportioning's remainders go to the largest share (10,290, not 10,280).
+    assert abs(first["dev0"] / others.mean() - 4) < 0.01 and others.max() - others.min() <= 1
+    assert first.sum() == 48828
+    same = partition_timeline(trace1, "static(ratio=4)", "200MB", **PAPER_STORAGE)
+    equal = same[same.time_s == same.time_s.min()]["target"]
+    assert equal.max() - equal.min() <= 1  # equal disks: none is slower
+    with pytest.raises(bufsim.SpecError, match="ratio"):
+        bufsim.simulate(trace1, "static(ratio=0)", "200MB", **PAPER_STORAGE)
+
+
 def test_one_old_disk_and_the_storage_aware_policies(trace1):
     old = {0: "ibm-9lzx(age=10)"}
     rs = {p: bufsim.simulate(trace1, p, "200MB", device_for=old, **PAPER_STORAGE) for p in ("lru", "eager-lru")}
@@ -224,33 +254,54 @@ closed = 64
     assert list(again.key) == list(df.key)
 
 
-def test_reproduction_prints_every_figure(monkeypatch, capsys):
+def test_reproduction_prints_every_figure(monkeypatch, capsys, tmp_path):
     from bufsim import reproduce, reproduce_storage
 
+    skewed = "sa-trace1(requests=6000,sizes=fixed,request-size=8KB,disks=hot,hot-ratio={})"
     small = {
         "trace1": "sa-trace1(requests=1500)",
         "trace2": "sa-trace2(requests=6000)",
         "trace3": "sa-trace3(requests=6000)",
-        "ages": [0, 10],
+        "skew2": skewed.format(2),
+        "skew10": skewed.format(10),
+        "faulty": {
+            1: ["eager-lru", "landlord", "lazy-clock", "clock"],
+            8: ["eager-lru", "landlord", "lazy-clock", "clock"],
+        },
+        "ages1": [0, 2, 10],
+        "ages23": [0, 10],
+        "trace2_policies": ["lru", "eager-lru", "lazy-lru"],
+        "old_disks": [0, 1, 16],
+        "ratios": [1, 2, 40],
     }
     monkeypatch.setattr(reproduce_storage, "_settings", lambda quick: small)
-    assert reproduce.main("storage-aware", quick=True) == 0
+    assert reproduce.main("storage-aware", quick=True, out=str(tmp_path)) == 0
     out = capsys.readouterr().out
     for title in (
-        "Figure 2",
+        "Figure 2 (left",
+        "Figure 2 (right)",
+        "Figure 4",
         "Figure 5 (left)",
         "Figure 5 (right)",
-        "Figure 6 (left)",
         "Figure 6 (right)",
-        "Figure 8:",
+        "Figure 7",
+        "Figure 8 (right)",
         "Figure 8 (left)",
         "paper:",
         "kept at the oldest age",
     ):
         assert title in out, title
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"storage-figure{n}.png" for n in range(2, 9)]
     rows = reproduce_storage.storage_aware(quick=True)
-    fig2 = {(r["policy"], r["slow_disk_age"]): r["mb_s"] for r in rows if r["figure"] == "2"}
-    assert fig2[("lru", 10)] < 0.3 * fig2[("lru", 0)]
+    fig2 = {(r["policy"], r["slow_disk_age"]): r for r in rows if r["figure"] == "2"}
+    assert fig2[("lru", 10)]["mb_s"] < 0.3 * fig2[("lru", 0)]["mb_s"]
+    # No cache: every access goes to the disks, and the cache helps.
+    assert all(fig2[("no cache", a)]["hit_ratio"] == 0 for a in (0, 2, 10))
+    assert fig2[("no cache", 0)]["mb_s"] < fig2[("lru", 0)]["mb_s"]
+    fig4 = {(r["trace"], r["ratio"]) for r in rows if r["figure"] == "4"}
+    assert len(fig4) == 9 and ("8 KB, 10:1", 40) in fig4
+    fig8 = {(r["faulty_disks"], r["policy"]) for r in rows if r["figure"] == "8"}
+    assert fig8 == {(n, p) for n in (1, 8) for p in reproduce_storage.FAULT_POLICIES}
     assert any(r["figure"] == "8-timeline" and r["fault"] for r in rows)
     with pytest.raises(bufsim.SpecError, match="no reduced version"):
         reproduce.main("amp-table1", quick=True)

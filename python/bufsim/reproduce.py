@@ -381,9 +381,10 @@ def _storage_aware(quick: bool = False) -> list[dict]:
     return storage_aware(quick)
 
 
-_storage_aware.__doc__ = """Storage-aware caching (Forney et al., FAST '02) §5, Figures 2, 3, 5, 6 and 8 (left): throughput
-of cost-oblivious and storage-aware policies as one disk of sixteen ages, and Eager LRU's partitions after a
-performance fault, on Table 1's synthetic traces (--quick: a quarter of each trace, every other age)."""
+_storage_aware.__doc__ = """Storage-aware caching (Forney et al., FAST '02) §5, Figures 2 to 8: throughput of no cache,
+cost-oblivious and storage-aware policies as one disk of sixteen ages or more disks are two years old, Static
+against its partition ratio, performance faults on 1, 4 and 8 disks and Eager LRU's partitions after one, on
+Table 1's synthetic traces (--quick: a quarter of Trace 1, the ends of the ranges)."""
 
 
 @dataclass(frozen=True)
@@ -483,6 +484,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         quick=True,
         printer=_format_storage_aware,
         setting="Table 1's synthetic traces; MB/s come from bufsim's disk model of the paper's IBM 9LZX",
+        figures=_lazy("bufsim.reproduce_storage", "draw_storage_aware"),
     ),
     "amp-figures": Reproduction(
         _amp_figures,

@@ -22,6 +22,11 @@
 //!   `mean`). Exponential sizes: the whole blocks of an exponential size rounded up, i.e.
 //!   geometric with mean `mean` blocks.
 //! - Gaussian disks: rounded to the nearest disk, drawn again when outside the array.
+//! - Hot disk (`disks=hot`, Figure 4's lower lines: "the slow disk receives either twice or ten
+//!   times as many requests as the other disks"): disk `hot-disk` is drawn `hot-ratio` times as
+//!   often as each other disk; its share of the working set stays that of any disk.
+//! - Fixed sizes (`sizes=fixed`, Figure 4's "8 KB requests"): every request `mean` rounded to
+//!   whole blocks (at least one).
 //! - "Random locality": every request independent of the others.
 
 use bufsim_config::{Rng, Size, SpecError};
@@ -30,7 +35,7 @@ use super::{Synthetic, BLOCK};
 use crate::request::Request;
 use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
-const COMMON: [Param; 4] = [
+const COMMON: [Param; 6] = [
     Param {
         name: "devices",
         default: "16",
@@ -48,6 +53,13 @@ const COMMON: [Param; 4] = [
         name: "disk-sd",
         default: "3",
         doc: "Gaussian disks: standard deviation, in disks",
+        range: Range::Positive(1e6),
+    },
+    Param { name: "hot-disk", default: "0", doc: "hot disk: the disk drawn more often", range: Range::Whole(0, 253) },
+    Param {
+        name: "hot-ratio",
+        default: "2",
+        doc: "hot disk: its requests over those of each other disk (Figure 4: 2 or 10)",
         range: Range::Positive(1e6),
     },
 ];
@@ -74,8 +86,8 @@ macro_rules! table1 {
                 Param {
                     name: "sizes",
                     default: $sizes,
-                    doc: "request size distribution: uniform or exponential",
-                    range: Range::Choice(&["uniform", "exponential"]),
+                    doc: "request size distribution: uniform, exponential or fixed",
+                    range: Range::Choice(&["uniform", "exponential", "fixed"]),
                 },
                 Param {
                     name: "working-set",
@@ -86,13 +98,15 @@ macro_rules! table1 {
                 Param {
                     name: "disks",
                     default: $disks,
-                    doc: "disk of each request: uniform or gaussian",
-                    range: Range::Choice(&["uniform", "gaussian"]),
+                    doc: "disk of each request: uniform, gaussian or hot (one disk drawn hot-ratio times as often)",
+                    range: Range::Choice(&["uniform", "gaussian", "hot"]),
                 },
                 COMMON[0],
                 COMMON[1],
                 COMMON[2],
                 COMMON[3],
+                COMMON[4],
+                COMMON[5],
             ],
             aliases: &[],
             preset_of: None,
@@ -142,6 +156,20 @@ fn bytes(args: &Args, name: &str) -> Result<u64, SpecError> {
     }
 }
 
+#[derive(Clone, Copy, PartialEq)]
+enum Sizes {
+    Uniform,
+    Exponential,
+    Fixed,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Disks {
+    Uniform,
+    Gaussian,
+    Hot,
+}
+
 /// A standard normal draw (Box-Muller, one of the pair).
 fn normal(rng: &mut Rng) -> f64 {
     let u = 1.0 - rng.unit();
@@ -152,15 +180,17 @@ fn normal(rng: &mut Rng) -> f64 {
 pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic, SpecError> {
     let n = args.u64("requests")?;
     let mean_blocks = bytes(args, "request-size")? as f64 / BLOCK as f64;
-    let uniform_sizes = match args.text("sizes") {
-        "uniform" => true,
-        "exponential" => false,
-        _ => return Err(args.bad("sizes", "uniform or exponential")),
+    let sizes = match args.text("sizes") {
+        "uniform" => Sizes::Uniform,
+        "exponential" => Sizes::Exponential,
+        "fixed" => Sizes::Fixed,
+        _ => return Err(args.bad("sizes", "uniform, exponential or fixed")),
     };
-    let gaussian = match args.text("disks") {
-        "uniform" => false,
-        "gaussian" => true,
-        _ => return Err(args.bad("disks", "uniform or gaussian")),
+    let disks = match args.text("disks") {
+        "uniform" => Disks::Uniform,
+        "gaussian" => Disks::Gaussian,
+        "hot" => Disks::Hot,
+        _ => return Err(args.bad("disks", "uniform, gaussian or hot")),
     };
     let ws_blocks = bytes(args, "working-set")?.div_ceil(BLOCK);
     let devices = args.u64("devices")?;
@@ -179,34 +209,52 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
         .ok()
         .filter(|v: &f64| *v > 0.0)
         .ok_or_else(|| args.bad("disk-sd", "a number above 0"))?;
+    let gaussian = disks == Disks::Gaussian;
+    let hot_disk = args.u64("hot-disk")?;
+    if disks == Disks::Hot && hot_disk >= devices {
+        return Err(args.bad("hot-disk", &format!("one of the array's disks, 0 to {}", devices - 1)));
+    }
+    let hot_ratio = args.f64("hot-ratio")?;
+    if hot_ratio <= 0.0 {
+        return Err(args.bad("hot-ratio", "a number above 0"));
+    }
     if gaussian && !(mean_disk > -3.0 * sd && mean_disk < devices as f64 - 1.0 + 3.0 * sd) {
         return Err(args.bad("mean-disk", "within three standard deviations of the array's disks"));
     }
     let rows = ws_blocks.div_ceil(devices * unit).max(1);
     let span = (2.0 * mean_blocks).round().max(2.0) as u64 - 1;
+    let fixed = mean_blocks.round().max(1.0) as u64;
     // Geometric with mean m blocks: P(k) = (1 - q) q^(k-1), q = 1 - 1/m.
     let q = 1.0 - 1.0 / mean_blocks.max(1.0);
     let mut rng = Rng::new(seed);
     let mut requests = Vec::with_capacity(n as usize);
     for _ in 0..n {
-        let disk = if gaussian {
-            loop {
+        let disk = match disks {
+            Disks::Gaussian => loop {
                 let d = (mean_disk + sd * normal(&mut rng)).round();
                 if d >= 0.0 && d < devices as f64 {
                     break d as u64;
                 }
+            },
+            Disks::Uniform => rng.below(devices),
+            Disks::Hot => {
+                // Weights: hot-ratio for the hot disk, 1 for each of the others.
+                let u = rng.unit() * (hot_ratio + (devices - 1) as f64);
+                if u < hot_ratio {
+                    hot_disk
+                } else {
+                    let other = ((u - hot_ratio) as u64).min(devices - 2);
+                    other + u64::from(other >= hot_disk)
+                }
             }
-        } else {
-            rng.below(devices)
         };
         let row = rng.below(rows);
         let start = (row * devices + disk) * unit + rng.below(unit);
-        let blocks = if uniform_sizes {
-            1 + rng.below(span)
-        } else if q <= 0.0 {
-            1
-        } else {
-            1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64
+        let blocks = match sizes {
+            Sizes::Uniform => 1 + rng.below(span),
+            Sizes::Fixed => fixed,
+            Sizes::Exponential if q <= 0.0 => 1,
+            Sizes::Exponential => 1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64,
         };
         requests.push(Request::read(0, start * BLOCK, blocks * BLOCK));
     }
@@ -247,6 +295,25 @@ mod tests {
     }
 
     #[test]
+    fn a_hot_disk_gets_its_ratio_of_the_requests_and_fixed_sizes_are_exact() {
+        // Figure 4's 10:1 line: disk 0 draws 10 of every 25 requests, each other disk 1.
+        let (mean, disks) = stats("sa-trace1(requests=25000,disks=hot,hot-ratio=10,sizes=fixed,request-size=8KB)");
+        assert_eq!(mean, 8192.0);
+        assert!((9600..10400).contains(&disks[0]), "{disks:?}");
+        assert!(disks[1..].iter().all(|&d| (850..1150).contains(&d)), "{disks:?}");
+        // Another hot disk, 2:1: the disks after it keep their share.
+        let (_, disks) = stats("sa-trace1(requests=17000,disks=hot,hot-disk=15,hot-ratio=2)");
+        assert!((1800..2200).contains(&disks[15]), "{disks:?}");
+        assert!(disks[..15].iter().all(|&d| (850..1150).contains(&d)), "{disks:?}");
+        for (spec, word) in
+            [("sa-trace1(disks=hot,hot-disk=16)", "0 to 15"), ("sa-trace1(disks=hot,hot-ratio=0)", "above 0")]
+        {
+            let e = generate_spec(spec, 1).unwrap_err().to_string();
+            assert!(e.contains(word), "{spec}: {e}");
+        }
+    }
+
+    #[test]
     fn requests_stay_in_the_working_set_rows_and_are_seeded() {
         let t = generate_spec("sa-trace2(requests=5000,working-set=1MB)", 9).unwrap();
         // 1 MB = 245 blocks: 8 stripe rows of 16 x 2 blocks; starts below 256 blocks.
@@ -254,7 +321,7 @@ mod tests {
         assert_eq!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 9).unwrap());
         assert_ne!(t, generate_spec("sa-trace2(requests=5000,working-set=1MB)", 10).unwrap());
         for (spec, word) in [
-            ("sa-trace1(sizes=pareto)", "uniform, exponential"),
+            ("sa-trace1(sizes=pareto)", "uniform, exponential, fixed"),
             ("sa-trace3(unit=6KB)", "4 KiB blocks"),
             ("sa-trace1(devices=0)", "1 to 254"),
         ] {

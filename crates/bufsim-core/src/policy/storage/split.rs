@@ -25,6 +25,11 @@ pub enum Sizing {
     /// In proportion to each device's expected service time for a request of this many bytes
     /// (`static`, §5.2).
     ExpectedService { request_bytes: u64 },
+    /// Every device slower than the fastest (its expected service time for a request of
+    /// `request_bytes` above the least of them) gets `ratio` times the share of each fastest
+    /// device: Figure 4's x-axis, "the ratio of the slow disk partition to each of the fast
+    /// disk partitions" (`static(ratio=R)`, §5.2).
+    SlowRatio { request_bytes: u64, ratio: f64 },
 }
 
 pub struct DeviceSplit<P: Policy> {
@@ -151,6 +156,16 @@ impl<P: Policy> DeviceSplit<P> {
                 |_| usize::MAX,
                 &mut self.targets,
             ),
+            Sizing::SlowRatio { request_bytes, ratio } => {
+                let cost = |p: usize| expected[p].ns_for_bytes(request_bytes, bs);
+                let fastest = (0..n).map(cost).fold(f64::INFINITY, f64::min);
+                apportion(
+                    self.capacity,
+                    |p| if cost(p) > fastest { ratio } else { 1.0 },
+                    |_| usize::MAX,
+                    &mut self.targets,
+                )
+            }
         }
         for p in 0..n {
             self.parts.map_mut().set_target(p, Some(self.targets[p]));
@@ -421,9 +436,17 @@ mod tests {
     fn static_targets_follow_costs_and_equal_tickets_spread_the_victims() {
         // 3 devices of expected cost 6:3:1 ms: static targets 600 / 300 / 100 (the lottery's
         // inverse proportions are checked in partition.rs).
-        let mut p = StaticSplit::new(1000, 4096, 1000);
+        let mut p = StaticSplit::new(1000, 4096, None, 1000);
         p.storage(&view(&[6.0, 3.0, 1.0]));
         assert_eq!(p.split().targets(), &[600, 300, 100]);
+        // A chosen ratio (Figure 4): every slower device gets 4 times a fastest device's share.
+        let mut p = StaticSplit::new(1000, 4096, Some(4.0), 1000);
+        p.storage(&view(&[6.0, 3.0, 1.0, 1.0]));
+        assert_eq!(p.split().targets(), &[400, 400, 100, 100]);
+        // Equal devices: none is slower, equal shares whatever the ratio.
+        let mut p = StaticSplit::new(1000, 4096, Some(40.0), 1000);
+        p.storage(&view(&[2.0, 2.0]));
+        assert_eq!(p.split().targets(), &[500, 500]);
         let mut lazy = LazyLru::new(1000, cfg(), 3);
         lazy.storage(&view(&[1.0, 1.0, 1.0]));
         let mut s = Steps::new(lazy, 1000);
