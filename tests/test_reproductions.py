@@ -3,6 +3,7 @@ sections marked `<!-- checked: bufsim reproduce NAME -->` equal the command's ou
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -48,12 +49,19 @@ def markdown_table(section: str, headers: list[str]) -> list[list[str]]:
     raise AssertionError(f"no table with header {headers}")
 
 
+@functools.cache
+def rows_of(name: str) -> list[dict]:
+    """A reproduction's rows, computed once for every test that reads them (`mq` takes half a
+    minute)."""
+    return REPRODUCTIONS[name]()
+
+
 CHECKED = [name for name, body in sections().items() if f"<!-- checked: bufsim reproduce {name} -->" in body]
 
 
 @pytest.mark.parametrize("name", CHECKED)
 def test_checked_tables_equal_the_command(name):
-    rows = REPRODUCTIONS[name]()
+    rows = rows_of(name)
     headers = list(rows[0])
     table = markdown_table(sections()[name], headers)
     assert table == [["-" if r[h] is None else str(r[h]) for h in headers] for r in rows]
@@ -67,7 +75,7 @@ def test_mq_table2_relations():
     """MQ §5 Table 2 on our real second-level streams: OPT tops every column, MQ beats LRU at
     every size on the CloudPhysics stream, and the multi stream's temporal-distance hill lies
     beyond its 1 MiB first level (MQ §3: second-level re-references are far apart)."""
-    rows = REPRODUCTIONS["mq"]()
+    rows = rows_of("mq")
     names = ["OPT", "MQ", "2Q", "FBR", "LRFU", "LRU-2", "LRU", "LFU", "MRU"]
     for r in rows:
         assert r["OPT"] >= max(r[n] for n in names), r
