@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from bufsim.bst import head_bst
 from bufsim.findings import Finding
 
 POLICIES = [("AMP", "amp"), ("ARC", "arc"), ("LRU", "lru"), ("PCC*", "pcc"), ("DEAR", "dear"), ("OPT", "opt")]
@@ -32,24 +33,6 @@ def _bundled(name: str, directory: str) -> Path:
         raise FileNotFoundError(f"{src}: the bundled trace is missing; traces/README.md says how to record it")
     out = Path(directory) / f"{name}.csv"
     out.write_bytes(gzip.decompress(src.read_bytes()))
-    return out
-
-
-def head_bst(trace: Path, out: Path, limit: int) -> Path:
-    """The first `limit` requests of a .bst trace (docs/trace-formats.md), as a .bst trace."""
-    from bufsim.formats import convert
-
-    full = out.with_suffix(".full.bst")
-    convert(trace, full)
-    data = full.read_bytes()
-    full.unlink()
-    length, count = data[17], int.from_bytes(data[24:32], "little")
-    names_at = int.from_bytes(data[32:40], "little")
-    n = min(count, limit)
-    header = bytearray(data[:64])
-    header[24:32] = n.to_bytes(8, "little")
-    header[32:40] = (64 + n * length).to_bytes(8, "little")
-    out.write_bytes(bytes(header) + data[64 : 64 + n * length] + data[names_at:])
     return out
 
 

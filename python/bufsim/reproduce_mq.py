@@ -6,11 +6,11 @@ ARC paper's OLTP trace filtered through a 16 MB LRU first level."""
 
 from __future__ import annotations
 
-import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bufsim.bst import column, read_bst, write_bst
 from bufsim.findings import Finding
 
 # MQ §5.1: LFU, LFRU, LRU-2 and FBR get "a history buffer of size equal to that in MQ" (four
@@ -106,36 +106,6 @@ def _root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
-def _read_bst(path: Path):
-    """A .bst trace (docs/trace-formats.md) as (header, records (n x len bytes), names, name table)."""
-    import numpy as np
-
-    data = path.read_bytes()
-    length, count = data[17], int.from_bytes(data[24:32], "little")
-    names_at, n_names = int.from_bytes(data[32:40], "little"), int.from_bytes(data[40:44], "little")
-    records = np.frombuffer(data, dtype=np.uint8, count=count * length, offset=64).reshape(count, length)
-    names, at = [], names_at
-    for _ in range(n_names):
-        n = struct.unpack_from("<I", data, at)[0]
-        names.append(data[at + 4 : at + 4 + n].decode())
-        at += 4 + n
-    return bytearray(data[:64]), records, names, data[names_at:]
-
-
-def _write_bst(out: Path, header: bytearray, records, table: bytes) -> Path:
-    header = bytearray(header)
-    header[24:32] = len(records).to_bytes(8, "little")
-    header[32:40] = (64 + records.size).to_bytes(8, "little")
-    out.write_bytes(bytes(header) + records.tobytes() + table)
-    return out
-
-
-def _column(records, at: int, width: int):
-    import numpy as np
-
-    return np.ascontiguousarray(records[:, at : at + width]).view(f"<u{width}").ravel()
-
-
 def _postgres_stream(stream: Stream, directory: str, quick: bool) -> tuple[Path, dict]:
     """The benchmark phase of a suite recording, its relation files only: the requests after the
     recording's longest pause between two requests (PostgreSQL's loading, indexing and analysing
@@ -152,13 +122,13 @@ def _postgres_stream(stream: Stream, directory: str, quick: bool) -> tuple[Path,
         raise FileNotFoundError(f"{src}: the workload suite is missing; `bufsim workloads` lists it")
     raw = Path(directory) / f"{stream.name}.raw.bst"
     convert(src, raw)
-    header, records, names, table = _read_bst(raw)
+    header, records, names, table = read_bst(raw)
     flags = int.from_bytes(header[12:16], "little")
     if not flags & 1 or flags & 16:
         raise ValueError(f"{src}: expected a byte-addressed file trace with issue times")
-    time = _column(records, 16, 8)
+    time = column(records, 16, 8)
     start = int(np.argmax(np.diff(time.astype(np.int64)))) + 1
-    word = _column(records, 12, 4)
+    word = column(records, 12, 4)
     fid = word & 0x7FFFFFFF
     relation = np.array([any(d in n for d in RELATION_DIRS) for n in names], dtype=bool)
     keep = np.zeros(len(records), dtype=bool)
@@ -167,11 +137,11 @@ def _postgres_stream(stream: Stream, directory: str, quick: bool) -> tuple[Path,
     kept = records[keep]
     if quick:
         kept = kept[:QUICK_ACCESSES]
-    out = _write_bst(Path(directory) / f"{stream.name}.bst", header, kept, table)
+    out = write_bst(Path(directory) / f"{stream.name}.bst", header, kept, table)
     raw.unlink()
-    write = (_column(kept, 12, 4) >> 31).astype(bool)
-    page = (_column(kept, 12, 4).astype(np.uint64) & 0x7FFFFFFF) << np.uint64(40)
-    page |= _column(kept, 0, 8) // np.uint64(stream.block_size)
+    write = (column(kept, 12, 4) >> 31).astype(bool)
+    page = (column(kept, 12, 4).astype(np.uint64) & 0x7FFFFFFF) << np.uint64(40)
+    page |= column(kept, 0, 8) // np.uint64(stream.block_size)
     order = np.argsort(page, kind="stable")
     same = page[order][1:] == page[order][:-1]
     back = same & write[order][1:] & ~write[order][:-1]
@@ -203,11 +173,11 @@ def _oltp_stream(stream: Stream, directory: str, quick: bool) -> tuple[Path, dic
     full = Path(directory) / "oltp.full.bst"
     convert(csv, full)
     csv.unlink()
-    header, records, _, table = _read_bst(full)
+    header, records, _, table = read_bst(full)
     kept = records[:QUICK_ACCESSES] if quick else records
-    out = _write_bst(Path(directory) / "oltp.bst", header, kept, table)
+    out = write_bst(Path(directory) / "oltp.bst", header, kept, table)
     full.unlink()
-    write = (_column(kept, 12, 4) >> 31).astype(bool)
+    write = (column(kept, 12, 4) >> 31).astype(bool)
     stats = {
         "recorded": int(counters["accesses"].sum()),
         "start": 0,
