@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bufsim import ktrace
 from bufsim._core import Trace
 from bufsim.ktrace import TRACEFS, collect_kernel, pagecache_path, read_pagecache
 from conftest import bufsim_cli
@@ -108,6 +109,21 @@ def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
     lookups = [(e.index, e.count, e.hits) for e in events if e.event == "lookup"]
     # Each first read misses all its pages; each repeated read hits.
     assert lookups == [(0, 1, 0), (16, 1, 0), (50, 2, 0), (0, 1, 1), (16, 1, 1)]
+
+
+def test_a_file_closed_before_the_reader_looked_keeps_its_path(program, tmp_path, monkeypatch):
+    """A short-lived program can open, read and close a file before the trace reader looks at
+    /proc/TID/fd/N; fanotify's record of the open still names it. Here the looks never happen."""
+    exe, data = program
+    monkeypatch.setattr(ktrace.FdWatcher, "on_chunk", lambda self, chunk: None)
+    out = tmp_path / "unlooked.csv"
+    r = collect_kernel([str(exe), str(data)], str(out))
+    assert r.exit_status == 0
+    st = os.stat(data)
+    rows = data_rows(out, data)
+    assert [(r[5], int(r[6])) for r in rows] == [
+        (f"{st.st_dev:x}:{st.st_ino}:{data}", o) for o in (0, 65536, 204800, 0, 65536)
+    ]
 
 
 def test_failing_and_killed_commands_leave_valid_traces(program, tmp_path):

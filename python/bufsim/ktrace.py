@@ -13,7 +13,8 @@ happens in other contexts (evictions by reclaim, disk requests and their complet
 and is filtered afterwards to the traced files and tasks. Reader threads copy both pipes to
 temporary files while the command runs, and look at each newly opened descriptor through
 ``/proc/TID/fd/N`` within moments of the open (the kernel tracepoints carry no path strings on this
-kernel: event probes are not built in). The replay that turns events into records runs after the
+kernel: event probes are not built in); a file the program closed before that look is named from
+fanotify's record of its open (:mod:`bufsim.opened_files`). The replay that turns events into records runs after the
 command ends, so a command that fails, is killed or times out still leaves a whole trace.
 """
 
@@ -34,6 +35,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from bufsim.collect import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError, CollectResult
 from bufsim.collect_paths import NO_LIBS_PATTERNS
+from bufsim.opened_files import OpenedFiles
 from bufsim import strace as st
 from bufsim.syscalls import PathFilter, Stats, context_id, csv_field, display_path
 
@@ -453,8 +455,17 @@ class KTask:
 class Replay:
     """Turns the traced tasks' events into request records and page-cache rows."""
 
-    def __init__(self, looks: dict, path_filter: PathFilter, reads_only: bool, stack_depth: int, stacks: bool):
+    def __init__(
+        self,
+        looks: dict,
+        path_filter: PathFilter,
+        reads_only: bool,
+        stack_depth: int,
+        stacks: bool,
+        opened: Optional[dict] = None,
+    ):
         self.looks = looks
+        self.opened = opened or {}
         self.filter = path_filter
         self.reads_only = reads_only
         self.stack_depth = stack_depth
@@ -473,6 +484,8 @@ class Replay:
 
     def file_for(self, dev: int, ino: int, path: Optional[bytes] = None, size: int = 0, regular: bool = True) -> KFile:
         f = self.files.get((dev, ino))
+        if path is None and (dev, ino) in self.opened:
+            path, size, _ = self.opened[(dev, ino)]
         if f is None:
             f = KFile(dev, ino, path, size, regular)
             self.files[(dev, ino)] = f
@@ -639,7 +652,8 @@ class Replay:
                 regular = stat_mod.S_ISREG(look.mode) or stat_mod.S_ISBLK(look.mode)
                 f = self.file_for(look.dev, look.ino, look.path, look.size, regular) if regular else None
             else:
-                f = KFile(0, 0, None, 0, True)  # not looked at in time: identified by its reads
+                # Not looked at in time: identified by its reads, named by fanotify's record of it.
+                f = KFile(0, 0, None, 0, True)
             table.fds[ret] = KOpen(f, 0, bool(flags & O_APPEND))
             (table.cloexec.add if flags & O_CLOEXEC else table.cloexec.discard)(ret)
             return
@@ -1037,6 +1051,7 @@ def collect_kernel(
     copiers: list[PipeCopier] = []
     proc: Optional[_Child] = None
     watcher = FdWatcher()
+    opened = OpenedFiles()
     signals_seen = 0
     previous: dict[int, object] = {}
     timed_out = False
@@ -1099,6 +1114,7 @@ def collect_kernel(
         copiers.append(PipeCopier(os.path.join(system.path, "trace_pipe"), os.path.join(tmp, "system.txt")))
         for c in copiers:
             c.start()
+        opened.start()
         for inst in instances:
             inst.write("tracing_on", "1")
         os.close(go_r)
@@ -1122,6 +1138,7 @@ def collect_kernel(
         for c in copiers:
             c.finish()
         copiers.clear()
+        opened.finish()
         for inst in instances:
             inst.remove()
         instances.clear()
@@ -1136,7 +1153,7 @@ def collect_kernel(
 
         if keep_raw:
             shutil.copyfile(os.path.join(tmp, "tasks.txt"), keep_raw)
-        replay = Replay(watcher.looks, PathFilter(include, excl), reads_only, stack_depth, stacks)
+        replay = Replay(watcher.looks, PathFilter(include, excl), reads_only, stack_depth, stacks, opened.names)
         for e in parse_events(os.path.join(tmp, "tasks.txt")):
             replay.feed(e)
         system_events = list(parse_events(os.path.join(tmp, "system.txt")))
@@ -1184,6 +1201,7 @@ def collect_kernel(
             os.close(go_r)
         for c in copiers:
             c.finish()
+        opened.finish()
         for inst in instances:
             inst.remove()
         shutil.rmtree(tmp, ignore_errors=True)
