@@ -139,6 +139,9 @@ def test_validate_needs_a_memory_size_and_a_command(capsys):
     assert "--memory" in capsys.readouterr().err
     assert main(["validate", "-m", "64MiB"]) == 2
     assert "command" in capsys.readouterr().err
+    # The size as the user wrote it, not what is left of it in whole pages.
+    assert main(["validate", "-m", "1KiB", "--", "true"]) == 2
+    assert "--memory 1KiB is too small" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------

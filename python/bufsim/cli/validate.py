@@ -16,6 +16,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if command[:1] == ["--"]:
         command = command[1:]
     memories = [_core.size_to_blocks(m, 4096) * 4096 for m in args.memory or []]
+    for text, mem in zip(args.memory or [], memories):
+        if mem < 16 * 4096:
+            print(
+                f"bufsim: error: --memory {text} is too small for a process to start; give at least 64KiB",
+                file=sys.stderr,
+            )
+            return 2
     try:
         results = validate(
             command,
