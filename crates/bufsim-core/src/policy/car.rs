@@ -12,248 +12,128 @@
 //! the directory hit is deferred to its first demand, which moves it to T2's tail and adapts p.
 //! A prefetched page evicted unused leaves no ghost.
 
+use super::car_clocks::{Clocks, Ghost};
 use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
-use crate::frames::FrameVec;
-use crate::ghosts::{GhostList, Ghosts};
-use crate::list::{Links, List};
 use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ghost {
-    None,
-    B1,
-    B2,
-}
-
 pub struct Car {
-    c: usize,
-    links: Links,
-    /// Clocks cut open at the hand: back = head (the hand looks here next), front = tail.
-    t1: List,
-    t2: List,
-    in_t2: FrameVec<bool>,
-    referenced: FrameVec<bool>,
-    deferred: FrameVec<Ghost>,
-    keys: FrameVec<u64>,
-    /// LRU ghost lists, front = MRU; each entry's payload says whether it is in B2.
-    ghosts: Ghosts<bool>,
-    b1: GhostList,
-    b2: GhostList,
+    s: Clocks,
+    /// Target size of T1.
     p: f64,
-    /// The incoming block's directory entry, found before replace().
-    incoming: Ghost,
-    incoming_node: u32,
-    /// replace() ran for the incoming block (the cache was full).
-    replaced: bool,
 }
 
 impl Car {
     pub fn new(capacity: usize) -> Self {
-        Car {
-            c: capacity,
-            links: Links::with_nodes(capacity),
-            t1: List::new(),
-            t2: List::new(),
-            in_t2: FrameVec::filled(false, capacity),
-            referenced: FrameVec::filled(false, capacity),
-            deferred: FrameVec::filled(Ghost::None, capacity),
-            keys: FrameVec::filled(0, capacity),
-            // After replace() and before trimming the directory may hold c+1 ghosts; one more
-            // spare, and `remove` never overflows the arena.
-            ghosts: Ghosts::with_capacity(capacity + 2),
-            b1: GhostList::new(),
-            b2: GhostList::new(),
-            p: 0.0,
-            incoming: Ghost::None,
-            incoming_node: 0,
-            replaced: false,
-        }
+        Car { s: Clocks::new(capacity), p: 0.0 }
     }
 
     /// `T1: head..tail | T2: head..tail | B1: MRU..LRU | B2: MRU..LRU | p`, `*` = bit set.
     pub fn dump(&self) -> String {
-        let clock = |l: &List| {
-            let mut v: Vec<String> = self
-                .links
-                .iter(l)
-                .map(|f| format!("{}{}", self.keys[f as usize], if self.referenced[f as usize] { "*" } else { "" }))
-                .collect();
-            v.reverse();
-            v.join(" ")
-        };
-        let ghosts = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
+        let s = &self.s;
+        let mark = |i: usize| format!("{}{}", s.keys[i], if s.referenced[i] { "*" } else { "" });
         format!(
             "T1: {} | T2: {} | B1: {} | B2: {} | p={}",
-            clock(&self.t1),
-            clock(&self.t2),
-            ghosts(&self.b1),
-            ghosts(&self.b2),
+            s.clock_text(&s.t1, mark),
+            s.clock_text(&s.t2, mark),
+            s.ghost_text(&s.b1),
+            s.ghost_text(&s.b2),
             self.p
         )
     }
 
     /// Fig. 2 lines 15 and 18: p = min(p + max(1, |B2|/|B1|), c) or max(p - max(1, |B1|/|B2|), 0).
     fn adapt(&mut self, which: Ghost) {
-        let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
+        let (b1, b2) = (self.s.b1.len() as f64, self.s.b2.len() as f64);
         match which {
-            Ghost::B1 => self.p = (self.p + (b2 / b1.max(1.0)).max(1.0)).min(self.c as f64),
+            Ghost::B1 => self.p = (self.p + (b2 / b1.max(1.0)).max(1.0)).min(self.s.c as f64),
             Ghost::B2 => self.p = (self.p - (b1 / b2.max(1.0)).max(1.0)).max(0.0),
             Ghost::None => {}
-        }
-    }
-
-    fn forget(&mut self, node: u32) {
-        if self.ghosts.data(node) {
-            self.ghosts.remove(&mut self.b2, node);
-        } else {
-            self.ghosts.remove(&mut self.b1, node);
-        }
-    }
-
-    fn push_tail(&mut self, frame: Frame, t2: bool) {
-        let f = frame as usize;
-        self.in_t2[f] = t2;
-        self.referenced[f] = false;
-        if t2 {
-            self.links.push_front(&mut self.t2, frame);
-        } else {
-            self.links.push_front(&mut self.t1, frame);
-        }
-    }
-
-    fn unlink(&mut self, frame: Frame) {
-        if self.in_t2[frame as usize] {
-            self.links.remove(&mut self.t2, frame);
-        } else {
-            self.links.remove(&mut self.t1, frame);
         }
     }
 }
 
 impl Policy for Car {
     fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
-        self.replaced = false;
-        self.incoming = Ghost::None;
-        if let Some(node) = self.ghosts.find(a.key) {
-            self.incoming = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
-            self.incoming_node = node;
-        }
+        self.s.look_up(a.key);
     }
 
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        let f = frame as usize;
-        self.keys[f] = a.key;
-        self.deferred[f] = Ghost::None;
-        let mut hit = self.incoming;
-        if hit != Ghost::None && origin == Origin::Prefetch {
-            // Prefetching paper §4: a prefetched ghost joins T1; its directory hit waits for a
-            // demand access.
-            self.forget(self.incoming_node);
-            self.deferred[f] = hit;
-            hit = Ghost::None;
-        }
-        if self.replaced && hit == Ghost::None {
+        // Prefetching paper §4: a prefetched ghost joins T1; its directory hit waits for a
+        // demand access.
+        let hit = self.s.begin_insert(frame, a.key, origin == Origin::Prefetch);
+        let s = &mut self.s;
+        if s.replaced && hit == Ghost::None {
             // Fig. 2 lines 6-9: cache directory replacement.
-            if self.t1.len() + self.b1.len() >= self.c && !self.b1.is_empty() {
-                self.ghosts.pop_back(&mut self.b1);
-            } else if self.t1.len() + self.t2.len() + self.b1.len() + self.b2.len() >= 2 * self.c {
-                self.ghosts.pop_back(&mut self.b2);
+            if s.t1.len() + s.b1.len() >= s.c && !s.b1.is_empty() {
+                s.ghosts.pop_back(&mut s.b1);
+            } else if s.t1.len() + s.t2.len() + s.b1.len() + s.b2.len() >= 2 * s.c {
+                s.ghosts.pop_back(&mut s.b2);
             }
         }
         match hit {
             // Line 13: insert x at the tail of T1 with its bit clear.
-            Ghost::None => self.push_tail(frame, false),
+            Ghost::None => self.s.push_tail(frame, false),
             // Lines 14-19: adapt p, then move x to the tail of T2 with its bit clear.
             which => {
                 self.adapt(which);
-                self.forget(self.incoming_node);
-                self.push_tail(frame, true);
+                self.s.forget(self.s.incoming_node);
+                self.s.push_tail(frame, true);
             }
         }
-        self.incoming = Ghost::None;
-        self.replaced = false;
+        self.s.end_insert();
     }
 
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
-        self.referenced[frame as usize] = true;
+        self.s.referenced[frame as usize] = true;
     }
 
     fn first_demand(&mut self, frame: Frame, _a: &Access) {
-        let which = std::mem::replace(&mut self.deferred[frame as usize], Ghost::None);
+        let which = std::mem::replace(&mut self.s.deferred[frame as usize], Ghost::None);
         if which != Ghost::None {
             self.adapt(which);
-            self.unlink(frame);
-            self.push_tail(frame, true);
+            self.s.unlink(frame);
+            self.s.push_tail(frame, true);
         }
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        self.replaced = true;
+        let s = &mut self.s;
+        s.replaced = true;
         // replace(): every page is passed at most twice (once to clear its bit).
-        let mut budget = 2 * (self.t1.len() + self.t2.len()) + 2;
+        let mut budget = 2 * (s.t1.len() + s.t2.len()) + 2;
         while budget > 0 {
             budget -= 1;
-            let from_t1 = self.t1.len() as f64 >= self.p.max(1.0);
-            let head = if from_t1 { self.t1.back() } else { self.t2.back() };
+            let from_t1 = s.t1.len() as f64 >= self.p.max(1.0);
+            let head = if from_t1 { s.t1.back() } else { s.t2.back() };
             let Some(h) = head else { break };
-            let i = h as usize;
             if pins.pinned(h) {
                 // The hand passes a pinned page; it keeps its bit.
-                if from_t1 {
-                    self.links.move_to_front(&mut self.t1, h);
-                } else {
-                    self.links.move_to_front(&mut self.t2, h);
-                }
+                s.pass(h);
                 continue;
             }
-            if !self.referenced[i] {
+            if !s.referenced[h as usize] {
                 // Lines 27/34: demote the head to the MRU end of B1/B2 (done in `remove`).
                 return Some(h);
             }
             // Line 29: T1's referenced head moves to T2's tail; line 36: T2's goes round.
-            self.unlink(h);
-            self.push_tail(h, true);
+            s.unlink(h);
+            s.push_tail(h, true);
         }
-        back_unpinned(&self.links, &self.t1, pins).or_else(|| back_unpinned(&self.links, &self.t2, pins))
+        back_unpinned(&s.links, &s.t1, pins).or_else(|| back_unpinned(&s.links, &s.t2, pins))
     }
 
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
-        let f = frame as usize;
-        self.unlink(frame);
-        self.deferred[f] = Ghost::None;
-        self.referenced[f] = false;
-        if why == Removal::UnusedPrefetch {
-            return;
-        }
-        if self.ghosts.len() == self.ghosts.capacity() {
-            // Unreachable through the cache (see `new`); keeps the arena bounded regardless.
-            let list = if self.in_t2[f] { &mut self.b2 } else { &mut self.b1 };
-            self.ghosts.pop_back(list);
-        }
-        if self.in_t2[f] {
-            self.ghosts.push_front(&mut self.b2, key, true);
-        } else {
-            self.ghosts.push_front(&mut self.b1, key, false);
-        }
+        self.s.demote(frame, key, why);
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {
-        self.links.check(&self.t1)?;
-        self.links.check(&self.t2)?;
-        self.ghosts.check(&[&self.b1, &self.b2])?;
-        let lens = [self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len()];
-        super::arc::check_directory("CAR", lens, self.c, self.p, resident)?;
-        for (l, t2) in [(&self.t1, false), (&self.t2, true)] {
-            for f in self.links.iter(l) {
-                if self.in_t2[f as usize] != t2 {
-                    return Err(format!("CAR: frame {f} in the wrong clock"));
-                }
-            }
-        }
-        Ok(())
+        let s = &self.s;
+        s.check("CAR")?;
+        let lens = [s.t1.len(), s.t2.len(), s.b1.len(), s.b2.len()];
+        super::arc::check_directory("CAR", lens, s.c, self.p, resident)
     }
 }
 

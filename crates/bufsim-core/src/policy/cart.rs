@@ -13,124 +13,52 @@
 //! ghost leaves B1/B2 at once and its history hit (adapt p, filter L, q) waits for the first
 //! demand access. A prefetched page evicted unused leaves no ghost. Pinned pages are passed.
 
+use super::car_clocks::{Clocks, Ghost};
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
 use crate::frames::FrameVec;
-use crate::ghosts::{GhostList, Ghosts};
-use crate::list::{Links, List};
 use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ghost {
-    None,
-    B1,
-    B2,
-}
-
 pub struct Cart {
-    c: usize,
-    links: Links,
-    /// Clocks cut open at the hand: back = head (the hand looks here next), front = tail.
-    t1: List,
-    t2: List,
-    in_t2: FrameVec<bool>,
-    referenced: FrameVec<bool>,
+    s: Clocks,
     /// The filter bit: true = L (long-term utility), false = S.
     long_term: FrameVec<bool>,
-    deferred: FrameVec<Ghost>,
-    keys: FrameVec<u64>,
     n_s: usize,
     n_l: usize,
-    /// LRU ghost lists, front = MRU; each entry's payload says whether it is in B2.
-    ghosts: Ghosts<bool>,
-    b1: GhostList,
-    b2: GhostList,
     /// Target size of T1.
     p: f64,
     /// Target size of B1.
     q: usize,
-    incoming: Ghost,
-    incoming_node: u32,
-    replaced: bool,
 }
 
 impl Cart {
     pub fn new(capacity: usize) -> Self {
-        Cart {
-            c: capacity,
-            links: Links::with_nodes(capacity),
-            t1: List::new(),
-            t2: List::new(),
-            in_t2: FrameVec::filled(false, capacity),
-            referenced: FrameVec::filled(false, capacity),
-            long_term: FrameVec::filled(false, capacity),
-            deferred: FrameVec::filled(Ghost::None, capacity),
-            keys: FrameVec::filled(0, capacity),
-            n_s: 0,
-            n_l: 0,
-            // replace() can add one ghost before the directory is trimmed; one more spare.
-            ghosts: Ghosts::with_capacity(capacity + 2),
-            b1: GhostList::new(),
-            b2: GhostList::new(),
-            p: 0.0,
-            q: 0,
-            incoming: Ghost::None,
-            incoming_node: 0,
-            replaced: false,
-        }
+        Cart { s: Clocks::new(capacity), long_term: FrameVec::filled(false, capacity), n_s: 0, n_l: 0, p: 0.0, q: 0 }
     }
 
     /// `T1: head..tail | T2: .. | B1: MRU..LRU | B2: .. | p q nS nL`; a page prints as its key,
     /// `L` for a long-term filter bit, `*` for a set reference bit.
     pub fn dump(&self) -> String {
-        let clock = |l: &List| {
-            let mut v: Vec<String> = self
-                .links
-                .iter(l)
-                .map(|f| {
-                    let i = f as usize;
-                    format!(
-                        "{}{}{}",
-                        self.keys[i],
-                        if self.long_term[i] { "L" } else { "" },
-                        if self.referenced[i] { "*" } else { "" }
-                    )
-                })
-                .collect();
-            v.reverse();
-            v.join(" ")
+        let s = &self.s;
+        let mark = |i: usize| {
+            format!(
+                "{}{}{}",
+                s.keys[i],
+                if self.long_term[i] { "L" } else { "" },
+                if s.referenced[i] { "*" } else { "" }
+            )
         };
-        let ghosts = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
         format!(
             "T1: {} | T2: {} | B1: {} | B2: {} | p={} q={} nS={} nL={}",
-            clock(&self.t1),
-            clock(&self.t2),
-            ghosts(&self.b1),
-            ghosts(&self.b2),
+            s.clock_text(&s.t1, mark),
+            s.clock_text(&s.t2, mark),
+            s.ghost_text(&s.b1),
+            s.ghost_text(&s.b2),
             self.p,
             self.q,
             self.n_s,
             self.n_l
         )
-    }
-
-    fn push_tail(&mut self, frame: Frame, t2: bool) {
-        let f = frame as usize;
-        self.in_t2[f] = t2;
-        self.referenced[f] = false;
-        if t2 {
-            self.links.push_front(&mut self.t2, frame);
-        } else {
-            self.links.push_front(&mut self.t1, frame);
-        }
-    }
-
-    fn unlink(&mut self, frame: Frame) {
-        if self.in_t2[frame as usize] {
-            self.links.remove(&mut self.t2, frame);
-        } else {
-            self.links.remove(&mut self.t1, frame);
-        }
     }
 
     fn set_long_term(&mut self, frame: Frame) {
@@ -144,94 +72,75 @@ impl Cart {
 
     /// Fig. 3: "if |T2| + |B2| + |T1| - nS >= c then q = min(q + 1, 2c - |T1|)".
     fn maybe_raise_q(&mut self) {
-        if self.t2.len() + self.b2.len() + self.t1.len() - self.n_s >= self.c {
-            self.q = (self.q + 1).min(2 * self.c - self.t1.len());
+        let s = &self.s;
+        if s.t2.len() + s.b2.len() + s.t1.len() - self.n_s >= s.c {
+            self.q = (self.q + 1).min(2 * s.c - s.t1.len());
         }
     }
 
     /// Fig. 3's history hit, lines "Adapt": p = min(p + max(1, nS/|B1|), c) for a key in B1,
     /// p = max(p - max(1, nL/|B2|), 0) for one in B2.
     fn adapt(&mut self, which: Ghost) {
-        let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
+        let (b1, b2) = (self.s.b1.len() as f64, self.s.b2.len() as f64);
         match which {
-            Ghost::B1 => self.p = (self.p + (self.n_s as f64 / b1.max(1.0)).max(1.0)).min(self.c as f64),
+            Ghost::B1 => self.p = (self.p + (self.n_s as f64 / b1.max(1.0)).max(1.0)).min(self.s.c as f64),
             Ghost::B2 => self.p = (self.p - (self.n_l as f64 / b2.max(1.0)).max(1.0)).max(0.0),
             Ghost::None => {}
-        }
-    }
-
-    fn forget(&mut self, node: u32) {
-        if self.ghosts.data(node) {
-            self.ghosts.remove(&mut self.b2, node);
-        } else {
-            self.ghosts.remove(&mut self.b1, node);
         }
     }
 }
 
 impl Policy for Cart {
     fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
-        self.replaced = false;
-        self.incoming = Ghost::None;
-        if let Some(node) = self.ghosts.find(a.key) {
-            self.incoming = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
-            self.incoming_node = node;
-        }
+        self.s.look_up(a.key);
     }
 
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let f = frame as usize;
-        self.keys[f] = a.key;
-        self.deferred[f] = Ghost::None;
-        let mut hit = self.incoming;
-        if hit != Ghost::None && origin == Origin::Prefetch {
-            // Prefetching paper §4: the history hit waits for a demand access.
-            self.forget(self.incoming_node);
-            self.deferred[f] = hit;
-            hit = Ghost::None;
-        }
+        // Prefetching paper §4: the history hit waits for a demand access.
+        let hit = self.s.begin_insert(frame, a.key, origin == Origin::Prefetch);
         if hit == Ghost::None {
-            if self.replaced {
+            let s = &mut self.s;
+            if s.replaced {
                 // History replacement: the directory holds at most c keys after each step.
-                while self.b1.len() + self.b2.len() > self.c {
-                    if self.b1.len() > self.q || self.b2.is_empty() {
-                        self.ghosts.pop_back(&mut self.b1);
+                while s.b1.len() + s.b2.len() > s.c {
+                    if s.b1.len() > self.q || s.b2.is_empty() {
+                        s.ghosts.pop_back(&mut s.b1);
                     } else {
-                        self.ghosts.pop_back(&mut self.b2);
+                        s.ghosts.pop_back(&mut s.b2);
                     }
                 }
             }
             // History miss: x enters T1's tail as an S page with its bit clear.
             self.long_term[f] = false;
             self.n_s += 1;
-            self.push_tail(frame, false);
+            self.s.push_tail(frame, false);
         } else {
             // History hit: adapt p (x still counted in its ghost list), then x enters T1's tail
             // as an L page; for a B2 hit q may grow.
             self.adapt(hit);
-            self.forget(self.incoming_node);
+            self.s.forget(self.s.incoming_node);
             self.long_term[f] = true;
             self.n_l += 1;
-            self.push_tail(frame, false);
+            self.s.push_tail(frame, false);
             if hit == Ghost::B2 {
                 self.maybe_raise_q();
             }
         }
-        self.incoming = Ghost::None;
-        self.replaced = false;
+        self.s.end_insert();
     }
 
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
-        self.referenced[frame as usize] = true;
+        self.s.referenced[frame as usize] = true;
     }
 
     fn first_demand(&mut self, frame: Frame, _a: &Access) {
-        let which = std::mem::replace(&mut self.deferred[frame as usize], Ghost::None);
+        let which = std::mem::replace(&mut self.s.deferred[frame as usize], Ghost::None);
         if which != Ghost::None {
             self.adapt(which);
-            self.unlink(frame);
-            self.push_tail(frame, false);
+            self.s.unlink(frame);
+            self.s.push_tail(frame, false);
             self.set_long_term(frame);
             if which == Ghost::B2 {
                 self.maybe_raise_q();
@@ -240,111 +149,88 @@ impl Policy for Cart {
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        self.replaced = true;
+        self.s.replaced = true;
         // Every page is moved at most a few times per call (bit cleared, S->L, T1->T2); pinned
         // heads are passed, and the budget ends the search when only pinned pages remain.
-        let mut budget = 4 * (self.t1.len() + self.t2.len()) + 4;
+        let mut budget = 4 * (self.s.t1.len() + self.s.t2.len()) + 4;
         while budget > 0 {
             // Referenced heads of T2 go to T1's tail.
-            while let Some(h) = self.t2.back() {
-                if !self.referenced[h as usize] || budget == 0 {
+            while let Some(h) = self.s.t2.back() {
+                if !self.s.referenced[h as usize] || budget == 0 {
                     break;
                 }
                 budget -= 1;
-                self.unlink(h);
-                self.push_tail(h, false);
+                self.s.unlink(h);
+                self.s.push_tail(h, false);
                 self.maybe_raise_q();
             }
             // T1's head goes round while referenced or long-term.
-            while let Some(h) = self.t1.back() {
+            while let Some(h) = self.s.t1.back() {
                 let i = h as usize;
-                if !(self.long_term[i] || self.referenced[i]) || budget == 0 {
+                if !(self.long_term[i] || self.s.referenced[i]) || budget == 0 {
                     break;
                 }
                 budget -= 1;
-                if self.referenced[i] {
-                    self.links.move_to_front(&mut self.t1, h);
-                    self.referenced[i] = false;
-                    if self.t1.len() as f64 >= (self.p + 1.0).min(self.b1.len() as f64) && !self.long_term[i] {
+                let s = &mut self.s;
+                if s.referenced[i] {
+                    s.links.move_to_front(&mut s.t1, h);
+                    s.referenced[i] = false;
+                    if s.t1.len() as f64 >= (self.p + 1.0).min(s.b1.len() as f64) && !self.long_term[i] {
                         self.set_long_term(h);
                     }
                 } else {
-                    self.unlink(h);
-                    self.push_tail(h, true);
-                    self.q = self.q.saturating_sub(1).max(self.c.saturating_sub(self.t1.len()));
+                    s.unlink(h);
+                    s.push_tail(h, true);
+                    self.q = self.q.saturating_sub(1).max(s.c.saturating_sub(s.t1.len()));
                 }
             }
-            let from_t1 = self.t1.len() as f64 >= self.p.max(1.0);
-            let head = if from_t1 { self.t1.back() } else { self.t2.back() };
-            let h = head.or_else(|| self.t1.back()).or_else(|| self.t2.back())?;
+            let s = &mut self.s;
+            let from_t1 = s.t1.len() as f64 >= self.p.max(1.0);
+            let head = if from_t1 { s.t1.back() } else { s.t2.back() };
+            let h = head.or_else(|| s.t1.back()).or_else(|| s.t2.back())?;
             if !pins.pinned(h) {
                 return Some(h);
             }
             // The hand passes a pinned page with its bits untouched.
             budget = budget.saturating_sub(1);
-            if self.in_t2[h as usize] {
-                self.links.move_to_front(&mut self.t2, h);
-            } else {
-                self.links.move_to_front(&mut self.t1, h);
-            }
+            s.pass(h);
         }
-        let unpinned = |l: &List| self.links.iter(l).filter(|&f| !pins.pinned(f)).last();
-        unpinned(&self.t1).or_else(|| unpinned(&self.t2))
+        let s = &self.s;
+        let unpinned = |l: &crate::list::List| s.links.iter(l).filter(|&f| !pins.pinned(f)).last();
+        unpinned(&s.t1).or_else(|| unpinned(&s.t2))
     }
 
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
-        let f = frame as usize;
-        self.unlink(frame);
-        self.deferred[f] = Ghost::None;
-        self.referenced[f] = false;
-        if self.long_term[f] {
+        if self.long_term[frame as usize] {
             self.n_l -= 1;
         } else {
             self.n_s -= 1;
         }
-        if why == Removal::UnusedPrefetch {
-            return;
-        }
-        if self.ghosts.len() == self.ghosts.capacity() {
-            // Unreachable through the cache (see `new`); keeps the arena bounded regardless.
-            let list = if self.in_t2[f] { &mut self.b2 } else { &mut self.b1 };
-            self.ghosts.pop_back(list);
-        }
-        if self.in_t2[f] {
-            self.ghosts.push_front(&mut self.b2, key, true);
-        } else {
-            self.ghosts.push_front(&mut self.b1, key, false);
-        }
+        self.s.demote(frame, key, why);
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {
-        self.links.check(&self.t1)?;
-        self.links.check(&self.t2)?;
-        self.ghosts.check(&[&self.b1, &self.b2])?;
-        if self.t1.len() + self.t2.len() != resident {
-            return Err(format!("CART: |T1| + |T2| = {}, cache {resident}", self.t1.len() + self.t2.len()));
+        let s = &self.s;
+        s.check("CART")?;
+        if s.t1.len() + s.t2.len() != resident {
+            return Err(format!("CART: |T1| + |T2| = {}, cache {resident}", s.t1.len() + s.t2.len()));
         }
-        if self.b1.len() + self.b2.len() > self.c {
-            return Err(format!("CART: |B1| + |B2| = {} > c = {}", self.b1.len() + self.b2.len(), self.c));
+        if s.b1.len() + s.b2.len() > s.c {
+            return Err(format!("CART: |B1| + |B2| = {} > c = {}", s.b1.len() + s.b2.len(), s.c));
         }
-        if !(0.0..=self.c as f64).contains(&self.p) || self.q > 2 * self.c {
+        if !(0.0..=s.c as f64).contains(&self.p) || self.q > 2 * s.c {
             return Err(format!("CART: p = {} or q = {} out of range", self.p, self.q));
         }
-        let mut s = 0;
-        for (l, t2) in [(&self.t1, false), (&self.t2, true)] {
-            for f in self.links.iter(l) {
-                let i = f as usize;
-                if self.in_t2[i] != t2 {
-                    return Err(format!("CART: frame {f} in the wrong clock"));
-                }
-                if t2 && !self.long_term[i] {
-                    return Err(format!("CART: S page {} in T2", self.keys[i]));
-                }
-                s += usize::from(!self.long_term[i]);
+        let mut short = 0;
+        for f in s.links.iter(&s.t1).chain(s.links.iter(&s.t2)) {
+            let i = f as usize;
+            if s.in_t2[i] && !self.long_term[i] {
+                return Err(format!("CART: S page {} in T2", s.keys[i]));
             }
+            short += usize::from(!self.long_term[i]);
         }
-        if s != self.n_s || self.n_s + self.n_l != resident {
-            return Err(format!("CART: nS = {} nL = {}, counted {s} S pages of {resident}", self.n_s, self.n_l));
+        if short != self.n_s || self.n_s + self.n_l != resident {
+            return Err(format!("CART: nS = {} nL = {}, counted {short} S pages of {resident}", self.n_s, self.n_l));
         }
         Ok(())
     }
@@ -354,11 +240,11 @@ impl Policy for Cart {
     }
 
     fn ghost_hit(&self, key: u64) -> bool {
-        self.ghosts.find(key).is_some()
+        self.s.ghosts.find(key).is_some()
     }
 
     fn ghost_len(&self) -> usize {
-        self.ghosts.len()
+        self.s.ghosts.len()
     }
 }
 

@@ -18,6 +18,7 @@ pub mod storage;
 mod arc;
 mod cacheus;
 mod car;
+mod car_clocks;
 mod cart;
 mod clock;
 mod clock_pro;
