@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -55,12 +56,16 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
     ]
 
 
-def suite_cases(only: list[str]) -> list[tuple[str, list[str], list[int]]]:
+def suite_cases(only: list[str]) -> list[tuple[str, Callable[[], list[str]], list[int]]]:
+    """Suite workloads: (name, a function preparing a fresh run and giving its command, memory
+    sizes). Each size gets its own preparation: a second cscope or glimpse run would find its index
+    already built, and a second kernel build its objects already compiled."""
     import record_workloads as rw
 
     makers = {
         "cscope": rw.cscope_script,
         "glimpse": rw.glimpse_script,
+        "gcc": lambda tag: rw.gcc_script("solo"),  # the suite's build (its own tree, objects removed)
         "randread": rw.randread_script,
         "tpch": rw.tpch_script,
         "pgbench": rw.pgbench_script,
@@ -73,10 +78,14 @@ def suite_cases(only: list[str]) -> list[tuple[str, list[str], list[int]]]:
             print(f"{e['name']}: no preparation here; left out", file=sys.stderr)
             continue
         fp = e["footprint_blocks"] * 4096
-        script = makers[e["name"]]("validate")
-        # Each run starts from the inputs the recorder starts from (randread builds its database).
-        fresh = f"rm -f {rw.WORK / 'randread-validate' / 'db'}; " if e["name"] == "randread" else ""
-        out.append((e["name"], ["sh", "-c", f"{fresh}exec sh {script}"], [fp // 4, fp // 2, fp]))
+
+        def prepare(name: str = e["name"]) -> list[str]:
+            script = makers[name]("validate")
+            # Each run starts from the inputs the recorder starts from (randread builds its database).
+            fresh = f"rm -f {rw.WORK / 'randread-validate' / 'db'}; " if name == "randread" else ""
+            return ["sh", "-c", f"{fresh}exec sh {script}"]
+
+        out.append((e["name"], prepare, [fp // 4, fp // 2, fp]))
     return out
 
 
@@ -103,10 +112,10 @@ def main() -> int:
     if a.table:
         print(table([json.loads(line) for line in open(a.table) if line.strip()]))
         return 0
-    cases = (small_cases() if a.small else []) + suite_cases(a.only)
+    small = [(name, lambda command=command: command, mems) for name, command, mems in small_cases()] if a.small else []
     rows = []
-    for name, command, mems in cases:
-        for c in (c for m in mems for c in validate(command, [m])):
+    for name, prepare, mems in small + suite_cases(a.only):
+        for c in (c for m in mems for c in validate(prepare(), [m])):
             r = {"workload": name, **c.to_dict()}
             rows.append(r)
             print(json.dumps(r), file=sys.stderr)
