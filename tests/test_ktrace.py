@@ -91,6 +91,9 @@ def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
         ("R", ident, 0, 4096),
         ("R", ident, 65536, 100),
     ]
+    # Each read got what it asked for: no `asked` value (only a short read has one).
+    assert out.read_text().splitlines()[3] == "time_us,dur_us,pid,ctx,op,file,offset,size,asked"
+    assert all(r[8] == "" for r in rows)
     times = [int(r[0]) for r in rows]
     assert times == sorted(times) and all(int(r[1]) >= 0 for r in rows)
     assert len({r[2] for r in rows}) == 1
@@ -258,7 +261,8 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     # the parent then reads at 16384 (offset shared with the child), after the child closed its fd 3
     L.append(_line("p", 11, 11, t + 62, "sys_close(fd: 0x3)"))
     L.append(_line("p", 11, 11, t + 63, "sys_close -> 0x0"))
-    L.append(_line("p", 10, 10, t + 70, "sys_read(fd: 0x3, buf: 0x1, count: 0x100)"))
+    # (a short read: 4096 bytes asked, 256 left before the end of the file)
+    L.append(_line("p", 10, 10, t + 70, "sys_read(fd: 0x3, buf: 0x1, count: 0x1000)"))
     L.append(_line("p", 10, 10, t + 72, "sys_read -> 0x100"))
     # a thread 12 of process 10 shares the table: pread at 500, then lseek + write on an O_APPEND file
     L.append(_line("p", 10, 10, t + 80, "sched_process_fork: comm=p pid=10 child_comm=p child_pid=12"))
@@ -277,15 +281,15 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
     for e in parse_events(str(raw)):
         rp.feed(e)
-    got = [(tm - t, dur, pid, op, rp.name(f), off, size) for tm, dur, pid, _, op, f, off, size in rp.records]
+    got = [(tm - t, dur, pid, op, rp.name(f), off, size, ask) for tm, dur, pid, _, op, f, off, size, ask in rp.records]
     fname, lname = f"{dev:x}:77:/data/f", f"{dev:x}:88:/data/log"
     assert got == [
-        (10, 2, 10, "R", fname, 0, 4096),
-        (20, 2, 10, "R", fname, 4096, 4096),
-        (60, 1, 11, "R", fname, 8192, 8192),
-        (70, 2, 10, "R", fname, 16384, 256),
-        (90, 1, 10, "R", fname, 500, 16),
-        (110, 2, 10, "W", lname, 10, 5),
+        (10, 2, 10, "R", fname, 0, 4096, 4096),
+        (20, 2, 10, "R", fname, 4096, 4096, 4096),
+        (60, 1, 11, "R", fname, 8192, 8192, 8192),
+        (70, 2, 10, "R", fname, 16384, 256, 4096),
+        (90, 1, 10, "R", fname, 500, 16, 16),
+        (110, 2, 10, "W", lname, 10, 5, 0),
     ]
     lookups = [r for r in rp.pagecache if r[2] == "lookup"]
     assert [(r[4], r[5], r[6], r[7]) for r in lookups] == [(77, 0, 1, 1), (77, 1, 1, 1)]

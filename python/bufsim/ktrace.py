@@ -472,7 +472,7 @@ class Replay:
         self.stacks = stacks
         self.tasks: dict[int, KTask] = {}
         self.files: dict[tuple[int, int], KFile] = {}
-        self.records: list[tuple[int, int, int, int, str, KFile, int, int]] = []
+        self.records: list[tuple[int, int, int, int, str, KFile, int, int, int]] = []
         self.pagecache: list[tuple] = []
         self.stats = Stats()
         self.root: Optional[int] = None
@@ -758,7 +758,10 @@ class Replay:
         # Frames the kernel could not name (the task had exited before they were printed) carry
         # absolute, randomised addresses: left out, so a context never depends on timing.
         ctx = context_id([fr for fr in call.frames if fr.module is not None], self.stack_depth) if self.stacks else 0
-        self.records.append((call.t, ex.t - call.t, task.tgid, ctx, op, f, offset, size))
+        # What a read asked for: Linux sizes read-ahead from it, and a read the end of the file
+        # cut short asked for more than it got (readv's total is not in the arguments: unknown).
+        asked = a.get("count", 0) if op == "R" and name in ("read", "pread64") else 0
+        self.records.append((call.t, ex.t - call.t, task.tgid, ctx, op, f, offset, size, asked))
         s = self.stats
         if op == "R":
             s.reads += 1
@@ -780,12 +783,13 @@ def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str)
     t0 = replay.t_first or 0
     recs = sorted(replay.records, key=lambda r: r[0])
     with open(output, "w", encoding="utf-8", errors="surrogateescape") as out:
-        out.write("".join(f"# {c}\n" for c in comments) + CSV_HEADER + "\n")
+        out.write("".join(f"# {c}\n" for c in comments) + CSV_HEADER + ",asked\n")
         buf = []
-        for t, dur, pid, ctx, op, f, offset, size in recs:
+        for t, dur, pid, ctx, op, f, offset, size, asked in recs:
+            # `asked` only where a read came back short; empty where it got what it asked for.
             buf.append(
                 f"{t - t0},{dur},{pid},{'0' if ctx == 0 else f'0x{ctx:016x}'},{op},"
-                f"{csv_field(replay.name(f))},{offset},{size}\n"
+                f"{csv_field(replay.name(f))},{offset},{size},{asked if asked > size else ''}\n"
             )
             if len(buf) >= 10000:
                 out.write("".join(buf))

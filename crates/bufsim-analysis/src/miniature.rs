@@ -78,6 +78,7 @@ impl Visitor for Sampler {
                 offset: a.key & ((1 << DEVICE_SHIFT) - 1),
                 size: 1,
                 in_blocks: true,
+                unfilled: 0,
             });
         }
     }

@@ -89,6 +89,7 @@ fn file_requests() -> Vec<Request> {
         offset,
         size,
         in_blocks: false,
+        unfilled: 0,
     };
     vec![
         req(0, 0, 10_000, Op::Read),
@@ -113,6 +114,7 @@ fn requests_of(blocks: &[(u32, u64)]) -> Vec<Request> {
             offset: b * 4096,
             size: 4096,
             in_blocks: false,
+            unfilled: 0,
         })
         .collect()
 }

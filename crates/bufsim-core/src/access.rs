@@ -200,7 +200,13 @@ impl Prefetching<'_> {
         by_prefetch: bool,
         cached: &dyn Fn(u64) -> bool,
     ) -> Option<Plan> {
-        let request_bytes = if r.in_blocks { n * self.block_size } else { r.offset % self.block_size.max(1) + r.size };
+        let bs = self.block_size.max(1);
+        let request_bytes = if r.in_blocks { n * self.block_size } else { r.offset % bs + r.size };
+        let asked = if r.in_blocks || r.unfilled == 0 {
+            n
+        } else {
+            (r.offset + r.size).saturating_add(r.unfilled as u64).div_ceil(bs) - first
+        };
         let ev = BlockEvent {
             file: r.file,
             block: b,
@@ -210,6 +216,7 @@ impl Prefetching<'_> {
             by_prefetch,
             request_first: first,
             request_blocks: n,
+            request_asked_blocks: asked,
             request_end: end,
             request_bytes,
             block_size: self.block_size,

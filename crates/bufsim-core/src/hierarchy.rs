@@ -384,6 +384,7 @@ mod tests {
             offset: block * 4096,
             size: 4096,
             in_blocks: false,
+            unfilled: 0,
         }
     }
 

@@ -29,6 +29,7 @@ fn requests() -> Vec<Request> {
                 offset: block * 4096,
                 size: 4096,
                 in_blocks: false,
+                unfilled: 0,
             }
         })
         .collect()

@@ -27,6 +27,7 @@ fn req(pid: u32, block: u64, blocks: u64, write: bool) -> Request {
         offset: block * 4096,
         size: blocks * 4096,
         in_blocks: false,
+        unfilled: 0,
     }
 }
 

@@ -155,6 +155,7 @@ mod with_prefetching {
                         offset: start * 4096,
                         size: blocks * 4096,
                         in_blocks: false,
+                        unfilled: 0,
                     }
                 })
                 .collect()

@@ -19,6 +19,7 @@ fn read(file: u32, block: u64, blocks: u64) -> Request {
         offset: block * 4096,
         size: blocks * 4096,
         in_blocks: false,
+        unfilled: 0,
     }
 }
 

@@ -34,6 +34,7 @@ fn requests(rows: &[Row]) -> Vec<Request> {
                 offset: block * 4096,
                 size: blocks * 4096,
                 in_blocks: false,
+                unfilled: 0,
             }
         })
         .collect()

@@ -53,6 +53,7 @@ impl ArcReader {
             offset: start,
             size: nblocks,
             in_blocks: true,
+            unfilled: 0,
         }))
     }
 }

@@ -174,7 +174,18 @@ impl BlkparseReader {
                 .devices
                 .id(dev, || String::from_utf8_lossy(dev).into_owned())
                 .map_err(|m| lines.error_quoting(&m))?;
-            return Ok(Some(Request { time_ns, dur_ns: 0, pid, ctx: 0, op, file, offset, size, in_blocks: false }));
+            return Ok(Some(Request {
+                time_ns,
+                dur_ns: 0,
+                pid,
+                ctx: 0,
+                op,
+                file,
+                offset,
+                size,
+                in_blocks: false,
+                unfilled: 0,
+            }));
         }
     }
 }

@@ -248,6 +248,8 @@ fn decode_record(rec: &[u8], l: &Layout, in_blocks: bool) -> Request {
         pid: l.pid.map_or(0, u32_at),
         ctx: l.ctx.map_or(0, u64_at),
         in_blocks,
+        // Not kept in .bst: what a short read asked for matters only to read-ahead validation.
+        unfilled: 0,
     }
 }
 

@@ -85,6 +85,7 @@ impl CloudPhysicsReader {
             offset,
             size,
             in_blocks: false,
+            unfilled: 0,
         }))
     }
 }

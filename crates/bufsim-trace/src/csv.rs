@@ -1,9 +1,11 @@
 //! bufsim's own interchange CSV (docs/trace-formats.md).
 //!
 //! A header names the columns, in any order: `op,file,offset,size` are required,
-//! `time_us,dur_us,pid,ctx` optional, other columns are ignored. `op` is `R`/`W` or
+//! `time_us,dur_us,pid,ctx,asked` optional, other columns are ignored. `op` is `R`/`W` or
 //! `read`/`write`; `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
-//! microseconds and may carry a fraction. Lines starting with `#` and blank lines are skipped.
+//! microseconds and may carry a fraction; `asked` is the bytes a read asked for (at least `size`;
+//! more when the end of the file cut it short). Lines starting with `#` and blank lines are
+//! skipped.
 //!
 //! A header naming `device` in place of `file` makes a block trace (format `block-csv`): the
 //! column holds a device number (0 to 65535) and offsets are byte addresses on that device, as a
@@ -29,6 +31,7 @@ struct Columns {
     dur_us: Option<usize>,
     pid: Option<usize>,
     ctx: Option<usize>,
+    asked: Option<usize>,
     count: usize,
 }
 
@@ -59,8 +62,8 @@ impl CsvReader {
         }
         let mut fields = Vec::new();
         split_commas(&mut lines.buf, &mut fields).map_err(|m| lines.error(m))?;
-        let mut found: [Option<usize>; 9] = [None; 9];
-        const ALL: [&str; 9] = ["op", "file", "offset", "size", "time_us", "dur_us", "pid", "ctx", "device"];
+        let mut found: [Option<usize>; 10] = [None; 10];
+        const ALL: [&str; 10] = ["op", "file", "offset", "size", "time_us", "dur_us", "pid", "ctx", "device", "asked"];
         for (i, &(a, b)) in fields.iter().enumerate() {
             let name = String::from_utf8_lossy(trim(&lines.buf[a..b])).to_ascii_lowercase();
             if let Some(k) = ALL.iter().position(|&n| n == name) {
@@ -83,7 +86,7 @@ impl CsvReader {
             REQUIRED.iter().enumerate().filter(|(k, _)| found[*k].is_none()).map(|(_, n)| *n).collect();
         if !missing.is_empty() {
             return Err(lines.error_quoting(&format!(
-                "header lacks required column(s) {}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx optional)",
+                "header lacks required column(s) {}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx,asked optional)",
                 missing.join(",")
             )));
         }
@@ -97,6 +100,7 @@ impl CsvReader {
             dur_us: found[5],
             pid: found[6],
             ctx: found[7],
+            asked: found[9],
             count: fields.len(),
         };
         Ok(CsvReader { lines, cols, fields, names: FxHashMap::default(), file_names: Vec::new(), last_file: None })
@@ -200,6 +204,9 @@ impl CsvReader {
         let pid = opt_num(self.cols.pid, parse_u64, "pid must be a non-negative integer")?;
         let pid = u32::try_from(pid).map_err(|_| self.lines.error_quoting("pid must fit in 32 bits"))?;
         let ctx = opt_num(self.cols.ctx, parse_u64_or_hex, "ctx must be a non-negative integer (decimal or 0x hex)")?;
+        let asked = opt_num(self.cols.asked, parse_u64, "asked must be a non-negative integer number of bytes")?;
+        // A write transfers what it asks for; only a read comes back short.
+        let unfilled = if op == Op::Read { asked.saturating_sub(size).min(u32::MAX as u64) as u32 } else { 0 };
         let file = if self.cols.device_addressed {
             parse_u64(field(self.cols.file))
                 .and_then(|d| u16::try_from(d).ok())
@@ -214,6 +221,6 @@ impl CsvReader {
             self.lines.buf = buf;
             id.ok_or_else(|| self.lines.error_quoting("file is empty"))?
         };
-        Ok(Some(Request { time_ns, dur_ns, pid, ctx, op, file, offset, size, in_blocks: false }))
+        Ok(Some(Request { time_ns, dur_ns, pid, ctx, op, file, offset, size, in_blocks: false, unfilled }))
     }
 }

@@ -42,6 +42,7 @@ impl LirsReader {
                 offset: block,
                 size: 1,
                 in_blocks: true,
+                unfilled: 0,
             }));
         }
     }

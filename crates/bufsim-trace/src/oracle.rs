@@ -92,6 +92,7 @@ impl OracleReader {
             offset: obj,
             size: 1,
             in_blocks: true,
+            unfilled: 0,
         }))
     }
 }

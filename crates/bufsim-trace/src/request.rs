@@ -47,13 +47,29 @@ pub struct Request {
     /// The trace names whole blocks (libCacheSim's oracleGeneral object ids), so `offset` is a
     /// block number and `size` a block count, whatever the block size.
     pub in_blocks: bool,
+    /// Bytes a read asked for beyond `size`: the end of the file cut it short (saturated at
+    /// u32::MAX). 0 when the read got all it asked for, or the trace does not say. Linux sizes a
+    /// file's read-ahead window from what a read asked for (mm/filemap.c, filemap_get_pages),
+    /// not from what came back.
+    pub unfilled: u32,
 }
 
 impl Request {
     /// An untimed read of `size` bytes at byte `offset` of file (or device) `file`, the
     /// request generators and hand-made test traces build.
     pub fn read(file: u32, offset: u64, size: u64) -> Self {
-        Request { time_ns: 0, dur_ns: 0, pid: 0, ctx: 0, op: Op::Read, file, offset, size, in_blocks: false }
+        Request {
+            time_ns: 0,
+            dur_ns: 0,
+            pid: 0,
+            ctx: 0,
+            op: Op::Read,
+            file,
+            offset,
+            size,
+            in_blocks: false,
+            unfilled: 0,
+        }
     }
 
     /// The blocks `[first, first + count)` the request touches for a given block size.

@@ -150,6 +150,7 @@ fn bst_record_bytes_are_as_documented() {
         offset: 0x0102,
         size: 512,
         in_blocks: false,
+        unfilled: 0,
     };
     w.write(&r).unwrap();
     let out = w.finish(&[]).unwrap().into_inner();

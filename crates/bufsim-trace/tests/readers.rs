@@ -372,3 +372,23 @@ fn skip_bad_never_skips_a_bad_header() {
     let e = reader("time,size\n1,2\n", Format::LcsCsv, true).err().unwrap().to_string();
     assert!(e.contains("lacks the obj_id column"), "{e}");
 }
+
+// ---- interchange CSV: what a read asked for ----
+
+#[test]
+fn csv_keeps_what_a_short_read_asked_for() {
+    // The kernel tracer writes `asked` (the read's count): a 5000-byte file read with a 128 KiB
+    // buffer comes back short; a write transfers what it asks; an empty field means unknown.
+    let text = "\
+time_us,dur_us,pid,ctx,op,file,offset,size,asked
+1,2,7,0,R,a,0,5000,131072
+2,2,7,0,R,a,5000,0,131072
+3,2,7,0,W,b,0,100,4096
+4,2,7,0,R,c,0,4096,
+5,2,7,0,R,c,0,4096,100
+";
+    let r = read_all(text, Format::Csv).unwrap();
+    let unfilled: Vec<u32> = r.iter().map(|x| x.unfilled).collect();
+    assert_eq!(unfilled, vec![131072 - 5000, 131072, 0, 0, 0]);
+    assert!(err("op,file,offset,size,asked\nR,a,0,1,x\n", Format::Csv).contains("asked must be"));
+}

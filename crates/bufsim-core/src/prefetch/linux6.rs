@@ -295,7 +295,9 @@ impl ReadAhead for Linux6 {
             // The same range read again: a new request all the same.
             s.prev_index = s.cur_end;
         }
-        let last = ev.request_first + ev.request_blocks;
+        // What the read asked for, not what came back: a short read at the end of a file still
+        // sizes the window from its count (filemap_get_pages' last_index).
+        let last = ev.request_first + ev.request_asked_blocks;
         if ev.miss {
             // A freshly inserted page carries no mark.
             s.markers.retain(|&(f, n)| !(f..f + n).contains(&b));
@@ -326,6 +328,7 @@ mod tests {
                 by_prefetch: false,
                 request_first: first,
                 request_blocks: n,
+                request_asked_blocks: n,
                 request_end: first + n,
                 request_bytes: n * 4096,
                 block_size: 4096,
@@ -339,6 +342,36 @@ mod tests {
             }
         }
         plans
+    }
+
+    #[test]
+    fn a_short_read_sizes_the_window_from_what_it_asked() {
+        // `cat` of a 5000-byte file: one read of 128 KiB comes back with 2 pages. The kernel's
+        // window comes from the 32 pages asked (filemap_get_pages): 0..128, async 96, as this
+        // machine's tracepoints show for every small file cat reads (max 4096 pages with
+        // fadvise(SEQUENTIAL)); from the 2 pages read it would be 0..4, async 3.
+        let mut ra = Linux6::new(4096, true).with_log();
+        let ev = |asked| BlockEvent {
+            file: 0,
+            block: 0,
+            file_blocks: 2,
+            miss: true,
+            in_flight: false,
+            by_prefetch: false,
+            request_first: 0,
+            request_blocks: 2,
+            request_asked_blocks: asked,
+            request_end: 1,
+            request_bytes: 5000,
+            block_size: 4096,
+        };
+        let p = ra.on_access_cached(&ev(32), &|_| false).unwrap();
+        assert_eq!(last(&ra), (0, 128, 96));
+        // Only the file's second page is left to read: the window stops at the end of the file.
+        assert_eq!((p.start, p.len), (1, 1));
+        let mut ra = Linux6::new(4096, true).with_log();
+        ra.on_access_cached(&ev(2), &|_| false);
+        assert_eq!(last(&ra), (0, 8, 6));
     }
 
     fn last(ra: &Linux6) -> (u64, u64, u64) {

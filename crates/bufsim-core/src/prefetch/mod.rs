@@ -43,6 +43,10 @@ pub struct BlockEvent {
     /// blocks (the on-demand algorithm sizes its first window from it).
     pub request_first: u64,
     pub request_blocks: u64,
+    /// The request's length in blocks as it was asked for: more than `request_blocks` when the
+    /// end of the file cut a read short (`Request::unfilled`). Linux sizes its windows from what
+    /// was asked (mm/filemap.c: `last_index` comes from the read's count).
+    pub request_asked_blocks: u64,
     /// The block holding the byte right after the request (Linux's prev_pos >> PAGE_SHIFT once
     /// the read is done): `request_first + request_blocks` unless the request ends mid-block.
     pub request_end: u64,
@@ -279,6 +283,7 @@ pub(crate) mod test_util {
             by_prefetch: !miss,
             request_first: block,
             request_blocks: 1,
+            request_asked_blocks: 1,
             request_end: block + 1,
             request_bytes: 4096,
             block_size: 4096,

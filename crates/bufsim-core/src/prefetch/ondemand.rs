@@ -74,7 +74,8 @@ impl ReadAhead for OnDemand {
             return None;
         }
         // The rest of the request counts from this block.
-        let req = (ev.request_first + ev.request_blocks).saturating_sub(b).max(1);
+        // req_size comes from the read's count (what it asked for), as in Linux 2.6's read path.
+        let req = (ev.request_first + ev.request_asked_blocks).saturating_sub(b).max(1);
         s.start = b;
         s.size = Self::init_size(req, max);
         s.async_size = s.size.saturating_sub(req).min(s.size - 1);

@@ -231,6 +231,7 @@ mod tests {
             offset: 0,
             size: 1,
             in_blocks: false,
+            unfilled: 0,
         }
     }
 

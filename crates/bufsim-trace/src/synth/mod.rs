@@ -55,6 +55,7 @@ impl Synthetic {
                 offset: block * BLOCK,
                 size: BLOCK,
                 in_blocks: false,
+                unfilled: 0,
             })
             .collect();
         Synthetic { requests, file_names }
