@@ -6,7 +6,8 @@ footprint (traces/kernel/workloads.json) and prints the table of docs/validation
     .venv/bin/python scripts/validate_suite.py --small                  # the three small cases of the tests
 
 Workload inputs are prepared as scripts/record_workloads.py prepares them (same scripts, same seeds).
-`--small` runs the looping scan, random reads and mixed workload that tests/test_validate.py checks.
+`--small` runs the looping scan, small files, random reads and mixed workload that
+tests/test_validate.py checks.
 Results also go to --json FILE (one object per run) so the table can be re-printed with --table FILE.
 """
 
@@ -37,16 +38,24 @@ for _ in range(int(sys.argv[2])):
 
 
 def small_cases() -> list[tuple[str, list[str], list[int]]]:
-    """The three small cases: (name, command, memory sizes in bytes)."""
+    """The small cases: (name, command, memory sizes in bytes)."""
     SMALL_DIR.mkdir(parents=True, exist_ok=True)
     big, other, rand = SMALL_DIR / "scan.dat", SMALL_DIR / "other.dat", SMALL_DIR / "rand.py"
     for path, mib in ((big, 32), (other, 16)):
         if not path.exists() or path.stat().st_size != mib << 20:
             path.write_bytes(os.urandom(mib << 20))
     rand.write_text(RAND)
+    small = SMALL_DIR / "files"
+    if not small.is_dir() or len(list(small.iterdir())) != 200:
+        # Files of one page to 300 KB, as a source tree has: `cat` asks each for 128 KiB.
+        small.mkdir(exist_ok=True)
+        sizes = [1000, 3000, 5000, 9000, 20000, 40000, 70000, 150000, 300000]
+        for i in range(200):
+            (small / f"f{i:03d}").write_bytes(os.urandom(sizes[(i * 7) % len(sizes)]))
     py = sys.executable
     return [
         ("loop-scan", ["sh", "-c", f"for i in 1 2 3; do cat {big} > /dev/null; done"], [48 << 20]),
+        ("small-files", ["sh", "-c", f"cat {small}/* > /dev/null"], [64 << 20]),
         ("random", [py, str(rand), str(big), "4000", "1"], [24 << 20]),
         (
             "mixed",

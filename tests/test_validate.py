@@ -179,6 +179,15 @@ def test_a_looping_scan_matches_the_kernel(small):
 
 
 @kernel
+def test_small_files_read_by_cat_get_the_kernels_windows(small):
+    # cat asks every file for 128 KiB: the windows come from that, not from the few pages read.
+    c = small["small-files"]
+    assert c.command_status == 0 and c.files >= 200 and c.kernel_readahead >= 200
+    assert abs(c.pages_read_diff) <= 0.02
+    assert c.readahead_match >= 0.95
+
+
+@kernel
 def test_random_reads_under_pressure_are_close(small):
     c = small["random"]
     assert c.command_status == 0 and c.kernel_pages_read > 3000
