@@ -79,18 +79,7 @@ fn accesses_are_the_engines_block_keys() {
 }
 
 fn file_requests() -> Vec<Request> {
-    let req = |file: u32, offset: u64, size: u64, op: Op| Request {
-        time_ns: 0,
-        dur_ns: 0,
-        pid: 0,
-        ctx: 0,
-        op,
-        file,
-        offset,
-        size,
-        in_blocks: false,
-        unfilled: 0,
-    };
+    let req = |file: u32, offset: u64, size: u64, op: Op| Request { op, ..Request::read(file, offset, size) };
     vec![
         req(0, 0, 10_000, Op::Read),
         req(1, 4096, 4096, Op::Write),
@@ -102,21 +91,7 @@ fn file_requests() -> Vec<Request> {
 }
 
 fn requests_of(blocks: &[(u32, u64)]) -> Vec<Request> {
-    blocks
-        .iter()
-        .map(|&(file, b)| Request {
-            time_ns: 0,
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op: Op::Read,
-            file,
-            offset: b * 4096,
-            size: 4096,
-            in_blocks: false,
-            unfilled: 0,
-        })
-        .collect()
+    blocks.iter().map(|&(file, b)| Request::read(file, b * 4096, 4096)).collect()
 }
 
 proptest! {

@@ -7,7 +7,7 @@
 use bufsim_core::engine::{Engine, EngineConfig, Prefetching, Stats};
 use bufsim_core::layout::Layout;
 use bufsim_core::policy::{build, AnyPolicy, BuildEnv, Dulo, Policy};
-use bufsim_core::trace::{Op, Request};
+use bufsim_core::trace::Request;
 
 /// Files: A, B, C, D (one block each), X and Y (four blocks each), 100 blocks apart on the disk.
 const SIZES: [u64; 6] = [1, 1, 1, 1, 4, 4];
@@ -19,18 +19,7 @@ fn requests() -> Vec<Request> {
         .map(|name| {
             let file = "ABCDXY".find(&name[..1]).unwrap() as u32;
             let block = name[1..].parse::<u64>().map_or(0, |n| n - 1);
-            Request {
-                time_ns: 0,
-                dur_ns: 0,
-                pid: 0,
-                ctx: 0,
-                op: Op::Read,
-                file,
-                offset: block * 4096,
-                size: 4096,
-                in_blocks: false,
-                unfilled: 0,
-            }
+            Request::read(file, block * 4096, 4096)
         })
         .collect()
 }

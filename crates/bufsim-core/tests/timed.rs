@@ -9,18 +9,7 @@ use bufsim_core::trace::{AddressKind, Op, Request};
 const MS: u64 = 1_000_000;
 
 fn read(file: u32, block: u64, blocks: u64) -> Request {
-    Request {
-        time_ns: 0,
-        dur_ns: 0,
-        pid: 0,
-        ctx: 0,
-        op: Op::Read,
-        file,
-        offset: block * 4096,
-        size: blocks * 4096,
-        in_blocks: false,
-        unfilled: 0,
-    }
+    Request::read(file, block * 4096, blocks * 4096)
 }
 
 fn timing(device: &str, think: Think) -> TimingOptions {
