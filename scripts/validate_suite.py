@@ -131,6 +131,9 @@ def main() -> int:
             if a.json:
                 with open(a.json, "a") as f:
                     f.write(json.dumps(r) + "\n")
+            if c.outcome.startswith("was killed by SIG") and "timeout" not in c.outcome:
+                print(table(rows))
+                return 1  # interrupted (SIGTERM, SIGINT, SIGHUP): no further runs
     print(table(rows))
     return 0
 
