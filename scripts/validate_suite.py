@@ -131,7 +131,7 @@ def main() -> int:
             if a.json:
                 with open(a.json, "a") as f:
                     f.write(json.dumps(r) + "\n")
-            if c.outcome.startswith("was killed by SIG") and "timeout" not in c.outcome:
+            if c.outcome in ("was killed by SIGTERM", "was killed by SIGINT", "was killed by SIGHUP"):
                 print(table(rows))
                 return 1  # interrupted (SIGTERM, SIGINT, SIGHUP): no further runs
     print(table(rows))
