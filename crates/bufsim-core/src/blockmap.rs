@@ -82,6 +82,14 @@ impl BlockMap {
         }
     }
 
+    /// Whether the table is too big to stay in a CPU's caches between accesses, so that
+    /// [`BlockMap::warm`] can save a memory stall. A smaller table is already cached and a
+    /// hint would only cost its instructions. 256 KiB: a common size of a core's L2.
+    #[inline]
+    pub fn worth_warming(&self) -> bool {
+        self.slots.len() * std::mem::size_of::<Slot>() > 256 * 1024
+    }
+
     /// Asks the CPU to start loading the slot where `key` would sit, so a lookup a few
     /// requests later finds it in the CPU cache (the table is far larger than the CPU caches
     /// on big simulations, and every access probes it). A memory hint, not read-ahead.

@@ -114,6 +114,12 @@ impl<P: Policy> Cache<P> {
         self.map.warm(key);
     }
 
+    /// Whether [`Cache::warm`] can help: the index has outgrown the CPU's caches.
+    #[inline]
+    pub fn worth_warming(&self) -> bool {
+        self.map.worth_warming()
+    }
+
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
         self.map.get(key).is_some()
