@@ -229,9 +229,13 @@ impl Prefetching<'_> {
 /// near enough that the hinted lines are still cached when used.
 pub const LOOKAHEAD: usize = 8;
 
-/// Starts loading the cache index slot of `r`'s first block, a few requests before `r` runs.
+/// Starts loading the cache index slot of `r`'s first block, a few requests before `r` runs,
+/// unless the index is small enough to be in the CPU's caches already.
 #[inline]
 pub fn warm<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &Request) {
+    if !cache.worth_warming() {
+        return;
+    }
     let (first, n) = r.block_range(block_size);
     if n > 0 {
         let (device, block) = layout.place(r.file, first);

@@ -63,8 +63,12 @@ impl BlockMap {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// The slot of `key` if present (`Ok`), else the empty slot that ends its probe run, where
+    /// an insertion would put it (`Err`). Either is valid until the map next changes; a miss
+    /// hands its empty slot to [`BlockMap::insert_vacant`] or [`BlockMap::replace`] so that an
+    /// insertion after a failed lookup probes the table once, not twice.
     #[inline]
-    fn find(&self, key: u64) -> Result<usize, usize> {
+    pub fn find(&self, key: u64) -> Result<usize, usize> {
         let mut i = self.home(key);
         loop {
             let s = self.slots[i];
@@ -76,6 +80,14 @@ impl BlockMap {
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    /// Whether the table is too big to stay in a CPU's caches between accesses, so that
+    /// [`BlockMap::warm`] can save a memory stall. A smaller table is already cached and a
+    /// hint would only cost its instructions. 256 KiB: a common size of a core's L2.
+    #[inline]
+    pub fn worth_warming(&self) -> bool {
+        self.slots.len() * std::mem::size_of::<Slot>() > 256 * 1024
     }
 
     /// Asks the CPU to start loading the slot where `key` would sit, so a lookup a few
@@ -108,20 +120,60 @@ impl BlockMap {
         }
     }
 
+    /// The value in slot `i`, which [`BlockMap::find`] returned as `Ok`.
+    #[inline]
+    pub fn value_at(&self, i: usize) -> u32 {
+        self.slots[i].value
+    }
+
+    /// [`BlockMap::value_at`], mutably.
+    #[inline]
+    pub fn value_at_mut(&mut self, i: usize) -> &mut u32 {
+        &mut self.slots[i].value
+    }
+
     /// Inserts a key that is not present.
     #[inline]
     pub fn insert_new(&mut self, key: u64, value: u32) {
-        debug_assert!(value != EMPTY);
-        if (self.len + 1) * 2 > self.slots.len() {
-            self.grow();
-        }
         match self.find(key) {
             Ok(_) => panic!("insert_new of a present key"),
-            Err(i) => {
-                self.slots[i] = Slot { key, value };
-                self.len += 1;
-            }
+            Err(vacant) => self.insert_vacant(vacant, key, value),
         }
+    }
+
+    /// Inserts `key`, not present, for which [`BlockMap::find`] returned `Err(vacant)` with no
+    /// change to the map since.
+    #[inline]
+    pub fn insert_vacant(&mut self, vacant: usize, key: u64, value: u32) {
+        debug_assert!(value != EMPTY);
+        debug_assert_eq!(self.find(key), Err(vacant), "stale vacant slot");
+        let mut i = vacant;
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+            i = self.find(key).expect_err("insert_vacant of a present key");
+        }
+        self.slots[i] = Slot { key, value };
+        self.len += 1;
+    }
+
+    /// Removes `old`, present, and inserts `key`, not present, for which [`BlockMap::find`]
+    /// returned `Err(vacant)` with no change to the map since; returns `old`'s value. The table
+    /// ends exactly as `remove(old)` then `insert_new(key, value)` would leave it, with one
+    /// probe for `key` instead of two. Always inlined, with the removal: it runs on every
+    /// eviction, and as two calls it saved and restored registers each time.
+    #[inline(always)]
+    pub fn replace(&mut self, old: u64, vacant: usize, key: u64, value: u32) -> u32 {
+        debug_assert!(value != EMPTY);
+        debug_assert_eq!(self.find(key), Err(vacant), "stale vacant slot");
+        let (old_value, hole) = self.remove_at(self.find(old).expect("replace of an absent key"));
+        // The removal emptied one slot, `hole`, and filled none that was empty. Every slot from
+        // `key`'s home to just before `vacant` was full, so `key`'s probe run now ends at the
+        // hole if the hole lies on that stretch, and still at `vacant` otherwise.
+        let home = self.home(key);
+        let i = if hole.wrapping_sub(home) & self.mask < vacant.wrapping_sub(home) & self.mask { hole } else { vacant };
+        self.slots[i] = Slot { key, value };
+        self.len += 1;
+        old_value
     }
 
     /// Doubles the table and re-places every entry (amortised over the insertions that filled it).
@@ -138,7 +190,15 @@ impl BlockMap {
     /// Removes a key; returns its value.
     #[inline]
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let mut hole = self.find(key).ok()?;
+        let i = self.find(key).ok()?;
+        Some(self.remove_at(i).0)
+    }
+
+    /// Empties slot `i`, which holds an entry; returns its value and the slot left empty at the
+    /// end (the only slot that was full before and is empty now).
+    #[inline(always)]
+    fn remove_at(&mut self, i: usize) -> (u32, usize) {
+        let mut hole = i;
         let value = self.slots[hole].value;
         self.len -= 1;
         // Backward-shift deletion: move later members of the probe run into the hole when the
@@ -159,7 +219,7 @@ impl BlockMap {
             }
         }
         self.slots[hole].value = EMPTY;
-        Some(value)
+        (value, hole)
     }
 
     /// Every value, mutably, in table order (callers that renumber what the values point to).
@@ -218,6 +278,35 @@ mod tests {
                 prop_assert_eq!(m.get(*k), Some(*v));
             }
             prop_assert_eq!(m.iter().count(), h.len());
+        }
+
+        /// `replace` and `insert_vacant` leave the table slot for slot as `remove` and
+        /// `insert_new` do, with colliding keys.
+        #[test]
+        fn replace_lays_out_the_table_as_remove_then_insert(
+            ops in prop::collection::vec((0u64..48, 0u64..48), 1..1500)
+        ) {
+            let (mut fast, mut slow) = (BlockMap::new(), BlockMap::new());
+            let mut present: Vec<u64> = Vec::new();
+            for (i, (k, pick)) in ops.into_iter().enumerate() {
+                let key = k << 40;
+                let Err(vacant) = fast.find(key) else { continue };
+                if present.len() < 20 {
+                    fast.insert_vacant(vacant, key, i as u32);
+                    slow.insert_new(key, i as u32);
+                } else {
+                    let old = present.swap_remove(pick as usize % present.len());
+                    let got = fast.replace(old, vacant, key, i as u32);
+                    prop_assert_eq!(Some(got), slow.remove(old));
+                    slow.insert_new(key, i as u32);
+                }
+                present.push(key);
+                prop_assert_eq!(fast.len(), slow.len());
+                let layout = |m: &BlockMap| {
+                    m.slots.iter().map(|s| (s.value != EMPTY).then_some((s.key, s.value))).collect::<Vec<_>>()
+                };
+                prop_assert_eq!(layout(&fast), layout(&slow));
+            }
         }
 
         /// A map that starts empty grows as needed and stays at most half full.

@@ -114,6 +114,12 @@ impl<P: Policy> Cache<P> {
         self.map.warm(key);
     }
 
+    /// Whether [`Cache::warm`] can help: the index has outgrown the CPU's caches.
+    #[inline]
+    pub fn worth_warming(&self) -> bool {
+        self.map.worth_warming()
+    }
+
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
         self.map.get(key).is_some()
@@ -141,38 +147,51 @@ impl<P: Policy> Cache<P> {
     /// the miss was bypassed). Always inlined, so [`Cache::demand`] drops the frame for free.
     #[inline(always)]
     pub fn demand_frame(&mut self, a: &Access) -> (Demand, Option<Frame>) {
-        if let Some(v) = self.map.get_mut(a.key) {
-            if *v & MAP_PREFETCHED == 0 {
-                let f = *v;
-                self.policy.hit(f, a);
-                (Demand::Hit, Some(f))
-            } else {
-                *v &= !MAP_PREFETCHED;
-                let f = *v;
-                self.flags[f as usize] &= !PREFETCHED;
-                self.policy.first_demand(f, a);
-                (Demand::PrefetchHit, Some(f))
+        match self.map.find(a.key) {
+            Ok(i) => {
+                let v = self.map.value_at_mut(i);
+                if *v & MAP_PREFETCHED == 0 {
+                    let f = *v;
+                    self.policy.hit(f, a);
+                    (Demand::Hit, Some(f))
+                } else {
+                    *v &= !MAP_PREFETCHED;
+                    let f = *v;
+                    self.flags[f as usize] &= !PREFETCHED;
+                    self.policy.first_demand(f, a);
+                    (Demand::PrefetchHit, Some(f))
+                }
             }
-        } else {
-            match self.insert(a, Origin::Demand) {
+            Err(vacant) => match self.insert_vacant(a, Origin::Demand, vacant) {
                 Some(f) => (Demand::Miss, Some(f)),
                 None => (Demand::MissBypassed, None),
-            }
+            },
         }
     }
 
     /// Inserts a block that is not resident, evicting as the policy chooses. Returns the frame,
     /// or `None` when every resident frame is pinned (the block is then not cached).
     pub fn insert(&mut self, a: &Access, origin: Origin) -> Option<Frame> {
-        debug_assert!(!self.contains(a.key), "insert of a resident block");
+        let Err(vacant) = self.map.find(a.key) else { panic!("insert of a resident block") };
+        self.insert_vacant(a, origin, vacant)
+    }
+
+    /// [`Cache::insert`] given the map slot where the lookup that missed `a.key` stopped.
+    #[inline]
+    fn insert_vacant(&mut self, a: &Access, origin: Origin, vacant: usize) -> Option<Frame> {
         self.policy.prepare_insert(a, origin);
+        let value = |f: Frame| if origin == Origin::Prefetch { f | MAP_PREFETCHED } else { f };
         let frame = match self.take_free() {
-            Some(f) => f,
+            Some(f) => {
+                self.map.insert_vacant(vacant, a.key, value(f));
+                f
+            }
             None => {
                 let v = self.policy.victim(&Pins::new(&self.flags), a)?;
                 // The victim's frame takes the block at once (what pushing it on the free
                 // list and popping it would give).
-                self.vacate(v);
+                let old = self.release(v);
+                self.map.replace(old, vacant, a.key, value(v));
                 v
             }
         };
@@ -186,16 +205,20 @@ impl<P: Policy> Cache<P> {
     /// prefetching paper's Table 1: "blocks fetched together do not evict each other; if
     /// prefetching a block would result in such an eviction, no more blocks are prefetched".
     pub fn insert_unless_evicting(&mut self, a: &Access, group: &[Frame]) -> Option<Frame> {
-        debug_assert!(!self.contains(a.key), "insert of a resident block");
+        let Err(vacant) = self.map.find(a.key) else { panic!("insert of a resident block") };
         self.policy.prepare_insert(a, Origin::Prefetch);
         let frame = match self.take_free() {
-            Some(f) => f,
+            Some(f) => {
+                self.map.insert_vacant(vacant, a.key, f | MAP_PREFETCHED);
+                f
+            }
             None => {
                 let v = self.policy.victim(&Pins::new(&self.flags), a)?;
                 if group.contains(&v) {
                     return None;
                 }
-                self.vacate(v);
+                let old = self.release(v);
+                self.map.replace(old, vacant, a.key, v | MAP_PREFETCHED);
                 v
             }
         };
@@ -203,9 +226,12 @@ impl<P: Policy> Cache<P> {
         Some(frame)
     }
 
+    /// Residency of a block whose map entry is in place. Always inlined, as is
+    /// [`Cache::release`]: each runs once per miss, and as a call its saved and restored
+    /// registers cost about as much as its body.
+    #[inline(always)]
     fn place(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let prefetched = origin == Origin::Prefetch;
-        self.map.insert_new(a.key, if prefetched { frame | MAP_PREFETCHED } else { frame });
         self.keys[frame as usize] = a.key;
         self.flags[frame as usize] = if prefetched { PREFETCHED | BY_PREFETCH } else { 0 };
         self.policy.insert(frame, a, origin);
@@ -213,17 +239,18 @@ impl<P: Policy> Cache<P> {
 
     /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).
     pub fn evict(&mut self, frame: Frame) {
-        self.vacate(frame);
+        let key = self.release(frame);
+        self.map.remove(key);
         self.free.push(frame);
     }
 
-    /// [`Cache::evict`] but for putting `frame` on the free list: the caller fills it next.
-    #[inline]
-    fn vacate(&mut self, frame: Frame) {
+    /// [`Cache::evict`] but for the map entry, which the caller removes, and the free list:
+    /// the caller fills `frame` next. Returns the key that leaves.
+    #[inline(always)]
+    fn release(&mut self, frame: Frame) -> u64 {
         let key = self.keys[frame as usize];
         debug_assert_eq!(self.frame_of(key), Some(frame));
         debug_assert!(self.flags[frame as usize] & PINNED == 0, "evicting a pinned frame");
-        self.map.remove(key);
         let why = if self.flags[frame as usize] & PREFETCHED != 0 {
             self.evicted_unused += 1;
             Removal::UnusedPrefetch
@@ -234,6 +261,7 @@ impl<P: Policy> Cache<P> {
         self.victim = Some((frame, key));
         self.flags[frame as usize] = 0;
         self.policy.remove(frame, key, why);
+        key
     }
 
     /// The frame and key of the block evicted since the last call, if any.

@@ -127,20 +127,25 @@ impl<'a, P: Policy> Engine<'a, P> {
             return;
         }
         let (device, start) = self.step.layout.place(r.file, first);
+        // One access for the whole request, its block and time advanced in the loop: the
+        // fields the request fixes are written once, not once per block.
+        let mut a = Access {
+            key: 0,
+            device,
+            block: start,
+            time: self.step.time,
+            ctx: r.ctx,
+            pid: r.pid,
+            write,
+            next_use: NEVER,
+            cost: 1.0,
+        };
         let mut hits = 0;
         for i in 0..n {
             let block = start.wrapping_add(i);
-            let a = Access {
-                key: block_key(device, block),
-                device,
-                block,
-                time: self.step.time,
-                ctx: r.ctx,
-                pid: r.pid,
-                write,
-                next_use: NEVER,
-                cost: 1.0,
-            };
+            a.key = block_key(device, block);
+            a.block = block;
+            a.time = self.step.time;
             let outcome = self.cache.demand(&a);
             // Only read-ahead inserts blocks not yet demanded, and it is off.
             debug_assert!(outcome != Demand::PrefetchHit);

@@ -90,6 +90,25 @@ impl<T: Clone> FrameVec<T> {
         &self.fill
     }
 
+    /// Element `i`, which has been written: [`IndexMut`] without the growth that a first write
+    /// may need, for callers that know (a list node's neighbours were linked before).
+    #[inline]
+    pub fn written_mut(&mut self, i: usize) -> &mut T {
+        if i < self.stored.len() {
+            &mut self.stored[i]
+        } else {
+            self.written_beyond(i)
+        }
+    }
+
+    /// The second region's element `i` (never written: out of range, a caller's bug).
+    #[cold]
+    #[inline(never)]
+    fn written_beyond(&mut self, i: usize) -> &mut T {
+        assert!(i >= self.split && i < self.len, "frame {i} was never written");
+        &mut self.upper[i - self.split]
+    }
+
     /// The stored elements, mutably (those never written still equal the fill).
     pub fn stored_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
         self.stored.iter_mut().chain(self.upper.iter_mut())

@@ -89,11 +89,9 @@ impl Links {
 
     #[inline]
     pub fn push_front(&mut self, list: &mut List, n: u32) {
-        let i = n as usize;
-        self.link[i][P] = NIL;
-        self.link[i][N] = list.front;
+        self.link[n as usize] = [NIL, list.front];
         if list.front != NIL {
-            self.link[list.front as usize][P] = n;
+            self.link.written_mut(list.front as usize)[P] = n;
         } else {
             list.back = n;
         }
@@ -103,11 +101,9 @@ impl Links {
 
     #[inline]
     pub fn push_back(&mut self, list: &mut List, n: u32) {
-        let i = n as usize;
-        self.link[i][N] = NIL;
-        self.link[i][P] = list.back;
+        self.link[n as usize] = [list.back, NIL];
         if list.back != NIL {
-            self.link[list.back as usize][N] = n;
+            self.link.written_mut(list.back as usize)[N] = n;
         } else {
             list.front = n;
         }
@@ -133,20 +129,25 @@ impl Links {
     /// Unlinks `n`, which must be in `list`.
     #[inline]
     pub fn remove(&mut self, list: &mut List, n: u32) {
-        let i = n as usize;
-        let (p, nx) = (self.link[i][P], self.link[i][N]);
+        self.unlink(list, n);
+        *self.link.written_mut(n as usize) = [NIL, NIL];
+    }
+
+    /// [`Links::remove`] leaving `n`'s own links stale, for a caller that relinks it at once.
+    /// Nodes in a list were written when linked, so none of these accesses grows the arena.
+    #[inline]
+    fn unlink(&mut self, list: &mut List, n: u32) {
+        let [p, nx] = *self.link.written_mut(n as usize);
         if p != NIL {
-            self.link[p as usize][N] = nx;
+            self.link.written_mut(p as usize)[N] = nx;
         } else {
             list.front = nx;
         }
         if nx != NIL {
-            self.link[nx as usize][P] = p;
+            self.link.written_mut(nx as usize)[P] = p;
         } else {
             list.back = p;
         }
-        self.link[i][P] = NIL;
-        self.link[i][N] = NIL;
         list.len -= 1;
     }
 
@@ -167,7 +168,7 @@ impl Links {
     #[inline]
     pub fn move_to_front(&mut self, list: &mut List, n: u32) {
         if list.front != n {
-            self.remove(list, n);
+            self.unlink(list, n);
             self.push_front(list, n);
         }
     }
@@ -175,7 +176,7 @@ impl Links {
     #[inline]
     pub fn move_to_back(&mut self, list: &mut List, n: u32) {
         if list.back != n {
-            self.remove(list, n);
+            self.unlink(list, n);
             self.push_back(list, n);
         }
     }
