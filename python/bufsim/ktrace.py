@@ -28,13 +28,13 @@ import signal
 import stat as stat_mod
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional, Sequence
 
 from bufsim.collect import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError, CollectResult
 from bufsim.collect_paths import NO_LIBS_PATTERNS
+from bufsim.fd_thread import DrainThread
 from bufsim.opened_files import OpenedFiles
 from bufsim import strace as st
 from bufsim.syscalls import PathFilter, Stats, context_id, csv_field, display_path
@@ -236,27 +236,24 @@ def remove_stale_instances(root: str) -> list[str]:
     return removed
 
 
-class PipeCopier(threading.Thread):
+class PipeCopier(DrainThread):
     """Copies an instance's trace_pipe to a file as it fills; ``on_chunk`` sees the text first."""
 
     def __init__(self, pipe: str, out_path: str, on_chunk=None):
-        super().__init__(daemon=True)
+        super().__init__()
         self.fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
         self.out = open(out_path, "wb")
         self.on_chunk = on_chunk
-        self.stop = threading.Event()
         self.rest = b""
 
-    def _read_all(self) -> bool:
-        got = False
+    def drain(self) -> None:
         while True:
             try:
                 chunk = os.read(self.fd, 1 << 20)
             except BlockingIOError:
-                return got
+                return
             if not chunk:
-                return got
-            got = True
+                return
             self.out.write(chunk)
             if self.on_chunk is not None:
                 data = self.rest + chunk
@@ -265,20 +262,8 @@ class PipeCopier(threading.Thread):
                 if cut:
                     self.on_chunk(data[:cut])
 
-    def run(self) -> None:
-        import select
-
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        while not self.stop.is_set():
-            poller.poll(50)
-            self._read_all()
-        self._read_all()
-
     def finish(self) -> None:
-        self.stop.set()
-        self.join()
-        os.close(self.fd)
+        super().finish()
         self.out.close()
 
 
@@ -485,7 +470,7 @@ class Replay:
     def file_for(self, dev: int, ino: int, path: Optional[bytes] = None, size: int = 0, regular: bool = True) -> KFile:
         f = self.files.get((dev, ino))
         if path is None and (dev, ino) in self.opened:
-            path, size, _ = self.opened[(dev, ino)]
+            path, size = self.opened[(dev, ino)]
         if f is None:
             f = KFile(dev, ino, path, size, regular)
             self.files[(dev, ino)] = f

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import ctypes
 import os
-import select
 import stat as stat_mod
 import struct
-import threading
-from typing import Optional
+
+from bufsim.fd_thread import DrainThread
 
 _FAN_CLOEXEC = 0x1
 _FAN_NONBLOCK = 0x2
@@ -29,7 +28,6 @@ _FAN_MARK_ADD = 0x1
 _FAN_MARK_MOUNT = 0x10
 _FAN_MARK_FILESYSTEM = 0x100
 _FAN_OPEN = 0x20
-_FAN_Q_OVERFLOW = 0x4000
 _AT_FDCWD = -100
 _METADATA = struct.Struct("IBBHQii")  # event_len, vers, reserved, metadata_len, mask, fd, pid
 
@@ -58,17 +56,13 @@ def _mount_points() -> list[str]:
     return points
 
 
-class OpenedFiles(threading.Thread):
+class OpenedFiles(DrainThread):
     """Listens to every open on this machine's filesystems from :meth:`start` to :meth:`finish`;
-    ``names`` maps (device, inode) of each regular file to its path, size and mode when first
-    opened."""
+    ``names`` maps (device, inode) of each regular file to its path and size when first opened."""
 
     def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.names: dict[tuple[int, int], tuple[bytes, int, int]] = {}
-        self.overflowed = False
-        self.fd = -1
-        self._done = threading.Event()
+        super().__init__()
+        self.names: dict[tuple[int, int], tuple[bytes, int]] = {}
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             init, mark = libc.fanotify_init, libc.fanotify_mark
@@ -98,62 +92,29 @@ class OpenedFiles(threading.Thread):
             return
         self.fd = fd
 
-    @property
-    def active(self) -> bool:
-        return self.fd >= 0
-
     def start(self) -> None:
-        if self.active:
+        if self.fd >= 0:
             super().start()
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
         while True:
             try:
                 data = os.read(self.fd, _METADATA.size * _BATCH)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
+            except OSError:  # would block (drained), or interrupted
                 return
             if not data:
                 return
             off = 0
             while off + _METADATA.size <= len(data):
-                length, _, _, _, mask, efd, _ = _METADATA.unpack_from(data, off)
+                length, _, _, _, _, efd, _ = _METADATA.unpack_from(data, off)
                 off += max(length, _METADATA.size)
-                if mask & _FAN_Q_OVERFLOW:
-                    self.overflowed = True
                 if efd < 0:
-                    continue
+                    continue  # the queue cannot overflow (unlimited), so no event lacks its file
                 try:
                     s = os.fstat(efd)
                     if stat_mod.S_ISREG(s.st_mode) and (s.st_dev, s.st_ino) not in self.names:
-                        self.names[(s.st_dev, s.st_ino)] = (
-                            os.readlink(b"/proc/self/fd/%d" % efd),
-                            s.st_size,
-                            s.st_mode,
-                        )
+                        self.names[(s.st_dev, s.st_ino)] = (os.readlink(b"/proc/self/fd/%d" % efd), s.st_size)
                 except OSError:
                     pass
                 finally:
                     os.close(efd)
-
-    def run(self) -> None:
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        while not self._done.is_set():
-            poller.poll(50)
-            self._drain()
-
-    def finish(self) -> None:
-        """Reads what is still queued (every open of a program that has exited is) and stops."""
-        if not self.active:
-            return
-        self._done.set()
-        if self.is_alive():
-            self.join()
-        self._drain()
-        os.close(self.fd)
-        self.fd = -1
-
-    def get(self, dev: int, ino: int) -> Optional[tuple[bytes, int, int]]:
-        return self.names.get((dev, ino))

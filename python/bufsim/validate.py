@@ -31,6 +31,8 @@ from typing import Optional, Sequence
 from bufsim.collect import CollectError
 
 PAGE = 4096
+#: The least cgroup limit a process can start in (--memory).
+MIN_MEMORY = 16 * PAGE
 CGROUP_V1 = "/sys/fs/cgroup/memory"
 CGROUP_V2_CANDIDATES = ("/sys/fs/cgroup/unified", "/sys/fs/cgroup")
 DROP_CACHES = "/proc/sys/vm/drop_caches"
@@ -462,7 +464,7 @@ def validate(
     results = []
     try:
         for mem in memories:
-            if mem < 16 * PAGE:
+            if mem < MIN_MEMORY:
                 raise ValidateError(f"--memory {mem} bytes is too small for a process to start; give at least 64KiB")
             trace = os.path.join(out_dir, f"validate-{mem}.csv")
             drop_caches()

@@ -10,14 +10,14 @@ from bufsim import _core
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from bufsim.collect import CollectError
-    from bufsim.validate import format_table, plot, to_json, validate
+    from bufsim.validate import MIN_MEMORY, format_table, plot, to_json, validate
 
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
     memories = [_core.size_to_blocks(m, 4096) * 4096 for m in args.memory or []]
     for text, mem in zip(args.memory or [], memories):
-        if mem < 16 * 4096:
+        if mem < MIN_MEMORY:
             print(
                 f"bufsim: error: --memory {text} is too small for a process to start; give at least 64KiB",
                 file=sys.stderr,
