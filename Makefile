@@ -18,8 +18,13 @@ $(VENV)/.deps: pyproject.toml
 
 setup: $(VENV)/.deps
 
+# maturin installs the Python package and its `bufsim` script; the native entry point
+# (crates/bufsim-cli: `bufsim run` without starting Python, the rest handed to Python) then
+# takes the script's place.
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
+	cargo build --release --quiet -p bufsim-cli --bin bufsim
+	install -m 755 target/release/bufsim $(VENV)/bin/bufsim
 
 demo: build
 	$(VENV)/bin/bufsim run $(TRACE) \
@@ -33,6 +38,8 @@ test-rust:
 
 build-ci: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --profile ci --quiet
+	cargo build --profile ci --quiet -p bufsim-cli --bin bufsim
+	install -m 755 target/ci/bufsim $(VENV)/bin/bufsim
 
 test-python: build-ci
 	$(PY) -m pytest -q tests

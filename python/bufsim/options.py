@@ -40,10 +40,20 @@ def __getattr__(name: str) -> Any:
 class OptionField(Frozen):
     """One row of the core's option table (read-only)."""
 
-    __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc")
+    __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc", "flags")
 
-    def __init__(self, name: str, section: str, default: Any, implied: Optional[str], sql: str, many: bool, doc: str):
-        self._fill((name, section, default, implied, sql, many, doc))
+    def __init__(
+        self,
+        name: str,
+        section: str,
+        default: Any,
+        implied: Optional[str],
+        sql: str,
+        many: bool,
+        doc: str,
+        flags: Sequence[str] = (),
+    ):
+        self._fill((name, section, default, implied, sql, many, doc, tuple(flags)))
 
     @property
     def shown_default(self) -> str:

@@ -99,6 +99,20 @@ impl RunConfig {
         self.prefetch = prefetch.to_string();
         self
     }
+
+    /// Every combination, in the order results come in: policy, then read-ahead, then cache
+    /// size.
+    pub fn cross(policies: &[String], prefetches: &[String], caches: &[String]) -> Vec<RunConfig> {
+        let mut configs = Vec::with_capacity(policies.len() * prefetches.len() * caches.len());
+        for p in policies {
+            for f in prefetches {
+                for c in caches {
+                    configs.push(RunConfig::new(p, c).with_prefetch(f));
+                }
+            }
+        }
+        configs
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -54,19 +54,6 @@ fn options(json: &str) -> PyResult<(Options, RunOptions)> {
     Options::parse_resolved(json).map_err(|e| SpecError::new_err(e.to_string()))
 }
 
-/// The cross product in result order: policy, then read-ahead, then cache size.
-fn cross(policies: &[String], prefetches: &[String], caches: &[String]) -> Vec<RunConfig> {
-    let mut configs = Vec::with_capacity(policies.len() * prefetches.len() * caches.len());
-    for p in policies {
-        for f in prefetches {
-            for c in caches {
-                configs.push(RunConfig::new(p, c).with_prefetch(f));
-            }
-        }
-    }
-    configs
-}
-
 /// Counters a long call updates while it runs (stage, done, total), polled from another
 /// thread to draw a progress bar (`bufsim.progress`).
 #[pyclass(frozen, module = "bufsim._core")]
@@ -108,7 +95,7 @@ fn run(
 ) -> PyResult<Vec<PyObject>> {
     let (o, mut opts) = self::options(options)?;
     opts.meter = meter(progress);
-    let configs = cross(&policies, &prefetches, &caches);
+    let configs = RunConfig::cross(&policies, &prefetches, &caches);
     let path = path.to_string();
     let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
     results.iter().map(|r| to_object(py, &serde_json::Value::Object(row(r, &o)))).collect()
@@ -125,7 +112,7 @@ fn resolve_options(
     prefetches: Vec<String>,
 ) -> PyResult<String> {
     let (o, opts) = self::options(options)?;
-    bufsim_core::run::validate(&cross(&policies, &prefetches, &caches), &opts).map_err(to_py)?;
+    bufsim_core::run::validate(&RunConfig::cross(&policies, &prefetches, &caches), &opts).map_err(to_py)?;
     Ok(serde_json::Value::Object(o.to_json()).to_string())
 }
 
@@ -144,9 +131,36 @@ fn option_fields(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("sql", f.sql)?;
             d.set_item("many", f.many)?;
             d.set_item("doc", f.doc)?;
+            let flag = bufsim_cli::run_args::flag(&f);
+            d.set_item("flags", [Some(flag.long.as_str()), flag.short].into_iter().flatten().collect::<Vec<_>>())?;
             Ok(d)
         })
         .collect()
+}
+
+/// The run table of result rows (a JSON list of objects with the result table's fields), or
+/// with `as_json` one JSON object per line: what `bufsim run` prints, natively or not.
+#[pyfunction]
+fn results_text(rows: &str, as_json: bool) -> PyResult<String> {
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> =
+        serde_json::from_str(rows).map_err(|e| SpecError::new_err(format!("result rows: {e}")))?;
+    Ok(if as_json {
+        rows.iter().map(bufsim_cli::text::json_line).collect::<Vec<_>>().join("\n")
+    } else {
+        bufsim_cli::text::results_table(&rows)
+    })
+}
+
+/// An aligned text table (cells already text; `right`: right-aligned columns).
+#[pyfunction]
+fn format_table(headers: Vec<String>, rows: Vec<Vec<String>>, right: Vec<bool>) -> String {
+    bufsim_cli::text::format_table(&headers, &rows, &right)
+}
+
+/// A byte count in binary units as tables show it (`64MiB`, `1.5KiB`).
+#[pyfunction]
+fn human_bytes(n: u64) -> String {
+    bufsim_cli::text::human_bytes(n)
 }
 
 /// The result table: name, kind (str, int, float, bool, histogram, json), sql type, unit,
@@ -220,7 +234,7 @@ impl Trace {
     ) -> PyResult<Vec<PyObject>> {
         let options = with_keywords(py, options, keywords)?;
         let (o, opts) = self::options(&options)?;
-        let configs = cross(&policies, &prefetches, &caches);
+        let configs = RunConfig::cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
         let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
         results.iter().map(|r| to_object(py, &serde_json::Value::Object(row(r, &o)))).collect()
@@ -366,7 +380,7 @@ fn breakdown<'py>(
     options: &str,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let (_, opts) = self::options(options)?;
-    let configs = cross(&policies, &["none".to_string()], &caches);
+    let configs = RunConfig::cross(&policies, &["none".to_string()], &caches);
     let p = path.to_string();
     let rows = py.allow_threads(|| breakdown_trace(&p, &configs, &opts)).map_err(to_py)?;
     rows.into_iter()
@@ -782,6 +796,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_file_names, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_options, m)?)?;
     m.add_function(wrap_pyfunction!(option_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(results_text, m)?)?;
+    m.add_function(wrap_pyfunction!(format_table, m)?)?;
+    m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(result_fields, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<Progress>()?;
@@ -805,6 +822,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SpecError", m.py().get_type::<SpecError>())?;
     m.add("FORMATS", Format::NAMES.to_vec())?;
     m.add("MAX_CLOSED", bufsim_core::timed::MAX_CLOSED)?;
+    m.add("GRID_OPTIONS", bufsim_cli::run_args::GRID_OPTIONS.to_vec())?;
+    m.add("RUN_SECTIONS", bufsim_cli::run_args::RUN_SECTIONS.iter().map(|s| s.name()).collect::<Vec<_>>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -29,10 +29,8 @@ SECTION_TITLES = {
 
 
 # Options a sweep takes several values of (its grid), one value elsewhere.
-GRID_OPTIONS = ("device", "io_scheduler")
+GRID_OPTIONS = tuple(_core.GRID_OPTIONS)
 
-
-SHORT_FLAGS = {"jobs": ["-j"]}
 # What the table cannot say itself: lists only known at run time.
 EXTRA_HELP = {
     "format": lambda: (
@@ -63,7 +61,7 @@ def add_options(
         if f.section not in groups:
             groups[f.section] = p.add_argument_group(SECTION_TITLES[f.section])
         g = groups[f.section]
-        names = ["--" + f.name.replace("_", "-")] + SHORT_FLAGS.get(f.name, [])
+        names = list(f.flags)  # the core's spelling, which the native entry point reads too
         repeat = f.many and (grid or f.name not in GRID_OPTIONS)
         extra = EXTRA_HELP[f.name]() if f.name in EXTRA_HELP else ""
         help = f"{f.doc.rstrip('.')}{extra}{'; repeatable' if repeat else ''} (default: {f.shown_default})".replace(
@@ -71,8 +69,7 @@ def add_options(
         )
         if f.sql == "BOOLEAN" and f.default is True:
             # On by default: the flag turns it off.
-            off = "--no-" + f.name.replace("_", "-")
-            g.add_argument(off, dest=f.name, action="store_false", default=None, help=f"turn off: {help}")
+            g.add_argument(*names, dest=f.name, action="store_false", default=None, help=f"turn off: {help}")
         elif f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.cli.options import add_first_level_options, add_options, note_si_sizes, options_of
 from bufsim.tables import results_table
@@ -18,7 +19,7 @@ EMPTY_TRACE = "the trace holds no requests (a header only?); every count below i
 def cmd_run(args: argparse.Namespace) -> int:
     import warnings
 
-    from bufsim.api import TIMING_FIELDS, run
+    from bufsim.api import run
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # skipped records are reported below, once
@@ -36,14 +37,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
     if results and results[0].requests == 0:
         print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
-    if args.json:
-        for r in results:
-            d = r.to_dict()
-            if not r.timed:
-                d = {k: v for k, v in d.items() if k not in TIMING_FIELDS}
-            print(json.dumps(d))
-        return 0
-    print(results_table(results))
+    # Printed by the core, as the native entry point prints it (crates/bufsim-cli).
+    print(_core.results_text(json.dumps([r.to_dict() for r in results]), args.json))
     return 0
 
 
@@ -185,7 +180,7 @@ def add_run(sub) -> None:
         help="read-ahead: none, linux, linux-ondemand, bsd or simple(min=3,max=8); repeat for "
         "several (default: none). `bufsim prefetchers` lists them",
     )
-    add_options(run, ["trace", "run", "timing", "layout", "storage", "execution"])
+    add_options(run, _core.RUN_SECTIONS)  # the sections the native entry point reads too
     add_first_level_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON object per run instead of a table")
     run.set_defaults(func=cmd_run)

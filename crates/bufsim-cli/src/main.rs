@@ -1,0 +1,62 @@
+//! The `bufsim` command. A Python interpreter takes 20 ms or more to start and bufsim's
+//! command line as much again to load, which is most of a short run; so `bufsim run` starts
+//! here, in native code, and calls the core directly. Whatever it does not take exactly as the
+//! Python command line would (every other command, help, progress bars, notes and warnings,
+//! any error) goes to the Python command line, `python -m bufsim` with the same arguments,
+//! which then owns every message: the two never print differently.
+//!
+//! The interpreter is `$BUFSIM_PYTHON` when set, else the `python3` beside this program (a
+//! virtual environment's), else `python3` on `PATH`.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+use bufsim_cli::run_args::{self, RunArgs};
+use bufsim_cli::text::{json_line, results_table};
+use bufsim_core::options::Options;
+use bufsim_core::row::row;
+use bufsim_core::run::{run_trace, RunConfig};
+
+/// The run's output, or `None` to leave it to Python (an error, a warning to give).
+fn run(args: &RunArgs) -> Option<String> {
+    let (o, opts) = Options::parse_resolved(&serde_json::Value::Object(args.options.clone()).to_string()).ok()?;
+    let configs = RunConfig::cross(&args.policies, &args.prefetches, &args.caches);
+    let results = run_trace(&args.trace, &configs, &opts).ok()?;
+    // An empty trace, or records passed over, come with a warning the Python side words.
+    let first = results.first()?;
+    if first.stats.requests == 0 || !first.skipped.is_empty() {
+        return None;
+    }
+    let rows: Vec<_> = results.iter().map(|r| row(r, &o)).collect();
+    Some(if args.json { rows.iter().map(|r| json_line(r) + "\n").collect() } else { results_table(&rows) + "\n" })
+}
+
+fn python() -> OsString {
+    if let Some(p) = std::env::var_os("BUFSIM_PYTHON").filter(|p| !p.is_empty()) {
+        return p;
+    }
+    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join("python3")));
+    beside.filter(|p| p.is_file()).map_or_else(|| "python3".into(), PathBuf::into_os_string)
+}
+
+fn main() -> ExitCode {
+    let words: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let text: Option<Vec<String>> = words.iter().map(|w| w.to_str().map(String::from)).collect();
+    if let Some(out) = text.as_deref().and_then(run_args::parse).as_ref().and_then(run) {
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`| head`) is not an error, as on the Python side.
+        let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
+        return ExitCode::SUCCESS;
+    }
+    // -P: the current directory does not shadow bufsim's modules.
+    let interpreter = python();
+    let err = Command::new(&interpreter).arg("-P").arg("-m").arg("bufsim").args(&words).exec();
+    eprintln!(
+        "bufsim: error: cannot start Python ({}: {err}); set BUFSIM_PYTHON to the interpreter bufsim is installed in",
+        interpreter.to_string_lossy()
+    );
+    ExitCode::from(2)
+}
