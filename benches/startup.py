@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Start-up: `bufsim run` on a one-request trace, against the bare interpreter.
+"""Start-up: `bufsim run` on a one-request trace, against the bare interpreter: the installed
+command (the native entry point after `make build`) and the Python command line
+(`python -m bufsim`, which the native entry point hands everything else to).
 
 Two measures. Instructions of the whole process (valgrind's callgrind, exact and independent of
 the machine's load), when valgrind is installed; and CPU and wall time, the minimum over
@@ -53,10 +55,11 @@ def main() -> int:
         with open(trace, "w") as f:
             f.write("op,file,offset,size\nR,a,0,4096\n")
         bare = [sys.executable, "-c", "pass"]
-        # The installed command, as a user runs it (`python -m bufsim` adds runpy's cost).
+        # The installed command, as a user runs it.
         script = os.path.join(os.path.dirname(sys.executable), "bufsim")
-        entry = [script] if os.path.exists(script) else [sys.executable, "-m", "bufsim"]
-        run = [*entry, "run", trace, "-p", "lru", "-c", "16blocks"]
+        tail = ["run", trace, "-p", "lru", "-c", "16blocks"]
+        commands = {"python -c pass": bare, "bufsim run": [script, *tail], "python -m bufsim run": [
+            sys.executable, "-m", "bufsim", *tail]}  # fmt: skip
         probe = (
             "import sys, io, contextlib\nfrom bufsim.cli import main\n"
             f"sys.argv = ['bufsim', 'run', {trace!r}, '-p', 'lru', '-c', '16blocks']\n"
@@ -68,20 +71,27 @@ def main() -> int:
         bare_modules = subprocess.run(
             [sys.executable, "-c", "import sys; print(len(sys.modules))"], capture_output=True, text=True, check=True
         )
-        times: dict[str, list[tuple[float, float]]] = {"python -c pass": [], "bufsim run": []}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.repeat):
-            times["python -c pass"].append(cpu_and_wall(bare))
-            times["bufsim run"].append(cpu_and_wall(run))
-        counts = {"python -c pass": instructions(bare), "bufsim run": instructions(run)}
+            for name, cmd in commands.items():
+                times[name].append(cpu_and_wall(cmd))
+        counts = {name: instructions(cmd) for name, cmd in commands.items()}
+        with open(script, "rb") as f:
+            native = f.read(4) == b"\x7fELF"
     print(f"load average {os.getloadavg()[0]:.1f}, {args.repeat} interleaved runs each")
-    print(f"{'command':<16} {'instructions':>14} {'CPU ms (min)':>13} {'wall ms (min)':>14} {'modules':>8}")
-    modules = {"python -c pass": bare_modules.stdout.strip(), "bufsim run": loaded.stdout.strip()}
+    print(f"`bufsim` is {'the native entry point' if native else 'a Python script'} ({script})")
+    print(f"{'command':<22} {'instructions':>14} {'CPU ms (min)':>13} {'wall ms (min)':>14} {'modules':>8}")
+    modules = {
+        "python -c pass": bare_modules.stdout.strip(),
+        "bufsim run": "-" if native else loaded.stdout.strip(),
+        "python -m bufsim run": loaded.stdout.strip(),
+    }
     for name, runs in times.items():
         n = counts[name]
         shown = f"{n / 1e6:.1f}M" if n else "-"
         cpu = min(c for c, _ in runs) * 1e3
         wall = min(w for _, w in runs) * 1e3
-        print(f"{name:<16} {shown:>14} {cpu:>13.1f} {wall:>14.1f} {modules[name]:>8}")
+        print(f"{name:<22} {shown:>14} {cpu:>13.1f} {wall:>14.1f} {modules[name]:>8}")
     return 0
 
 
