@@ -55,6 +55,40 @@ impl OracleReader {
         Ok(())
     }
 
+    /// Decodes whole records into `out` until it holds `max` more or a record needs
+    /// [`OracleReader::next_request`]'s care: the end of the input, a truncated record, an
+    /// object id whose block range overflows. Returns how many it appended.
+    pub(crate) fn decode_into(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        let mut n = 0;
+        while n < max {
+            if self.end - self.pos < RECORD {
+                self.refill()?;
+                if self.end - self.pos < RECORD {
+                    break;
+                }
+            }
+            // Whole records in the buffer, at most what is still wanted.
+            let take = ((self.end - self.pos) / RECORD).min(max - n);
+            let mut done = 0;
+            for rec in self.buf[self.pos..self.pos + take * RECORD].chunks_exact(RECORD) {
+                let obj = u64::from_le_bytes(rec[4..12].try_into().unwrap());
+                if obj == u64::MAX {
+                    break; // one past the last block: the reader's range check reports it
+                }
+                let time = u32::from_le_bytes(rec[0..4].try_into().unwrap());
+                out.push(block_access(time, obj));
+                done += 1;
+            }
+            self.pos += done * RECORD;
+            self.offset += (done * RECORD) as u64;
+            n += done;
+            if done < take {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
     #[inline]
     pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         if self.end - self.pos < RECORD {
@@ -82,18 +116,24 @@ impl OracleReader {
         self.offset += RECORD as u64;
         let time = u32::from_le_bytes(rec[0..4].try_into().unwrap());
         let obj = u64::from_le_bytes(rec[4..12].try_into().unwrap());
-        Ok(Some(Request {
-            time_ns: time as u64 * 1_000_000_000,
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op: Op::Read,
-            file: 0,
-            offset: obj,
-            size: 1,
-            in_blocks: true,
-            unfilled: 0,
-        }))
+        Ok(Some(block_access(time, obj)))
+    }
+}
+
+/// One record's request: a read of block `obj` at `time` seconds.
+#[inline]
+fn block_access(time: u32, obj: u64) -> Request {
+    Request {
+        time_ns: time as u64 * 1_000_000_000,
+        dur_ns: 0,
+        pid: 0,
+        ctx: 0,
+        op: Op::Read,
+        file: 0,
+        offset: obj,
+        size: 1,
+        in_blocks: true,
+        unfilled: 0,
     }
 }
 

@@ -335,6 +335,26 @@ impl TraceReader {
         }
     }
 
+    /// Appends the next requests to `out`, at most `max`, and returns how many (0 at the end
+    /// of the trace): what [`TraceReader::next_request`] would give one at a time, with the
+    /// same errors. Formats of fixed-size records are decoded in a tight loop.
+    pub fn fill(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        let want = max.min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let mut n = 0;
+        if let Inner::Oracle(r) = &mut self.inner {
+            n = r.decode_into(out, want)?;
+            self.left -= n as u64;
+        }
+        while n < want {
+            match self.next_request()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// Ends the trace after its first `n` requests (0: reads them all).
     pub fn limited(mut self, n: u64) -> Self {
         self.left = if n == 0 { u64::MAX } else { n };

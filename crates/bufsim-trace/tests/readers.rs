@@ -392,3 +392,57 @@ time_us,dur_us,pid,ctx,op,file,offset,size,asked
     assert_eq!(unfilled, vec![131072 - 5000, 131072, 0, 0, 0]);
     assert!(err("op,file,offset,size,asked\nR,a,0,1,x\n", Format::Csv).contains("asked must be"));
 }
+
+// ---- fill: a batch at a time is what one at a time gives ----
+
+fn oracle_bytes(ids: &[u64], tail: usize) -> Vec<u8> {
+    let mut bytes: Vec<u8> =
+        ids.iter().enumerate().flat_map(|(i, &id)| bufsim_trace::encode_oracle_record(i as u32, id, 1, -1)).collect();
+    bytes.extend(std::iter::repeat_n(7u8, tail));
+    bytes
+}
+
+fn oracle_reader(bytes: &[u8], skip_bad: bool, limit: u64) -> TraceReader {
+    let input: Box<dyn BufRead + Send> = Box::new(Cursor::new(bytes.to_vec()));
+    let opts = ReadOptions { skip_bad, ..Default::default() };
+    TraceReader::from_input_with(input, "t.oracleGeneral", Format::Oracle, &opts).unwrap().limited(limit)
+}
+
+/// Every request and the error (as text) a reader gives, one at a time or in batches of `batch`.
+fn drain(mut r: TraceReader, batch: Option<usize>) -> (Vec<Request>, Option<String>, String) {
+    let mut out = Vec::new();
+    let err = loop {
+        match batch {
+            None => match r.next_request() {
+                Ok(Some(q)) => out.push(q),
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
+            },
+            Some(b) => match r.fill(&mut out, b) {
+                Ok(0) => break None,
+                Ok(_) => {}
+                Err(e) => break Some(e.to_string()),
+            },
+        }
+    };
+    (out, err, r.skipped().summary())
+}
+
+#[test]
+fn batches_give_what_single_requests_give() {
+    let ids: Vec<u64> = (0..5000u64).map(|i| (i * 7919) % 613).collect();
+    let mut bad = ids.clone();
+    bad[3001] = u64::MAX; // its block range overflows: an error at that record
+    for (ids, tail) in [(&ids, 0), (&ids, 5), (&bad, 0)] {
+        let bytes = oracle_bytes(ids, tail);
+        for skip_bad in [false, true] {
+            for limit in [0, 1, 2999, 3002, 4999] {
+                let one = drain(oracle_reader(&bytes, skip_bad, limit), None);
+                for batch in [1, 7, 4096, 100_000] {
+                    let many = drain(oracle_reader(&bytes, skip_bad, limit), Some(batch));
+                    assert_eq!(many, one, "tail {tail} skip_bad {skip_bad} limit {limit} batch {batch}");
+                }
+            }
+        }
+    }
+}
