@@ -23,7 +23,9 @@ pub struct OracleReader {
     offset: u64,
 }
 
-const BUFFER: usize = RECORD * (1 << 15);
+/// Larger than the read buffer under it (`input::READ_BUFFER`), so that reads into it bypass
+/// that buffer instead of being copied through it.
+const BUFFER: usize = RECORD * (1 << 16);
 
 impl OracleReader {
     /// The byte offset after the last record read.
