@@ -154,6 +154,9 @@ def main() -> int:
     ap.add_argument("--policy", action="append", choices=sorted(PAIRS.PEERS))
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cachesim", help="a libCacheSim `cachesim` binary to time as well")
+    ap.add_argument(
+        "--without", action="append", default=[], choices=["binding", "array-lru"], help="leave a peer out (repeatable)"
+    )
     args = ap.parse_args()
     array_lru = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "examples" / "array_lru"
     if not array_lru.exists():
@@ -181,6 +184,8 @@ def main() -> int:
                 blocks = max(1, int(n * share / 100))
                 for policy in args.policy or list(PAIRS.PEERS):
                     cmds = commands(trace, policy, blocks, args.cachesim, array_lru)
+                    for peer in args.without:
+                        cmds.pop(peer, None)
                     runs: dict[str, list[tuple[float, float]]] = {t: [] for t in cmds}
                     for _ in range(args.repeat):
                         for t, cmd in cmds.items():
