@@ -48,7 +48,7 @@ SAMPLE_S = 0.02
 STEP_SHARE = 1 / 200
 #: ... or by this many pages, whichever is more: steps stay few, and runs fast.
 MIN_STEP_PAGES = 16
-MEMORY_HEADER = "time_us,non_file_bytes"
+MEMORY_HEADER = "time_us,non_file_bytes,anon_bytes"
 
 
 class ValidateError(CollectError):
@@ -166,8 +166,9 @@ class MemoryCgroup:
         except OSError:
             self.remove()
             raise
-        #: (CLOCK_MONOTONIC microseconds, bytes of non-file charges), the tracer's clock.
-        self.samples: list[tuple[int, int]] = []
+        #: (CLOCK_MONOTONIC microseconds, bytes of non-file charges, of them anonymous), on
+        #: the tracer's clock.
+        self.samples: list[tuple[int, int, int]] = []
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
 
@@ -183,8 +184,9 @@ class MemoryCgroup:
         self._write("cgroup.procs", str(pid))
         self._sampler.start()
 
-    def non_file_bytes(self) -> Optional[int]:
-        """Charged memory that is not page cache: anonymous memory, kernel memory."""
+    def non_file_bytes(self) -> Optional[tuple[int, int]]:
+        """Charged memory that is not page cache (anonymous memory, kernel memory), and of it
+        the anonymous memory."""
         try:
             stat = {}
             with open(os.path.join(self.path, "memory.stat")) as f:
@@ -197,18 +199,20 @@ class MemoryCgroup:
         except (OSError, ValueError):
             return None
         cache = stat.get("cache", 0) if self.kind.version == 1 else stat.get("file", 0)
-        return max(0, usage - cache)
+        anon = stat.get("rss", 0) if self.kind.version == 1 else stat.get("anon", 0)
+        non_file = max(0, usage - cache)
+        return non_file, min(anon, non_file)
 
     def _sample(self) -> None:
         while not self._stop.is_set():
             v = self.non_file_bytes()
             if v is not None:
-                self.samples.append((time.monotonic_ns() // 1000, v))
+                self.samples.append((time.monotonic_ns() // 1000, *v))
             self._stop.wait(SAMPLE_S)
 
     @property
     def peak_non_file(self) -> int:
-        return max((v for _, v in self.samples), default=0)
+        return max((v for _, v, _ in self.samples), default=0)
 
     def procs(self) -> list[int]:
         try:
@@ -314,29 +318,38 @@ def memory_path(trace: str) -> str:
     return trace + ".memory.csv"
 
 
-def write_memory(trace: str, samples: Sequence[tuple[int, int]], t0_us: int) -> str:
-    """Writes ``samples`` (monotonic microseconds, bytes) on the trace's clock (microseconds from
-    its first traced event, as the trace and its page-cache file count them)."""
+def write_memory(trace: str, samples: Sequence[tuple[int, int, int]], t0_us: int) -> str:
+    """Writes ``samples`` (monotonic microseconds, non-file bytes, of them anonymous) on the
+    trace's clock (microseconds from its first traced event, as the trace and its page-cache file
+    count them)."""
     path = memory_path(trace)
     with open(path, "w") as f:
-        f.write("# bufsim validate: the cgroup's charges that are not page cache (usage - file)\n")
+        f.write("# bufsim validate: the cgroup's charges that are not page cache (usage - file), and of them anon\n")
         f.write(MEMORY_HEADER + "\n")
-        f.write("".join(f"{t - t0_us},{v}\n" for t, v in samples))
+        f.write("".join(f"{t - t0_us},{v},{a}\n" for t, v, a in samples))
     return path
 
 
-def read_memory(path: str) -> list[tuple[int, int]]:
-    from bufsim.errors import TraceFormatError
+def read_memory(path: str, column: str = "non_file_bytes") -> list[tuple[int, int]]:
+    """(time, bytes) of one column of a ``TRACE.memory.csv``."""
+    from bufsim._core import TraceFormatError
 
     out = []
     with open(path) as f:
+        head: list[str] = []
         for n, line in enumerate(f, 1):
-            if line.startswith("#") or line.startswith("time_us") or not line.strip():
+            if line.startswith("#") or not line.strip():
+                continue
+            if not head:
+                head = line.strip().split(",")
+                if head[0] != "time_us" or column not in head:
+                    raise TraceFormatError(f"{path}:{n}: expected {MEMORY_HEADER}, not {line.strip()!r}")
+                col = head.index(column)
                 continue
             try:
-                t, v = line.split(",")
-                out.append((int(t), int(v)))
-            except ValueError:
+                fields = line.split(",")
+                out.append((int(fields[0]), int(fields[col])))
+            except (ValueError, IndexError):
                 raise TraceFormatError(f"{path}:{n}: expected {MEMORY_HEADER}, not {line.strip()!r}") from None
     return out
 
@@ -650,7 +663,9 @@ def format_table(results: Sequence[Comparison]) -> str:
         rows.append(
             (
                 f"{c.memory_bytes / (1 << 20):.1f}MiB",
-                f"{c.model_blocks}blk",
+                f"{c.model_blocks_min}-{c.model_blocks_max}blk"
+                if c.model_blocks_min != c.model_blocks_max
+                else f"{c.model_blocks}blk",
                 f"{c.kernel_pages_read}/{c.model_pages_read}",
                 f"{c.pages_read_diff:+.3f}",
                 f"{c.kernel_readahead}/{c.model_readahead}",
@@ -664,10 +679,20 @@ def format_table(results: Sequence[Comparison]) -> str:
     lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     for c in results:
+        if c.cache_model == "peak":
+            cache = (
+                f"model cache = limit - {c.peak_non_file_bytes / (1 << 20):.1f} MiB anonymous and kernel memory "
+                f"- {c.peak_untraced_pages} pages of untraced files (their peaks)"
+            )
+        else:
+            cache = (
+                f"model cache = limit - anonymous and kernel memory - pages of untraced files at each request: "
+                f"{c.model_blocks_min} to {c.model_blocks_max} pages in {c.cache_steps + 1} steps (peaks "
+                f"{c.peak_non_file_bytes / (1 << 20):.1f} MiB and {c.peak_untraced_pages} pages)"
+            )
         extra = (
             f"{c.memory_bytes / (1 << 20):.1f}MiB: the command {c.outcome}; {c.files} files compared; "
-            f"model cache = limit - {c.peak_non_file_bytes / (1 << 20):.1f} MiB anonymous and kernel memory "
-            f"- {c.peak_untraced_pages} pages of untraced files; read_ahead_kb {c.read_ahead_kb}"
+            f"{cache}; read_ahead_kb {c.read_ahead_kb}"
         )
         if c.lost_events:
             extra += f"; the trace buffer dropped {c.lost_events} events"

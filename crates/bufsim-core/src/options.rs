@@ -340,7 +340,12 @@ fn cache_steps(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
         _ => {
             for item in strings(name, v)? {
                 match item.split_once('=') {
-                    Some((k, s)) if !s.trim().is_empty() => steps.push((index(k)?, step_size(&Value::from(s.trim()))?)),
+                    Some((k, s)) if !s.trim().is_empty() => {
+                        // A bare integer counts blocks, as a number does.
+                        let s = s.trim();
+                        let v = s.parse::<u64>().map_or_else(|_| Value::from(s), Value::from);
+                        steps.push((index(k)?, step_size(&v)?))
+                    }
                     _ => {
                         return Err(SpecError(format!(
                             "cache step `{item}` must be INDEX=SIZE, such as 5000=32MiB (from request 5000 on)"
@@ -773,6 +778,32 @@ mod tests {
         assert_eq!(o.first_level.as_deref(), Some(r#"["lru","4096blocks","all","misses",[[3,"fifo","8blocks"]]]"#));
         let again = Options::from_map(&o.to_json()).unwrap();
         assert_eq!(again, o);
+    }
+
+    #[test]
+    fn cache_steps_have_one_canonical_text_in_blocks() {
+        let forms = [
+            r#"{"cache_steps": ["5000=1MiB", "10=64"]}"#,
+            r#"{"cache_steps": "10=64;5000=1MiB"}"#,
+            r#"{"cache_steps": [[5000, "1MiB"], [10, 64]]}"#,
+            r#"{"cache_steps": {"10": 64, "5000": "256blocks"}}"#,
+        ];
+        for json in forms {
+            let (o, run) = Options::parse_resolved(json).unwrap();
+            assert_eq!(o.cache_steps.as_deref(), Some("10=64blocks;5000=256blocks"), "{json}");
+            assert_eq!(run.cache_steps, vec![(10, 64), (5000, 256)], "{json}");
+        }
+        for (json, want) in [
+            (r#"{"cache_steps": "x=1MiB"}"#, "request index must be a whole number"),
+            (r#"{"cache_steps": "5=1MiB;5=2MiB"}"#, "two cache steps at request 5"),
+            (r#"{"cache_steps": "5"}"#, "must be INDEX=SIZE"),
+            (r#"{"cache_steps": "5=1KiB"}"#, "smaller than one block"),
+            (r#"{"cache_steps": "5=0"}"#, "positive number of blocks"),
+            (r#"{"cache_steps": "5=1MiB", "device": "ssd"}"#, "count mode only"),
+        ] {
+            let e = Options::parse_resolved(json).unwrap_err();
+            assert!(e.0.contains(want), "{json}: {e}");
+        }
     }
 
     #[test]
