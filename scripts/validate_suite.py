@@ -157,15 +157,21 @@ def recompare(out_dir: str) -> list[dict]:
 
 def model_cache(r: dict) -> str:
     lo, hi = r.get("model_blocks_min") or r["model_blocks"], r.get("model_blocks_max") or r["model_blocks"]
-    return str(lo) if lo == hi else f"{lo}-{hi} ({r['cache_steps']} steps)"
+    n = r["cache_steps"]
+    return str(lo) if lo == hi else f"{lo}-{hi} ({n} step{'' if n == 1 else 's'})"
 
 
 def table(rows: list[dict]) -> str:
-    head = "| workload | memory | model cache | pages read kernel | model | diff | read-ahead same | evictions overlap | disk requests kernel / model |"
-    lines = [head, "|" + "---|" * 9]
+    head = (
+        "| workload | memory | cache | model cache | pages read kernel | model | diff | read-ahead same | "
+        "evictions overlap | disk requests kernel / model |"
+    )
+    lines = [head, "|" + "---|" * 10]
     for r in rows:
+        # Runs recorded before the cache followed the other charges had the constant (peak) cache.
         lines.append(
-            f"| {r['workload']} | {r['memory_bytes'] / (1 << 20):.0f} MiB | {model_cache(r)} | "
+            f"| {r['workload']} | {r['memory_bytes'] / (1 << 20):.0f} MiB | {r.get('cache_model', 'peak')} | "
+            f"{model_cache(r)} | "
             f"{r['kernel_pages_read']} | {r['model_pages_read']} | {r['pages_read_diff']:+.3f} | "
             f"{r['readahead_match']:.3f} ({r['kernel_readahead']} / {r['model_readahead']}) | "
             f"{r['evicted_overlap']:.3f} | {r['kernel_disk_requests']} / {r['model_disk_requests']} |"
