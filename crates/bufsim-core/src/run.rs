@@ -964,7 +964,7 @@ mod tests {
         let requests: Vec<Request> = blocks.iter().map(|&b| read(b)).collect();
         let opts = RunOptions { jobs: 1, check: true, cache_steps: steps, ..RunOptions::default() };
         let r = run_requests(&requests, AddressKind::Device, &[RunConfig::new(policy, cache)], &opts)?;
-        Ok(r[0].stats.clone())
+        Ok(r[0].stats)
     }
 
     #[test]
