@@ -9,6 +9,10 @@ Workload inputs are prepared as scripts/record_workloads.py prepares them (same 
 `--small` runs the looping scan, small files, random reads and mixed workload that
 tests/test_validate.py checks.
 Results also go to --json FILE (one object per run) so the table can be re-printed with --table FILE.
+`--out-dir DIR` keeps each run's trace, page-cache and memory files (and the sizes its files had
+right after the run, TRACE.sizes.json: the next preparation rebuilds them); `--recompare DIR`
+compares the kept runs again with the current model, with the cache following the cgroup's other
+charges over time (the default) and with the earlier constant cache (`cache="peak"`), side by side.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bufsim import validate as V  # noqa: E402
 from bufsim.validate import validate  # noqa: E402
 from bufsim.workloads import load_manifest  # noqa: E402
 
@@ -98,12 +103,75 @@ def suite_cases(only: list[str]) -> list[tuple[str, Callable[[], list[str]], lis
     return out
 
 
+def sizes_path(trace: str) -> str:
+    return trace + ".sizes.json"
+
+
+def snapshot_sizes(trace: str) -> str:
+    """Writes the sizes of the trace's files (named DEV:INODE:PATH) that are still the same files,
+    for a comparison after the next preparation has replaced them."""
+    import csv
+
+    names: set[str] = set()
+    with open(trace, encoding="utf-8", errors="surrogateescape", newline="") as f:
+        rows = csv.reader(line for line in f if not line.startswith("#"))
+        head = next(rows, [])
+        col = head.index("file") if "file" in head else 5
+        names.update(r[col] for r in rows if len(r) > col)
+    sizes = {}
+    for name in names:
+        _, ino, path = V._split_name(name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if st.st_ino == ino:
+            sizes[name] = st.st_size
+    out = sizes_path(trace)
+    Path(out).write_text(json.dumps(sizes))
+    return out
+
+
+def recompare(out_dir: str) -> list[dict]:
+    """The kept runs of ``out_dir`` compared again: each twice, with the cache following the other
+    charges over time and with the constant cache of their peaks."""
+    rows = []
+    for line in open(os.path.join(out_dir, "runs.jsonl")):
+        run = json.loads(line)
+        sizes = json.loads(Path(sizes_path(run["trace"])).read_text())
+        for cache in ("peak", "varying"):
+            c, _ = V.compare(
+                run["trace"],
+                run["memory_bytes"],
+                cache=cache,
+                sizes=sizes,
+                command_status=run["command_status"],
+                outcome=run["outcome"],
+                lost_events=run["lost_events"],
+            )
+            r = {"workload": run["workload"], **c.to_dict()}
+            rows.append(r)
+            print(json.dumps(r), file=sys.stderr)
+    return rows
+
+
+def model_cache(r: dict) -> str:
+    lo, hi = r.get("model_blocks_min") or r["model_blocks"], r.get("model_blocks_max") or r["model_blocks"]
+    n = r["cache_steps"]
+    return str(lo) if lo == hi else f"{lo}-{hi} ({n} step{'' if n == 1 else 's'})"
+
+
 def table(rows: list[dict]) -> str:
-    head = "| workload | memory | model cache | pages read kernel | model | diff | read-ahead same | evictions overlap | disk requests kernel / model |"
-    lines = [head, "|" + "---|" * 9]
+    head = (
+        "| workload | memory | cache | model cache | pages read kernel | model | diff | read-ahead same | "
+        "evictions overlap | disk requests kernel / model |"
+    )
+    lines = [head, "|" + "---|" * 10]
     for r in rows:
+        # Runs recorded before the cache followed the other charges had the constant (peak) cache.
         lines.append(
-            f"| {r['workload']} | {r['memory_bytes'] / (1 << 20):.0f} MiB | {r['model_blocks']} | "
+            f"| {r['workload']} | {r['memory_bytes'] / (1 << 20):.0f} MiB | {r.get('cache_model', 'peak')} | "
+            f"{model_cache(r)} | "
             f"{r['kernel_pages_read']} | {r['model_pages_read']} | {r['pages_read_diff']:+.3f} | "
             f"{r['readahead_match']:.3f} ({r['kernel_readahead']} / {r['model_readahead']}) | "
             f"{r['evicted_overlap']:.3f} | {r['kernel_disk_requests']} / {r['model_disk_requests']} |"
@@ -117,14 +185,32 @@ def main() -> int:
     ap.add_argument("--small", action="store_true", help="the three small cases of the tests")
     ap.add_argument("--json", help="append each run as a JSON line to this file")
     ap.add_argument("--table", help="print the table of the runs in this JSON-lines file and stop")
+    ap.add_argument("--out-dir", help="keep each run's files here (for --recompare)")
+    ap.add_argument("--recompare", metavar="DIR", help="compare the runs kept in DIR again (both cache models)")
     a = ap.parse_args()
     if a.table:
         print(table([json.loads(line) for line in open(a.table) if line.strip()]))
         return 0
+    if a.recompare:
+        rows = recompare(a.recompare)
+        if a.json:
+            with open(a.json, "a") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in rows))
+        print(table(rows))
+        return 0
     small = [(name, lambda command=command: command, mems) for name, command, mems in small_cases()] if a.small else []
     rows = []
     for name, prepare, mems in small + suite_cases(a.only):
-        for c in (c for m in mems for c in validate(prepare(), [m])):
+        for mem in mems:
+            kept = os.path.join(a.out_dir, f"{name}-{mem}") if a.out_dir else None
+            cs = validate(prepare(), [mem], out_dir=kept)
+            if not cs:
+                continue
+            c = cs[0]
+            if kept:
+                snapshot_sizes(c.trace)
+                with open(os.path.join(a.out_dir, "runs.jsonl"), "a") as f:
+                    f.write(json.dumps({"workload": name, **c.to_dict()}) + "\n")
             r = {"workload": name, **c.to_dict()}
             rows.append(r)
             print(json.dumps(r), file=sys.stderr)

@@ -96,6 +96,32 @@ def test_a_file_found_cached_is_left_out_of_the_read_ahead_comparison():
     assert V._warm_files(rows, {(1, 42): 0, (1, 43): 1}) == {1}
 
 
+def test_the_models_cache_follows_the_other_charges_over_time():
+    # A 4 MiB limit (1024 pages). Non-file samples every 20 ms; untraced pages from events.
+    mem = 1024 * V.PAGE
+    non_file = [(0, 0), (20_000, 100 * V.PAGE), (40_000, 100 * V.PAGE), (60_000, 0)]
+    untraced = [(5_000, 50), (45_000, 10)]
+    times = [1_000, 6_000, 25_000, 41_000, 50_000, 70_000, 71_000]
+    steps = V.cache_schedule(times, mem, non_file, untraced)
+    # Request 0: samples 0 and 100 pages around it, the larger counts (1024 - 100); request 1:
+    # 50 untraced pages too; 2 and 3 the same; 4: untraced down to 10 (+40 pages, a step: the
+    # threshold is 16 pages); 5: the charge gone (1014).
+    assert steps == [(0, 924), (1, 874), (4, 914), (5, 1014)]
+    # Moves below the threshold make no step; the cache never falls below one page.
+    assert V.cache_schedule([0, 100], mem, [(0, 0), (50, 10 * V.PAGE), (60, 0)], []) == [(0, 1014)]
+    assert V.cache_schedule([0], mem, [(0, 2 * mem)], []) == [(0, 1)]
+
+
+def test_steps_reach_the_model_as_cache_steps(tmp_path):
+    # The page log takes the schedule: a 4-page file read twice stays cached with 4 pages, and
+    # is read again when the cache falls to 2 pages between the passes.
+    t = write_trace(tmp_path / "t.csv", [(p * 4096, 4096) for p in range(4)] * 2)
+    whole = _core.page_log(str(t), "linux", 4, "none", [], [])
+    fell = _core.page_log(str(t), "linux", 4, "none", [], [], False, [(4, 2)])
+    assert (len(whole["inserted"]), len(fell["inserted"])) == (4, 8)
+    assert fell["evictions"] == 2 + 4
+
+
 # ---------------------------------------------------------------------------------------------
 # Errors
 

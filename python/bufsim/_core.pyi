@@ -62,6 +62,7 @@ def page_log(
     sizes: list[tuple[str, int]],
     file_max: list[tuple[str, int]],
     reads_only: bool = False,
+    steps: list[tuple[int, int]] = ...,
 ) -> dict[str, Any]: ...
 def run_timeline(
     path: str,

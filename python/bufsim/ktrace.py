@@ -109,6 +109,10 @@ class KernelCollectResult(CollectResult):
     evicted: int = 0
     disk_requests: int = 0
     lost_events: int = 0
+    #: CLOCK_MONOTONIC in microseconds at the trace's time 0 (its first traced event), so that
+    #: what was measured beside the run (``bufsim validate``'s memory samples) can be placed on
+    #: the trace's clock; None when tracefs could not be set to the monotonic clock.
+    t0_us: Optional[int] = None
 
     def summary(self) -> str:
         text = super().summary()
@@ -1065,9 +1069,10 @@ def collect_kernel(
             raise CollectError(
                 f"cannot create a tracefs instance under {root}/instances ({e.strerror}); use --tracer strace"
             ) from None
+        mono = True
         for inst in instances:
             inst.write("tracing_on", "0")
-            inst.try_write("trace_clock", "mono")
+            mono = inst.try_write("trace_clock", "mono") and mono
             inst.try_write("buffer_size_kb", str(buffer_kb))
         tasks.write("options/record-tgid", "1")
         system.try_write("options/record-tgid", "1")
@@ -1173,6 +1178,7 @@ def collect_kernel(
             pagecache=pagecache_path(output),
             pagecache_rows=totals["rows"],
             lost_events=lost,
+            t0_us=replay.t_first if mono else None,
         )
         result.looked_up, result.hits = totals["looked_up"], totals["hits"]
         result.inserted, result.evicted = totals["inserted"], totals["evicted"]

@@ -9,9 +9,14 @@ side: pages brought into the page cache, read-ahead decisions, evicted pages, di
 Memory accounting: the cgroup's limit is the memory size given. Everything the cgroup charges
 besides the traced files' pages shares it: the command's anonymous memory, kernel memory charged
 to the cgroup (dentries, inodes, page tables) and the page cache of files outside the comparison
-(programs, libraries, files deleted before the end). Their peak is measured (memory.stat sampled
-every 20 ms for the first two, the page-cache events for the third) and subtracted: the model's
-cache is the limit minus that peak, never less than one page.
+(programs, libraries, files deleted before the end). Both are followed over time: the first two
+from memory.stat sampled every 20 ms (timestamped on the monotonic clock the tracer uses, kept
+beside the trace as ``TRACE.memory.csv``), the third from the page-cache events. At each request
+the model's cache is the limit less the non-file charge (the larger of the samples just before
+and just after the request) less the untraced files' resident pages, never less than one page;
+the run's cache follows that as steps (the ``cache_steps`` run option), a step wherever it moves
+by :data:`STEP_SHARE` of the limit (at least :data:`MIN_STEP_PAGES` pages). ``compare(...,
+cache="peak")`` gives the earlier constant model (the limit less both peaks) for comparison.
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ DROP_CACHES = "/proc/sys/vm/drop_caches"
 #: What the tracer leaves out, as `make workloads` does: the loader's reads and pseudo-files.
 EXCLUDE = ["*.so", "*.so.*", "/etc/ld.so.cache", "/proc", "/sys", "/dev"]
 SAMPLE_S = 0.02
+#: The model's cache changes only when what the limit leaves moves by this share of the limit...
+STEP_SHARE = 1 / 200
+#: ... or by this many pages, whichever is more: steps stay few, and runs fast.
+MIN_STEP_PAGES = 16
+MEMORY_HEADER = "time_us,non_file_bytes,anon_bytes"
 
 
 class ValidateError(CollectError):
@@ -53,7 +63,7 @@ class Comparison:
     """One memory size: the kernel's page cache beside the model's."""
 
     memory_bytes: int
-    model_blocks: int
+    model_blocks: int  # the model's cache at the first request, in pages
     command_status: int
     outcome: str
     files: int
@@ -72,6 +82,11 @@ class Comparison:
     peak_non_file_bytes: int
     peak_untraced_pages: int
     lost_events: int
+    # The model's cache over the run: "varying" (steps) or "peak" (the earlier constant model).
+    cache_model: str = "varying"
+    model_blocks_min: int = 0
+    model_blocks_max: int = 0
+    cache_steps: int = 0  # changes of the model's cache after the first request
     trace: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -151,7 +166,9 @@ class MemoryCgroup:
         except OSError:
             self.remove()
             raise
-        self.peak_non_file = 0
+        #: (CLOCK_MONOTONIC microseconds, bytes of non-file charges, of them anonymous), on
+        #: the tracer's clock.
+        self.samples: list[tuple[int, int, int]] = []
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
 
@@ -167,8 +184,9 @@ class MemoryCgroup:
         self._write("cgroup.procs", str(pid))
         self._sampler.start()
 
-    def non_file_bytes(self) -> Optional[int]:
-        """Charged memory that is not page cache: anonymous memory, kernel memory."""
+    def non_file_bytes(self) -> Optional[tuple[int, int]]:
+        """Charged memory that is not page cache (anonymous memory, kernel memory), and of it
+        the anonymous memory."""
         try:
             stat = {}
             with open(os.path.join(self.path, "memory.stat")) as f:
@@ -181,14 +199,20 @@ class MemoryCgroup:
         except (OSError, ValueError):
             return None
         cache = stat.get("cache", 0) if self.kind.version == 1 else stat.get("file", 0)
-        return max(0, usage - cache)
+        anon = stat.get("rss", 0) if self.kind.version == 1 else stat.get("anon", 0)
+        non_file = max(0, usage - cache)
+        return non_file, min(anon, non_file)
 
     def _sample(self) -> None:
         while not self._stop.is_set():
             v = self.non_file_bytes()
             if v is not None:
-                self.peak_non_file = max(self.peak_non_file, v)
+                self.samples.append((time.monotonic_ns() // 1000, *v))
             self._stop.wait(SAMPLE_S)
+
+    @property
+    def peak_non_file(self) -> int:
+        return max((v for _, v, _ in self.samples), default=0)
 
     def procs(self) -> list[int]:
         try:
@@ -289,28 +313,127 @@ def _warm_files(rows, traced: dict[tuple[int, int], int]) -> set[int]:
     return warm
 
 
+def memory_path(trace: str) -> str:
+    """The companion file of a validation run's trace: the cgroup's non-file charges over time."""
+    return trace + ".memory.csv"
+
+
+def write_memory(trace: str, samples: Sequence[tuple[int, int, int]], t0_us: int) -> str:
+    """Writes ``samples`` (monotonic microseconds, non-file bytes, of them anonymous) on the
+    trace's clock (microseconds from its first traced event, as the trace and its page-cache file
+    count them)."""
+    path = memory_path(trace)
+    with open(path, "w") as f:
+        f.write("# bufsim validate: the cgroup's charges that are not page cache (usage - file), and of them anon\n")
+        f.write(MEMORY_HEADER + "\n")
+        f.write("".join(f"{t - t0_us},{v},{a}\n" for t, v, a in samples))
+    return path
+
+
+def read_memory(path: str, column: str = "non_file_bytes") -> list[tuple[int, int]]:
+    """(time, bytes) of one column of a ``TRACE.memory.csv``."""
+    from bufsim._core import TraceFormatError
+
+    out = []
+    with open(path) as f:
+        head: list[str] = []
+        for n, line in enumerate(f, 1):
+            if line.startswith("#") or not line.strip():
+                continue
+            if not head:
+                head = line.strip().split(",")
+                if head[0] != "time_us" or column not in head:
+                    raise TraceFormatError(f"{path}:{n}: expected {MEMORY_HEADER}, not {line.strip()!r}")
+                col = head.index(column)
+                continue
+            try:
+                fields = line.split(",")
+                out.append((int(fields[0]), int(fields[col])))
+            except (ValueError, IndexError):
+                raise TraceFormatError(f"{path}:{n}: expected {MEMORY_HEADER}, not {line.strip()!r}") from None
+    return out
+
+
+def _request_times(trace: str) -> list[int]:
+    """The time (microseconds, first column) of every request of a collected trace, in order."""
+    times = []
+    with open(trace, encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("time_us"):
+                continue
+            head = line[: line.find(",")]
+            if head.strip():
+                times.append(int(head))
+    return times
+
+
+def cache_schedule(
+    times: Sequence[int],
+    memory_bytes: int,
+    non_file: Sequence[tuple[int, int]],
+    untraced: Sequence[tuple[int, int]],
+) -> list[tuple[int, int]]:
+    """The model's cache at each request, as (request index, pages) steps, the first at request
+    0: the limit less the non-file charge at the request's time (the larger of the samples just
+    before and just after it) less the untraced pages resident then (``untraced``: (time, pages
+    after the event), in time order), never less than one page. A step is taken only when the
+    cache moves by :data:`STEP_SHARE` of the limit or :data:`MIN_STEP_PAGES`, whichever is more."""
+    limit = memory_bytes // PAGE
+    threshold = max(MIN_STEP_PAGES, int(limit * STEP_SHARE))
+    samples = sorted(non_file)
+    steps: list[tuple[int, int]] = []
+    s = u = 0
+    resident = 0
+    current = None
+    for i, t in enumerate(times):
+        while s < len(samples) and samples[s][0] <= t:
+            s += 1
+        # samples[s - 1] is the last at or before t, samples[s] the first after it.
+        near = [samples[j][1] for j in (s - 1, s) if 0 <= j < len(samples)]
+        charge = max(near, default=0)
+        while u < len(untraced) and untraced[u][0] <= t:
+            resident = untraced[u][1]
+            u += 1
+        want = max(1, (memory_bytes - charge) // PAGE - resident)
+        if current is None or abs(want - current) >= threshold:
+            steps.append((i, want))
+            current = want
+    return steps or [(0, max(1, limit))]
+
+
 def compare(
     trace: str,
     memory_bytes: int,
     *,
     policy: str = "linux",
     prefetch: Optional[str] = None,
-    peak_non_file: int = 0,
+    non_file: Optional[Sequence[tuple[int, int]]] = None,
+    cache: str = "varying",
+    sizes: Optional[dict[str, int]] = None,
     command_status: int = 0,
     outcome: str = "",
     lost_events: int = 0,
     reads_only: bool = False,
 ) -> tuple[Comparison, dict]:
     """Sets the page cache recorded in ``trace + ".pagecache.csv"`` beside the model's replay of
-    ``trace`` at ``memory_bytes`` (less ``peak_non_file`` and the untraced files' peak). Files are
-    matched by path to the (device, inode) the kernel names, so they must still exist."""
+    ``trace`` at ``memory_bytes``, less the non-file charges ``non_file`` ((microseconds on the
+    trace's clock, bytes); by default read from ``TRACE.memory.csv`` when it is there) and the
+    untraced files' pages: over time (``cache="varying"``, :func:`cache_schedule`) or their
+    peaks for the whole run (``cache="peak"``, the earlier model). Files are matched by path to
+    the (device, inode) the kernel names, so they must still exist, unless ``sizes`` gives their
+    sizes in bytes by trace name."""
     from bufsim import _core
     from bufsim.ktrace import pagecache_path, read_pagecache
 
+    if cache not in ("varying", "peak"):
+        raise ValueError(f"cache must be 'varying' or 'peak', not {cache!r}")
+    if non_file is None:
+        non_file = read_memory(memory_path(trace)) if os.path.exists(memory_path(trace)) else []
+    peak_non_file = max((v for _, v in non_file), default=0)
     rows = read_pagecache(pagecache_path(trace))
     names = _trace_file_names(trace)
     traced: dict[tuple[int, int], int] = {}
-    sizes: list[tuple[str, int]] = []
+    file_sizes: list[tuple[str, int]] = []
     notes: list[str] = []
     for i, name in enumerate(names):
         # The kernel tracer names files DEV:INODE:PATH (device in hex).
@@ -318,17 +441,22 @@ def compare(
         if dev is None:
             continue
         traced[(dev, ino)] = i
+        if sizes is not None:
+            if name in sizes:
+                file_sizes.append((name, sizes[name]))
+            continue
         try:
             st = os.stat(path)
             if st.st_ino == ino:
-                sizes.append((name, st.st_size))
+                file_sizes.append((name, st.st_size))
         except OSError:
             pass
     if len(traced) < len(names):
         notes.append(f"{len(names) - len(traced)} files without a device and inode in their name: left out")
-    # Pages of files outside the comparison held in the cgroup's page cache: their peak.
+    # Pages of files outside the comparison held in the cgroup's page cache, over time.
     resident: Counter = Counter()
     untraced_now = untraced_peak = 0
+    untraced: list[tuple[int, int]] = []
     k_read = k_evicted_n = 0
     k_evicted: Counter = Counter()
     disk = 0
@@ -342,6 +470,7 @@ def compare(
                 resident[key] = max(0, before + sign * e.count)
                 untraced_now += resident[key] - before
                 untraced_peak = max(untraced_peak, untraced_now)
+                untraced.append((e.time_us, untraced_now))
             elif e.event == "insert":
                 k_read += e.count
             else:
@@ -352,7 +481,10 @@ def compare(
     ra_kb = read_ahead_kb(next(iter(traced))[0] if traced else os.stat(trace).st_dev)
     if prefetch is None:
         prefetch = f"linux-6(max={max(1, ra_kb // 4)})"
-    model_blocks = max(1, (memory_bytes - peak_non_file) // PAGE - untraced_peak)
+    if cache == "peak":
+        steps = [(0, max(1, (memory_bytes - peak_non_file) // PAGE - untraced_peak))]
+    else:
+        steps = cache_schedule(_request_times(trace), memory_bytes, non_file, untraced)
     # A file's own ra_pages (fadvise(SEQUENTIAL) doubles it) is an input of the run, as the
     # device's read_ahead_kb is: taken from the first read-ahead event of each file.
     file_max: dict[int, int] = {}
@@ -363,7 +495,7 @@ def compare(
                 detail = dict(kv.split("=", 1) for kv in e.detail.split(";") if "=" in kv)
                 file_max[f] = int(detail.get("ra_pages", "0"))
     maxima = [(names[f], m) for f, m in file_max.items() if m]
-    log = _core.page_log(trace, policy, model_blocks, prefetch, sizes, maxima, reads_only)
+    log = _core.page_log(trace, policy, steps[0][1], prefetch, file_sizes, maxima, reads_only, steps[1:])
     keep = set(traced.values())
     m_inserted = [x for x in log["inserted"] if x[0] in keep]
     m_evicted = Counter((f, b) for f, b in log["evicted"] if f in keep)
@@ -379,7 +511,7 @@ def compare(
     union = sum((k_evicted | m_evicted).values())
     c = Comparison(
         memory_bytes=memory_bytes,
-        model_blocks=model_blocks,
+        model_blocks=steps[0][1],
         command_status=command_status,
         outcome=outcome,
         files=len(traced),
@@ -398,10 +530,14 @@ def compare(
         peak_non_file_bytes=peak_non_file,
         peak_untraced_pages=untraced_peak,
         lost_events=lost_events,
+        cache_model=cache,
+        model_blocks_min=min(b for _, b in steps),
+        model_blocks_max=max(b for _, b in steps),
+        cache_steps=len(steps) - 1,
         trace=trace,
         notes=notes,
     )
-    return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions}
+    return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions, "steps": steps}
 
 
 def _split_name(name: str) -> tuple[Optional[int], int, str]:
@@ -473,15 +609,22 @@ def validate(
                 r = collect_kernel(
                     list(command), trace, stacks=False, exclude=EXCLUDE, timeout=timeout, on_start=cg.add
                 )
-                peak = cg.peak_non_file
             finally:
                 cg.remove()
+            non_file = None
+            if r.t0_us is not None:
+                write_memory(trace, cg.samples, r.t0_us)
+                non_file = read_memory(memory_path(trace))
+            else:
+                # The tracer's clock is not the monotonic one: the samples cannot be placed on
+                # the trace, only their peak can be subtracted (as if at every request).
+                non_file = [(0, cg.peak_non_file)]
             c, _ = compare(
                 trace,
                 mem,
                 policy=policy,
                 prefetch=prefetch,
-                peak_non_file=peak,
+                non_file=non_file,
                 command_status=r.exit_status,
                 outcome=r.outcome,
                 lost_events=r.lost_events,
@@ -520,7 +663,9 @@ def format_table(results: Sequence[Comparison]) -> str:
         rows.append(
             (
                 f"{c.memory_bytes / (1 << 20):.1f}MiB",
-                f"{c.model_blocks}blk",
+                f"{c.model_blocks_min}-{c.model_blocks_max}blk"
+                if c.model_blocks_min != c.model_blocks_max
+                else f"{c.model_blocks}blk",
                 f"{c.kernel_pages_read}/{c.model_pages_read}",
                 f"{c.pages_read_diff:+.3f}",
                 f"{c.kernel_readahead}/{c.model_readahead}",
@@ -534,10 +679,20 @@ def format_table(results: Sequence[Comparison]) -> str:
     lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     for c in results:
+        if c.cache_model == "peak":
+            cache = (
+                f"model cache = limit - {c.peak_non_file_bytes / (1 << 20):.1f} MiB anonymous and kernel memory "
+                f"- {c.peak_untraced_pages} pages of untraced files (their peaks)"
+            )
+        else:
+            cache = (
+                f"model cache = limit - anonymous and kernel memory - pages of untraced files at each request: "
+                f"{c.model_blocks_min} to {c.model_blocks_max} pages in {c.cache_steps + 1} steps (peaks "
+                f"{c.peak_non_file_bytes / (1 << 20):.1f} MiB and {c.peak_untraced_pages} pages)"
+            )
         extra = (
             f"{c.memory_bytes / (1 << 20):.1f}MiB: the command {c.outcome}; {c.files} files compared; "
-            f"model cache = limit - {c.peak_non_file_bytes / (1 << 20):.1f} MiB anonymous and kernel memory "
-            f"- {c.peak_untraced_pages} pages of untraced files; read_ahead_kb {c.read_ahead_kb}"
+            f"{cache}; read_ahead_kb {c.read_ahead_kb}"
         )
         if c.lost_events:
             extra += f"; the trace buffer dropped {c.lost_events} events"

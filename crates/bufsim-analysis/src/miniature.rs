@@ -102,6 +102,9 @@ pub fn miniature_trace(
     if !(rate > 0.0 && rate <= 1.0) {
         return Err(SpecError(format!("sampling rate must be in (0, 1], e.g. 0.01; got {rate}")).into());
     }
+    if !opts.cache_steps.is_empty() {
+        return Err(SpecError("a miniature simulation scales one cache size; drop cache_steps".into()).into());
+    }
     if bufsim_core::policy::registry::needs_future(policy) {
         return Err(SpecError(format!(
             "policy `{policy}` needs the future, which a sample does not keep; run it with `bufsim run`"

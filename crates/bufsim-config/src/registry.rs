@@ -219,11 +219,17 @@ pub struct Capabilities {
     pub context_partitioned: bool,
     /// Splits the cache by device (storage-aware caching); records a partition timeline.
     pub device_partitioned: bool,
+    /// Its state does not depend on the cache size it was built for, so the cache may shrink
+    /// and grow during a run (the `cache_steps` option): a smaller cache gives up blocks in the
+    /// policy's own victim order.
+    pub resizable: bool,
 }
 
 impl Capabilities {
     pub const NONE: Capabilities =
-        Capabilities { needs_future: false, context_partitioned: false, device_partitioned: false };
+        Capabilities { needs_future: false, context_partitioned: false, device_partitioned: false, resizable: false };
+    /// [`Capabilities::NONE`] but resizable.
+    pub const RESIZABLE: Capabilities = Capabilities { resizable: true, ..Capabilities::NONE };
 
     pub fn partitioned(self) -> bool {
         self.context_partitioned || self.device_partitioned

@@ -76,6 +76,13 @@ pub fn breakdown(
     opts: &RunOptions,
 ) -> Result<Vec<DistanceBreakdown>, SimError> {
     let blocks = validate(configs, opts)?;
+    if !opts.cache_steps.is_empty() {
+        // Temporal distances are measured against one cache size.
+        return Err(crate::spec::SpecError(
+            "the temporal-distance breakdown takes one cache size; drop cache_steps".into(),
+        )
+        .into());
+    }
     if let Some(c) = configs.iter().find(|c| c.prefetch != "none") {
         return Err(crate::spec::SpecError(format!(
             "the temporal-distance breakdown counts demand accesses only; run it without read-ahead (got `{}`)",

@@ -41,11 +41,19 @@ pub struct Cache<P: Policy> {
     flags: Vec<u8>,
     /// Frames given back (evicted or dropped), reused last-freed first before any fresh frame.
     free: Vec<Frame>,
-    /// Frames `fresh..capacity` were never used. Together with `free` this hands out frames
-    /// exactly as a stack preloaded with `capacity-1, ..., 1, 0` would: 0, 1, 2, ... with every
+    /// Frames `fresh..limit` were never used. Together with `free` this hands out frames
+    /// exactly as a stack preloaded with `limit-1, ..., 1, 0` would: 0, 1, 2, ... with every
     /// freed frame reused before the next fresh one.
     fresh: usize,
+    /// The bound of fresh frames: the capacity, plus the frames parked.
+    limit: usize,
+    /// The blocks the cache may hold now ([`Cache::set_capacity`]).
     capacity: usize,
+    /// The capacity it was built with: the most it may ever hold.
+    frames: usize,
+    /// Frames given back when the capacity fell and not handed out until it rises again: no
+    /// longer free, never resident.
+    parked: Vec<Frame>,
     /// Prefetched blocks evicted before any demand access.
     pub evicted_unused: u64,
     pub evictions: u64,
@@ -64,7 +72,10 @@ impl<P: Policy> Cache<P> {
             flags: Vec::new(),
             free: Vec::new(),
             fresh: 0,
+            limit: capacity,
             capacity,
+            frames: capacity,
+            parked: Vec::new(),
             evicted_unused: 0,
             evictions: 0,
             victim: None,
@@ -78,7 +89,46 @@ impl<P: Policy> Cache<P> {
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.fresh - self.free.len()
+        self.fresh - self.free.len() - self.parked.len()
+    }
+
+    /// Changes the blocks the cache may hold to `capacity`, at most the capacity it was built
+    /// with (whose frames every policy has state for). A smaller capacity evicts down to it now,
+    /// victims chosen by the policy (counted as evictions; `a` is the access the policy is told
+    /// the room is for: its time); a larger one lets later insertions fill it. No frame may be
+    /// pinned: the engines call this between requests. Returns the blocks evicted.
+    pub fn set_capacity(&mut self, capacity: usize, a: &Access) -> usize {
+        assert!(capacity > 0 && capacity <= self.frames, "capacity {capacity} outside 1..={}", self.frames);
+        let mut evicted = 0;
+        while self.len() > capacity {
+            let Some(v) = self.policy.victim(&Pins::new(&self.flags), a) else { break };
+            self.evict(v);
+            evicted += 1;
+        }
+        // Whatever the policy would not give up stays: the capacity is never below what is held.
+        let capacity = capacity.max(self.len());
+        if capacity < self.capacity {
+            // Frames beyond the new capacity leave circulation: never-used ones first (the
+            // limit falls), then free ones (parked).
+            let mut excess = self.capacity - capacity;
+            let unused = (self.limit - self.fresh).min(excess);
+            self.limit -= unused;
+            excess -= unused;
+            for _ in 0..excess {
+                let f = self.free.pop().expect("a free frame for each block over the capacity");
+                self.parked.push(f);
+            }
+        } else {
+            let mut more = capacity - self.capacity;
+            while more > 0 {
+                let Some(f) = self.parked.pop() else { break };
+                self.free.push(f);
+                more -= 1;
+            }
+            self.limit += more;
+        }
+        self.capacity = capacity;
+        evicted
     }
 
     /// A free frame, if any: the last freed, else the lowest never used.
@@ -87,7 +137,7 @@ impl<P: Policy> Cache<P> {
         if let Some(f) = self.free.pop() {
             return Some(f);
         }
-        if self.fresh == self.capacity {
+        if self.fresh == self.limit {
             return None;
         }
         let f = self.fresh as Frame;
@@ -305,5 +355,77 @@ impl<P: Policy> Cache<P> {
             }
         }
         self.policy.check(self.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::steps::Steps;
+    use crate::policy::{Access, Linux, Lru};
+
+    fn at(time: u64) -> Access {
+        Access { time, ..Access::default() }
+    }
+
+    #[test]
+    fn a_smaller_capacity_evicts_in_lru_order_and_a_larger_one_refills() {
+        let mut s = Steps::new(Lru::new(4), 4);
+        assert_eq!(s.run(&[1, 2, 3, 4, 1]), "MMMMH");
+        // LRU order, oldest first: 2 3 4 1. Down to 2 blocks: 2 and 3 go.
+        assert_eq!(s.cache.set_capacity(2, &at(5)), 2);
+        assert_eq!((s.cache.len(), s.cache.capacity(), s.cache.evictions), (2, 2, 2));
+        assert_eq!(s.cache.resident_keys().iter().copied().collect::<std::collections::BTreeSet<_>>(), [1, 4].into());
+        s.cache.check().unwrap();
+        // Full at 2: a new block evicts the LRU one (4), and 4 then evicts 1.
+        assert_eq!(s.run(&[5, 4]), "MM");
+        assert_eq!(s.cache.resident_keys().iter().copied().collect::<std::collections::BTreeSet<_>>(), [4, 5].into());
+        // Back to 4: the next two misses fill the cache without evicting.
+        s.cache.set_capacity(4, &at(7));
+        let before = s.cache.evictions;
+        assert_eq!(s.run(&[6, 7, 4, 5]), "MMHH");
+        assert_eq!((s.cache.len(), s.cache.evictions - before), (4, 0));
+        // Full at 4 again: 8 evicts the LRU block (6), and 6 then evicts 7.
+        assert_eq!(s.run(&[8, 6]), "MM");
+        assert_eq!((s.cache.len(), s.cache.evictions - before), (4, 2));
+    }
+
+    #[test]
+    fn frames_parked_by_a_fall_come_back_and_never_exceed_the_build() {
+        let mut s = Steps::new(Lru::new(8), 8);
+        s.cache.set_capacity(3, &at(0));
+        assert_eq!(s.run(&[1, 2, 3, 4, 5]), "MMMMM");
+        assert_eq!((s.cache.len(), s.cache.evictions), (3, 2));
+        // Down to 1 with 3 resident: two evictions, two frames parked.
+        assert_eq!(s.cache.set_capacity(1, &at(5)), 2);
+        assert_eq!(s.cache.resident_keys(), vec![5]);
+        // Up to the whole build: 7 more blocks fit before the next eviction.
+        s.cache.set_capacity(8, &at(5));
+        let before = s.cache.evictions;
+        assert_eq!(s.run(&[11, 12, 13, 14, 15, 16, 17]), "MMMMMMM");
+        assert_eq!((s.cache.len(), s.cache.evictions - before), (8, 0));
+        assert_eq!(s.run(&[18]), "M");
+        assert_eq!((s.cache.len(), s.cache.evictions - before), (8, 1));
+    }
+
+    #[test]
+    fn the_linux_policy_gives_up_its_inactive_tail_first_when_the_cache_shrinks() {
+        let mut s = Steps::new(Linux::new(6, 48), 6);
+        assert_eq!(s.run(&[1, 2, 1, 2, 3, 4, 5, 6]), "MMHHMMMM");
+        assert_eq!(s.policy().dump(), "A: 2 1 | I: 6* 5* 4* 3*");
+        // Down to 3: reclaim takes the inactive tail three times, 3, 4 and 5 (the inactive list
+        // is never below the active one, so nothing is demoted); shadows remember them.
+        assert_eq!(s.cache.set_capacity(3, &at(8)), 3);
+        s.cache.check().unwrap();
+        assert_eq!(s.cache.len(), 3);
+        assert_eq!(s.policy().dump(), "A: 2 1 | I: 6*");
+        // Once more: the inactive list (1) is below the active (2): the active tail 1 is
+        // demoted, then the inactive tail 6 goes.
+        assert_eq!(s.cache.set_capacity(2, &at(8)), 1);
+        assert_eq!(s.policy().dump(), "A: 2 | I: 1");
+        // Up to 6: 3 and 7 fill it without an eviction.
+        s.cache.set_capacity(6, &at(8));
+        let before = s.cache.evictions;
+        assert_eq!(s.run(&[3, 7]), "MM");
+        assert_eq!((s.cache.len(), s.cache.evictions - before), (4, 0));
     }
 }

@@ -31,6 +31,14 @@ pub struct Engine<'a, P: Policy> {
     /// a request's blocks together: requests take [`Engine::plain_blocks`], which decides all
     /// that once per request instead of once per block.
     plain: bool,
+    /// The cache's capacity over the trace ([`Engine::with_capacity_steps`]): (request index,
+    /// blocks), in index order; `next_step` is the next to apply.
+    steps: Vec<(u64, u64)>,
+    next_step: usize,
+    /// Requests until the next step is due, counted down by every request (those the engine
+    /// leaves out too); `u64::MAX` when none is left, so a run without steps pays one decrement
+    /// and one compare per request.
+    until_step: u64,
 }
 
 impl<'a, P: Policy> Engine<'a, P> {
@@ -44,7 +52,41 @@ impl<'a, P: Policy> Engine<'a, P> {
             expected: Vec::new(),
             expected_fallback: ExpectedService::default(),
             plain: future.is_none() && layout.contiguous(),
+            steps: Vec::new(),
+            next_step: 0,
+            until_step: u64::MAX,
         }
+    }
+
+    /// Gives the cache `initial` blocks (at most what it was built with) and changes its
+    /// capacity as the trace goes: from the request with index `i` (0-based, every request of
+    /// the trace counted) on it holds `blocks`, for each `(i, blocks)` of `steps` (increasing
+    /// indices). A fall evicts at once, the policy choosing the victims; a rise lets the
+    /// next insertions fill the cache ([`Cache::set_capacity`]).
+    pub fn with_capacity_steps(mut self, initial: u64, steps: &[(u64, u64)]) -> Self {
+        debug_assert!(steps.windows(2).all(|w| w[0].0 < w[1].0), "steps in increasing request order");
+        if initial as usize != self.cache.capacity() {
+            let a = Access { time: self.step.time, ..Access::default() };
+            self.cache.set_capacity(initial as usize, &a);
+        }
+        self.steps = steps.to_vec();
+        self.next_step = 0;
+        self.until_step = steps.first().map_or(u64::MAX, |&(i, _)| i.saturating_add(1));
+        self
+    }
+
+    /// Applies the step due at this request and counts down to the next.
+    #[cold]
+    #[inline(never)]
+    fn capacity_step(&mut self) {
+        let Some(&(index, blocks)) = self.steps.get(self.next_step) else {
+            self.until_step = u64::MAX;
+            return;
+        };
+        let a = Access { time: self.step.time, ..Access::default() };
+        self.cache.set_capacity(blocks as usize, &a);
+        self.next_step += 1;
+        self.until_step = self.steps.get(self.next_step).map_or(u64::MAX, |&(next, _)| next - index);
     }
 
     /// Tells the policy about the storage ([`Policy::storage`]) and, since count mode has no
@@ -98,6 +140,10 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// Simulates one request.
     #[inline]
     pub fn request(&mut self, r: &Request) {
+        self.until_step -= 1;
+        if self.until_step == 0 {
+            self.capacity_step();
+        }
         if !included(r, &self.step.cfg) {
             return;
         }

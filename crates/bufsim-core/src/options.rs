@@ -130,6 +130,12 @@ options! {
     Run seed: u64 = 42, read uint, sql "UBIGINT";
     /// Simulate only the first this many requests of the trace (0: all of them).
     Run max_requests: u64 = 0, read uint, sql "BIGINT";
+    /// The cache size over the trace, as INDEX=SIZE steps such as 5000=32MiB: from the request
+    /// with that index on (0-based, every request of the trace counted) the cache holds SIZE
+    /// (an integer counts blocks); before the first step it holds the run's cache size. A
+    /// smaller size evicts at once in the policy's order. Count mode; policies lru, fifo, mru,
+    /// linux.
+    Run cache_steps: Option<String> = None, read cache_steps, sql "VARCHAR", many true;
     /// Simulate time (think time, synchronous and asynchronous I/O, device queues); unset, any
     /// timing or storage option but array and file_gap turns it on.
     Timing timing: Option<bool> = None, read opt_boolean, sql "BOOLEAN";
@@ -304,6 +310,56 @@ fn joined(items: Vec<String>) -> Option<String> {
     } else {
         Some(items.join(&LIST_SEP.to_string()))
     }
+}
+
+/// Cache steps: `[[INDEX, SIZE], ...]`, `{"INDEX": SIZE}` or strings `INDEX=SIZE` (`;` joins
+/// several); canonical form `INDEX=SIZE;...` in request order (sizes in blocks once resolved).
+fn cache_steps(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
+    let index = |k: &str| {
+        k.trim().parse::<u64>().map_err(|_| {
+            SpecError(format!("cache step `{k}`: the request index must be a whole number of requests from 0"))
+        })
+    };
+    let step_size = |s: &Value| size("cache step size", s);
+    let mut steps: Vec<(u64, String)> = Vec::new();
+    match v {
+        Value::Null => return Ok(None),
+        Value::Object(m) => {
+            for (k, s) in m {
+                steps.push((index(k)?, step_size(s)?));
+            }
+        }
+        Value::Array(a) if a.iter().all(|x| x.is_array()) => {
+            for p in a {
+                match p.as_array().map(Vec::as_slice) {
+                    Some([i, s]) if i.is_u64() => steps.push((i.as_u64().unwrap_or(0), step_size(s)?)),
+                    _ => return Err(SpecError(format!("cache step {p} must be an (index, size) pair"))),
+                }
+            }
+        }
+        _ => {
+            for item in strings(name, v)? {
+                match item.split_once('=') {
+                    Some((k, s)) if !s.trim().is_empty() => {
+                        // A bare integer counts blocks, as a number does.
+                        let s = s.trim();
+                        let v = s.parse::<u64>().map_or_else(|_| Value::from(s), Value::from);
+                        steps.push((index(k)?, step_size(&v)?))
+                    }
+                    _ => {
+                        return Err(SpecError(format!(
+                            "cache step `{item}` must be INDEX=SIZE, such as 5000=32MiB (from request 5000 on)"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    steps.sort_by_key(|s| s.0);
+    if let Some(w) = steps.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(SpecError(format!("two cache steps at request {}: give one size per request", w[0].0)));
+    }
+    Ok(joined(steps.into_iter().map(|(i, s)| format!("{i}={s}")).collect()))
 }
 
 fn faults(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
@@ -541,6 +597,16 @@ impl Options {
             None
         };
         let array = self.array.as_deref().map(|a| Raid0::parse(a, block_size)).transpose()?;
+        let cache_steps = self.cache_step_blocks()?;
+        if !cache_steps.is_empty() {
+            self.cache_steps = joined(cache_steps.iter().map(|(i, b)| format!("{i}={b}blocks")).collect());
+            if timed {
+                return Err(SpecError("cache_steps applies to count mode only; drop the timing options".into()));
+            }
+            if self.first_level.is_some() {
+                return Err(SpecError("cache_steps cannot be combined with a first level (first_level)".into()));
+            }
+        }
         let first_level = match &self.first_level {
             Some(text) => {
                 let cfg = self.first_level_config(text)?;
@@ -575,6 +641,7 @@ impl Options {
             max_requests: self.max_requests,
             array,
             meter: bufsim_trace::Meter::default(),
+            cache_steps,
         })
     }
 
@@ -612,6 +679,28 @@ impl Options {
             .map(|item| {
                 let (d, spec) = item.split_once('=').expect("canonical ID=SPEC");
                 Ok((d.parse().map_err(|_| SpecError(format!("device `{d}` is not a device id")))?, spec.to_string()))
+            })
+            .collect()
+    }
+
+    /// The cache steps in blocks: (request index, blocks), each at least one block.
+    fn cache_step_blocks(&self) -> Result<Vec<(u64, u64)>, SpecError> {
+        let Some(text) = &self.cache_steps else { return Ok(Vec::new()) };
+        text.split(LIST_SEP)
+            .map(|item| {
+                let (i, s) = item.split_once('=').expect("canonical INDEX=SIZE");
+                let blocks = Size::parse(s)
+                    .map_err(|e| SpecError(format!("cache step `{item}`: {e}")))?
+                    .to_blocks(self.block_size);
+                if blocks == 0 {
+                    return Err(SpecError(format!("cache step `{item}` is smaller than one block")));
+                }
+                if blocks > crate::cache::MAX_FRAMES {
+                    return Err(SpecError(format!(
+                        "cache step `{item}` is 2^31 blocks or more; use a larger block size"
+                    )));
+                }
+                Ok((i.parse().expect("canonical index"), blocks))
             })
             .collect()
     }
@@ -689,6 +778,32 @@ mod tests {
         assert_eq!(o.first_level.as_deref(), Some(r#"["lru","4096blocks","all","misses",[[3,"fifo","8blocks"]]]"#));
         let again = Options::from_map(&o.to_json()).unwrap();
         assert_eq!(again, o);
+    }
+
+    #[test]
+    fn cache_steps_have_one_canonical_text_in_blocks() {
+        let forms = [
+            r#"{"cache_steps": ["5000=1MiB", "10=64"]}"#,
+            r#"{"cache_steps": "10=64;5000=1MiB"}"#,
+            r#"{"cache_steps": [[5000, "1MiB"], [10, 64]]}"#,
+            r#"{"cache_steps": {"10": 64, "5000": "256blocks"}}"#,
+        ];
+        for json in forms {
+            let (o, run) = Options::parse_resolved(json).unwrap();
+            assert_eq!(o.cache_steps.as_deref(), Some("10=64blocks;5000=256blocks"), "{json}");
+            assert_eq!(run.cache_steps, vec![(10, 64), (5000, 256)], "{json}");
+        }
+        for (json, want) in [
+            (r#"{"cache_steps": "x=1MiB"}"#, "request index must be a whole number"),
+            (r#"{"cache_steps": "5=1MiB;5=2MiB"}"#, "two cache steps at request 5"),
+            (r#"{"cache_steps": "5"}"#, "must be INDEX=SIZE"),
+            (r#"{"cache_steps": "5=1KiB"}"#, "smaller than one block"),
+            (r#"{"cache_steps": "5=0"}"#, "positive number of blocks"),
+            (r#"{"cache_steps": "5=1MiB", "device": "ssd"}"#, "count mode only"),
+        ] {
+            let e = Options::parse_resolved(json).unwrap_err();
+            assert!(e.0.contains(want), "{json}: {e}");
+        }
     }
 
     #[test]

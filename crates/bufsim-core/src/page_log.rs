@@ -92,6 +92,8 @@ struct Replay<'a> {
     layout: &'a Layout,
     file_blocks: &'a [u64],
     capacity: usize,
+    frames: usize,
+    steps: &'a [(u64, u64)],
     engine: EngineConfig,
     readahead: Option<AnyReadAhead>,
 }
@@ -101,7 +103,10 @@ impl PolicyVisitor for Replay<'_> {
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
         let logged = Logged { inner: policy, inserted: Vec::new(), evicted: Vec::new() };
-        let mut engine = Engine::new(logged, self.capacity, self.engine, self.layout, None);
+        let mut engine = Engine::new(logged, self.frames, self.engine, self.layout, None);
+        if self.frames != self.capacity || !self.steps.is_empty() {
+            engine = engine.with_capacity_steps(self.capacity as u64, self.steps);
+        }
         if let Some(readahead) = self.readahead {
             engine = engine.with_prefetching(
                 Prefetching { readahead, file_blocks: self.file_blocks, block_size: self.engine.block_size },
@@ -122,6 +127,9 @@ impl PolicyVisitor for Replay<'_> {
 /// Runs `policy` with `cache_blocks` blocks and read-ahead `prefetch` over the file trace at
 /// `path` and logs its pages. `sizes` gives files (by the trace's name) their real size in bytes,
 /// `file_max` their own largest read-ahead window in blocks (Linux 6 read-ahead: what fadvise set).
+/// `steps` change the cache size as the trace goes (request index, blocks; the `cache_steps` run
+/// option), from `cache_blocks` at the start.
+#[allow(clippy::too_many_arguments)]
 pub fn page_log(
     path: &str,
     policy: &str,
@@ -129,6 +137,7 @@ pub fn page_log(
     prefetch: &str,
     sizes: &[(String, u64)],
     file_max: &[(String, u64)],
+    steps: &[(u64, u64)],
     engine: EngineConfig,
 ) -> Result<PageLog, SimError> {
     let trace = LoadedTrace::load(path, None)?;
@@ -137,8 +146,18 @@ pub fn page_log(
             SpecError(format!("{path}: a page log needs a file trace (bufsim collect), not a block trace")).into()
         );
     }
-    if cache_blocks == 0 {
+    if cache_blocks == 0 || steps.iter().any(|&(_, b)| b == 0) {
         return Err(SpecError("the cache must hold at least one block".into()).into());
+    }
+    if steps.windows(2).any(|w| w[0].0 >= w[1].0) {
+        return Err(SpecError("cache steps must come in increasing request order".into()).into());
+    }
+    if !steps.is_empty() {
+        crate::run::check_resizable(policy)?;
+    }
+    let frames = steps.iter().map(|&(_, b)| b).fold(cache_blocks, u64::max);
+    if frames > crate::cache::MAX_FRAMES {
+        return Err(SpecError("a cache of 2^31 blocks or more; use a larger block size".into()).into());
     }
     let mut ext = FileExtents::default();
     for r in &trace.requests {
@@ -152,7 +171,7 @@ pub fn page_log(
         }
     }
     let layout = Layout::first_touch(&blocks, 0);
-    let env = BuildEnv { capacity: cache_blocks as usize, block_size: engine.block_size, seed: 42 };
+    let env = BuildEnv { capacity: frames as usize, block_size: engine.block_size, seed: 42 };
     let built = build(policy, &env)?;
     let mut maxima = vec![0u64; trace.file_names.len()];
     for (name, m) in file_max {
@@ -169,6 +188,8 @@ pub fn page_log(
         layout: &layout,
         file_blocks: &blocks,
         capacity: cache_blocks as usize,
+        frames: frames as usize,
+        steps,
         engine,
         readahead,
     });

@@ -86,6 +86,14 @@ pub static RESULT_FIELDS: &[ResultField] = &[
     field!("policy", Text, "", false, "policy spec as given", |r, _| r.policy.clone().into()),
     field!("prefetch", Text, "", false, "read-ahead spec as given", |r, _| r.prefetch.clone().into()),
     field!("cache_blocks", Int, "blocks", false, "cache size", |r, _| r.cache_blocks.into()),
+    field!(
+        "cache_steps",
+        Text,
+        "",
+        false,
+        "cache size over the trace: INDEX=SIZE steps (;-separated), if any",
+        |_, o| o.cache_steps.clone().into()
+    ),
     field!("block_size", Int, "B", false, "bytes per cache block", |_, o| o.block_size.into()),
     field!("requests", Int, "", false, "requests simulated (after reads_only)", |r, _| r.stats.requests.into()),
     field!("accesses", Int, "", false, "demand block accesses", |r, _| r.stats.accesses.into()),

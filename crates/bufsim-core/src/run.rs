@@ -59,6 +59,9 @@ pub struct RunOptions {
     /// Where the work's progress is counted (bytes of the trace read, requests simulated), for
     /// a progress bar; off by default.
     pub meter: Meter,
+    /// The cache's capacity over the trace: from request index `i` on, `blocks` (count mode;
+    /// [`Engine::with_capacity_steps`]). Before the first step a run has its own cache size.
+    pub cache_steps: Vec<(u64, u64)>,
 }
 
 impl Default for RunOptions {
@@ -76,6 +79,7 @@ impl Default for RunOptions {
             max_requests: 0,
             array: None,
             meter: Meter::default(),
+            cache_steps: Vec::new(),
         }
     }
 }
@@ -177,8 +181,15 @@ fn cache_blocks(cfg: &RunConfig, opts: &RunOptions) -> Result<u64, SpecError> {
     Ok(blocks)
 }
 
+/// The frames a run of `blocks` needs: its cache, or the largest of its capacity steps.
+pub(crate) fn cache_frames(blocks: u64, opts: &RunOptions) -> u64 {
+    opts.cache_steps.iter().map(|&(_, b)| b).fold(blocks, u64::max)
+}
+
+/// What a policy is built with: the frames of [`cache_frames`], so that a cache whose capacity
+/// rises (cache steps) has policy state for every frame.
 pub(crate) fn build_env(blocks: u64, opts: &RunOptions) -> BuildEnv {
-    BuildEnv { capacity: blocks as usize, block_size: opts.engine.block_size, seed: opts.seed }
+    BuildEnv { capacity: cache_frames(blocks, opts) as usize, block_size: opts.engine.block_size, seed: opts.seed }
 }
 
 /// Cache blocks are whole sectors and pages: a power of two from one 512-byte sector up to 1 GiB.
@@ -200,10 +211,14 @@ pub fn check_block_size(bs: u64) -> Result<(), SpecError> {
 /// and never leaves partial results.
 pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, SimError> {
     check_block_size(opts.engine.block_size)?;
+    check_cache_steps(opts)?;
     configs
         .iter()
         .map(|c| {
             let blocks = cache_blocks(c, opts)?;
+            if !opts.cache_steps.is_empty() {
+                check_resizable(&c.policy)?;
+            }
             build(&c.policy, &build_env(blocks, opts))?;
             crate::prefetch::build(&c.prefetch)?;
             Ok(blocks)
@@ -215,6 +230,35 @@ pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, Si
             }
             Ok(blocks)
         })
+}
+
+/// Cache steps count the trace's requests in count mode: timed mode (its streams interleave)
+/// and a first level (its misses are another stream) do not take them.
+fn check_cache_steps(opts: &RunOptions) -> Result<(), SpecError> {
+    if opts.cache_steps.is_empty() {
+        return Ok(());
+    }
+    if opts.timing.is_some() {
+        return Err(SpecError("cache_steps applies to count mode only; drop the timing options".into()));
+    }
+    if opts.first_level.is_some() {
+        return Err(SpecError("cache_steps cannot be combined with a first level (first_level)".into()));
+    }
+    Ok(())
+}
+
+/// Refuses cache steps for a policy whose state depends on the cache size it was built for.
+pub fn check_resizable(policy: &str) -> Result<(), SpecError> {
+    let name = crate::spec::Spec::parse(policy)?.name;
+    if crate::policy::registry::capabilities(&name).resizable {
+        return Ok(());
+    }
+    let can: Vec<&str> = crate::policy::POLICIES.iter().filter(|p| p.caps.resizable).map(|p| p.name).collect();
+    Err(SpecError(format!(
+        "policy `{}` cannot change its cache size during a run (cache_steps); these can: {}",
+        policy.trim(),
+        can.join(", ")
+    )))
 }
 
 fn for_each_request(source: &Source, mut f: impl FnMut(&Request)) -> Result<(), TraceError> {
@@ -327,8 +371,12 @@ fn count_engine<'a, P: Policy>(
 ) -> Result<Engine<'a, P>, SimError> {
     let block_size = opts.engine.block_size;
     let expected = bufsim_device::build_device(crate::timed::DEFAULT_DEVICE, 0)?.expected_service();
-    let mut engine = Engine::new(policy, capacity, opts.engine, &prepared.layout, future)
+    let frames = cache_frames(capacity as u64, opts) as usize;
+    let mut engine = Engine::new(policy, frames, opts.engine, &prepared.layout, future)
         .with_storage(count_mode_view(&prepared.devices, block_size, expected), expected);
+    if !opts.cache_steps.is_empty() {
+        engine = engine.with_capacity_steps(capacity as u64, &opts.cache_steps);
+    }
     if let Some(readahead) = crate::prefetch::build(prefetch)? {
         let p = Prefetching { readahead, file_blocks: &prepared.file_blocks, block_size };
         engine = engine.with_prefetching(p, future);
@@ -901,4 +949,62 @@ pub fn block_accesses(requests: &[Request], kind: AddressKind, cfg: &EngineConfi
         for_each_block(r, cfg, &prepared.layout, |d, b| out.push((crate::layout::block_key(d, b), r.ctx)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bufsim_trace::Op;
+
+    fn read(block: u64) -> Request {
+        Request {
+            time_ns: 0,
+            dur_ns: 0,
+            pid: 1,
+            ctx: 0,
+            op: Op::Read,
+            file: 0,
+            offset: block * 4096,
+            size: 4096,
+            in_blocks: false,
+            unfilled: 0,
+        }
+    }
+
+    fn run(policy: &str, cache: &str, steps: Vec<(u64, u64)>, blocks: &[u64]) -> Result<Stats, SimError> {
+        let requests: Vec<Request> = blocks.iter().map(|&b| read(b)).collect();
+        let opts = RunOptions { jobs: 1, check: true, cache_steps: steps, ..RunOptions::default() };
+        let r = run_requests(&requests, AddressKind::Device, &[RunConfig::new(policy, cache)], &opts)?;
+        Ok(r[0].stats)
+    }
+
+    #[test]
+    fn cache_steps_change_the_capacity_at_their_request() {
+        // A loop over 4 blocks: with 4 cached every pass after the first hits; with 3 (LRU)
+        // every access misses.
+        let pass = [1, 2, 3, 4];
+        let trace: Vec<u64> = pass.iter().cycle().take(16).copied().collect();
+        let full = run("lru", "4blocks", vec![], &trace).unwrap();
+        let small = run("lru", "3blocks", vec![], &trace).unwrap();
+        assert_eq!((full.misses, small.misses), (4, 16));
+        // 4 blocks until request 8, then 3: the first two passes as `full`, then every access
+        // misses and evicts, after the fall itself evicted the LRU block.
+        let stepped = run("lru", "4blocks", vec![(8, 3)], &trace).unwrap();
+        assert_eq!((stepped.misses, stepped.evictions), (4 + 8, 1 + 8));
+        // 3 blocks, then 4 from request 8: the one block missing (1) comes back without an
+        // eviction, and everything after hits.
+        let grown = run("lru", "3blocks", vec![(8, 4)], &trace).unwrap();
+        assert_eq!((grown.misses, grown.evictions), (8 + 1, 5));
+        // A step at request 0 is the same as that cache size from the start, but for the
+        // frames the policy was built with.
+        let at0 = run("lru", "4blocks", vec![(0, 3)], &trace).unwrap();
+        assert_eq!((at0.misses, at0.evictions), (small.misses, small.evictions));
+    }
+
+    #[test]
+    fn cache_steps_are_refused_where_they_cannot_apply() {
+        let e = run("arc", "4blocks", vec![(2, 3)], &[1, 2, 3]).unwrap_err().to_string();
+        assert!(e.contains("policy `arc` cannot change its cache size") && e.contains("lru"), "{e}");
+        assert!(run("linux", "4blocks", vec![(2, 3)], &[1, 2, 3]).is_ok());
+    }
 }

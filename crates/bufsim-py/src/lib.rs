@@ -330,9 +330,10 @@ fn trace_file_names(py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
 }
 
 /// One run's page-level log over a file trace (`bufsim validate`): blocks inserted and evicted as
-/// (file, block), read-ahead decisions, counters. `sizes` gives files their real size in bytes.
+/// (file, block), read-ahead decisions, counters. `sizes` gives files their real size in bytes;
+/// `steps` (request index, blocks) change the cache size as the trace goes.
 #[pyfunction]
-#[pyo3(signature = (path, policy, cache_blocks, prefetch, sizes, file_max, reads_only=false))]
+#[pyo3(signature = (path, policy, cache_blocks, prefetch, sizes, file_max, reads_only=false, steps=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn page_log<'py>(
     py: Python<'py>,
@@ -343,11 +344,14 @@ fn page_log<'py>(
     sizes: Vec<(String, u64)>,
     file_max: Vec<(String, u64)>,
     reads_only: bool,
+    steps: Vec<(u64, u64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let engine = EngineConfig { reads_only, ..EngineConfig::default() };
     let (p, pol, pre) = (path.to_string(), policy.to_string(), prefetch.to_string());
     let log = py
-        .allow_threads(|| bufsim_core::page_log::page_log(&p, &pol, cache_blocks, &pre, &sizes, &file_max, engine))
+        .allow_threads(|| {
+            bufsim_core::page_log::page_log(&p, &pol, cache_blocks, &pre, &sizes, &file_max, &steps, engine)
+        })
         .map_err(to_py)?;
     let d = PyDict::new(py);
     d.set_item("file_names", log.file_names)?;
@@ -355,6 +359,8 @@ fn page_log<'py>(
     d.set_item("inserted", log.inserted)?;
     d.set_item("evicted", log.evicted)?;
     d.set_item("decisions", log.decisions.iter().map(|x| (x.file, x.start, x.size, x.async_size)).collect::<Vec<_>>())?;
+    d.set_item("requests", log.stats.requests)?;
+    d.set_item("evictions", log.stats.evictions)?;
     d.set_item("accesses", log.stats.accesses)?;
     d.set_item("hits", log.stats.hits)?;
     d.set_item("misses", log.stats.misses)?;

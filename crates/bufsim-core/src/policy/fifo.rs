@@ -25,7 +25,7 @@ impl PolicyDef for Fifo {
         summary: "evicts the block that entered first; hits do not reorder",
         params: &[] as &[ParamInfo],
         preset_of: None,
-        caps: Capabilities::NONE,
+        caps: Capabilities::RESIZABLE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Fifo::new(env.capacity))

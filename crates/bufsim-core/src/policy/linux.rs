@@ -254,7 +254,7 @@ impl PolicyDef for Linux {
             range: Range::Share(0.0, 100.0),
         }],
         preset_of: None,
-        caps: Capabilities::NONE,
+        caps: Capabilities::RESIZABLE,
     };
 
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {

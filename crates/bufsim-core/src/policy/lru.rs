@@ -25,7 +25,7 @@ impl PolicyDef for Lru {
         summary: "evicts the least recently used block; prefetched blocks enter at the MRU end",
         params: &[] as &[ParamInfo],
         preset_of: None,
-        caps: Capabilities::NONE,
+        caps: Capabilities::RESIZABLE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Lru::new(env.capacity))

@@ -40,7 +40,7 @@ mod opt;
 mod queue;
 mod random;
 #[cfg(test)]
-mod steps;
+pub(crate) mod steps;
 mod w_tinylfu;
 
 pub use arc::{Arc, ArcDump};

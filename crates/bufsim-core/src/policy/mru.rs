@@ -25,7 +25,7 @@ impl PolicyDef for Mru {
         summary: "evicts the most recently used block; suits loops larger than the cache",
         params: &[] as &[ParamInfo],
         preset_of: None,
-        caps: Capabilities::NONE,
+        caps: Capabilities::RESIZABLE,
     };
     fn build(_args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         Ok(Mru::new(env.capacity))
