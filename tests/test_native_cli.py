@@ -56,6 +56,8 @@ NATIVE_RUNS = [
      "deadline"],
     ["run", GREP, "-p", "amp", "-c", "400blocks", "--json", "--seed", "7", "--block-size", "8192"],
     ["run", GREP, "-p", "lru", "-c", "100blocks", "--max-requests", "50", "-j", "1", "--reads-only"],
+    ["run", GREP, "-p", "lru", "-p", "linux", "-c", "400blocks", "--cache-steps", "1000=100blocks", "--cache-steps",
+     "3000=300blocks", "--json"],
     ["run", CLOUDPHYSICS, "-p", "lru", "-p", "fifo", "-c", "4MiB", "-c", "16MiB", "--json"],
 ]  # fmt: skip
 
