@@ -57,6 +57,25 @@ impl BlockMap {
         self.len == 0
     }
 
+    /// Slot `i`, where `i` is masked into the table (a home, a probe step or a slot found by
+    /// one): every probe reads slots, and the bounds check the compiler cannot drop (it does
+    /// not know `mask + 1` is the length) would cost two instructions each.
+    #[inline(always)]
+    fn slot(&self, i: usize) -> Slot {
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `mask == slots.len() - 1` always (set together in `with_max_len`), and every
+        // caller passes an index masked by it or returned by `find`.
+        unsafe { *self.slots.get_unchecked(i) }
+    }
+
+    /// [`BlockMap::slot`], mutably.
+    #[inline(always)]
+    fn slot_mut(&mut self, i: usize) -> &mut Slot {
+        debug_assert!(i < self.slots.len());
+        // SAFETY: as in `slot`.
+        unsafe { self.slots.get_unchecked_mut(i) }
+    }
+
     /// Fibonacci hashing: the high bits of key * 2^64/phi spread sequential block numbers.
     #[inline]
     fn home(&self, key: u64) -> usize {
@@ -71,7 +90,7 @@ impl BlockMap {
     pub fn find(&self, key: u64) -> Result<usize, usize> {
         let mut i = self.home(key);
         loop {
-            let s = self.slots[i];
+            let s = self.slot(i);
             if s.value == EMPTY {
                 return Err(i);
             }
@@ -199,14 +218,14 @@ impl BlockMap {
     #[inline(always)]
     fn remove_at(&mut self, i: usize) -> (u32, usize) {
         let mut hole = i;
-        let value = self.slots[hole].value;
+        let value = self.slot(hole).value;
         self.len -= 1;
         // Backward-shift deletion: move later members of the probe run into the hole when the
         // hole lies between their home and their slot.
         let mut j = hole;
         loop {
             j = (j + 1) & self.mask;
-            let s = self.slots[j];
+            let s = self.slot(j);
             if s.value == EMPTY {
                 break;
             }
@@ -214,11 +233,11 @@ impl BlockMap {
             let dist_j = j.wrapping_sub(home) & self.mask;
             let dist_hole = hole.wrapping_sub(home) & self.mask;
             if dist_hole < dist_j {
-                self.slots[hole] = s;
+                *self.slot_mut(hole) = s;
                 hole = j;
             }
         }
-        self.slots[hole].value = EMPTY;
+        self.slot_mut(hole).value = EMPTY;
         (value, hole)
     }
 

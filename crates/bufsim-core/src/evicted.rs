@@ -47,11 +47,15 @@ impl<T: Copy + Default> EvictedHistory<T> {
     }
 
     /// Remembers `value` for the evicted block `key`, forgetting the oldest entry if full.
-    #[inline]
+    #[inline(always)]
     pub fn remember(&mut self, key: u64, value: T) {
-        if self.limit == 0 {
-            return;
+        // Checked inline: without a buffer (the default) every eviction would pay for a call.
+        if self.limit != 0 {
+            self.add(key, value);
         }
+    }
+
+    fn add(&mut self, key: u64, value: T) {
         if let Some(id) = self.index.get(key) {
             self.forget(id);
         }
@@ -76,8 +80,16 @@ impl<T: Copy + Default> EvictedHistory<T> {
 
     /// Called before a block is inserted: takes its entry, if any, out of the buffer (an entry
     /// taken by an insertion that never happened goes back first).
-    #[inline]
+    #[inline(always)]
     pub fn take_for_insert(&mut self, key: u64) {
+        // Nothing to take or put back (always so without a buffer): skip the lookup, and the
+        // call, which would run on every miss.
+        if self.taken.is_some() || !self.index.is_empty() {
+            self.take(key);
+        }
+    }
+
+    fn take(&mut self, key: u64) {
         if let Some((k, v)) = self.taken.take() {
             self.remember(k, v);
         }

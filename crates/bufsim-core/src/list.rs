@@ -114,12 +114,12 @@ impl Links {
     /// Inserts `n` just before `at` (towards the front). `at` must be in `list`.
     #[inline]
     pub fn insert_before(&mut self, list: &mut List, at: u32, n: u32) {
-        let p = self.link[at as usize][P];
-        self.link[n as usize][P] = p;
-        self.link[n as usize][N] = at;
-        self.link[at as usize][P] = n;
+        // `at` and its predecessor are linked, so written: only `n` may grow the arena.
+        let p = self.link.written_mut(at as usize)[P];
+        self.link[n as usize] = [p, at];
+        self.link.written_mut(at as usize)[P] = n;
         if p != NIL {
-            self.link[p as usize][N] = n;
+            self.link.written_mut(p as usize)[N] = n;
         } else {
             list.front = n;
         }

@@ -40,17 +40,23 @@ struct Pending {
 
 const NO_PENDING: Pending = Pending { ghost_hit: Ghost::None, deferred: Ghost::None, discard_t1: false };
 
+#[derive(Clone, Copy)]
+struct ArcFrame {
+    key: u64,
+    in_t2: bool,
+    /// A prefetched block that was a ghost, not yet demanded.
+    deferred: Ghost,
+}
+
 pub struct Arc {
     c: usize,
     links: Links,
     t1: List,
     t2: List,
-    /// Per frame: in T2 (else T1).
-    in_t2: FrameVec<bool>,
-    /// Per frame: a prefetched block that was a ghost, not yet demanded.
-    deferred: FrameVec<Ghost>,
-    /// Per frame: the block's key (dumps and invariant checks).
-    keys: FrameVec<u64>,
+    /// Per frame, side by side (an insertion writes all three, one bounds check): whether it
+    /// is in T2 (else T1), whether it holds a prefetched ghost not yet demanded, and its key
+    /// (dumps and invariant checks).
+    per_frame: FrameVec<ArcFrame>,
     /// B1 and B2; each entry's payload says whether it is in B2.
     ghosts: Ghosts<bool>,
     b1: GhostList,
@@ -79,9 +85,7 @@ impl Arc {
             links: Links::with_nodes(capacity),
             t1: List::new(),
             t2: List::new(),
-            in_t2: FrameVec::filled(false, capacity),
-            deferred: FrameVec::filled(Ghost::None, capacity),
-            keys: FrameVec::filled(0, capacity),
+            per_frame: FrameVec::filled(ArcFrame { key: 0, in_t2: false, deferred: Ghost::None }, capacity),
             // Blocks leave only to make room in a full cache, after the directory was trimmed
             // to 2c - 1 entries: at most c ghosts. One more spare; `remember` never overflows.
             ghosts: Ghosts::with_capacity(capacity + 1),
@@ -94,7 +98,7 @@ impl Arc {
     }
 
     pub fn dump(&self) -> ArcDump {
-        let keys = |l: &List| self.links.iter(l).map(|f| self.keys[f as usize]).collect();
+        let keys = |l: &List| self.links.iter(l).map(|f| self.per_frame[f as usize].key).collect();
         ArcDump {
             t1: keys(&self.t1),
             t2: keys(&self.t2),
@@ -178,12 +182,12 @@ impl Arc {
 
     #[inline]
     fn move_to_t2(&mut self, frame: Frame) {
-        if self.in_t2[frame as usize] {
+        if self.per_frame[frame as usize].in_t2 {
             self.links.move_to_front(&mut self.t2, frame);
         } else {
             self.links.remove(&mut self.t1, frame);
             self.links.push_front(&mut self.t2, frame);
-            self.in_t2[frame as usize] = true;
+            self.per_frame[frame as usize].in_t2 = true;
         }
     }
 }
@@ -204,6 +208,7 @@ impl Policy for Arc {
         self.b1.len() + self.b2.len()
     }
 
+    #[inline(always)]
     fn prepare_insert(&mut self, a: &Access, origin: Origin) {
         self.pending = NO_PENDING;
         if let Some(node) = self.ghosts.find(a.key) {
@@ -226,17 +231,17 @@ impl Policy for Arc {
         self.make_room_in_directory();
     }
 
+    #[inline(always)]
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let f = frame as usize;
-        self.keys[f] = a.key;
-        if origin == Origin::Demand && self.pending.ghost_hit != Ghost::None {
+        let in_t2 = origin == Origin::Demand && self.pending.ghost_hit != Ghost::None;
+        if in_t2 {
             self.links.push_front(&mut self.t2, frame);
-            self.in_t2[f] = true;
         } else {
             self.links.push_front(&mut self.t1, frame);
-            self.in_t2[f] = false;
         }
-        self.deferred[f] = if origin == Origin::Prefetch { self.pending.deferred } else { Ghost::None };
+        let deferred = if origin == Origin::Prefetch { self.pending.deferred } else { Ghost::None };
+        self.per_frame[f] = ArcFrame { key: a.key, in_t2, deferred };
         self.pending = NO_PENDING;
     }
 
@@ -248,12 +253,12 @@ impl Policy for Arc {
 
     fn first_demand(&mut self, frame: Frame, _a: &Access) {
         let f = frame as usize;
-        let deferred = std::mem::replace(&mut self.deferred[f], Ghost::None);
+        let deferred = std::mem::replace(&mut self.per_frame[f].deferred, Ghost::None);
         if deferred != Ghost::None {
             // Prefetching paper §4: a correctly prefetched ghost moves to T2 on its first demand.
             self.adapt(deferred);
             self.move_to_t2(frame);
-        } else if self.in_t2[f] {
+        } else if self.per_frame[f].in_t2 {
             self.links.move_to_front(&mut self.t2, frame);
         } else {
             // A first access: the block stays in T1, at its MRU end.
@@ -261,6 +266,7 @@ impl Policy for Arc {
         }
     }
 
+    #[inline(always)]
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
         if self.pending.discard_t1 {
             return back_unpinned(&self.links, &self.t1, pins).or_else(|| back_unpinned(&self.links, &self.t2, pins));
@@ -273,15 +279,16 @@ impl Policy for Arc {
         back_unpinned(&self.links, first, pins).or_else(|| back_unpinned(&self.links, second, pins))
     }
 
+    #[inline(always)]
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
-        let f = frame as usize;
-        let was_t2 = self.in_t2[f];
+        let st = &mut self.per_frame[frame as usize];
+        let was_t2 = st.in_t2;
+        st.deferred = Ghost::None;
         if was_t2 {
             self.links.remove(&mut self.t2, frame);
         } else {
             self.links.remove(&mut self.t1, frame);
         }
-        self.deferred[f] = Ghost::None;
         let discard = !was_t2 && std::mem::replace(&mut self.pending.discard_t1, false);
         if why == Removal::UnusedPrefetch || discard {
             return;
@@ -296,12 +303,12 @@ impl Policy for Arc {
         let lens = [self.t1.len(), self.t2.len(), self.b1.len(), self.b2.len()];
         check_directory("ARC", lens, self.c, self.p, resident)?;
         for f in self.links.iter(&self.t1) {
-            if self.in_t2[f as usize] {
+            if self.per_frame[f as usize].in_t2 {
                 return Err(format!("ARC: frame {f} in T1 marked T2"));
             }
         }
         for f in self.links.iter(&self.t2) {
-            if !self.in_t2[f as usize] || self.deferred[f as usize] != Ghost::None {
+            if !self.per_frame[f as usize].in_t2 || self.per_frame[f as usize].deferred != Ghost::None {
                 return Err(format!("ARC: frame {f} in T2 marked T1 or deferred"));
             }
         }

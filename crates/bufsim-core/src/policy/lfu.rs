@@ -27,24 +27,37 @@ enum Aging {
     Dynamic,
 }
 
+#[derive(Clone, Copy)]
+struct FrameState {
+    /// Demand accesses of the block.
+    count: u64,
+    /// Logical time of the block's last touch: the order within a bucket, and the merge order
+    /// when halving folds two buckets into one.
+    last: u64,
+    /// The frame's bucket.
+    bucket: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Bucket {
+    priority: u64,
+    /// Its frames, least recently used first.
+    members: List,
+}
+
 pub struct Lfu {
     aging: Aging,
     period: u64,
     next_aging: u64,
-    /// Demand accesses of each resident block.
-    count: FrameVec<u64>,
-    /// Logical time of each block's last touch: the order within a bucket, and the merge order
-    /// when halving folds two buckets into one.
-    last: FrameVec<u64>,
-    /// The bucket of each resident frame.
-    bucket_of: FrameVec<u32>,
+    /// Count, last touch and bucket of each resident frame, side by side: a miss or a hit
+    /// reads and writes them together: one bounds check instead of three.
+    per_frame: FrameVec<FrameState>,
     /// Frames within buckets: front = least recently used.
     frames: Links,
     /// Bucket ids in priority order (front = lowest); each bucket's priority and its frames.
     buckets: Links,
     order: List,
-    priority: FrameVec<u64>,
-    members: FrameVec<List>,
+    per_bucket: FrameVec<Bucket>,
     /// Buckets given back, reused last-freed first; buckets `fresh_buckets..` never used.
     free_buckets: Vec<u32>,
     fresh_buckets: u32,
@@ -69,14 +82,11 @@ impl Lfu {
             aging,
             period,
             next_aging: period,
-            count: FrameVec::filled(0, capacity),
-            last: FrameVec::filled(0, capacity),
-            bucket_of: FrameVec::filled(NIL, capacity),
+            per_frame: FrameVec::filled(FrameState { count: 0, last: 0, bucket: NIL }, capacity),
             frames: Links::with_nodes(capacity),
             buckets: Links::with_nodes(nb),
             order: List::new(),
-            priority: FrameVec::filled(0, nb),
-            members: FrameVec::filled(List::new(), nb),
+            per_bucket: FrameVec::filled(Bucket { priority: 0, members: List::new() }, nb),
             free_buckets: Vec::new(),
             fresh_buckets: 0,
             resident: 0,
@@ -101,7 +111,7 @@ impl Lfu {
         let mut prev = from;
         let mut cur = if from == NIL { self.order.front() } else { self.buckets.next(from) };
         while let Some(b) = cur {
-            let q = self.priority[b as usize];
+            let q = self.per_bucket[b as usize].priority;
             if q == p {
                 return b;
             }
@@ -120,21 +130,22 @@ impl Lfu {
                 b
             }
         };
-        self.priority[b as usize] = p;
-        self.members[b as usize] = List::new();
+        self.per_bucket[b as usize] = Bucket { priority: p, members: List::new() };
         match cur {
+            // Below every bucket: the common case on a miss, whose victim often emptied the
+            // lowest bucket just before.
+            Some(_) if prev == NIL => self.buckets.push_front(&mut self.order, b),
             Some(next) => self.buckets.insert_before(&mut self.order, next, b),
             None => self.buckets.push_back(&mut self.order, b),
         }
-        debug_assert!(prev == NIL || self.priority[prev as usize] < p);
+        debug_assert!(prev == NIL || self.per_bucket[prev as usize].priority < p);
         b
     }
 
     #[inline]
-    fn leave_bucket(&mut self, frame: Frame) {
-        let b = self.bucket_of[frame as usize];
-        self.frames.remove(&mut self.members[b as usize], frame);
-        if self.members[b as usize].is_empty() {
+    fn leave_bucket(&mut self, frame: Frame, b: u32) {
+        self.frames.remove(&mut self.per_bucket[b as usize].members, frame);
+        if self.per_bucket[b as usize].members.is_empty() {
             self.buckets.remove(&mut self.order, b);
             self.free_buckets.push(b);
         }
@@ -145,9 +156,10 @@ impl Lfu {
     #[inline]
     fn place(&mut self, frame: Frame, from: u32, p: u64, time: u64) {
         let b = self.bucket_at_or_after(from, p);
-        self.frames.push_back(&mut self.members[b as usize], frame);
-        self.bucket_of[frame as usize] = b;
-        self.last[frame as usize] = time;
+        self.frames.push_back(&mut self.per_bucket[b as usize].members, frame);
+        let st = &mut self.per_frame[frame as usize];
+        st.bucket = b;
+        st.last = time;
     }
 
     /// Halves every count: buckets 2k and 2k + 1 fold into bucket k, their blocks merged by
@@ -157,24 +169,24 @@ impl Lfu {
         let mut cur = self.order.front();
         while let Some(b) = cur {
             cur = self.buckets.next(b);
-            let p = self.priority[b as usize] / 2;
+            let p = self.per_bucket[b as usize].priority / 2;
             match prev {
-                Some(a) if self.priority[a as usize] == p => {
+                Some(a) if self.per_bucket[a as usize].priority == p => {
                     self.merge_into(a, b);
                     self.buckets.remove(&mut self.order, b);
                     self.free_buckets.push(b);
                 }
                 _ => {
-                    self.priority[b as usize] = p;
+                    self.per_bucket[b as usize].priority = p;
                     prev = Some(b);
                 }
             }
         }
         let mut cur = self.order.front();
         while let Some(b) = cur {
-            let mut f = self.members[b as usize].front();
+            let mut f = self.per_bucket[b as usize].members.front();
             while let Some(x) = f {
-                self.count[x as usize] /= 2;
+                self.per_frame[x as usize].count /= 2;
                 f = self.frames.next(x);
             }
             cur = self.buckets.next(b);
@@ -183,20 +195,20 @@ impl Lfu {
 
     /// Moves every frame of bucket `from` into bucket `into`, both ordered by last access.
     fn merge_into(&mut self, into: u32, from: u32) {
-        let mut at = self.members[into as usize].front();
-        while let Some(x) = self.members[from as usize].front() {
-            self.frames.remove(&mut self.members[from as usize], x);
+        let mut at = self.per_bucket[into as usize].members.front();
+        while let Some(x) = self.per_bucket[from as usize].members.front() {
+            self.frames.remove(&mut self.per_bucket[from as usize].members, x);
             while let Some(y) = at {
-                if self.last[y as usize] > self.last[x as usize] {
+                if self.per_frame[y as usize].last > self.per_frame[x as usize].last {
                     break;
                 }
                 at = self.frames.next(y);
             }
             match at {
-                Some(y) => self.frames.insert_before(&mut self.members[into as usize], y, x),
-                None => self.frames.push_back(&mut self.members[into as usize], x),
+                Some(y) => self.frames.insert_before(&mut self.per_bucket[into as usize].members, y, x),
+                None => self.frames.push_back(&mut self.per_bucket[into as usize].members, x),
             }
-            self.bucket_of[x as usize] = into;
+            self.per_frame[x as usize].bucket = into;
         }
     }
 
@@ -207,16 +219,17 @@ impl Lfu {
             self.halve();
         }
         let i = frame as usize;
-        self.count[i] += 1;
-        let p = self.priority_of_count(self.count[i]);
-        let old = self.bucket_of[i];
+        let st = &mut self.per_frame[i];
+        st.count += 1;
+        let (count, old) = (st.count, st.bucket);
+        let p = self.priority_of_count(count);
         // The priority rises, so the new bucket lies above the old one, unless dynamic aging's L
         // fell: a victim found above a pinned block raises L, and the pinned block, evicted
         // later, lowers it again. Then the search starts from the lowest bucket.
-        let from = if p > self.priority[old as usize] { old } else { NIL };
-        self.frames.remove(&mut self.members[old as usize], frame);
+        let from = if p > self.per_bucket[old as usize].priority { old } else { NIL };
+        self.frames.remove(&mut self.per_bucket[old as usize].members, frame);
         self.place(frame, from, p, a.time);
-        if self.members[old as usize].is_empty() {
+        if self.per_bucket[old as usize].members.is_empty() {
             self.buckets.remove(&mut self.order, old);
             self.free_buckets.push(old);
         }
@@ -227,38 +240,40 @@ impl Lfu {
     fn dump(&self) -> Vec<(u64, Vec<Frame>)> {
         self.buckets
             .iter(&self.order)
-            .map(|b| (self.priority[b as usize], self.frames.iter(&self.members[b as usize]).collect()))
+            .map(|b| {
+                (self.per_bucket[b as usize].priority, self.frames.iter(&self.per_bucket[b as usize].members).collect())
+            })
             .collect()
     }
 }
 
 impl Policy for Lfu {
+    #[inline(always)]
     fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
         self.history.take_for_insert(a.key);
     }
 
+    #[inline(always)]
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let i = frame as usize;
         // A prefetched block does not resume its count: it was not referenced (prefetching
         // paper §4); its entry is dropped, as an unused prefetch leaves no history.
         let remembered = self.history.inserted(a.key).filter(|_| origin == Origin::Demand).unwrap_or(0);
-        self.count[i] = 0;
         self.resident += 1;
-        match origin {
+        // The frame is in no bucket, so halving (which only visits buckets) leaves it alone.
+        let count = match origin {
             Origin::Demand => {
                 if self.aging == Aging::Halve && a.time >= self.next_aging {
                     self.next_aging = a.time - a.time % self.period + self.period;
                     self.halve();
                 }
-                self.count[i] = 1 + remembered;
-                let p = self.priority_of_count(self.count[i]);
-                self.place(frame, NIL, p, a.time);
+                1 + remembered
             }
-            Origin::Prefetch => {
-                let p = self.priority_of_count(0);
-                self.place(frame, NIL, p, a.time);
-            }
-        }
+            Origin::Prefetch => 0,
+        };
+        self.per_frame[i].count = count;
+        let p = self.priority_of_count(count);
+        self.place(frame, NIL, p, a.time);
     }
     #[inline]
     fn hit(&mut self, frame: Frame, a: &Access) {
@@ -267,14 +282,15 @@ impl Policy for Lfu {
     fn first_demand(&mut self, frame: Frame, a: &Access) {
         self.touch(frame, a);
     }
+    #[inline(always)]
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
         let mut b = self.order.front();
         while let Some(bk) = b {
-            let mut f = self.members[bk as usize].front();
+            let mut f = self.per_bucket[bk as usize].members.front();
             while let Some(x) = f {
                 if !pins.pinned(x) {
                     if self.aging == Aging::Dynamic {
-                        self.inflation = self.priority[bk as usize];
+                        self.inflation = self.per_bucket[bk as usize].priority;
                     }
                     return Some(x);
                 }
@@ -284,13 +300,16 @@ impl Policy for Lfu {
         }
         None
     }
+    #[inline(always)]
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
-        if why == Removal::Evicted && self.count[frame as usize] > 0 {
-            self.history.remember(key, self.count[frame as usize]);
+        let st = self.per_frame[frame as usize];
+        if why == Removal::Evicted && st.count > 0 {
+            self.history.remember(key, st.count);
         }
-        self.leave_bucket(frame);
-        self.bucket_of[frame as usize] = NIL;
-        self.count[frame as usize] = 0;
+        self.leave_bucket(frame, st.bucket);
+        let st = &mut self.per_frame[frame as usize];
+        st.bucket = NIL;
+        st.count = 0;
         self.resident -= 1;
     }
     fn check(&self, resident: usize) -> Result<(), String> {
@@ -299,27 +318,30 @@ impl Policy for Lfu {
         let mut n = 0;
         let mut prev_p: Option<u64> = None;
         for b in self.buckets.iter(&self.order) {
-            let p = self.priority[b as usize];
+            let p = self.per_bucket[b as usize].priority;
             if prev_p.is_some_and(|q| q >= p) {
                 return Err(format!("LFU buckets out of order: {} then {p}", prev_p.unwrap()));
             }
             prev_p = Some(p);
-            let l = &self.members[b as usize];
+            let l = &self.per_bucket[b as usize].members;
             self.frames.check(l)?;
             if l.is_empty() {
                 return Err(format!("LFU keeps an empty bucket of priority {p}"));
             }
             let mut t = 0;
             for f in self.frames.iter(l) {
-                if self.bucket_of[f as usize] != b {
-                    return Err(format!("LFU frame {f} is in bucket {b} but says {}", self.bucket_of[f as usize]));
+                if self.per_frame[f as usize].bucket != b {
+                    return Err(format!(
+                        "LFU frame {f} is in bucket {b} but says {}",
+                        self.per_frame[f as usize].bucket
+                    ));
                 }
-                if self.last[f as usize] < t {
+                if self.per_frame[f as usize].last < t {
                     return Err(format!("LFU bucket {p}: frame {f} is out of recency order"));
                 }
-                t = self.last[f as usize];
-                if self.aging != Aging::Dynamic && self.count[f as usize] != p {
-                    return Err(format!("LFU frame {f}: count {} in bucket {p}", self.count[f as usize]));
+                t = self.per_frame[f as usize].last;
+                if self.aging != Aging::Dynamic && self.per_frame[f as usize].count != p {
+                    return Err(format!("LFU frame {f}: count {} in bucket {p}", self.per_frame[f as usize].count));
                 }
                 n += 1;
             }
