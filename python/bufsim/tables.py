@@ -22,9 +22,15 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], right
     return _core.format_table([str(h) for h in headers], [[str(c) for c in r] for r in rows], list(right))
 
 
-def results_table(results) -> str:
-    """The run table (the core's, as ``bufsim run`` prints it): read-ahead columns appear when
-    some run prefetches, timing columns when some run is timed."""
+def results_text(results, as_json: bool = False) -> str:
+    """What ``bufsim run`` prints for these results, drawn by the core as the native entry point
+    draws it: the run table (read-ahead columns when some run prefetches, timing columns when
+    some run is timed), or with ``as_json`` one JSON object per run and line."""
     import json
 
-    return _core.results_text(json.dumps([r.to_dict() for r in results]), False)
+    return _core.results_text(json.dumps([r.to_dict() for r in results]), as_json)
+
+
+def results_table(results) -> str:
+    """The run table of :func:`results_text`."""
+    return results_text(results)

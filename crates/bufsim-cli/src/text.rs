@@ -62,12 +62,13 @@ fn text(v: &Value) -> String {
     }
 }
 
-fn float(row: &Map<String, Value>, name: &str) -> Option<f64> {
-    row.get(name).and_then(Value::as_f64)
+fn fixed(row: &Map<String, Value>, name: &str, digits: usize) -> String {
+    row.get(name).and_then(Value::as_f64).map_or_else(String::new, |x| format!("{x:.digits$}"))
 }
 
-fn fixed(row: &Map<String, Value>, name: &str, digits: usize) -> String {
-    float(row, name).map_or_else(String::new, |x| format!("{x:.digits$}"))
+/// A timed run's row: its execution time is filled (`null` in count mode).
+fn is_timed(row: &Map<String, Value>) -> bool {
+    row.get("exec_time_s").is_some_and(|v| !v.is_null())
 }
 
 /// The run table of result rows (the core's result fields by name): read-ahead columns when
@@ -76,7 +77,6 @@ fn fixed(row: &Map<String, Value>, name: &str, digits: usize) -> String {
 pub fn results_table(rows: &[Map<String, Value>]) -> String {
     let get = |r: &Map<String, Value>, name: &str| r.get(name).map(text).unwrap_or_default();
     let prefetching = rows.iter().any(|r| get(r, "prefetch") != "none");
-    let is_timed = |r: &Map<String, Value>| r.get("exec_time_s").is_some_and(|v| !v.is_null());
     let timed = rows.iter().any(is_timed);
     let mut devices: Vec<String> = if timed { rows.iter().map(|r| get(r, "device")).collect() } else { vec![] };
     devices.retain(|d| !d.is_empty());
@@ -151,7 +151,7 @@ pub fn results_table(rows: &[Map<String, Value>]) -> String {
 /// Python's `json.dumps` writes it (`", "` and `": "` separators, ASCII only, floats in their
 /// shortest round-trip form). Count-mode runs leave out the fields only timed runs fill.
 pub fn json_line(row: &Map<String, Value>) -> String {
-    let timed = row.get("exec_time_s").is_some_and(|v| !v.is_null());
+    let timed = is_timed(row);
     let mut out = String::from("{");
     let mut first = true;
     for f in RESULT_FIELDS.iter().filter(|f| timed || !f.timed) {

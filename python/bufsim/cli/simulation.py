@@ -10,7 +10,7 @@ import sys
 from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.cli.options import add_first_level_options, add_options, note_si_sizes, options_of
-from bufsim.tables import results_table
+from bufsim.tables import results_table, results_text
 
 # Said when a trace has a header but no request, so a table of zeros is not taken for a result.
 EMPTY_TRACE = "the trace holds no requests (a header only?); every count below is 0"
@@ -37,8 +37,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
     if results and results[0].requests == 0:
         print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
-    # Printed by the core, as the native entry point prints it (crates/bufsim-cli).
-    print(_core.results_text(json.dumps([r.to_dict() for r in results]), args.json))
+    print(results_text(results, args.json))
     return 0
 
 
