@@ -243,6 +243,24 @@ pub fn warm<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &R
     }
 }
 
+/// How many requests ahead the engines take the second step of a hint ([`warm_policy`]): the
+/// index slot warmed [`LOOKAHEAD`] requests ahead has had time to arrive.
+pub const LOOKAHEAD_POLICY: usize = LOOKAHEAD / 2;
+
+/// The second step of [`warm`]: reads the (now cached) index slot of `r`'s first block and lets
+/// the policy start loading what the access will touch.
+#[inline]
+pub fn warm_policy<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &Request) {
+    if !cache.worth_warming() {
+        return;
+    }
+    let (first, n) = r.block_range(block_size);
+    if n > 0 {
+        let (device, block) = layout.place(r.file, first);
+        cache.warm_policy(block_key(device, block));
+    }
+}
+
 /// What both engines keep to turn requests into block accesses.
 pub struct Step<'a> {
     pub cfg: EngineConfig,

@@ -114,15 +114,7 @@ impl BlockMap {
     /// on big simulations, and every access probes it). A memory hint, not read-ahead.
     #[inline]
     pub fn warm(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `home` is masked into the table; prefetching never faults.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let p = self.slots.as_ptr().add(self.home(key)) as *const i8;
-            _mm_prefetch(p, _MM_HINT_T0);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        crate::memory_hint::prefetch(self.slots.as_ptr().wrapping_add(self.home(key)));
     }
 
     #[inline]

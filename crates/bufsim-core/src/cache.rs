@@ -164,6 +164,14 @@ impl<P: Policy> Cache<P> {
         self.map.warm(key);
     }
 
+    /// The second step of [`Cache::warm`], a few requests later, when the index slot of `key`
+    /// has arrived: starts loading what the policy will touch for it ([`Policy::warm`]).
+    #[inline]
+    pub fn warm_policy(&self, key: u64) {
+        let frame = self.map.get(key).map(|v| v & !MAP_PREFETCHED);
+        self.policy.warm(frame, key);
+    }
+
     /// Whether [`Cache::warm`] can help: the index has outgrown the CPU's caches.
     #[inline]
     pub fn worth_warming(&self) -> bool {
@@ -242,11 +250,23 @@ impl<P: Policy> Cache<P> {
                 // list and popping it would give).
                 let old = self.release(v);
                 self.map.replace(old, vacant, a.key, value(v));
+                self.warm_next_victim();
                 v
             }
         };
         self.place(frame, a, origin);
         Some(frame)
+    }
+
+    /// Starts loading the index entry of the block the policy expects to evict next, so that
+    /// eviction finds it in the CPU cache (a memory hint; see [`Policy::likely_victim`]).
+    #[inline(always)]
+    fn warm_next_victim(&self) {
+        if self.map.worth_warming() {
+            if let Some(f) = self.policy.likely_victim() {
+                self.map.warm(self.keys[f as usize]);
+            }
+        }
     }
 
     /// Inserts a block read ahead unless the policy's victim is one of `group`, the blocks read

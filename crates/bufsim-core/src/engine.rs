@@ -5,7 +5,7 @@
 use bufsim_device::ExpectedService;
 use bufsim_trace::Request;
 
-use crate::access::{self, Demanded, Drive, Step};
+use crate::access::{self, Demanded, Drive, Step, LOOKAHEAD_POLICY};
 use crate::cache::{Cache, Demand};
 use crate::cluster::{Clusterer, DiskRequest};
 use crate::layout::{block_key, Layout};
@@ -215,6 +215,9 @@ impl<'a, P: Policy> Engine<'a, P> {
             if let Some(ahead) = requests.get(i + LOOKAHEAD) {
                 self.prefetch_hint(ahead);
             }
+            if let Some(ahead) = requests.get(i + LOOKAHEAD_POLICY) {
+                access::warm_policy(&self.cache, self.step.layout, self.step.cfg.block_size, ahead);
+            }
             self.request(r);
         }
     }
@@ -239,6 +242,10 @@ impl<'a, P: Policy> Engine<'a, P> {
                     pending += 1;
                 }
                 None => ended = true,
+            }
+            // The request that runs LOOKAHEAD_POLICY requests from now.
+            if let Some(r) = &ring[(i + LOOKAHEAD - LOOKAHEAD_POLICY) % LOOKAHEAD] {
+                access::warm_policy(&self.cache, self.step.layout, self.step.cfg.block_size, r);
             }
             if let Some(r) = std::mem::replace(&mut ring[i], incoming) {
                 self.request(&r);

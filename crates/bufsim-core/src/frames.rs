@@ -52,6 +52,15 @@ impl<T: Clone> FrameVec<T> {
         self.len == 0
     }
 
+    /// Starts loading element `i` into the CPU cache when it is stored (a memory hint,
+    /// [`crate::memory_hint`]).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(x) = self.stored.get(i) {
+            crate::memory_hint::prefetch(x);
+        }
+    }
+
     /// Elements actually stored (memory accounting and tests).
     pub fn stored(&self) -> usize {
         self.stored.len() + self.upper.len()

@@ -144,6 +144,33 @@ impl<T: Copy + Default> Ghosts<T> {
         (list.back != NIL).then(|| self.remove(list, list.back))
     }
 
+    /// Whether the index has outgrown the CPU's caches (see [`BlockMap::worth_warming`]).
+    #[inline]
+    pub fn worth_warming(&self) -> bool {
+        self.map.worth_warming()
+    }
+
+    /// Starts loading the index slot where `key` would sit: a memory hint for a remembering
+    /// or a lookup to come.
+    #[inline]
+    pub fn warm(&self, key: u64) {
+        self.map.warm(key);
+    }
+
+    /// Starts loading what forgetting the oldest entry of `list` will touch: the index slot
+    /// of its key and the node before it (the next oldest, whose key the next call reads).
+    #[inline]
+    pub fn warm_oldest(&self, list: &GhostList) {
+        if list.back == NIL {
+            return;
+        }
+        let node = &self.nodes[list.back as usize];
+        self.map.warm(node.key);
+        if node.prev != NIL {
+            crate::memory_hint::prefetch(&self.nodes[node.prev as usize]);
+        }
+    }
+
     /// Nodes of `list` from front (most recent) to back.
     pub fn nodes_of<'a>(&'a self, list: &GhostList) -> impl Iterator<Item = u32> + 'a {
         let mut cur = list.front;

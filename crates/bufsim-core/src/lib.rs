@@ -22,6 +22,7 @@ pub mod heap;
 pub mod hierarchy;
 pub mod layout;
 pub mod list;
+pub mod memory_hint;
 pub mod nonresident;
 pub mod options;
 pub mod page_log;

@@ -181,6 +181,12 @@ impl Links {
         }
     }
 
+    /// Starts loading node `n`'s links (a memory hint, [`crate::memory_hint`]).
+    #[inline]
+    pub fn warm(&self, n: u32) {
+        self.link.prefetch(n as usize);
+    }
+
     /// The node after `n` (towards the back), if any.
     #[inline]
     pub fn next(&self, n: u32) -> Option<u32> {

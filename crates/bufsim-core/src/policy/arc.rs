@@ -180,6 +180,20 @@ impl Arc {
         }
     }
 
+    /// Memory hints for the next miss, whose ghost work would otherwise wait on memory on a
+    /// large cache: the ghost slot the next victim's key will take, and the oldest ghosts of
+    /// B1 and B2, one of which the directory trim may forget.
+    #[inline(always)]
+    fn warm_next_miss(&self) {
+        if self.ghosts.worth_warming() {
+            if let Some(f) = self.likely_victim() {
+                self.ghosts.warm(self.per_frame[f as usize].key);
+            }
+            self.ghosts.warm_oldest(&self.b1);
+            self.ghosts.warm_oldest(&self.b2);
+        }
+    }
+
     #[inline]
     fn move_to_t2(&mut self, frame: Frame) {
         if self.per_frame[frame as usize].in_t2 {
@@ -243,6 +257,7 @@ impl Policy for Arc {
         let deferred = if origin == Origin::Prefetch { self.pending.deferred } else { Ghost::None };
         self.per_frame[f] = ArcFrame { key: a.key, in_t2, deferred };
         self.pending = NO_PENDING;
+        self.warm_next_miss();
     }
 
     #[inline]
@@ -294,6 +309,30 @@ impl Policy for Arc {
             return;
         }
         self.remember(key, if was_t2 { Ghost::B2 } else { Ghost::B1 });
+    }
+
+    #[inline(always)]
+    fn warm(&self, frame: Option<Frame>, key: u64) {
+        match frame {
+            // A hit moves the frame to T2's front; its list is in its per-frame state.
+            Some(f) => {
+                self.links.warm(f);
+                self.per_frame.prefetch(f as usize);
+            }
+            // A miss looks the key up among the ghosts.
+            None => self.ghosts.warm(key),
+        }
+    }
+
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<Frame> {
+        // REPLACE without the incoming block's ghost (a hint may miss; it never decides).
+        let t1 = self.t1.len() as f64;
+        if t1 >= 1.0 && t1 > self.p {
+            self.t1.back()
+        } else {
+            self.t2.back().or(self.t1.back())
+        }
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {

@@ -214,6 +214,21 @@ pub trait Policy {
     /// The block `key` leaves `frame`. The caller guarantees the frame is resident.
     fn remove(&mut self, frame: Frame, key: u64, why: Removal);
 
+    /// The frame the policy would give up next if asked now, when it can tell at the cost of a
+    /// list end (the back of an LRU or FIFO queue). A memory hint only: the cache starts loading
+    /// that block's index entry, whose removal at the next eviction would otherwise wait on
+    /// memory. It never changes what is simulated.
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<Frame> {
+        None
+    }
+
+    /// A demand access of `key` is a few requests away; `frame` holds it if it is resident. A
+    /// memory hint only: the policy may start loading what that access will touch (the frame's
+    /// list links on a hit, its ghost index on a miss). It never changes what is simulated.
+    #[inline(always)]
+    fn warm(&self, _frame: Option<Frame>, _key: u64) {}
+
     /// Checks the policy's own invariants given the number of resident blocks.
     fn check(&self, _resident: usize) -> Result<(), String> {
         Ok(())

@@ -88,6 +88,21 @@ impl<R: QueueRule> Policy for QueuePolicy<R> {
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
         self.links.remove(&mut self.queue, frame);
     }
+    #[inline(always)]
+    fn warm(&self, frame: Option<Frame>, _key: u64) {
+        // A hit moves the block: its links and its neighbours' change.
+        if let (true, Some(f)) = (R::MOVE_ON_HIT, frame) {
+            self.links.warm(f);
+        }
+    }
+    #[inline(always)]
+    fn likely_victim(&self) -> Option<Frame> {
+        if R::EVICT_NEWEST {
+            self.queue.front()
+        } else {
+            self.queue.back()
+        }
+    }
     fn check(&self, resident: usize) -> Result<(), String> {
         self.links.check(&self.queue)?;
         if self.queue.len() != resident {
