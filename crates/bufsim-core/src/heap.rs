@@ -1,26 +1,27 @@
 //! An indexed binary min-heap over node ids with updatable keys: the priority order of OPT,
-//! LFU, LRFU and GreedyDual. O(log n) per update; per-node state grows with the nodes used
-//! ([`FrameVec`]), so nothing allocates once a run reaches its working size.
+//! LRU-K, LRFU, GreedyDual, LeCaR's and Cacheus's LFU. O(log n) per update; per-node state grows
+//! with the nodes used ([`FrameVec`]), so nothing allocates once a run reaches its working size.
+//! (Four children per node was measured: the same time on a 76,000-entry heap, 5% more
+//! instructions.)
 
 use crate::frames::FrameVec;
 
 const ABSENT: u32 = u32::MAX;
 
+/// The heap array holds each node's key beside it: a sift compares a parent with its two
+/// children, which then sit side by side in memory, instead of following each node id to its
+/// key elsewhere (one memory miss per level on a large heap).
 #[derive(Clone, Debug)]
 pub struct IndexedHeap<K: Ord + Copy> {
-    heap: Vec<u32>,
+    heap: Vec<(K, u32)>,
+    /// Each node's position in `heap`, or `ABSENT`.
     pos: FrameVec<u32>,
-    key: FrameVec<K>,
 }
 
 impl<K: Ord + Copy + Default> IndexedHeap<K> {
     /// A heap for node ids `0..nodes`.
     pub fn with_nodes(nodes: usize) -> Self {
-        IndexedHeap {
-            heap: Vec::new(),
-            pos: FrameVec::filled(ABSENT, nodes),
-            key: FrameVec::filled(K::default(), nodes),
-        }
+        IndexedHeap { heap: Vec::new(), pos: FrameVec::filled(ABSENT, nodes) }
     }
 
     #[inline]
@@ -38,15 +39,16 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
         self.pos[n as usize] != ABSENT
     }
 
+    /// The key of `n`, which must be in the heap.
     #[inline]
     pub fn key(&self, n: u32) -> K {
-        self.key[n as usize]
+        self.heap[self.pos[n as usize] as usize].0
     }
 
     /// The node with the smallest key.
     #[inline]
     pub fn peek(&self) -> Option<u32> {
-        self.heap.first().copied()
+        self.heap.first().map(|e| e.1)
     }
 
     /// Inserts `n` or changes its key.
@@ -54,14 +56,12 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
     pub fn set(&mut self, n: u32, k: K) {
         let i = n as usize;
         if self.pos[i] == ABSENT {
-            self.key[i] = k;
-            self.pos[i] = self.heap.len() as u32;
-            self.heap.push(n);
+            self.heap.push((k, n));
             self.sift_up(self.heap.len() - 1);
         } else {
-            let old = self.key[i];
-            self.key[i] = k;
             let p = self.pos[i] as usize;
+            let old = self.heap[p].0;
+            self.heap[p].0 = k;
             if k < old {
                 self.sift_up(p);
             } else {
@@ -77,13 +77,14 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
             return;
         }
         let p = p as usize;
-        let last = self.heap.len() - 1;
-        self.swap(p, last);
-        self.heap.pop();
         self.pos[n as usize] = ABSENT;
+        let last = self.heap.pop().expect("a present node is in the heap");
         if p < self.heap.len() {
+            // The last entry fills the hole and moves down or up to its place.
+            self.heap[p] = last;
             self.sift_down(p);
-            self.sift_up(p);
+            let q = self.pos[last.1 as usize] as usize;
+            self.sift_up(q);
         }
     }
 
@@ -94,8 +95,8 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
     }
 
     /// Nodes in heap order (not sorted).
-    pub fn nodes(&self) -> &[u32] {
-        &self.heap
+    pub fn nodes(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        self.heap.iter().map(|e| e.1)
     }
 
     /// The node with the smallest key among those `skip` does not reject, ties going to the
@@ -106,14 +107,13 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
     pub fn min_unskipped(&self, skip: impl Fn(u32) -> bool) -> Option<u32> {
         let mut best = None;
         self.frontier(0, &skip, &mut best);
-        best.map(|p| self.heap[p])
+        best.map(|p| self.heap[p].1)
     }
 
     fn frontier(&self, p: usize, skip: &impl Fn(u32) -> bool, best: &mut Option<usize>) {
-        let Some(&n) = self.heap.get(p) else { return };
+        let Some(&(k, n)) = self.heap.get(p) else { return };
         if !skip(n) {
-            let better = best.is_none_or(|b| (self.key[n as usize], p) < (self.key[self.heap[b] as usize], b));
-            if better {
+            if best.is_none_or(|b| (k, p) < (self.heap[b].0, b)) {
                 *best = Some(p);
             }
             return;
@@ -125,37 +125,41 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
 
     /// Changes every key with `f` and restores the heap order in O(n) (aging).
     pub fn rekey_all(&mut self, mut f: impl FnMut(K) -> K) {
-        for &n in &self.heap {
-            self.key[n as usize] = f(self.key[n as usize]);
+        for e in &mut self.heap {
+            e.0 = f(e.0);
         }
         for i in (0..self.heap.len() / 2).rev() {
             self.sift_down(i);
         }
     }
 
-    #[inline]
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.pos[self.heap[a] as usize] = a as u32;
-        self.pos[self.heap[b] as usize] = b as u32;
-    }
-
+    /// Moves the entry at `i` up while it is less than its parent. Parents move down into the
+    /// hole and the entry is written once at its place: the swaps of the textbook sift, with
+    /// the same comparisons and the same final order.
     #[inline]
     fn sift_up(&mut self, mut i: usize) {
+        let e = self.heap[i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.key[self.heap[i] as usize] < self.key[self.heap[parent] as usize] {
-                self.swap(i, parent);
+            let up = self.heap[parent];
+            if e.0 < up.0 {
+                self.heap[i] = up;
+                self.pos[up.1 as usize] = i as u32;
                 i = parent;
             } else {
                 break;
             }
         }
+        self.heap[i] = e;
+        self.pos[e.1 as usize] = i as u32;
     }
 
+    /// Moves the entry at `i` down while a child is less, taking the lesser child (the left
+    /// one on a tie), as [`IndexedHeap::sift_up`] does upwards.
     #[inline]
     fn sift_down(&mut self, mut i: usize) {
         let n = self.heap.len();
+        let e = self.heap[i];
         loop {
             let l = 2 * i + 1;
             if l >= n {
@@ -163,25 +167,29 @@ impl<K: Ord + Copy + Default> IndexedHeap<K> {
             }
             let r = l + 1;
             let mut m = l;
-            if r < n && self.key[self.heap[r] as usize] < self.key[self.heap[l] as usize] {
+            if r < n && self.heap[r].0 < self.heap[l].0 {
                 m = r;
             }
-            if self.key[self.heap[m] as usize] < self.key[self.heap[i] as usize] {
-                self.swap(i, m);
+            let down = self.heap[m];
+            if down.0 < e.0 {
+                self.heap[i] = down;
+                self.pos[down.1 as usize] = i as u32;
                 i = m;
             } else {
                 break;
             }
         }
+        self.heap[i] = e;
+        self.pos[e.1 as usize] = i as u32;
     }
 
     /// Verifies the heap property and the position index (invariant checks).
     pub fn check(&self) -> Result<(), String> {
-        for (i, &n) in self.heap.iter().enumerate() {
+        for (i, &(k, n)) in self.heap.iter().enumerate() {
             if self.pos[n as usize] as usize != i {
                 return Err(format!("node {n} at {i} but indexed at {}", self.pos[n as usize]));
             }
-            if i > 0 && self.key[n as usize] < self.key[self.heap[(i - 1) / 2] as usize] {
+            if i > 0 && k < self.heap[(i - 1) / 2].0 {
                 return Err(format!("heap order broken at {i}"));
             }
         }
@@ -219,7 +227,7 @@ mod tests {
                 h.set(n as u32, k);
             }
             let skip = |n: u32| skipped[n as usize];
-            let scan = h.nodes().iter().copied().filter(|&n| !skip(n)).min_by_key(|&n| h.key(n));
+            let scan = h.nodes().filter(|&n| !skip(n)).min_by_key(|&n| h.key(n));
             proptest::prop_assert_eq!(h.min_unskipped(skip), scan);
         }
     }

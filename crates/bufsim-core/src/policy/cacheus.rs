@@ -242,7 +242,7 @@ impl Cacheus {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        let mut lfu: Vec<((u64, u64, u64), Frame)> = self.lfu.nodes().iter().map(|&f| (self.lfu.key(f), f)).collect();
+        let mut lfu: Vec<((u64, u64, u64), Frame)> = self.lfu.nodes().map(|f| (self.lfu.key(f), f)).collect();
         lfu.sort();
         let lfu: Vec<String> = lfu.iter().map(|&((c, _, _), f)| format!("{}:{c}", self.keys[f as usize])).collect();
         let hist = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");

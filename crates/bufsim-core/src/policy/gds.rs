@@ -33,12 +33,8 @@ impl Gds {
 
     /// Resident blocks with their credit H, lowest first (tests and dumps).
     pub fn credits(&self) -> Vec<(u64, f64)> {
-        let mut v: Vec<(u64, u64, u64)> = self
-            .order
-            .nodes()
-            .iter()
-            .map(|&f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize]))
-            .collect();
+        let mut v: Vec<(u64, u64, u64)> =
+            self.order.nodes().map(|f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize])).collect();
         v.sort_unstable();
         v.into_iter().map(|(h, _, k)| (k, f64::from_bits(h))).collect()
     }
@@ -73,7 +69,7 @@ impl Policy for Gds {
             return Some(top);
         }
         // Rare (read-ahead pins a group): the least credit among unpinned blocks.
-        self.order.nodes().iter().copied().filter(|&f| !pins.pinned(f)).min_by_key(|&f| self.order.key(f))
+        self.order.nodes().filter(|&f| !pins.pinned(f)).min_by_key(|&f| self.order.key(f))
     }
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {

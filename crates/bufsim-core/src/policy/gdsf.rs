@@ -41,7 +41,7 @@ pub struct Gdsf {
     /// L when the block now being inserted arrived (libCacheSim's entry rule).
     arrival_inflation: f64,
     seq: u64,
-    scratch: Vec<u32>,
+    scratch: Vec<(Frame, (u64, u64))>,
     keys: FrameVec<u64>,
 }
 
@@ -66,12 +66,8 @@ impl Gdsf {
 
     /// Resident blocks with their key K, lowest first (tests and dumps).
     pub fn keys(&self) -> Vec<(u64, f64)> {
-        let mut v: Vec<(u64, u64, u64)> = self
-            .order
-            .nodes()
-            .iter()
-            .map(|&f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize]))
-            .collect();
+        let mut v: Vec<(u64, u64, u64)> =
+            self.order.nodes().map(|f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize])).collect();
         v.sort_unstable();
         v.into_iter().map(|(k, _, b)| (b, f64::from_bits(k))).collect()
     }

@@ -6,13 +6,13 @@ use super::{Frame, Pins};
 use crate::heap::IndexedHeap;
 
 /// The frame with the smallest key that is not pinned. Pinned tops are popped into `scratch`
-/// and put back with their keys, so the cost is O(p log n) for p pinned frames above the
+/// with their keys and put back, so the cost is O(p log n) for p pinned frames above the
 /// answer (a read-ahead group: a few dozen at most), not a scan of the heap.
 #[inline]
 pub(crate) fn min_unpinned<K: Ord + Copy + Default>(
     heap: &mut IndexedHeap<K>,
     pins: &Pins,
-    scratch: &mut Vec<u32>,
+    scratch: &mut Vec<(Frame, K)>,
 ) -> Option<Frame> {
     let top = heap.peek()?;
     if !pins.pinned(top) {
@@ -20,15 +20,15 @@ pub(crate) fn min_unpinned<K: Ord + Copy + Default>(
     }
     scratch.clear();
     let mut found = None;
-    while let Some(f) = heap.pop() {
-        scratch.push(f);
+    while let Some(f) = heap.peek() {
+        scratch.push((f, heap.key(f)));
+        heap.pop();
         if !pins.pinned(f) {
             found = Some(f);
             break;
         }
     }
-    for &f in scratch.iter() {
-        let k = heap.key(f);
+    for &(f, k) in scratch.iter() {
         heap.set(f, k);
     }
     found

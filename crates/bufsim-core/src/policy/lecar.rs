@@ -124,8 +124,7 @@ impl Lecar {
         let mut lfu: Vec<(u64, u64, Frame)> = self
             .lfu
             .nodes()
-            .iter()
-            .map(|&f| {
+            .map(|f| {
                 let (c, t) = self.lfu.key(f);
                 (c, t, f)
             })

@@ -34,7 +34,7 @@ pub struct Lrfu {
     /// Min-heap on (log2 CRF_last + lambda * t_last as ordered bits, touch sequence).
     order: IndexedHeap<(u64, u64)>,
     events: u64,
-    scratch: Vec<u32>,
+    scratch: Vec<(Frame, (u64, u64))>,
     /// (CRF_last, t_last) of evicted blocks (MQ §5.1's history buffer).
     history: EvictedHistory<(f64, u64)>,
 }
@@ -82,7 +82,7 @@ impl Lrfu {
     /// Test-only view: resident blocks in victim order as `key:CRF` at demand time `t`.
     #[doc(hidden)]
     pub fn dump(&self, t: u64, key_of: impl Fn(Frame) -> u64) -> String {
-        let mut v: Vec<Frame> = self.order.nodes().to_vec();
+        let mut v: Vec<Frame> = self.order.nodes().collect();
         v.sort_by_key(|&f| self.order.key(f));
         let s: Vec<String> = v.into_iter().map(|f| format!("{}:{:.4}", key_of(f), self.crf_at(f, t))).collect();
         s.join(" ")
@@ -141,7 +141,7 @@ impl Policy for Lrfu {
         if self.order.len() != resident {
             return Err(format!("LRFU orders {} frames, cache {resident}", self.order.len()));
         }
-        for &f in self.order.nodes() {
+        for f in self.order.nodes() {
             let c = self.crf[f as usize];
             if !(1.0..=f64::MAX).contains(&c) {
                 return Err(format!("LRFU: CRF {c} of frame {f} below F(0)"));

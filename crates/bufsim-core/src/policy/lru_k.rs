@@ -64,7 +64,7 @@ pub struct LruK {
     /// Retained entry of the block being inserted: not counted against `history` and never
     /// dropped until the block is placed (an abandoned insertion keeps it).
     incoming: Option<u32>,
-    scratch: Vec<u32>,
+    scratch: Vec<(Frame, (u64, u64))>,
 }
 
 impl LruK {
@@ -212,7 +212,7 @@ impl LruK {
             let p = if self.prefetched[f as usize] { "p" } else { "" };
             format!("{}{p}:{}", key_of(f), h.join("/"))
         };
-        let mut heap: Vec<Frame> = self.eligible.nodes().to_vec();
+        let mut heap: Vec<Frame> = self.eligible.nodes().collect();
         heap.sort_by_key(|&f| self.eligible.key(f));
         let e: Vec<String> = heap.into_iter().map(show).collect();
         let c: Vec<String> = self.links.iter(&self.correlated).map(show).collect();
@@ -328,7 +328,7 @@ impl Policy for LruK {
                 self.history
             ));
         }
-        for &f in self.eligible.nodes() {
+        for f in self.eligible.nodes() {
             if self.eligible.key(f) != self.key(f) {
                 return Err(format!("LRU-K: stale heap key of frame {f}"));
             }
