@@ -7,7 +7,6 @@
 //! n = 0 (priority 0: no access history, prefetching paper §4); its first demand makes n = 1.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
-use crate::frames::FrameVec;
 use crate::policy::{Capabilities, Range};
 use crate::rng::Rng;
 use crate::sample_set::SampleSet;
@@ -16,75 +15,107 @@ use crate::spec::SpecError;
 pub struct Hyperbolic {
     samples: u32,
     rng: Rng,
+    /// The resident blocks with their counts and entry times, side by side so that a sample is
+    /// one load.
+    resident: SampleSet<Entered>,
+}
+
+/// What a block's priority is computed from.
+#[derive(Clone, Copy)]
+struct Entered {
     /// Accesses since the block entered (n).
-    count: FrameVec<u32>,
+    count: u32,
     /// When the block entered (t0), in demand accesses.
-    entered: FrameVec<u64>,
-    /// The resident frames, for drawing samples.
-    resident: SampleSet,
+    time: u64,
+}
+
+impl Entered {
+    /// The block's time in cache at `now` (an age of 0, a block entering now, counts as 1).
+    #[inline]
+    fn age(&self, now: u64) -> u64 {
+        now.saturating_sub(self.time).max(1)
+    }
+}
+
+/// Whether priority `count_a / age_a` is below `count_b / age_b`, compared exactly by
+/// cross-multiplying. The products fit u128 (one widening multiply each); when both ages are
+/// below 2^32 (`NARROW`, any run of fewer than 2^32 accesses) they fit u64, and a plain
+/// multiply leaves more registers to the sampling loop.
+#[inline(always)]
+fn lower<const NARROW: bool>(count_a: u32, age_a: u64, count_b: u32, age_b: u64) -> bool {
+    if NARROW {
+        (count_a as u64) * age_b < (count_b as u64) * age_a
+    } else {
+        (count_a as u64 as u128) * (age_b as u128) < (count_b as u64 as u128) * (age_a as u128)
+    }
 }
 
 impl Hyperbolic {
     pub fn new(capacity: usize, samples: u32, seed: u64) -> Self {
-        Hyperbolic {
-            samples,
-            rng: Rng::new(seed),
-            count: FrameVec::filled(0, capacity),
-            entered: FrameVec::filled(0, capacity),
-            resident: SampleSet::with_capacity(capacity),
-        }
+        Hyperbolic { samples, rng: Rng::new(seed), resident: SampleSet::with_capacity(capacity) }
     }
 
-    /// Whether `a`'s priority is below `b`'s at time `now`: n_a / age_a < n_b / age_b, compared
-    /// exactly by cross-multiplying (ages of 0, blocks entering now, count as 1).
-    #[inline]
-    fn lower(&self, a: Frame, b: Frame, now: u64) -> bool {
-        let age = |f: Frame| now.saturating_sub(self.entered[f as usize]).max(1) as u128;
-        (self.count[a as usize] as u128) * age(b) < (self.count[b as usize] as u128) * age(a)
+    /// The least of `samples` draws at `now` (ages at most `now`; `NARROW`: `now` < 2^32),
+    /// skipping pinned blocks; `None` when every draw was pinned.
+    #[inline(always)]
+    fn least_sampled<const NARROW: bool>(&mut self, pins: &Pins, now: u64) -> Option<Frame> {
+        let samples = self.resident.samples();
+        let n = samples.len() as u64;
+        // No best yet: count 1 over age 0 loses to every sample (real ages are at least 1).
+        let (mut best, mut best_count, mut best_age) = (None, 1, 0);
+        // A count down: `for _ in 0..k` compiled to six instructions of loop control here.
+        let mut left = self.samples;
+        while left > 0 {
+            left -= 1;
+            let s = samples[self.rng.below(n) as usize];
+            let age = s.data.age(now);
+            // The first of equal priorities is kept, as the paper's sampling loop does. A pinned
+            // sample is skipped; one that would not become the best changes nothing, so the pin
+            // is looked at only for a would-be best.
+            if lower::<NARROW>(s.data.count, age, best_count, best_age) && !pins.pinned(s.frame) {
+                (best, best_count, best_age) = (Some(s.frame), s.data.count, age);
+            }
+        }
+        best
     }
 }
 
 impl Policy for Hyperbolic {
     #[inline]
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        self.count[frame as usize] = (origin == Origin::Demand) as u32;
-        self.entered[frame as usize] = a.time;
-        self.resident.insert(frame);
+        self.resident.insert(frame, Entered { count: (origin == Origin::Demand) as u32, time: a.time });
     }
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
-        self.count[frame as usize] = self.count[frame as usize].saturating_add(1);
+        let e = self.resident.data_mut(frame);
+        e.count = e.count.saturating_add(1);
     }
     #[inline]
     fn first_demand(&mut self, frame: Frame, _a: &Access) {
-        self.count[frame as usize] = self.count[frame as usize].saturating_add(1);
+        let e = self.resident.data_mut(frame);
+        e.count = e.count.saturating_add(1);
     }
     fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
-        let n = self.resident.len() as u64;
-        if n == 0 {
+        if self.resident.is_empty() {
             return None;
         }
         let now = incoming.time;
-        let mut best: Option<Frame> = None;
-        for _ in 0..self.samples {
-            let f = self.resident.frames()[self.rng.below(n) as usize];
-            if pins.pinned(f) {
-                continue;
-            }
-            // The first of equal priorities is kept, as the paper's sampling loop does.
-            if best.is_none_or(|b| self.lower(f, b, now)) {
-                best = Some(f);
-            }
-        }
+        let best =
+            if now >> 32 == 0 { self.least_sampled::<true>(pins, now) } else { self.least_sampled::<false>(pins, now) };
         // Every sample pinned (a read-ahead group fills a tiny cache): the least unpinned block.
         best.or_else(|| {
-            self.resident.frames().iter().copied().filter(|&f| !pins.pinned(f)).reduce(|b, f| {
-                if self.lower(f, b, now) {
-                    f
-                } else {
-                    b
-                }
-            })
+            self.resident
+                .samples()
+                .iter()
+                .filter(|s| !pins.pinned(s.frame))
+                .reduce(|b, s| {
+                    if lower::<false>(s.data.count, s.data.age(now), b.data.count, b.data.age(now)) {
+                        s
+                    } else {
+                        b
+                    }
+                })
+                .map(|s| s.frame)
         })
     }
     #[inline]

@@ -15,7 +15,6 @@
 //! evicted unused, it adds no eviction to the statistics.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
-use crate::frames::FrameVec;
 use crate::policy::{Capabilities, Range};
 use crate::rng::Rng;
 use crate::sample_set::SampleSet;
@@ -30,22 +29,26 @@ const EWMA_DECAY: f32 = 0.9;
 const ADMISSIONS: usize = 8;
 const EXPLORE_INVERSE_PROBABILITY: u64 = 32;
 const AGE_COARSENING_ERROR_TOLERANCE: f32 = 0.01;
+/// An empty slot of the ring of recent admissions (the sample set never holds this frame).
+const NO_FRAME: Frame = Frame::MAX;
 
-#[derive(Clone, Copy, Default)]
+/// A resident block's state, kept beside its frame in the sample set: all a sample reads.
+#[derive(Clone, Copy)]
 struct Tag {
     timestamp: u64,
-    last_hit_age: u64,
-    last_last_hit_age: u64,
+    /// The age (coarsened, below MAX_AGE) at the block's last hit; 0 before any.
+    last_hit_age: u32,
+    /// The hit-age class of the last two hit ages' sum, updated when they change (a block
+    /// never hit sums 0 + MAX_AGE, class 0).
+    class: u8,
     explorer: bool,
 }
 
 pub struct Lhd {
     associativity: u32,
     rng: Rng,
-    tags: FrameVec<Tag>,
-    keys: FrameVec<u64>,
-    /// The resident frames, for drawing samples.
-    resident: SampleSet,
+    /// The resident blocks with their tags.
+    resident: SampleSet<Tag>,
     /// Per class, per coarsened age.
     hits: Vec<f32>,
     evictions: Vec<f32>,
@@ -57,8 +60,8 @@ pub struct Lhd {
     ewma_objects: f32,
     ewma_objects_mass: f32,
     /// Frames of recently admitted blocks that looked like victims (a ring of 8); an entry is
-    /// cleared when its block leaves.
-    recent: [Option<Frame>; ADMISSIONS],
+    /// cleared (`NO_FRAME`) when its block leaves. Plain frames, so clearing compares all 8 at once.
+    recent: [Frame; ADMISSIONS],
     recent_head: usize,
     ewma_victim_density: f32,
     explorer_budget: i64,
@@ -77,8 +80,6 @@ impl Lhd {
         Lhd {
             associativity,
             rng: Rng::new(seed),
-            tags: FrameVec::filled(Tag::default(), capacity),
-            keys: FrameVec::filled(0, capacity),
             resident: SampleSet::with_capacity(capacity),
             hits: vec![0.0; cells],
             evictions: vec![0.0; cells],
@@ -89,7 +90,7 @@ impl Lhd {
             age_shift: 10,
             ewma_objects: 0.0,
             ewma_objects_mass: 0.0,
-            recent: [None; ADMISSIONS],
+            recent: [NO_FRAME; ADMISSIONS],
             recent_head: 0,
             ewma_victim_density: 0.0,
             explorer_budget: (capacity as f64 * 0.01) as i64,
@@ -97,22 +98,15 @@ impl Lhd {
         }
     }
 
-    /// Roughly log2(MAX_AGE / age): recent hits give high classes.
-    fn hit_age_class(mut age: u64) -> usize {
-        if age == 0 {
-            return HIT_AGE_CLASSES - 1;
-        }
-        let mut log = 0;
-        while age < MAX_AGE && log < HIT_AGE_CLASSES - 1 {
-            age <<= 1;
-            log += 1;
-        }
-        log
-    }
-
+    /// Roughly log2(MAX_AGE / age): recent hits give high classes. The authors' loop doubles
+    /// the age until it reaches MAX_AGE, at most 15 times; in closed form that is the shift
+    /// that gives the age MAX_AGE's bit length, plus one if it is still below MAX_AGE (an age of
+    /// 0 gives 16), capped at 15.
     #[inline]
-    fn class(t: &Tag) -> usize {
-        Self::hit_age_class(t.last_hit_age + t.last_last_hit_age)
+    fn hit_age_class(age: u64) -> u8 {
+        let shift = age.leading_zeros().saturating_sub(MAX_AGE.leading_zeros());
+        let log = shift + ((age << shift) < MAX_AGE) as u32;
+        log.min(HIT_AGE_CLASSES as u32 - 1) as u8
     }
 
     #[inline]
@@ -127,17 +121,17 @@ impl Lhd {
     }
 
     #[inline]
-    fn cell(class: usize, age: u64) -> usize {
-        class * MAX_AGE as usize + age as usize
+    fn cell(class: u8, age: u64) -> usize {
+        class as usize * MAX_AGE as usize + age as usize
     }
 
-    fn hit_density(&mut self, f: Frame) -> f32 {
-        let t = self.tags[f as usize];
-        let age = self.age(&t);
+    #[inline]
+    fn hit_density(&mut self, t: &Tag) -> f32 {
+        let age = self.age(t);
         if age == MAX_AGE - 1 {
             return f32::MIN;
         }
-        let d = self.density[Self::cell(Self::class(&t), age)];
+        let d = self.density[Self::cell(t.class, age)];
         if t.explorer {
             d + 1.0
         } else {
@@ -149,14 +143,15 @@ impl Lhd {
     /// explorer, advance time, reconfigure every 2^20 accesses.
     fn update(&mut self, frame: Frame, first: bool) {
         let explore = self.rng.below(EXPLORE_INVERSE_PROBABILITY) == 0;
-        let t = &mut self.tags[frame as usize];
+        let t = self.resident.data_mut(frame);
         t.timestamp = self.timestamp;
         t.explorer = explore && self.explorer_budget > 0 && self.reconfigurations < 50;
+        let t = *t;
         if t.explorer {
             self.explorer_budget -= 1;
         }
-        if first && !explore && self.hit_density(frame) < self.ewma_victim_density {
-            self.recent[self.recent_head % ADMISSIONS] = Some(frame);
+        if first && !explore && self.hit_density(&t) < self.ewma_victim_density {
+            self.recent[self.recent_head % ADMISSIONS] = frame;
             self.recent_head += 1;
         }
         self.timestamp += 1;
@@ -235,25 +230,24 @@ impl Lhd {
 }
 
 impl Policy for Lhd {
-    fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        self.keys[frame as usize] = a.key;
-        self.tags[frame as usize] =
-            Tag { timestamp: self.timestamp, last_hit_age: 0, last_last_hit_age: MAX_AGE, explorer: false };
-        self.resident.insert(frame);
+    fn insert(&mut self, frame: Frame, _a: &Access, origin: Origin) {
+        let class = Self::hit_age_class(MAX_AGE);
+        self.resident.insert(frame, Tag { timestamp: self.timestamp, last_hit_age: 0, class, explorer: false });
         if origin == Origin::Demand {
             self.update(frame, true);
         }
     }
     fn hit(&mut self, frame: Frame, _a: &Access) {
-        let t = self.tags[frame as usize];
+        let t = *self.resident.data(frame);
         let age = self.age(&t);
-        self.hits[Self::cell(Self::class(&t), age)] += 1.0;
+        self.hits[Self::cell(t.class, age)] += 1.0;
         if t.explorer {
             self.explorer_budget += 1;
         }
-        let t = &mut self.tags[frame as usize];
-        t.last_last_hit_age = t.last_hit_age;
-        t.last_hit_age = age;
+        let t = self.resident.data_mut(frame);
+        t.class = Self::hit_age_class(age + t.last_hit_age as u64);
+        // `age` is below MAX_AGE.
+        t.last_hit_age = age as u32;
         self.update(frame, false);
     }
     fn first_demand(&mut self, frame: Frame, _a: &Access) {
@@ -265,43 +259,51 @@ impl Policy for Lhd {
             return None;
         }
         let candidates = if self.reconfigurations > 50 { self.associativity } else { 8 };
+        // Every candidate's density is taken (it counts age overflows), but a pinned candidate
+        // is skipped, so the pin is looked at only for one that would become the best.
         let mut best: Option<(Frame, f32)> = None;
+        // The generator in a local: `hit_density` writes `self`, which would otherwise make
+        // every draw store the generator's state back.
+        let mut rng = self.rng.clone();
         for _ in 0..candidates {
-            let f = self.resident.frames()[self.rng.below(n) as usize];
-            let d = self.hit_density(f);
-            if !pins.pinned(f) && best.is_none_or(|(_, bd)| d < bd) {
-                best = Some((f, d));
+            let s = self.resident.samples()[rng.below(n) as usize];
+            let d = self.hit_density(&s.data);
+            if best.is_none_or(|(_, bd)| d < bd) && !pins.pinned(s.frame) {
+                best = Some((s.frame, d));
             }
         }
+        self.rng = rng;
         for i in 0..ADMISSIONS {
-            let Some(f) = self.recent[i] else { continue };
-            let d = self.hit_density(f);
-            if !pins.pinned(f) && best.is_none_or(|(_, bd)| d < bd) {
+            let f = self.recent[i];
+            if f == NO_FRAME {
+                continue;
+            }
+            let t = *self.resident.data(f);
+            let d = self.hit_density(&t);
+            if best.is_none_or(|(_, bd)| d < bd) && !pins.pinned(f) {
                 best = Some((f, d));
             }
         }
         let best = best.or_else(|| {
-            let f = self.resident.frames().iter().copied().find(|&f| !pins.pinned(f))?;
-            Some((f, self.hit_density(f)))
+            let s = *self.resident.samples().iter().find(|s| !pins.pinned(s.frame))?;
+            Some((s.frame, self.hit_density(&s.data)))
         })?;
         self.ewma_victim_density = EWMA_DECAY * self.ewma_victim_density + (1.0 - EWMA_DECAY) * best.1;
         Some(best.0)
     }
     fn remove(&mut self, frame: Frame, _key: u64, why: Removal) {
-        let t = self.tags[frame as usize];
+        let t = self.resident.remove(frame);
         if why == Removal::Evicted {
             let age = self.age(&t);
-            self.evictions[Self::cell(Self::class(&t), age)] += 1.0;
+            self.evictions[Self::cell(t.class, age)] += 1.0;
         }
         if t.explorer {
             self.explorer_budget += 1;
         }
+        // Written unconditionally, so the eight compare as one vector.
         for r in self.recent.iter_mut() {
-            if *r == Some(frame) {
-                *r = None;
-            }
+            *r = if *r == frame { NO_FRAME } else { *r };
         }
-        self.resident.remove(frame);
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         self.resident.check("LHD", resident)
@@ -355,8 +357,29 @@ mod tests {
         assert_eq!(Lhd::hit_age_class(10_000), 1);
         assert_eq!(Lhd::hit_age_class(1), 15);
         // A block never hit: 0 + MAX_AGE, the lowest class.
-        let t = Tag { timestamp: 0, last_hit_age: 0, last_last_hit_age: MAX_AGE, explorer: false };
-        assert_eq!(Lhd::class(&t), 0);
+        assert_eq!(Lhd::hit_age_class(MAX_AGE), 0);
+    }
+
+    /// The authors' loop, which the closed form replaces.
+    fn hit_age_class_by_doubling(mut age: u64) -> u8 {
+        if age == 0 {
+            return HIT_AGE_CLASSES as u8 - 1;
+        }
+        let mut log = 0;
+        while age < MAX_AGE && log < HIT_AGE_CLASSES as u8 - 1 {
+            age <<= 1;
+            log += 1;
+        }
+        log
+    }
+
+    #[test]
+    fn the_closed_form_hit_age_class_is_the_doubling_loop() {
+        // Sums of two hit ages are at most 2 MAX_AGE; larger values for the edges of the shift.
+        let large = (0..64).flat_map(|b| [1u64 << b, (1u64 << b) - 1, (1u64 << b) + 1]).chain([u64::MAX]);
+        for age in (0..=2 * MAX_AGE).chain(large) {
+            assert_eq!(Lhd::hit_age_class(age), hit_age_class_by_doubling(age), "age {age}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub struct Random {
 impl Policy for Random {
     #[inline]
     fn insert(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
-        self.resident.insert(frame);
+        self.resident.insert(frame, ());
     }
     #[inline]
     fn hit(&mut self, _frame: Frame, _a: &Access) {}
@@ -31,7 +31,7 @@ impl Policy for Random {
         let start = self.rng.below(n as u64) as usize;
         // A pinned pick moves on to the next resident frame, so the draw count stays one per
         // eviction and results do not depend on how many frames are pinned elsewhere.
-        (0..n).map(|i| self.resident.frames()[(start + i) % n]).find(|&f| !pins.pinned(f))
+        (0..n).map(|i| self.resident.samples()[(start + i) % n].frame).find(|&f| !pins.pinned(f))
     }
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
