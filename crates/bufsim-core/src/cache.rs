@@ -258,13 +258,20 @@ impl<P: Policy> Cache<P> {
         Some(frame)
     }
 
-    /// Starts loading the index entry of the block the policy expects to evict next, so that
-    /// eviction finds it in the CPU cache (a memory hint; see [`Policy::likely_victim`]).
+    /// Starts loading what the next two evictions will touch: the index entry of the block the
+    /// policy expects to evict next (its key was loaded by the previous call) and the state of
+    /// the one after it (a memory hint; see [`Policy::likely_victims`]).
     #[inline(always)]
     fn warm_next_victim(&self) {
         if self.map.worth_warming() {
-            if let Some(f) = self.policy.likely_victim() {
+            let [next, after] = self.policy.likely_victims();
+            if let Some(f) = next {
                 self.map.warm(self.keys[f as usize]);
+            }
+            if let Some(f) = after {
+                crate::memory_hint::prefetch(&self.keys[f as usize]);
+                crate::memory_hint::prefetch(&self.flags[f as usize]);
+                self.policy.warm(Some(f), 0);
             }
         }
     }

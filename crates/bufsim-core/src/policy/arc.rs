@@ -186,7 +186,7 @@ impl Arc {
     #[inline(always)]
     fn warm_next_miss(&self) {
         if self.ghosts.worth_warming() {
-            if let Some(f) = self.likely_victim() {
+            if let [Some(f), _] = self.likely_victims() {
                 self.ghosts.warm(self.per_frame[f as usize].key);
             }
             self.ghosts.warm_oldest(&self.b1);
@@ -325,14 +325,11 @@ impl Policy for Arc {
     }
 
     #[inline(always)]
-    fn likely_victim(&self) -> Option<Frame> {
+    fn likely_victims(&self) -> [Option<Frame>; 2] {
         // REPLACE without the incoming block's ghost (a hint may miss; it never decides).
         let t1 = self.t1.len() as f64;
-        if t1 >= 1.0 && t1 > self.p {
-            self.t1.back()
-        } else {
-            self.t2.back().or(self.t1.back())
-        }
+        let v = if t1 >= 1.0 && t1 > self.p { self.t1.back() } else { self.t2.back().or(self.t1.back()) };
+        [v, v.and_then(|f| self.links.prev(f))]
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {

@@ -214,18 +214,21 @@ pub trait Policy {
     /// The block `key` leaves `frame`. The caller guarantees the frame is resident.
     fn remove(&mut self, frame: Frame, key: u64, why: Removal);
 
-    /// The frame the policy would give up next if asked now, when it can tell at the cost of a
-    /// list end (the back of an LRU or FIFO queue). A memory hint only: the cache starts loading
-    /// that block's index entry, whose removal at the next eviction would otherwise wait on
-    /// memory. It never changes what is simulated.
+    /// The frames the policy would give up next and after it if asked now, when it can tell at
+    /// the cost of a list end (the back of an LRU or FIFO queue and its neighbour). A memory hint
+    /// only: the cache starts loading the first one's index entry and the second one's frame
+    /// state (its key and flags, and the policy's own through [`Policy::warm`]), so that two
+    /// evictions on, each is found in the CPU cache. It never changes what is simulated.
     #[inline(always)]
-    fn likely_victim(&self) -> Option<Frame> {
-        None
+    fn likely_victims(&self) -> [Option<Frame>; 2] {
+        [None, None]
     }
 
-    /// A demand access of `key` is a few requests away; `frame` holds it if it is resident. A
-    /// memory hint only: the policy may start loading what that access will touch (the frame's
-    /// list links on a hit, its ghost index on a miss). It never changes what is simulated.
+    /// `frame` (when `Some`) will soon be touched: it holds `key`, whose demand access is a few
+    /// requests away, or it is a likely victim (then `key` means nothing). `None`: `key` is not
+    /// resident and its access will miss. A memory hint only: the policy may start loading what
+    /// the access or the eviction will touch (the frame's list links and state, or the ghost
+    /// index). It never changes what is simulated.
     #[inline(always)]
     fn warm(&self, _frame: Option<Frame>, _key: u64) {}
 

@@ -90,17 +90,19 @@ impl<R: QueueRule> Policy for QueuePolicy<R> {
     }
     #[inline(always)]
     fn warm(&self, frame: Option<Frame>, _key: u64) {
-        // A hit moves the block: its links and its neighbours' change.
-        if let (true, Some(f)) = (R::MOVE_ON_HIT, frame) {
+        // A hit moves the block (its links and its neighbours' change); an eviction unlinks it.
+        if let Some(f) = frame {
             self.links.warm(f);
         }
     }
     #[inline(always)]
-    fn likely_victim(&self) -> Option<Frame> {
+    fn likely_victims(&self) -> [Option<Frame>; 2] {
         if R::EVICT_NEWEST {
-            self.queue.front()
+            let v = self.queue.front();
+            [v, v.and_then(|f| self.links.next(f))]
         } else {
-            self.queue.back()
+            let v = self.queue.back();
+            [v, v.and_then(|f| self.links.prev(f))]
         }
     }
     fn check(&self, resident: usize) -> Result<(), String> {
