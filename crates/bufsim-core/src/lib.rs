@@ -11,6 +11,7 @@ pub mod array;
 pub mod block_table;
 pub mod blockmap;
 pub mod breakdown;
+pub mod buckets;
 pub mod cache;
 pub mod cluster;
 pub mod engine;

@@ -21,10 +21,11 @@
 use super::experts::{Coin, LIBCACHESIM_INITIAL_STATE};
 use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::buckets::PriorityBuckets;
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::heap::IndexedHeap;
-use crate::list::{Links, List};
+use crate::list::{Links, List, NIL};
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
@@ -44,17 +45,39 @@ struct Hist {
     freq: u64,
 }
 
+/// What LeCaR keeps per resident frame, side by side: a miss writes all of it at once and a
+/// hit reads and writes the count and bucket together.
+#[derive(Clone, Copy, Debug)]
+struct FrameState {
+    key: u64,
+    /// The LFU count.
+    freq: u64,
+    /// The frame's LFU bucket (`variant=libcachesim`).
+    bucket: u32,
+    /// The history entry of a prefetched block, applied at its first demand.
+    deferred: Hist,
+}
+
+/// The LFU expert's order of the resident frames.
+enum LfuOrder {
+    /// The authors' code: min-heap on (count, key), ties to the smaller key.
+    ByKey(IndexedHeap<(u64, u64)>),
+    /// LeCaR.c: ties to the block that reached its count first. Counts only start at 1 and
+    /// rise by 1 in this variant, so these are frequency buckets with blocks in arrival order
+    /// (Shah, Mitra, Matani, "An O(1) algorithm for implementing the LFU cache eviction
+    /// scheme", 2010): the same total order as a heap on (count, arrival sequence), O(1) per
+    /// request instead of O(log n).
+    ByArrival(PriorityBuckets),
+}
+
 pub struct Lecar {
     libcachesim: bool,
     links: Links,
     /// Front = most recently used.
     lru: List,
-    /// Min-heap on (count, tie): the LFU expert's victim is the top.
-    lfu: IndexedHeap<(u64, u64)>,
-    freq: FrameVec<u64>,
-    keys: FrameVec<u64>,
-    /// Order in which blocks reached their current count (libCacheSim's LFU ties).
-    seq: u64,
+    /// The LFU expert's victim comes first.
+    lfu: LfuOrder,
+    per_frame: FrameVec<FrameState>,
     ghosts: Ghosts<Hist>,
     lru_hist: GhostList,
     lfu_hist: GhostList,
@@ -71,8 +94,6 @@ pub struct Lecar {
     /// The incoming block's history entry, found by `prepare_insert`.
     incoming: Hist,
     incoming_origin: Origin,
-    /// History entries of prefetched blocks, applied at their first demand.
-    deferred: FrameVec<Hist>,
     /// The victim the last `victim` call named, and which expert chose it.
     chosen: Option<(Frame, Expert)>,
 }
@@ -90,10 +111,15 @@ impl Lecar {
             libcachesim,
             links: Links::with_nodes(capacity),
             lru: List::new(),
-            lfu: IndexedHeap::with_nodes(capacity),
-            freq: FrameVec::filled(0, capacity),
-            keys: FrameVec::filled(0, capacity),
-            seq: 0,
+            lfu: if libcachesim {
+                LfuOrder::ByArrival(PriorityBuckets::with_frames(capacity))
+            } else {
+                LfuOrder::ByKey(IndexedHeap::with_nodes(capacity))
+            },
+            per_frame: FrameVec::filled(
+                FrameState { key: 0, freq: 0, bucket: NIL, deferred: Hist::default() },
+                capacity,
+            ),
             // A list may hold one entry over its bound before it is trimmed.
             ghosts: Ghosts::with_capacity(2 * hist_cap + 2),
             lru_hist: GhostList::new(),
@@ -108,7 +134,6 @@ impl Lecar {
             now: 0,
             incoming: Hist::default(),
             incoming_origin: Origin::Demand,
-            deferred: FrameVec::filled(Hist::default(), capacity),
             chosen: None,
         }
     }
@@ -120,17 +145,9 @@ impl Lecar {
 
     /// `LRU: MRU..LRU | LFU: key:count in victim order | H_LRU: MRU..LRU | H_LFU: .. | w_lru`.
     pub fn dump(&self) -> String {
-        let lru: Vec<String> = self.links.iter(&self.lru).map(|f| self.keys[f as usize].to_string()).collect();
-        let mut lfu: Vec<(u64, u64, Frame)> = self
-            .lfu
-            .nodes()
-            .map(|f| {
-                let (c, t) = self.lfu.key(f);
-                (c, t, f)
-            })
-            .collect();
-        lfu.sort();
-        let lfu: Vec<String> = lfu.iter().map(|&(c, _, f)| format!("{}:{c}", self.keys[f as usize])).collect();
+        let key = |f: Frame| self.per_frame[f as usize].key;
+        let lru: Vec<String> = self.links.iter(&self.lru).map(|f| key(f).to_string()).collect();
+        let lfu: Vec<String> = self.lfu_order().iter().map(|&(c, f)| format!("{}:{c}", key(f))).collect();
         let hist = |l: &GhostList| self.ghosts.keys_of(l).iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ");
         format!(
             "LRU: {} | LFU: {} | H_LRU: {} | H_LFU: {} | w_lru={:.4}",
@@ -173,13 +190,30 @@ impl Lecar {
         }
     }
 
+    /// The resident frames with their counts, in the LFU expert's victim order (dumps, checks).
+    fn lfu_order(&self) -> Vec<(u64, Frame)> {
+        match &self.lfu {
+            LfuOrder::ByKey(heap) => {
+                let mut v: Vec<((u64, u64), Frame)> = heap.nodes().map(|f| (heap.key(f), f)).collect();
+                v.sort();
+                v.into_iter().map(|((c, _), f)| (c, f)).collect()
+            }
+            LfuOrder::ByArrival(b) => {
+                b.dump().into_iter().flat_map(|(_, c, fs)| fs.into_iter().map(move |f| (c, f))).collect()
+            }
+        }
+    }
+
+    /// Gives a resident frame a new count (the authors' variant only: LeCaR.c's counts only
+    /// rise by one, see `hit`).
     #[inline]
     fn set_count(&mut self, frame: Frame, count: u64) {
-        let f = frame as usize;
-        self.freq[f] = count;
-        self.seq += 1;
-        let tie = if self.libcachesim { self.seq } else { self.keys[f] };
-        self.lfu.set(frame, (count, tie));
+        let st = &mut self.per_frame[frame as usize];
+        st.freq = count;
+        let key = st.key;
+        if let LfuOrder::ByKey(heap) = &mut self.lfu {
+            heap.set(frame, (count, key));
+        }
     }
 
     fn remember(&mut self, key: u64, h: Hist) {
@@ -211,30 +245,45 @@ impl Policy for Lecar {
     }
 
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        let f = frame as usize;
-        self.keys[f] = a.key;
         self.links.push_front(&mut self.lru, frame);
         let h = std::mem::take(&mut self.incoming);
-        self.deferred[f] = Hist::default();
+        let mut deferred = Hist::default();
         let mut count = 1;
         if origin == Origin::Prefetch {
-            self.deferred[f] = h;
+            deferred = h;
         } else if h.expert != Expert::None && !self.libcachesim {
             count = h.freq + 1;
         }
-        self.set_count(frame, count);
+        let bucket = match &mut self.lfu {
+            LfuOrder::ByKey(heap) => {
+                heap.set(frame, (count, a.key));
+                NIL
+            }
+            LfuOrder::ByArrival(buckets) => {
+                // Every block enters at count 1, the newest of its bucket.
+                let b = buckets.bucket_at_or_after(NIL, 1);
+                buckets.push_back(b, frame);
+                b
+            }
+        };
+        self.per_frame[frame as usize] = FrameState { key: a.key, freq: count, bucket, deferred };
     }
 
     #[inline]
     fn hit(&mut self, frame: Frame, _a: &Access) {
         self.links.move_to_front(&mut self.lru, frame);
-        let c = self.freq[frame as usize] + 1;
-        self.set_count(frame, c);
+        let st = &mut self.per_frame[frame as usize];
+        st.freq += 1;
+        match &mut self.lfu {
+            LfuOrder::ByKey(heap) => heap.set(frame, (st.freq, st.key)),
+            // The newest block of the next count up (O(1) LFU, Shah et al. 2010).
+            LfuOrder::ByArrival(buckets) => st.bucket = buckets.promote(st.bucket, frame, st.freq),
+        }
     }
 
     fn first_demand(&mut self, frame: Frame, a: &Access) {
         self.links.move_to_front(&mut self.lru, frame);
-        let h = std::mem::take(&mut self.deferred[frame as usize]);
+        let h = std::mem::take(&mut self.per_frame[frame as usize].deferred);
         if h.expert != Expert::None {
             self.regret(h, a.time);
             if !self.libcachesim {
@@ -245,8 +294,19 @@ impl Policy for Lecar {
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
         let by_lru = back_unpinned(&self.links, &self.lru, pins)?;
-        let top = self.lfu.peek()?;
-        let by_lfu = if pins.pinned(top) { self.lfu.min_unskipped(|f| pins.pinned(f))? } else { top };
+        let by_lfu = match &self.lfu {
+            LfuOrder::ByKey(heap) => {
+                let top = heap.peek()?;
+                if pins.pinned(top) {
+                    heap.min_unskipped(|f| pins.pinned(f))?
+                } else {
+                    top
+                }
+            }
+            // Keys (count, arrival) are all distinct, so the first unpinned frame in bucket
+            // order is the heap's `min_unskipped`.
+            LfuOrder::ByArrival(buckets) => buckets.first_unskipped(|f| pins.pinned(f))?.0,
+        };
         let (frame, expert) = if by_lru == by_lfu {
             (by_lru, Expert::None)
         } else if self.coin.below(self.w_lru) {
@@ -259,25 +319,53 @@ impl Policy for Lecar {
     }
 
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
-        let f = frame as usize;
         self.links.remove(&mut self.lru, frame);
-        self.lfu.remove(frame);
-        self.deferred[f] = Hist::default();
+        let st = &mut self.per_frame[frame as usize];
+        match &mut self.lfu {
+            LfuOrder::ByKey(heap) => heap.remove(frame),
+            LfuOrder::ByArrival(buckets) => buckets.leave(st.bucket, frame),
+        }
+        st.bucket = NIL;
+        st.deferred = Hist::default();
+        let freq = st.freq;
         let expert = match self.chosen.take() {
             Some((c, e)) if c == frame => e,
             _ => Expert::None,
         };
         if why == Removal::Evicted && expert != Expert::None {
-            self.remember(key, Hist { expert, evicted: self.now, freq: self.freq[f] });
+            self.remember(key, Hist { expert, evicted: self.now, freq });
         }
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {
         self.links.check(&self.lru)?;
-        self.lfu.check()?;
+        let lfu_len = match &self.lfu {
+            LfuOrder::ByKey(heap) => {
+                heap.check()?;
+                heap.len()
+            }
+            LfuOrder::ByArrival(buckets) => {
+                buckets.check()?;
+                for (b, c, frames) in buckets.dump() {
+                    if let Some(f) = frames.iter().find(|&&f| self.per_frame[f as usize].bucket != b) {
+                        return Err(format!(
+                            "LeCaR: frame {f} in bucket {b} says {}",
+                            self.per_frame[*f as usize].bucket
+                        ));
+                    }
+                    if let Some(f) = frames.iter().find(|&&f| self.per_frame[f as usize].freq != c) {
+                        return Err(format!(
+                            "LeCaR: frame {f} of count {} in bucket {c}",
+                            self.per_frame[*f as usize].freq
+                        ));
+                    }
+                }
+                buckets.len()
+            }
+        };
         self.ghosts.check(&[&self.lru_hist, &self.lfu_hist])?;
-        if self.lru.len() != resident || self.lfu.len() != resident {
-            return Err(format!("LeCaR: LRU holds {}, LFU {}, cache {resident}", self.lru.len(), self.lfu.len()));
+        if self.lru.len() != resident || lfu_len != resident {
+            return Err(format!("LeCaR: LRU holds {}, LFU {lfu_len}, cache {resident}", self.lru.len()));
         }
         if self.lru_hist.len() > self.hist_cap || self.lfu_hist.len() > self.hist_cap {
             return Err(format!(
@@ -291,8 +379,9 @@ impl Policy for Lecar {
             return Err(format!("LeCaR: weights {} + {} do not make 1", self.w_lru, self.w_lfu));
         }
         for f in self.links.iter(&self.lru) {
-            if self.ghosts.find(self.keys[f as usize]).is_some() {
-                return Err(format!("LeCaR: resident block {} is also in a history", self.keys[f as usize]));
+            let key = self.per_frame[f as usize].key;
+            if self.ghosts.find(key).is_some() {
+                return Err(format!("LeCaR: resident block {key} is also in a history"));
             }
         }
         Ok(())

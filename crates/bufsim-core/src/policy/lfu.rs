@@ -8,15 +8,16 @@
 //! the prefetching paper: it counts as a first access).
 //!
 //! Blocks sit in priority buckets (Shah, Mitra, Matani, "An O(1) algorithm for implementing the
-//! LFU cache eviction scheme", 2010): a list of buckets in priority order, each a list of its
-//! blocks from least to most recently used, so the victim is the first block of the first
-//! bucket and a hit moves a block to the next bucket up. With dynamic aging a hit may jump
+//! LFU cache eviction scheme", 2010; crate::buckets): a list of buckets in priority order, each a
+//! list of its blocks from least to most recently used, so the victim is the first block of the
+//! first bucket and a hit moves a block to the next bucket up. With dynamic aging a hit may jump
 //! past several buckets; the new place is found by walking up from the old one.
 
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::buckets::PriorityBuckets;
 use crate::evicted::EvictedHistory;
 use crate::frames::FrameVec;
-use crate::list::{Links, List, NIL};
+use crate::list::NIL;
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
@@ -38,13 +39,6 @@ struct FrameState {
     bucket: u32,
 }
 
-#[derive(Clone, Copy)]
-struct Bucket {
-    priority: u64,
-    /// Its frames, least recently used first.
-    members: List,
-}
-
 pub struct Lfu {
     aging: Aging,
     period: u64,
@@ -52,15 +46,8 @@ pub struct Lfu {
     /// Count, last touch and bucket of each resident frame, side by side: a miss or a hit
     /// reads and writes them together: one bounds check instead of three.
     per_frame: FrameVec<FrameState>,
-    /// Frames within buckets: front = least recently used.
-    frames: Links,
-    /// Bucket ids in priority order (front = lowest); each bucket's priority and its frames.
-    buckets: Links,
-    order: List,
-    per_bucket: FrameVec<Bucket>,
-    /// Buckets given back, reused last-freed first; buckets `fresh_buckets..` never used.
-    free_buckets: Vec<u32>,
-    fresh_buckets: u32,
+    /// Frames by priority, least recently used first within a priority.
+    buckets: PriorityBuckets,
     resident: usize,
     /// Dynamic aging's inflation value L.
     inflation: u64,
@@ -75,20 +62,12 @@ impl Lfu {
     }
 
     fn with_history(capacity: usize, aging: Aging, period: u64, history: usize) -> Self {
-        // Every bucket in use holds a frame, and a touch makes the new bucket before the old
-        // one empties: capacity + 1 buckets at most.
-        let nb = capacity + 1;
         Lfu {
             aging,
             period,
             next_aging: period,
             per_frame: FrameVec::filled(FrameState { count: 0, last: 0, bucket: NIL }, capacity),
-            frames: Links::with_nodes(capacity),
-            buckets: Links::with_nodes(nb),
-            order: List::new(),
-            per_bucket: FrameVec::filled(Bucket { priority: 0, members: List::new() }, nb),
-            free_buckets: Vec::new(),
-            fresh_buckets: 0,
+            buckets: PriorityBuckets::with_frames(capacity),
             resident: 0,
             inflation: 0,
             history: EvictedHistory::new(history),
@@ -104,59 +83,12 @@ impl Lfu {
         }
     }
 
-    /// The bucket of priority `p`, made if missing, searching up from bucket `from` (or from the
-    /// lowest bucket); every bucket from `from` on has a priority below `p`, or is `p`'s.
-    #[inline]
-    fn bucket_at_or_after(&mut self, from: u32, p: u64) -> u32 {
-        let mut prev = from;
-        let mut cur = if from == NIL { self.order.front() } else { self.buckets.next(from) };
-        while let Some(b) = cur {
-            let q = self.per_bucket[b as usize].priority;
-            if q == p {
-                return b;
-            }
-            if q > p {
-                break;
-            }
-            prev = b;
-            cur = self.buckets.next(b);
-        }
-        let b = match self.free_buckets.pop() {
-            Some(b) => b,
-            None => {
-                let b = self.fresh_buckets;
-                assert!((b as usize) < self.buckets.len(), "LFU bucket pool sized for capacity + 1");
-                self.fresh_buckets += 1;
-                b
-            }
-        };
-        self.per_bucket[b as usize] = Bucket { priority: p, members: List::new() };
-        match cur {
-            // Below every bucket: the common case on a miss, whose victim often emptied the
-            // lowest bucket just before.
-            Some(_) if prev == NIL => self.buckets.push_front(&mut self.order, b),
-            Some(next) => self.buckets.insert_before(&mut self.order, next, b),
-            None => self.buckets.push_back(&mut self.order, b),
-        }
-        debug_assert!(prev == NIL || self.per_bucket[prev as usize].priority < p);
-        b
-    }
-
-    #[inline]
-    fn leave_bucket(&mut self, frame: Frame, b: u32) {
-        self.frames.remove(&mut self.per_bucket[b as usize].members, frame);
-        if self.per_bucket[b as usize].members.is_empty() {
-            self.buckets.remove(&mut self.order, b);
-            self.free_buckets.push(b);
-        }
-    }
-
     /// Puts `frame` (in no bucket) at the most recent end of priority `p`'s bucket, searching
     /// up from `from`.
     #[inline]
     fn place(&mut self, frame: Frame, from: u32, p: u64, time: u64) {
-        let b = self.bucket_at_or_after(from, p);
-        self.frames.push_back(&mut self.per_bucket[b as usize].members, frame);
+        let b = self.buckets.bucket_at_or_after(from, p);
+        self.buckets.push_back(b, frame);
         let st = &mut self.per_frame[frame as usize];
         st.bucket = b;
         st.last = time;
@@ -166,47 +98,46 @@ impl Lfu {
     /// last access so the least recently used still comes first.
     fn halve(&mut self) {
         let mut prev: Option<u32> = None;
-        let mut cur = self.order.front();
+        let mut cur = self.buckets.first_bucket();
         while let Some(b) = cur {
-            cur = self.buckets.next(b);
-            let p = self.per_bucket[b as usize].priority / 2;
+            cur = self.buckets.next_bucket(b);
+            let p = self.buckets.priority(b) / 2;
             match prev {
-                Some(a) if self.per_bucket[a as usize].priority == p => {
+                Some(a) if self.buckets.priority(a) == p => {
                     self.merge_into(a, b);
-                    self.buckets.remove(&mut self.order, b);
-                    self.free_buckets.push(b);
+                    self.buckets.drop_bucket(b);
                 }
                 _ => {
-                    self.per_bucket[b as usize].priority = p;
+                    self.buckets.set_priority(b, p);
                     prev = Some(b);
                 }
             }
         }
-        let mut cur = self.order.front();
+        let mut cur = self.buckets.first_bucket();
         while let Some(b) = cur {
-            let mut f = self.per_bucket[b as usize].members.front();
+            let mut f = self.buckets.first_frame(b);
             while let Some(x) = f {
                 self.per_frame[x as usize].count /= 2;
-                f = self.frames.next(x);
+                f = self.buckets.next_frame(x);
             }
-            cur = self.buckets.next(b);
+            cur = self.buckets.next_bucket(b);
         }
     }
 
     /// Moves every frame of bucket `from` into bucket `into`, both ordered by last access.
     fn merge_into(&mut self, into: u32, from: u32) {
-        let mut at = self.per_bucket[into as usize].members.front();
-        while let Some(x) = self.per_bucket[from as usize].members.front() {
-            self.frames.remove(&mut self.per_bucket[from as usize].members, x);
+        let mut at = self.buckets.first_frame(into);
+        while let Some(x) = self.buckets.first_frame(from) {
+            self.buckets.detach(from, x);
             while let Some(y) = at {
                 if self.per_frame[y as usize].last > self.per_frame[x as usize].last {
                     break;
                 }
-                at = self.frames.next(y);
+                at = self.buckets.next_frame(y);
             }
             match at {
-                Some(y) => self.frames.insert_before(&mut self.per_bucket[into as usize].members, y, x),
-                None => self.frames.push_back(&mut self.per_bucket[into as usize].members, x),
+                Some(y) => self.buckets.insert_before(into, y, x),
+                None => self.buckets.push_back(into, x),
             }
             self.per_frame[x as usize].bucket = into;
         }
@@ -226,24 +157,16 @@ impl Lfu {
         // The priority rises, so the new bucket lies above the old one, unless dynamic aging's L
         // fell: a victim found above a pinned block raises L, and the pinned block, evicted
         // later, lowers it again. Then the search starts from the lowest bucket.
-        let from = if p > self.per_bucket[old as usize].priority { old } else { NIL };
-        self.frames.remove(&mut self.per_bucket[old as usize].members, frame);
+        let from = if p > self.buckets.priority(old) { old } else { NIL };
+        self.buckets.detach(old, frame);
         self.place(frame, from, p, a.time);
-        if self.per_bucket[old as usize].members.is_empty() {
-            self.buckets.remove(&mut self.order, old);
-            self.free_buckets.push(old);
-        }
+        self.buckets.release_if_empty(old);
     }
 
     /// Buckets from the lowest priority: `(priority, frames from least recently used)` (tests).
     #[cfg(test)]
     fn dump(&self) -> Vec<(u64, Vec<Frame>)> {
-        self.buckets
-            .iter(&self.order)
-            .map(|b| {
-                (self.per_bucket[b as usize].priority, self.frames.iter(&self.per_bucket[b as usize].members).collect())
-            })
-            .collect()
+        self.buckets.dump().into_iter().map(|(_, p, f)| (p, f)).collect()
     }
 }
 
@@ -284,21 +207,11 @@ impl Policy for Lfu {
     }
     #[inline(always)]
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        let mut b = self.order.front();
-        while let Some(bk) = b {
-            let mut f = self.per_bucket[bk as usize].members.front();
-            while let Some(x) = f {
-                if !pins.pinned(x) {
-                    if self.aging == Aging::Dynamic {
-                        self.inflation = self.per_bucket[bk as usize].priority;
-                    }
-                    return Some(x);
-                }
-                f = self.frames.next(x);
-            }
-            b = self.buckets.next(bk);
+        let (x, b) = self.buckets.first_unskipped(|f| pins.pinned(f))?;
+        if self.aging == Aging::Dynamic {
+            self.inflation = self.buckets.priority(b);
         }
-        None
+        Some(x)
     }
     #[inline(always)]
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
@@ -306,7 +219,7 @@ impl Policy for Lfu {
         if why == Removal::Evicted && st.count > 0 {
             self.history.remember(key, st.count);
         }
-        self.leave_bucket(frame, st.bucket);
+        self.buckets.leave(st.bucket, frame);
         let st = &mut self.per_frame[frame as usize];
         st.bucket = NIL;
         st.count = 0;
@@ -314,22 +227,11 @@ impl Policy for Lfu {
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         self.history.check()?;
-        self.buckets.check(&self.order)?;
+        self.buckets.check()?;
         let mut n = 0;
-        let mut prev_p: Option<u64> = None;
-        for b in self.buckets.iter(&self.order) {
-            let p = self.per_bucket[b as usize].priority;
-            if prev_p.is_some_and(|q| q >= p) {
-                return Err(format!("LFU buckets out of order: {} then {p}", prev_p.unwrap()));
-            }
-            prev_p = Some(p);
-            let l = &self.per_bucket[b as usize].members;
-            self.frames.check(l)?;
-            if l.is_empty() {
-                return Err(format!("LFU keeps an empty bucket of priority {p}"));
-            }
+        for (b, p, frames) in self.buckets.dump() {
             let mut t = 0;
-            for f in self.frames.iter(l) {
+            for f in frames {
                 if self.per_frame[f as usize].bucket != b {
                     return Err(format!(
                         "LFU frame {f} is in bucket {b} but says {}",

@@ -16,9 +16,13 @@ const MAX_SEGMENTS: usize = 16;
 pub struct Slru {
     links: Links,
     /// Segment 0 is the probationary one; higher segments are more protected. Fronts are MRU.
-    segs: Vec<List>,
+    /// Fixed arrays inside the policy, not vectors: a hit reaches its segments without a
+    /// pointer chase, and indices masked to the array size need no bounds check.
+    segs: [List; MAX_SEGMENTS],
     /// Each segment's share; the shares sum to the capacity.
-    max: Vec<usize>,
+    max: [usize; MAX_SEGMENTS],
+    /// The most protected segment.
+    top: usize,
     seg_of: FrameVec<u8>,
     fill_lowest_with_room: bool,
 }
@@ -29,14 +33,18 @@ impl Slru {
         let total: u64 = weights.iter().sum();
         // Truncated shares as libCacheSim's (int64_t)(w / sum * size); the remainder goes to the
         // probationary segment so the shares add up to the cache (libCacheSim leaves it unassigned).
-        let mut max: Vec<usize> =
-            weights.iter().map(|&w| (w as f64 / total as f64 * capacity as f64) as usize).collect();
+        assert!((1..=MAX_SEGMENTS).contains(&weights.len()), "SLRU takes 1 to {MAX_SEGMENTS} segments");
+        let mut max = [0; MAX_SEGMENTS];
+        for (m, &w) in max.iter_mut().zip(weights) {
+            *m = (w as f64 / total as f64 * capacity as f64) as usize;
+        }
         let assigned: usize = max.iter().sum();
         max[0] += capacity - assigned;
         Slru {
             links: Links::with_nodes(capacity),
-            segs: vec![List::new(); weights.len()],
+            segs: [List::new(); MAX_SEGMENTS],
             max,
+            top: weights.len() - 1,
             seg_of: FrameVec::filled(0, capacity),
             fill_lowest_with_room,
         }
@@ -45,8 +53,7 @@ impl Slru {
     /// Test-only view: segments from the most protected down, MRU first: `[..|..]`.
     #[doc(hidden)]
     pub fn dump(&self, key_of: impl Fn(Frame) -> u64) -> String {
-        let segs: Vec<String> = self
-            .segs
+        let segs: Vec<String> = self.segs[..=self.top]
             .iter()
             .rev()
             .map(|l| self.links.iter(l).map(|f| key_of(f).to_string()).collect::<Vec<_>>().join(","))
@@ -54,53 +61,63 @@ impl Slru {
         format!("[{}]", segs.join("|"))
     }
 
+    #[inline(always)]
     fn put(&mut self, frame: Frame, seg: usize) {
-        self.links.push_front(&mut self.segs[seg], frame);
+        self.links.push_front(&mut self.segs[seg % MAX_SEGMENTS], frame);
         self.seg_of[frame as usize] = seg as u8;
+    }
+
+    /// The segment of a resident frame (masked: always below MAX_SEGMENTS, so no bounds check).
+    #[inline(always)]
+    fn seg(&self, frame: Frame) -> usize {
+        self.seg_of[frame as usize] as usize % MAX_SEGMENTS
     }
 }
 
 impl Policy for Slru {
+    #[inline(always)]
     fn insert(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
         let seg = if self.fill_lowest_with_room {
-            (0..self.segs.len()).find(|&i| self.segs[i].len() < self.max[i]).unwrap_or(0)
+            (0..=self.top).find(|&i| self.segs[i].len() < self.max[i]).unwrap_or(0)
         } else {
             0
         };
         self.put(frame, seg);
     }
+    #[inline(always)]
     fn hit(&mut self, frame: Frame, _a: &Access) {
-        let s = self.seg_of[frame as usize] as usize;
-        let top = self.segs.len() - 1;
-        if s == top {
-            self.links.move_to_front(&mut self.segs[top], frame);
+        let s = self.seg(frame);
+        if s == self.top {
+            self.links.move_to_front(&mut self.segs[s], frame);
             return;
         }
         self.links.remove(&mut self.segs[s], frame);
-        self.put(frame, s + 1);
-        // Overflow cascades down: each full segment hands its LRU block to the one below. The
-        // probationary segment takes what comes, so a hit never evicts.
-        let mut i = s + 1;
-        while i > 0 && self.segs[i].len() > self.max[i] {
-            let f = self.links.pop_back(&mut self.segs[i]).expect("an overflowing segment has a block");
-            self.put(f, i - 1);
-            i -= 1;
+        let up = (s + 1) % MAX_SEGMENTS;
+        self.put(frame, up);
+        // Overflow cascades down, each full segment handing its LRU block to the one below,
+        // but it stops at once: segment s just gave up the promoted block, so taking one back
+        // leaves it as full as before, within its share (the probationary segment has none).
+        // So at most one block falls. A hit never evicts.
+        if self.segs[up].len() > self.max[up] {
+            let f = self.links.pop_back(&mut self.segs[up]).expect("an overflowing segment has a block");
+            self.put(f, s);
         }
+        debug_assert!(s == 0 || self.segs[s].len() <= self.max[s]);
     }
     /// The first demand access of a prefetched block counts as its first access: no promotion.
     #[inline]
     fn first_demand(&mut self, _frame: Frame, _a: &Access) {}
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        self.segs.iter().find_map(|l| back_unpinned(&self.links, l, pins))
+        self.segs[..=self.top].iter().find_map(|l| back_unpinned(&self.links, l, pins))
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
-        let s = self.seg_of[frame as usize] as usize;
+        let s = self.seg(frame);
         self.links.remove(&mut self.segs[s], frame);
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         let mut n = 0;
-        for (i, l) in self.segs.iter().enumerate() {
+        for (i, l) in self.segs[..=self.top].iter().enumerate() {
             self.links.check(l)?;
             if i > 0 && l.len() > self.max[i] {
                 return Err(format!("SLRU segment {i} holds {} > {}", l.len(), self.max[i]));
