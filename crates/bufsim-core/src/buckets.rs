@@ -57,6 +57,12 @@ impl PriorityBuckets {
         self.order.front()
     }
 
+    /// Starts loading `f`'s links within its bucket (a memory hint, [`crate::memory_hint`]).
+    #[inline]
+    pub fn warm(&self, f: u32) {
+        self.frames.warm(f);
+    }
+
     /// The bucket above `b`.
     #[inline]
     pub fn next_bucket(&self, b: u32) -> Option<u32> {

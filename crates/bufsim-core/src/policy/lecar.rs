@@ -138,6 +138,30 @@ impl Lecar {
         }
     }
 
+    /// The victims the LRU and LFU experts would name now, pins aside.
+    #[inline(always)]
+    fn candidates(&self) -> [Option<Frame>; 2] {
+        let by_lfu = match &self.lfu {
+            LfuOrder::ByKey(heap) => heap.peek(),
+            LfuOrder::ByArrival(buckets) => buckets.first_bucket().and_then(|b| buckets.first_frame(b)),
+        };
+        [self.lru.back(), by_lfu]
+    }
+
+    /// Memory hints for the next miss, whose history work would otherwise wait on memory on a
+    /// large cache: the history slots the candidate victims' keys would take, and the oldest
+    /// entries of both histories, which a full history forgets.
+    #[inline(always)]
+    fn warm_next_miss(&self) {
+        if self.ghosts.worth_warming() {
+            for f in self.candidates().into_iter().flatten() {
+                self.ghosts.warm(self.per_frame[f as usize].key);
+            }
+            self.ghosts.warm_oldest(&self.lru_hist);
+            self.ghosts.warm_oldest(&self.lfu_hist);
+        }
+    }
+
     /// The LRU expert's weight.
     pub fn lru_weight(&self) -> f64 {
         self.w_lru
@@ -267,6 +291,7 @@ impl Policy for Lecar {
             }
         };
         self.per_frame[frame as usize] = FrameState { key: a.key, freq: count, bucket, deferred };
+        self.warm_next_miss();
     }
 
     #[inline]
@@ -290,6 +315,28 @@ impl Policy for Lecar {
                 self.set_count(frame, h.freq + 1);
             }
         }
+    }
+
+    #[inline(always)]
+    fn warm(&self, frame: Option<Frame>, key: u64) {
+        match frame {
+            // A hit moves the frame in the LRU list and raises its count.
+            Some(f) => {
+                self.links.warm(f);
+                self.per_frame.prefetch(f as usize);
+                if let LfuOrder::ByArrival(buckets) = &self.lfu {
+                    buckets.warm(f);
+                }
+            }
+            // A miss looks the key up in the histories.
+            None => self.ghosts.warm(key),
+        }
+    }
+
+    #[inline(always)]
+    fn likely_victims(&self) -> [Option<Frame>; 2] {
+        // The two experts' candidates: one of them goes (unless pinned).
+        self.candidates()
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
