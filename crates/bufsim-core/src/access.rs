@@ -233,14 +233,21 @@ pub const LOOKAHEAD: usize = 8;
 /// unless the index is small enough to be in the CPU's caches already.
 #[inline]
 pub fn warm<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &Request) {
-    if !cache.worth_warming() {
-        return;
+    if cache.worth_warming() {
+        if let Some(key) = first_key(layout, block_size, r) {
+            cache.warm(key);
+        }
     }
+}
+
+/// The key of `r`'s first block, if it has one: what the hints start from.
+#[inline]
+fn first_key(layout: &Layout, block_size: u64, r: &Request) -> Option<u64> {
     let (first, n) = r.block_range(block_size);
-    if n > 0 {
+    (n > 0).then(|| {
         let (device, block) = layout.place(r.file, first);
-        cache.warm(block_key(device, block));
-    }
+        block_key(device, block)
+    })
 }
 
 /// How many requests ahead the engines take the second step of a hint ([`warm_policy`]): the
@@ -251,13 +258,10 @@ pub const LOOKAHEAD_POLICY: usize = LOOKAHEAD / 2;
 /// the policy start loading what the access will touch.
 #[inline]
 pub fn warm_policy<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &Request) {
-    if !cache.worth_warming() {
-        return;
-    }
-    let (first, n) = r.block_range(block_size);
-    if n > 0 {
-        let (device, block) = layout.place(r.file, first);
-        cache.warm_policy(block_key(device, block));
+    if cache.worth_warming() {
+        if let Some(key) = first_key(layout, block_size, r) {
+            cache.warm_policy(key);
+        }
     }
 }
 
