@@ -168,6 +168,9 @@ impl<P: Policy> Cache<P> {
     /// has arrived: starts loading what the policy will touch for it ([`Policy::warm`]).
     #[inline]
     pub fn warm_policy(&self, key: u64) {
+        if !P::WARMS {
+            return;
+        }
         let frame = self.map.get(key).map(|v| v & !MAP_PREFETCHED);
         self.policy.warm(frame, key);
     }

@@ -317,6 +317,8 @@ impl Policy for Lecar {
         }
     }
 
+    const WARMS: bool = true;
+
     #[inline(always)]
     fn warm(&self, frame: Option<Frame>, key: u64) {
         match frame {

@@ -232,6 +232,10 @@ pub trait Policy {
     #[inline(always)]
     fn warm(&self, _frame: Option<Frame>, _key: u64) {}
 
+    /// Whether [`Policy::warm`] does anything: for the others the cache skips the index
+    /// look-up that would only feed it.
+    const WARMS: bool = false;
+
     /// Checks the policy's own invariants given the number of resident blocks.
     fn check(&self, _resident: usize) -> Result<(), String> {
         Ok(())
