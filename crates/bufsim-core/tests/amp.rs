@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use bufsim_core::cache::{Cache, Demand};
-use bufsim_core::policy::amp::manager::{Manager, ManagerConfig, DEFAULT, FIRST_MRU, ONE_SHOT};
+use bufsim_core::policy::amp::manager::{Manager, ManagerConfig, OneShotRule, DEFAULT, FIRST_MRU, ONE_SHOT};
 use bufsim_core::policy::amp::{Detector, Pattern, RecencyConfig, RecencyDetector};
 use bufsim_core::policy::partition::Steal;
 use bufsim_core::policy::{build, registry, Access, AnyPolicy, BuildEnv, Frame, Lru, Origin, Pins, Policy, Removal};
@@ -201,6 +201,7 @@ fn manager_cfg(period: u64) -> ManagerConfig {
         steal: Steal::Uniform,
         gc: true,
         timeline_every: 1000,
+        one_shot: OneShotRule::First,
         seed: 7,
     }
 }
@@ -372,7 +373,9 @@ fn mru_partitions_go_to_the_most_popular_loops() {
     // partition.
     let mut reqs: Vec<(u64, u64)> = (0..3000u64).map(|k| (1, 100_000 + k)).collect();
     reqs.extend((0..200).flat_map(|_| (0..30u64).map(|k| (1, k))));
-    let mut c = amp(60, "amp(default=lru,max-partitions=0,period=3000,min-refs=8,history=100)");
+    // (`one-shot=first`: the adaptive rule would keep the context out of the one-shot partition
+    // once its loop misses blocks that partition evicted; `adaptive_one_shot_*` tests that.)
+    let mut c = amp(60, "amp(default=lru,max-partitions=0,period=3000,min-refs=8,history=100,one-shot=first)");
     for (t, &(ctx, key)) in reqs.iter().enumerate() {
         c.demand(&Access { key, ctx, time: t as u64, ..Access::default() });
         if t == 3500 {

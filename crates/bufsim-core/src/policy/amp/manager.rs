@@ -7,7 +7,9 @@
 use crate::frames::FrameVec;
 use std::collections::VecDeque;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::ghosts::{GhostList as ShotList, Ghosts};
 
 use super::detect::{ContextReport, Detector, Pattern};
 use crate::list::{Links, List};
@@ -59,7 +61,37 @@ pub struct ManagerConfig {
     pub gc: bool,
     /// Timeline sampling interval in accesses; 0 turns the timeline off.
     pub timeline_every: u64,
+    /// How the one-shot partition learns from its mistakes.
+    pub one_shot: OneShotRule,
     pub seed: u64,
+}
+
+/// What the manager does when blocks it freed first as one-shot are asked for again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OneShotRule {
+    /// §3.3 as written: the one-shot partition is always freed first, and the blocks of a
+    /// dissolved MRU partition join it.
+    First,
+    /// The one-shot partition learns from its ghosts. A miss on a block it evicted (a regret)
+    /// means the detector was wrong: the context that left the block there, and a one-shot
+    /// context that asks for it again, are kept in the default partition from then on, with
+    /// the blocks they still have in the one-shot partition; and the partition keeps a target
+    /// size, ARC's p between it and the default partition (one up per regret, one down per
+    /// ghost hit of the default partition), below which it is no longer freed first. A
+    /// dissolved MRU partition's blocks join the default partition.
+    Adaptive,
+}
+
+impl OneShotRule {
+    pub const NAMES: [&'static str; 2] = ["adaptive", "first"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "adaptive" => Some(OneShotRule::Adaptive),
+            "first" => Some(OneShotRule::First),
+            _ => None,
+        }
+    }
 }
 
 /// Counters of the manager's decisions (tests and reports).
@@ -81,6 +113,16 @@ pub struct ManagerStats {
     /// Misses of MRU partitions that took a default-partition block idle for longer than the
     /// loop's garbage-collection window.
     pub stale_steals: u64,
+    /// Demand misses of blocks a one-shot context left in the one-shot partition and that
+    /// partition evicted: the classification was wrong for them.
+    pub one_shot_regrets: u64,
+    /// Demand misses of blocks MRU garbage collection or a dissolved partition moved to the
+    /// one-shot partition and that partition evicted.
+    pub collected_regrets: u64,
+    /// Contexts kept out of the one-shot partition after a regret ([`OneShotRule::Adaptive`]).
+    pub one_shot_vetoes: u64,
+    /// Blocks of those contexts moved from the one-shot partition to the default partition.
+    pub rescued: u64,
 }
 
 /// Ghosts of the default partition when its policy keeps none (LRU, CLOCK, ...): the keys it
@@ -157,6 +199,20 @@ pub struct Manager<D: Detector, P: Policy> {
     hints: FxHashMap<u64, ContextReport>,
     timeline: Timeline,
     scratch: Vec<u64>,
+    /// The one-shot context that put each frame in the one-shot partition (0: MRU garbage
+    /// collection or a dissolved partition put it there).
+    shot_ctx: FrameVec<u64>,
+    /// Device of each frame's block (with the key, what a block moved to the default
+    /// partition without being accessed is described by).
+    device: FrameVec<u16>,
+    /// Keys the one-shot partition evicted, with the context that put each there: a miss on
+    /// one is a regret of that partition's "freed first" rule.
+    shot_ghosts: Ghosts<u64>,
+    shot_list: ShotList,
+    /// Contexts kept out of the one-shot partition for the rest of the run.
+    vetoed: FxHashSet<u64>,
+    /// Blocks the one-shot partition keeps before it is freed first.
+    shot_target: f64,
     pub stats: ManagerStats,
 }
 
@@ -192,6 +248,12 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             hints: FxHashMap::default(),
             timeline: Timeline::new(names, cfg.timeline_every, TIMELINE_SAMPLES),
             scratch: Vec::new(),
+            shot_ctx: FrameVec::filled(0, capacity),
+            device: FrameVec::filled(0, capacity),
+            shot_ghosts: Ghosts::with_capacity(capacity),
+            shot_list: ShotList::new(),
+            vetoed: FxHashSet::default(),
+            shot_target: 0.0,
             stats: ManagerStats::default(),
         }
     }
@@ -291,16 +353,27 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             self.default.prepare_insert(a, Origin::Demand);
             self.default.insert(frame, a, Origin::Demand);
         } else {
+            self.shot_ctx[frame as usize] = a.ctx;
             self.link_front(to, frame);
         }
     }
 
     /// Every MRU block of partition `p` goes to the one-shot partition, least recent first in
-    /// line for eviction.
-    fn dissolve(&mut self, p: usize) {
+    /// line for eviction ([`OneShotRule::First`]), or to the default partition.
+    fn dissolve(&mut self, p: usize, now: u64) {
+        if self.cfg.one_shot == OneShotRule::Adaptive {
+            // The context no longer loops (or lost its partition to larger loops): nothing says
+            // its blocks will not be used again, so they are ordinary blocks.
+            let ctx = self.slot_ctx[p];
+            while let Some(f) = self.lists[p].back() {
+                self.move_unaccessed(f, p, ctx, now);
+            }
+            return;
+        }
         while let Some(f) = self.links.pop_back(&mut self.lists[p]) {
             self.map.release(f);
             self.map.assign(f, ONE_SHOT);
+            self.shot_ctx[f as usize] = 0;
             self.link_front(ONE_SHOT, f);
         }
     }
@@ -344,9 +417,10 @@ impl<D: Detector, P: Policy> Manager<D, P> {
                     self.target.insert(ctx, p as u8);
                 }
             }
-            Pattern::OneShot => {
+            Pattern::OneShot if !self.vetoed.contains(&ctx) => {
                 self.target.insert(ctx, ONE_SHOT as u8);
             }
+            Pattern::OneShot => {}
             Pattern::Other | Pattern::Undetected => {
                 self.target.remove(&ctx);
             }
@@ -415,7 +489,8 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             let Some(r) = self.known(c) else { continue };
             match r.pattern {
                 Pattern::Looping => looping.push((r.unique_blocks, c)),
-                Pattern::OneShot => changed |= self.retarget(c, Some(ONE_SHOT)),
+                Pattern::OneShot if !self.vetoed.contains(&c) => changed |= self.retarget(c, Some(ONE_SHOT)),
+                Pattern::OneShot => changed |= self.retarget(c, None),
                 Pattern::Other | Pattern::Undetected => changed |= self.retarget(c, None),
             }
         }
@@ -429,7 +504,7 @@ impl<D: Detector, P: Policy> Manager<D, P> {
         for p in FIRST_MRU..self.slot_ctx.len() {
             let c = self.slot_ctx[p];
             if c != 0 && !looping.iter().any(|&(_, l)| l == c) {
-                self.dissolve(p);
+                self.dissolve(p, now);
                 self.slot_ctx[p] = 0;
                 self.gc_next[p] = u64::MAX;
                 if self.target.get(&c) == Some(&(p as u8)) {
@@ -482,12 +557,77 @@ impl<D: Detector, P: Policy> Manager<D, P> {
                 self.links.remove(&mut self.lists[p], f);
                 self.map.release(f);
                 self.map.assign(f, ONE_SHOT);
+                self.shot_ctx[f as usize] = 0;
                 self.link_front(ONE_SHOT, f);
                 self.stats.collected += 1;
             }
             self.gc_next[p] = now + w;
         }
         self.gc_due = self.gc_next.iter().copied().min().unwrap_or(u64::MAX);
+    }
+
+    /// A demand miss (by `a`) of a block the one-shot partition evicted, which `ctx` had put
+    /// there (0: garbage collection or a dissolved partition).
+    fn regret(&mut self, ctx: u64, a: &Access) {
+        if ctx == 0 {
+            self.stats.collected_regrets += 1;
+        } else {
+            self.stats.one_shot_regrets += 1;
+        }
+        if self.cfg.one_shot != OneShotRule::Adaptive {
+            return;
+        }
+        self.shot_target = (self.shot_target + 1.0).min(self.shot_ghosts.capacity() as f64);
+        if ctx != 0 {
+            self.veto(ctx, a.time);
+        }
+        // A one-shot context asking again for a block another context read re-references it.
+        if a.ctx != 0 && a.ctx != ctx && self.target_of(a.ctx) == ONE_SHOT {
+            self.veto(a.ctx, a.time);
+        }
+    }
+
+    /// Keeps `ctx` out of the one-shot partition from now on (§3.1: a context is one-shot when
+    /// "none of the blocks accessed by a context are accessed again"), with its blocks there.
+    fn veto(&mut self, ctx: u64, now: u64) {
+        if !self.vetoed.insert(ctx) {
+            return;
+        }
+        self.stats.one_shot_vetoes += 1;
+        if self.target.get(&ctx) == Some(&(ONE_SHOT as u8)) {
+            self.target.remove(&ctx);
+        }
+        self.rescue(ctx, now);
+    }
+
+    /// Moves the blocks `ctx` left in the one-shot partition to the default partition, oldest
+    /// first (so the default policy sees them in their order of arrival).
+    fn rescue(&mut self, ctx: u64, now: u64) {
+        let mut frames = std::mem::take(&mut self.scratch);
+        frames.clear();
+        let mut cur = self.lists[ONE_SHOT].back();
+        while let Some(f) = cur {
+            if self.shot_ctx[f as usize] == ctx {
+                frames.push(f as u64);
+            }
+            cur = self.links.prev(f);
+        }
+        for &f in &frames {
+            self.move_unaccessed(f as Frame, ONE_SHOT, ctx, now);
+            self.stats.rescued += 1;
+        }
+        self.scratch = frames;
+    }
+
+    /// Moves `frame` from partition `from` to the default partition without an access to it:
+    /// the default policy sees it arrive as if `ctx` touched it at `now` (policies order by
+    /// time and expect it not to go back).
+    fn move_unaccessed(&mut self, frame: Frame, from: usize, ctx: u64, now: u64) {
+        let key = self.keys[frame as usize];
+        let device = self.device[frame as usize];
+        let block = if device == 0 { key } else { key & ((1 << crate::layout::DEVICE_SHIFT) - 1) };
+        let b = Access { key, device, block, time: now, ctx, ..Access::default() };
+        self.transfer(frame, from, DEFAULT, &b);
     }
 
     /// The timeline of partition sizes so far.
@@ -498,6 +638,12 @@ impl<D: Detector, P: Policy> Manager<D, P> {
 
 impl<D: Detector, P: Policy> Policy for Manager<D, P> {
     fn prepare_insert(&mut self, a: &Access, origin: Origin) {
+        if let Some(n) = self.shot_ghosts.find(a.key) {
+            let (_, ctx) = self.shot_ghosts.remove(&mut self.shot_list, n);
+            if origin == Origin::Demand {
+                self.regret(ctx, a);
+            }
+        }
         let t = self.target_of(a.ctx);
         let mut ghost = false;
         if t == DEFAULT {
@@ -506,6 +652,11 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
                 Some(g) => g.take(a.key),
                 None => self.default.ghost_hit(a.key),
             };
+            if ghost && origin == Origin::Demand {
+                // The default partition would have hit with more room: the one-shot partition's
+                // target gives way (ARC's p, §4 of its paper, between these two partitions).
+                self.shot_target = (self.shot_target - 1.0).max(0.0);
+            }
             self.default.prepare_insert(a, origin);
         }
         self.pending = Some((t, ghost && origin == Origin::Demand));
@@ -515,9 +666,13 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         let (t, _) = self.pending.take().unwrap_or((self.target_of(a.ctx), false));
         self.map.assign(frame, t);
         self.keys[frame as usize] = a.key;
+        self.device[frame as usize] = a.device;
         if t == DEFAULT {
             self.default.insert(frame, a, origin);
         } else {
+            if t == ONE_SHOT {
+                self.shot_ctx[frame as usize] = a.ctx;
+            }
             self.link_front(t, frame);
         }
         if origin == Origin::Demand {
@@ -555,10 +710,12 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         self.accessed(t, frame, a);
     }
 
-    /// Figure 4, with the one-shot partition freed first (§3.3).
+    /// Figure 4, with the one-shot partition freed first (§3.3) while it holds more than its
+    /// target ([`OneShotRule::Adaptive`]; the target stays 0 with [`OneShotRule::First`]).
     fn victim(&mut self, pins: &Pins, a: &Access) -> Option<Frame> {
         let (t, ghost) = self.pending.unwrap_or((self.target_of(a.ctx), false));
-        if let Some(f) = self.victim_in(ONE_SHOT, pins, a) {
+        let shot_first = self.map.len(ONE_SHOT) as f64 > self.shot_target;
+        if let Some(f) = if shot_first { self.victim_in(ONE_SHOT, pins, a) } else { None } {
             self.stats.one_shot_evictions += 1;
             return Some(f);
         }
@@ -616,6 +773,12 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
             }
         } else {
             self.links.remove(&mut self.lists[p], frame);
+            if p == ONE_SHOT && why == Removal::Evicted {
+                if self.shot_ghosts.len() == self.shot_ghosts.capacity() {
+                    self.shot_ghosts.pop_back(&mut self.shot_list);
+                }
+                self.shot_ghosts.push_front(&mut self.shot_list, key, self.shot_ctx[frame as usize]);
+            }
         }
     }
 
@@ -648,6 +811,10 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         out.push(("one_shot_evictions", s.one_shot_evictions as f64));
         out.push(("moves", s.moves as f64));
         out.push(("collected", s.collected as f64));
+        out.push(("one_shot_regrets", s.one_shot_regrets as f64));
+        out.push(("collected_regrets", s.collected_regrets as f64));
+        out.push(("one_shot_vetoes", s.one_shot_vetoes as f64));
+        out.push(("rescued", s.rescued as f64));
         let mru = (FIRST_MRU..self.slot_ctx.len()).filter(|&p| self.slot_ctx[p] != 0).count();
         out.push(("mru_partitions", mru as f64));
         let one_shot = self.target.values().filter(|&&p| p as usize == ONE_SHOT).count();

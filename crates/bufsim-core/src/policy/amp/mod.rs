@@ -15,7 +15,7 @@ use super::partition::Steal;
 use super::registry::{build_spec, lookup};
 use super::{AnyPolicy, Args, BuildEnv, ParamInfo, Range};
 use crate::spec::{Spec, SpecError};
-use manager::{Manager, ManagerConfig, MAX_MRU};
+use manager::{Manager, ManagerConfig, OneShotRule, MAX_MRU};
 
 pub use dear::DearDetector;
 pub use detect::{ContextReport, Detector, Pattern, Sampling};
@@ -85,6 +85,12 @@ pub(crate) const P_STEAL: ParamInfo = ParamInfo {
     doc: "partition a growing partition takes a block from: uniform (each other non-empty partition alike, Figure 4) or size (a random block)",
     range: Range::Choice(&Steal::NAMES),
 };
+pub(crate) const P_ONE_SHOT: ParamInfo = ParamInfo {
+    name: "one-shot",
+    default: "adaptive",
+    doc: "the one-shot partition: adaptive (a miss on a block it evicted keeps the contexts involved out of it, and ARC's p sizes it against the default partition) or first (always freed first, §3.3)",
+    range: Range::Choice(&OneShotRule::NAMES),
+};
 pub(crate) const P_GC: ParamInfo = ParamInfo {
     name: "gc",
     default: "true",
@@ -140,6 +146,7 @@ pub(crate) fn build_manager(
         steal,
         gc: args.bool("gc")?,
         timeline_every: args.u64("timeline")?,
+        one_shot: OneShotRule::from_name(args.choice("one-shot", &OneShotRule::NAMES)?).expect("choice checked"),
         seed: args.seed(env.seed)?,
     };
     Ok((cfg, DefaultPolicy::new(default)))

@@ -7,8 +7,8 @@ use rustc_hash::FxHashMap;
 use super::detect::{ContextReport, Detector, LoopStats, Pattern};
 use super::manager::Manager;
 use super::{
-    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
-    P_TIMELINE,
+    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_ONE_SHOT, P_PERIOD, P_SEED,
+    P_STEAL, P_TIMELINE,
 };
 use crate::policy::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo, Range};
 use crate::spec::SpecError;
@@ -147,6 +147,7 @@ impl PolicyDef for super::Pcc {
             P_MIN_GHOSTS,
             P_STEAL,
             P_GC,
+            P_ONE_SHOT,
             P_TIMELINE,
             P_SEED,
         ],

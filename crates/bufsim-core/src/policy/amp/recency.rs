@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 use super::detect::{block_hash, ContextReport, Detector, LoopStats, Pattern, Sampling, FULL_Q};
 use super::manager::Manager;
 use super::{
-    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_PERIOD, P_SEED, P_STEAL,
-    P_TIMELINE,
+    build_manager, read_hints, P_DEFAULT, P_GC, P_HINTS, P_MAX_PARTITIONS, P_MIN_GHOSTS, P_ONE_SHOT, P_PERIOD, P_SEED,
+    P_STEAL, P_TIMELINE,
 };
 use crate::policy::{Args, BuildEnv, ParamInfo, PolicyInfo, Range};
 use crate::spec::SpecError;
@@ -440,6 +440,7 @@ impl crate::policy::PolicyDef for super::Amp {
             P_MIN_GHOSTS,
             P_STEAL,
             P_GC,
+            P_ONE_SHOT,
             P_TIMELINE,
             P_SEED,
         ],
