@@ -20,6 +20,17 @@ pub fn block_key(device: u16, block: u64) -> u64 {
     }
 }
 
+/// The device block of cache key `key` on `device`: the inverse of [`block_key`] for the
+/// device the key was made for.
+#[inline]
+pub fn key_block(device: u16, key: u64) -> u64 {
+    if device == 0 {
+        key
+    } else {
+        key & BLOCK_MASK
+    }
+}
+
 /// The extent of every file (block traces: every device) a trace reaches, in blocks: one pass
 /// gives the sizes first-touch placement and read-ahead's end-of-file need.
 #[derive(Default)]
@@ -104,6 +115,13 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_gives_back_its_block() {
+        for (device, block) in [(0u16, 7u64), (0, u64::MAX), (3, 0), (3, BLOCK_MASK), (u16::MAX, 12345)] {
+            assert_eq!(key_block(device, block_key(device, block)), block);
+        }
+    }
 
     #[test]
     fn files_follow_each_other_in_first_touch_order() {

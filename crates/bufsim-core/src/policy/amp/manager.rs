@@ -1,8 +1,10 @@
 //! AMP's partitioned cache manager (AMP, Zhou, von Behren, Brewer, UCB/CSD-05-1379, §3.2 and
 //! Figure 4), shared by AMP, PCC* and DEAR, which differ only in their detector (§4.2).
-//! Deviations: garbage-collected MRU blocks and dissolved partitions go to the one-shot
-//! partition (freed first) instead of being freed, since the cache, not a policy, frees frames;
-//! a default policy without ghost lists gets an AMP-kept ghost list of its evictions.
+//! Deviations: garbage-collected MRU blocks go to the one-shot partition (freed first) instead
+//! of being freed, since the cache, not a policy, frees frames; a default policy without ghost
+//! lists gets an AMP-kept ghost list of its evictions; by default the one-shot partition learns
+//! from misses on the blocks it freed ([`OneShotRule::Adaptive`]; `First` is §3.3 as written,
+//! where dissolved partitions join the one-shot partition too).
 
 use crate::frames::FrameVec;
 use std::collections::VecDeque;
@@ -420,8 +422,8 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             Pattern::OneShot if !self.vetoed.contains(&ctx) => {
                 self.target.insert(ctx, ONE_SHOT as u8);
             }
-            Pattern::OneShot => {}
-            Pattern::Other | Pattern::Undetected => {
+            // A vetoed context is ordinary, whatever the detector says.
+            Pattern::OneShot | Pattern::Other | Pattern::Undetected => {
                 self.target.remove(&ctx);
             }
         }
@@ -625,7 +627,7 @@ impl<D: Detector, P: Policy> Manager<D, P> {
     fn move_unaccessed(&mut self, frame: Frame, from: usize, ctx: u64, now: u64) {
         let key = self.keys[frame as usize];
         let device = self.device[frame as usize];
-        let block = if device == 0 { key } else { key & ((1 << crate::layout::DEVICE_SHIFT) - 1) };
+        let block = crate::layout::key_block(device, key);
         let b = Access { key, device, block, time: now, ctx, ..Access::default() };
         self.transfer(frame, from, DEFAULT, &b);
     }
