@@ -13,6 +13,13 @@ Results also go to --json FILE (one object per run) so the table can be re-print
 right after the run, TRACE.sizes.json: the next preparation rebuilds them); `--recompare DIR`
 compares the kept runs again with the current model, with the cache following the cgroup's other
 charges over time (the default) and with the earlier constant cache (`cache="peak"`), side by side.
+
+`--add-anon SIZE` adds SIZE to every suite size: fraction x footprint + SIZE. The footprint counts
+page-cache blocks only, so a program whose own memory is large next to it (a compiler: at a quarter
+of gcc's footprint the compilers' anonymous memory took the whole limit) gets no page cache at the
+footprint's sizes. Give its measured peak anonymous memory, as a size (`600MiB`) or as the memory
+file of a kept run with room to spare (DIR/NAME-MEM/validate-MEM.csv.memory.csv): the peak of its
+anon_bytes column is added.
 """
 
 from __future__ import annotations
@@ -70,10 +77,23 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
     ]
 
 
-def suite_cases(only: list[str]) -> list[tuple[str, Callable[[], list[str]], list[int]]]:
+def anon_allowance(text: str) -> int:
+    """The bytes `--add-anon` adds to each size: a size, or the peak of the anon_bytes column of a
+    kept run's memory file; rounded up to whole pages."""
+    if os.path.isfile(text):
+        peak = max((v for _, v in V.read_memory(text, "anon_bytes")), default=0)
+    else:
+        from bufsim import _core
+
+        peak = _core.size_to_blocks(text, 4096) * 4096
+    return -(-peak // 4096) * 4096
+
+
+def suite_cases(only: list[str], add: int = 0) -> list[tuple[str, Callable[[], list[str]], list[int]]]:
     """Suite workloads: (name, a function preparing a fresh run and giving its command, memory
-    sizes). Each size gets its own preparation: a second cscope or glimpse run would find its index
-    already built, and a second kernel build its objects already compiled."""
+    sizes: a quarter, half and the whole footprint, each plus ``add`` bytes). Each size gets its
+    own preparation: a second cscope or glimpse run would find its index already built, and a
+    second kernel build its objects already compiled."""
     import record_workloads as rw
 
     makers = {
@@ -83,6 +103,8 @@ def suite_cases(only: list[str]) -> list[tuple[str, Callable[[], list[str]], lis
         "randread": rw.randread_script,
         "tpch": rw.tpch_script,
         "pgbench": rw.pgbench_script,
+        # cscope and the tinyconfig kernel build at the same time, as the recorder's multi1.
+        "multi1": lambda tag: rw.together(f"multi1-{tag}", [rw.cscope_script(f"m1-{tag}"), rw.gcc_script(f"m1-{tag}")]),
     }
     out = []
     for e in load_manifest():
@@ -99,7 +121,7 @@ def suite_cases(only: list[str]) -> list[tuple[str, Callable[[], list[str]], lis
             fresh = f"rm -f {rw.WORK / 'randread-validate' / 'db'}; " if name == "randread" else ""
             return ["sh", "-c", f"{fresh}exec sh {script}"]
 
-        out.append((e["name"], prepare, [fp // 4, fp // 2, fp]))
+        out.append((e["name"], prepare, [fp // 4 + add, fp // 2 + add, fp + add]))
     return out
 
 
@@ -187,6 +209,12 @@ def main() -> int:
     ap.add_argument("--table", help="print the table of the runs in this JSON-lines file and stop")
     ap.add_argument("--out-dir", help="keep each run's files here (for --recompare)")
     ap.add_argument("--recompare", metavar="DIR", help="compare the runs kept in DIR again (both cache models)")
+    ap.add_argument(
+        "--add-anon",
+        metavar="SIZE|FILE",
+        help="add this to every suite size (fraction x footprint + SIZE): the workload's measured peak anonymous "
+        "memory, as a size or a kept run's TRACE.memory.csv (the peak of its anon_bytes column)",
+    )
     a = ap.parse_args()
     if a.table:
         print(table([json.loads(line) for line in open(a.table) if line.strip()]))
@@ -200,7 +228,8 @@ def main() -> int:
         return 0
     small = [(name, lambda command=command: command, mems) for name, command, mems in small_cases()] if a.small else []
     rows = []
-    for name, prepare, mems in small + suite_cases(a.only):
+    add = anon_allowance(a.add_anon) if a.add_anon else 0
+    for name, prepare, mems in small + suite_cases(a.only, add):
         for mem in mems:
             kept = os.path.join(a.out_dir, f"{name}-{mem}") if a.out_dir else None
             cs = validate(prepare(), [mem], out_dir=kept)
