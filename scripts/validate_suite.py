@@ -103,8 +103,6 @@ def suite_cases(only: list[str], add: int = 0) -> list[tuple[str, Callable[[], l
         "randread": rw.randread_script,
         "tpch": rw.tpch_script,
         "pgbench": rw.pgbench_script,
-        # cscope and the tinyconfig kernel build at the same time, as the recorder's multi1.
-        "multi1": lambda tag: rw.together(f"multi1-{tag}", [rw.cscope_script(f"m1-{tag}"), rw.gcc_script(f"m1-{tag}")]),
     }
     out = []
     for e in load_manifest():
