@@ -492,8 +492,8 @@ impl<D: Detector, P: Policy> Manager<D, P> {
             match r.pattern {
                 Pattern::Looping => looping.push((r.unique_blocks, c)),
                 Pattern::OneShot if !self.vetoed.contains(&c) => changed |= self.retarget(c, Some(ONE_SHOT)),
-                Pattern::OneShot => changed |= self.retarget(c, None),
-                Pattern::Other | Pattern::Undetected => changed |= self.retarget(c, None),
+                // A vetoed context is ordinary, whatever the detector says.
+                Pattern::OneShot | Pattern::Other | Pattern::Undetected => changed |= self.retarget(c, None),
             }
         }
         looping.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
