@@ -20,6 +20,10 @@ use bufsim_core::options::Options;
 use bufsim_core::row::row;
 use bufsim_core::run::{run_trace, RunConfig};
 
+/// Large tables on huge pages (see `bufsim_core::huge_pages`).
+#[global_allocator]
+static ALLOC: bufsim_core::huge_pages::HugePageAlloc = bufsim_core::huge_pages::HugePageAlloc;
+
 /// The run's output, or `None` to leave it to Python (an error, a warning to give).
 fn run(args: &RunArgs) -> Option<String> {
     let (o, opts) = Options::parse_resolved(&serde_json::Value::Object(args.options.clone()).to_string()).ok()?;

@@ -261,17 +261,17 @@ impl<P: Policy> Cache<P> {
         Some(frame)
     }
 
-    /// Starts loading what the next two evictions will touch: the index entry of the block the
-    /// policy expects to evict next (its key was loaded by the previous call) and the state of
-    /// the one after it (a memory hint; see [`Policy::likely_victims`]).
+    /// Starts loading what the next two evictions will touch: the index entries of the blocks
+    /// the policy expects to evict next (their keys were loaded by the previous call) and the
+    /// state of those it expects after them (a memory hint; see [`Policy::likely_victims`]).
     #[inline(always)]
     fn warm_next_victim(&self) {
         if self.map.worth_warming() {
-            let [next, after] = self.policy.likely_victims();
-            if let Some(f) = next {
+            let v = self.policy.likely_victims();
+            for f in v.next.into_iter().flatten() {
                 self.map.warm(self.keys[f as usize]);
             }
-            if let Some(f) = after {
+            for f in v.after.into_iter().flatten() {
                 crate::memory_hint::prefetch(&self.keys[f as usize]);
                 crate::memory_hint::prefetch(&self.flags[f as usize]);
                 self.policy.warm(Some(f), 0);

@@ -157,17 +157,23 @@ impl<T: Copy + Default> Ghosts<T> {
         self.map.warm(key);
     }
 
-    /// Starts loading what forgetting the oldest entry of `list` will touch: the index slot
-    /// of its key and the node before it (the next oldest, whose key the next call reads).
+    /// Starts loading what forgetting the two oldest entries of `list` will touch: the index
+    /// slots of their keys, and the node before them (the third oldest, whose key the call
+    /// after the next forget reads). Two forgets deep, so that a slot has the time of two
+    /// misses to arrive; each call reads only nodes an earlier call loaded.
     #[inline]
     pub fn warm_oldest(&self, list: &GhostList) {
         if list.back == NIL {
             return;
         }
-        let node = &self.nodes[list.back as usize];
-        self.map.warm(node.key);
-        if node.prev != NIL {
-            crate::memory_hint::prefetch(&self.nodes[node.prev as usize]);
+        let oldest = &self.nodes[list.back as usize];
+        self.map.warm(oldest.key);
+        if oldest.prev != NIL {
+            let second = &self.nodes[oldest.prev as usize];
+            self.map.warm(second.key);
+            if second.prev != NIL {
+                crate::memory_hint::prefetch(&self.nodes[second.prev as usize]);
+            }
         }
     }
 

@@ -21,6 +21,7 @@ pub mod frames;
 pub mod ghosts;
 pub mod heap;
 pub mod hierarchy;
+pub mod huge_pages;
 pub mod layout;
 pub mod list;
 pub mod memory_hint;

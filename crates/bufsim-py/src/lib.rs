@@ -10,6 +10,10 @@ use bufsim_core::engine::EngineConfig;
 use bufsim_core::policy::registry as policies;
 use std::sync::Arc;
 
+/// Large tables on huge pages (see `bufsim_core::huge_pages`).
+#[global_allocator]
+static ALLOC: bufsim_core::huge_pages::HugePageAlloc = bufsim_core::huge_pages::HugePageAlloc;
+
 use bufsim_core::breakdown::breakdown_trace;
 use bufsim_core::hierarchy::filter_file;
 use bufsim_core::options::Options;

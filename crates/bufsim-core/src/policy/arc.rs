@@ -12,7 +12,9 @@
 //! block evicted unused leaves no ghost.
 
 use super::queue::back_unpinned;
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::{
+    Access, Args, BuildEnv, Frame, LikelyVictims, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
@@ -186,7 +188,7 @@ impl Arc {
     #[inline(always)]
     fn warm_next_miss(&self) {
         if self.ghosts.worth_warming() {
-            if let [Some(f), _] = self.likely_victims() {
+            for f in self.likely_victims().next.into_iter().flatten() {
                 self.ghosts.warm(self.per_frame[f as usize].key);
             }
             self.ghosts.warm_oldest(&self.b1);
@@ -327,11 +329,15 @@ impl Policy for Arc {
     }
 
     #[inline(always)]
-    fn likely_victims(&self) -> [Option<Frame>; 2] {
-        // REPLACE without the incoming block's ghost (a hint may miss; it never decides).
+    fn likely_victims(&self) -> LikelyVictims {
+        // REPLACE takes the back of T1 or of T2, depending on p and the incoming block's
+        // ghost: both are named, REPLACE's choice without the ghost first (a hint may miss; it
+        // never decides), and each one's neighbour for the eviction after.
         let t1 = self.t1.len() as f64;
-        let v = if t1 >= 1.0 && t1 > self.p { self.t1.back() } else { self.t2.back().or(self.t1.back()) };
-        [v, v.and_then(|f| self.links.prev(f))]
+        let (a, b) = if t1 >= 1.0 && t1 > self.p { (&self.t1, &self.t2) } else { (&self.t2, &self.t1) };
+        let (va, vb) = (a.back(), b.back());
+        let prev = |v: Option<Frame>| v.and_then(|f| self.links.prev(f));
+        LikelyVictims { next: [va, vb], after: [prev(va), prev(vb)] }
     }
 
     fn check(&self, resident: usize) -> Result<(), String> {

@@ -20,7 +20,9 @@
 
 use super::experts::{Coin, LIBCACHESIM_INITIAL_STATE};
 use super::queue::back_unpinned;
-use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use super::{
+    Access, Args, BuildEnv, Frame, LikelyVictims, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal,
+};
 use crate::buckets::PriorityBuckets;
 use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
@@ -336,9 +338,15 @@ impl Policy for Lecar {
     }
 
     #[inline(always)]
-    fn likely_victims(&self) -> [Option<Frame>; 2] {
-        // The two experts' candidates: one of them goes (unless pinned).
-        self.candidates()
+    fn likely_victims(&self) -> LikelyVictims {
+        // The two experts' candidates: one of them goes (unless pinned), and the one behind
+        // it in its expert's order comes up next.
+        let [by_lru, by_lfu] = self.candidates();
+        let after_lfu = match &self.lfu {
+            LfuOrder::ByKey(_) => None,
+            LfuOrder::ByArrival(buckets) => by_lfu.and_then(|f| buckets.next_frame(f)),
+        };
+        LikelyVictims { next: [by_lru, by_lfu], after: [by_lru.and_then(|f| self.links.prev(f)), after_lfu] }
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {

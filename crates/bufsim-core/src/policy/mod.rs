@@ -186,6 +186,20 @@ impl<'a> Pins<'a> {
     }
 }
 
+/// The frames a policy expects to evict next ([`Policy::likely_victims`]). A policy that
+/// chooses between two candidates names both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LikelyVictims {
+    /// The candidates of the next eviction, the likelier first.
+    pub next: [Option<Frame>; 2],
+    /// The candidates of the eviction after it, if the next takes the candidate beside them.
+    pub after: [Option<Frame>; 2],
+}
+
+impl LikelyVictims {
+    pub const NONE: LikelyVictims = LikelyVictims { next: [None, None], after: [None, None] };
+}
+
 /// The contract between the cache and a replacement policy.
 ///
 /// Call order for an insertion: `prepare_insert` (always), then zero or more
@@ -214,14 +228,16 @@ pub trait Policy {
     /// The block `key` leaves `frame`. The caller guarantees the frame is resident.
     fn remove(&mut self, frame: Frame, key: u64, why: Removal);
 
-    /// The frames the policy would give up next and after it if asked now, when it can tell at
-    /// the cost of a list end (the back of an LRU or FIFO queue and its neighbour). A memory hint
-    /// only: the cache starts loading the first one's index entry and the second one's frame
-    /// state (its key and flags, and the policy's own through [`Policy::warm`]), so that two
-    /// evictions on, each is found in the CPU cache. It never changes what is simulated.
+    /// The frames the policy expects to give up at its next eviction and at the one after,
+    /// when it can tell at the cost of a list end (the back of an LRU or FIFO queue and its
+    /// neighbour). A memory hint only: the cache starts loading the next candidates' index
+    /// entries and the later candidates' frame state (their keys and flags, and the policy's
+    /// own through [`Policy::warm`]), so that each eviction finds in the CPU cache what it
+    /// touches, and each hint reads only what an earlier hint loaded. It never changes what is
+    /// simulated.
     #[inline(always)]
-    fn likely_victims(&self) -> [Option<Frame>; 2] {
-        [None, None]
+    fn likely_victims(&self) -> LikelyVictims {
+        LikelyVictims::NONE
     }
 
     /// `frame` (when `Some`) will soon be touched: it holds `key`, whose demand access is a few

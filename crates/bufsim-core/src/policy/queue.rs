@@ -2,7 +2,7 @@
 //! and FIFO, which differ only in whether a hit moves a block to the front and which end gives
 //! the victim. Each policy's file holds its rule, its paper and its registry entry.
 
-use super::{Access, Frame, Origin, Pins, Policy, Removal};
+use super::{Access, Frame, LikelyVictims, Origin, Pins, Policy, Removal};
 use crate::list::{Links, List};
 
 /// The first unpinned frame walking from the back of `list` towards the front.
@@ -97,14 +97,15 @@ impl<R: QueueRule> Policy for QueuePolicy<R> {
         }
     }
     #[inline(always)]
-    fn likely_victims(&self) -> [Option<Frame>; 2] {
-        if R::EVICT_NEWEST {
+    fn likely_victims(&self) -> LikelyVictims {
+        let (v, after) = if R::EVICT_NEWEST {
             let v = self.queue.front();
-            [v, v.and_then(|f| self.links.next(f))]
+            (v, v.and_then(|f| self.links.next(f)))
         } else {
             let v = self.queue.back();
-            [v, v.and_then(|f| self.links.prev(f))]
-        }
+            (v, v.and_then(|f| self.links.prev(f)))
+        };
+        LikelyVictims { next: [v, None], after: [after, None] }
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         self.links.check(&self.queue)?;
