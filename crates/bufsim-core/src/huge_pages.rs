@@ -8,8 +8,8 @@
 //! the page walk before it can start loading. Backed by 2 MiB pages the same TLB covers
 //! gigabytes. Linux gives huge pages to a region only when asked (`madvise(MADV_HUGEPAGE)`,
 //! the default setting of `/sys/kernel/mm/transparent_hugepage/enabled`), so this allocator
-//! places every allocation of at least one huge page on a huge-page boundary and asks, before
-//! the memory is first touched. Smaller allocations go to the system allocator unchanged.
+//! maps every block of at least one huge page on its own, on a huge-page boundary, and asks
+//! before the memory is first touched. Smaller blocks go to the system allocator unchanged.
 //!
 //! It changes how long a run takes, never what it computes. Elsewhere than Linux, or where the
 //! kernel refuses, the advice is a no-op and the allocations are ordinary ones.
@@ -19,75 +19,122 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// The size of a huge page on x86-64 and most arm64 kernels.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// The system allocator, with allocations of at least [`HUGE_PAGE`] bytes aligned to it and
-/// advised onto huge pages. Install with `#[global_allocator]` in a program or a cdylib.
+/// The system allocator for small blocks; blocks of at least [`HUGE_PAGE`] bytes mapped on
+/// their own, on a huge-page boundary, and advised onto huge pages unless they were asked for
+/// zeroed. Install with `#[global_allocator]` in a program or a cdylib.
+///
+/// Zeroed blocks stay on ordinary pages because a zeroed table may be touched sparsely (a
+/// sketch or an array sized for a 1 TiB cache that a small trace barely uses): its untouched
+/// pages cost nothing, and a scattered touch costs 4 KiB, where a huge page would cost 2 MiB.
+/// Blocks asked for uninitialised are filled by their owner (an index laid out whole, a list
+/// that grows by doubling), so huge pages cost them nothing extra.
 pub struct HugePageAlloc;
 
-/// The layout a request is served with: huge-page aligned when it is that large. Computed the
-/// same way from the caller's layout on allocation and release, so the two always agree.
+/// Whether a block is served by its own mapping: decided from the caller's layout alone, the
+/// same way on allocation and release.
 #[inline]
-fn served(layout: Layout) -> Layout {
-    if layout.size() >= HUGE_PAGE && layout.align() < HUGE_PAGE {
-        // A size too close to isize::MAX to round up to the larger alignment keeps its own.
-        Layout::from_size_align(layout.size(), HUGE_PAGE).unwrap_or(layout)
-    } else {
-        layout
-    }
+fn mapped(layout: Layout) -> bool {
+    cfg!(target_os = "linux") && layout.size() >= HUGE_PAGE && layout.align() <= HUGE_PAGE
 }
 
-/// Asks the kernel to back `[ptr, ptr + len)` with huge pages. Advice only: a refusal (an old
-/// kernel, huge pages switched off) leaves ordinary pages and is not an error.
+/// The length of the mapping that serves `size` bytes.
 #[inline]
-fn advise(ptr: *mut u8, len: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: the range lies inside an allocation just made, and MADV_HUGEPAGE changes only
-    // how the kernel backs it, not its contents or its mapping.
-    unsafe {
-        libc::madvise(ptr.cast(), len, libc::MADV_HUGEPAGE);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, len);
+fn mapping_len(size: usize) -> usize {
+    size.div_ceil(HUGE_PAGE) * HUGE_PAGE
 }
 
-// SAFETY: every block is obtained from and returned to `System` with the layout `served`
-// derives from the caller's layout, which is the same on both sides.
+/// A fresh anonymous mapping of at least `size` bytes on a huge-page boundary (zero-filled and
+/// untouched, as every fresh mapping), advised onto huge pages when `huge`; null on failure.
+#[cfg(target_os = "linux")]
+unsafe fn map(size: usize, huge: bool) -> *mut u8 {
+    let len = mapping_len(size);
+    let Some(span) = len.checked_add(HUGE_PAGE) else { return std::ptr::null_mut() };
+    let p = libc::mmap(
+        std::ptr::null_mut(),
+        span,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+        -1,
+        0,
+    );
+    if p == libc::MAP_FAILED {
+        return std::ptr::null_mut();
+    }
+    // Map one huge page more than needed, then give back the parts before the first boundary
+    // and after the block.
+    let start = p as usize;
+    let aligned = start.next_multiple_of(HUGE_PAGE);
+    if aligned > start {
+        libc::munmap(p, aligned - start);
+    }
+    let tail = start + span - (aligned + len);
+    if tail > 0 {
+        libc::munmap((aligned + len) as *mut libc::c_void, tail);
+    }
+    if huge {
+        // Advice only: a kernel that refuses (huge pages switched off) leaves ordinary pages.
+        libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+    aligned as *mut u8
+}
+
+#[cfg(target_os = "linux")]
+unsafe fn unmap(ptr: *mut u8, size: usize) {
+    libc::munmap(ptr.cast(), mapping_len(size));
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn map(_size: usize, _huge: bool) -> *mut u8 {
+    unreachable!("only Linux maps blocks on their own")
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn unmap(_ptr: *mut u8, _size: usize) {
+    unreachable!("only Linux maps blocks on their own")
+}
+
+// SAFETY: a block is served by its own mapping exactly when `mapped` says so of the caller's
+// layout, which the caller passes unchanged to `dealloc` and `realloc`; every other block is
+// the system allocator's, obtained and returned with the caller's layout.
 unsafe impl GlobalAlloc for HugePageAlloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let l = served(layout);
-        let p = System.alloc(l);
-        if !p.is_null() && l.align() >= HUGE_PAGE {
-            advise(p, l.size());
+        if mapped(layout) {
+            map(layout.size(), true)
+        } else {
+            System.alloc(layout)
         }
-        p
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let l = served(layout);
-        // Fresh mappings come zeroed and untouched, so the advice still precedes the first
-        // touch.
-        let p = System.alloc_zeroed(l);
-        if !p.is_null() && l.align() >= HUGE_PAGE {
-            advise(p, l.size());
+        if mapped(layout) {
+            map(layout.size(), false)
+        } else {
+            System.alloc_zeroed(layout)
         }
-        p
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, served(layout))
+        if mapped(layout) {
+            unmap(ptr, layout.size())
+        } else {
+            System.dealloc(ptr, layout)
+        }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
-        if served(layout) == layout && served(new_layout) == new_layout {
-            return System.realloc(ptr, layout, new_size);
+        match (mapped(layout), mapped(new_layout)) {
+            (false, false) => return System.realloc(ptr, layout, new_size),
+            // Within the same mapping's length nothing moves.
+            (true, true) if mapping_len(new_size) == mapping_len(layout.size()) => return ptr,
+            _ => {}
         }
-        // Growing into (or within, or out of) huge pages: a new block, since the system
-        // allocator cannot change a block's alignment in place. Tables grow by doubling, so
-        // the copies cost as much as the insertions that filled them, once.
+        // A new block and a copy. Tables grow by doubling, so the copies cost as much as the
+        // insertions that filled them, once.
         let q = self.alloc(new_layout);
         if !q.is_null() {
             std::ptr::copy_nonoverlapping(ptr, q, layout.size().min(new_size));
@@ -111,7 +158,7 @@ mod tests {
             unsafe {
                 let p = a.alloc(l);
                 assert!(!p.is_null());
-                if size >= HUGE_PAGE {
+                if mapped(l) {
                     assert_eq!(p as usize % HUGE_PAGE, 0, "{size} bytes not on a huge page");
                 }
                 p.write_bytes(7, size);
