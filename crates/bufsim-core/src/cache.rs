@@ -33,6 +33,11 @@ const MAP_PREFETCHED: u32 = 1 << 31;
 /// prefetched mark. Callers refuse larger sizes with an error before building a cache.
 pub const MAX_FRAMES: u64 = MAP_PREFETCHED as u64 - 1;
 
+/// Set in a map value that is not a frame but a ghost of the policy (a policy that shares the
+/// index, [`Policy::shares_index`]), with the ghost's node in the bits below. Only caches of
+/// fewer frames than this share their index, so that no frame has the bit.
+const GHOST: u32 = 1 << 30;
+
 pub struct Cache<P: Policy> {
     pub policy: P,
     map: BlockMap,
@@ -60,12 +65,19 @@ pub struct Cache<P: Policy> {
     /// The frame and key of the last block evicted, until [`Cache::take_victim`] reads it
     /// (write-back first-level caches flush a dirty victim to the next level).
     victim: Option<(Frame, u64)>,
+    /// Whether the map holds the policy's ghosts too (values with [`GHOST`]).
+    shared: bool,
 }
 
 impl<P: Policy> Cache<P> {
-    pub fn new(policy: P, capacity: usize) -> Self {
+    pub fn new(mut policy: P, capacity: usize) -> Self {
         assert!(capacity > 0 && capacity < MAP_PREFETCHED as usize, "cache capacity out of range");
+        let shared = policy.shares_index() && capacity < GHOST as usize;
+        if shared {
+            policy.share_index();
+        }
         Cache {
+            shared,
             policy,
             map: BlockMap::new(),
             keys: Vec::new(),
@@ -154,7 +166,13 @@ impl<P: Policy> Cache<P> {
 
     #[inline]
     pub fn frame_of(&self, key: u64) -> Option<Frame> {
-        self.map.get(key).map(|v| v & !MAP_PREFETCHED)
+        self.resident_value(key).map(|v| v & !MAP_PREFETCHED)
+    }
+
+    /// The map value of `key` if it is resident (not absent, not a ghost).
+    #[inline]
+    fn resident_value(&self, key: u64) -> Option<u32> {
+        self.map.get(key).filter(|v| !self.shared || v & GHOST == 0)
     }
 
     /// Starts loading the index slot of `key` into the CPU cache (a memory hint, unrelated to
@@ -171,7 +189,7 @@ impl<P: Policy> Cache<P> {
         if !P::WARMS {
             return;
         }
-        let frame = self.map.get(key).map(|v| v & !MAP_PREFETCHED);
+        let frame = self.resident_value(key).map(|v| v & !MAP_PREFETCHED);
         self.policy.warm(frame, key);
     }
 
@@ -183,7 +201,7 @@ impl<P: Policy> Cache<P> {
 
     #[inline]
     pub fn contains(&self, key: u64) -> bool {
-        self.map.get(key).is_some()
+        self.resident_value(key).is_some()
     }
 
     /// Whether the block in `frame` was prefetched and not yet demanded.
@@ -209,6 +227,12 @@ impl<P: Policy> Cache<P> {
     #[inline(always)]
     pub fn demand_frame(&mut self, a: &Access) -> (Demand, Option<Frame>) {
         match self.map.find(a.key) {
+            Ok(i) if self.shared && self.map.value_at(i) & GHOST != 0 => {
+                match self.insert_found(a, Origin::Demand, Ok(i)) {
+                    Some(f) => (Demand::Miss, Some(f)),
+                    None => (Demand::MissBypassed, None),
+                }
+            }
             Ok(i) => {
                 let v = self.map.value_at_mut(i);
                 if *v & MAP_PREFETCHED == 0 {
@@ -233,13 +257,19 @@ impl<P: Policy> Cache<P> {
     /// Inserts a block that is not resident, evicting as the policy chooses. Returns the frame,
     /// or `None` when every resident frame is pinned (the block is then not cached).
     pub fn insert(&mut self, a: &Access, origin: Origin) -> Option<Frame> {
-        let Err(vacant) = self.map.find(a.key) else { panic!("insert of a resident block") };
-        self.insert_vacant(a, origin, vacant)
+        match self.map.find(a.key) {
+            Err(vacant) => self.insert_vacant(a, origin, vacant),
+            Ok(i) if self.shared && self.map.value_at(i) & GHOST != 0 => self.insert_found(a, origin, Ok(i)),
+            Ok(_) => panic!("insert of a resident block"),
+        }
     }
 
     /// [`Cache::insert`] given the map slot where the lookup that missed `a.key` stopped.
     #[inline]
     fn insert_vacant(&mut self, a: &Access, origin: Origin, vacant: usize) -> Option<Frame> {
+        if self.shared {
+            return self.insert_found(a, origin, Err(vacant));
+        }
         self.policy.prepare_insert(a, origin);
         let value = |f: Frame| if origin == Origin::Prefetch { f | MAP_PREFETCHED } else { f };
         let frame = match self.take_free() {
@@ -261,6 +291,65 @@ impl<P: Policy> Cache<P> {
         Some(frame)
     }
 
+    /// [`Cache::insert_vacant`] for a cache that shares its index with the policy's ghosts:
+    /// `found` is `Ok(slot)` when the key is a ghost there, else `Err(vacant)`.
+    #[inline(never)]
+    fn insert_found(&mut self, a: &Access, origin: Origin, found: Result<usize, usize>) -> Option<Frame> {
+        match found {
+            Ok(i) => self.policy.prepare_insert_ghost(a, origin, self.map.value_at(i) & !GHOST),
+            Err(_) => self.policy.prepare_insert(a, origin),
+        }
+        // The ghost the key was is the policy's no longer; the entry stays until the block
+        // takes it, or goes if the block is not cached.
+        let was_ghost = found.is_ok();
+        self.drop_forgotten();
+        let value = if origin == Origin::Prefetch { MAP_PREFETCHED } else { 0 };
+        let frame = match self.take_free() {
+            Some(f) => f,
+            None => {
+                let Some(v) = self.policy.victim(&Pins::new(&self.flags), a) else {
+                    if was_ghost {
+                        self.map.remove(a.key);
+                    }
+                    return None;
+                };
+                let old = self.release(v);
+                self.drop_forgotten();
+                self.leave_ghost(old);
+                self.warm_next_victim();
+                v
+            }
+        };
+        match self.map.find(a.key) {
+            Ok(i) => *self.map.value_at_mut(i) = frame | value,
+            Err(vacant) => self.map.insert_vacant(vacant, a.key, frame | value),
+        }
+        self.place(frame, a, origin);
+        Some(frame)
+    }
+
+    /// Drops from the index the ghosts the policy forgot.
+    #[inline(always)]
+    fn drop_forgotten(&mut self) {
+        while let Some(k) = self.policy.take_forgotten() {
+            self.map.remove(k);
+        }
+    }
+
+    /// The map entry of `key`, which just left the cache: the policy's ghost now, or gone.
+    #[inline(always)]
+    fn leave_ghost(&mut self, key: u64) {
+        match self.policy.take_ghost() {
+            Some(g) => {
+                let i = self.map.find(key).expect("the evicted block's entry");
+                *self.map.value_at_mut(i) = GHOST | g;
+            }
+            None => {
+                self.map.remove(key);
+            }
+        }
+    }
+
     /// Starts loading what the next two evictions will touch: the index entries of the blocks
     /// the policy expects to evict next (their keys were loaded by the previous call) and the
     /// state of those it expects after them (a memory hint; see [`Policy::likely_victims`]).
@@ -276,6 +365,11 @@ impl<P: Policy> Cache<P> {
                 crate::memory_hint::prefetch(&self.flags[f as usize]);
                 self.policy.warm(Some(f), 0);
             }
+            if self.shared {
+                for k in self.policy.likely_forgotten().into_iter().flatten() {
+                    self.map.warm(k);
+                }
+            }
         }
     }
 
@@ -285,6 +379,9 @@ impl<P: Policy> Cache<P> {
     /// prefetching paper's Table 1: "blocks fetched together do not evict each other; if
     /// prefetching a block would result in such an eviction, no more blocks are prefetched".
     pub fn insert_unless_evicting(&mut self, a: &Access, group: &[Frame]) -> Option<Frame> {
+        if self.shared {
+            return self.insert_found_unless_evicting(a, group);
+        }
         let Err(vacant) = self.map.find(a.key) else { panic!("insert of a resident block") };
         self.policy.prepare_insert(a, Origin::Prefetch);
         let frame = match self.take_free() {
@@ -306,6 +403,44 @@ impl<P: Policy> Cache<P> {
         Some(frame)
     }
 
+    /// [`Cache::insert_unless_evicting`] for a cache that shares its index with the policy.
+    fn insert_found_unless_evicting(&mut self, a: &Access, group: &[Frame]) -> Option<Frame> {
+        let was_ghost = match self.map.find(a.key) {
+            Ok(i) if self.map.value_at(i) & GHOST != 0 => {
+                self.policy.prepare_insert_ghost(a, Origin::Prefetch, self.map.value_at(i) & !GHOST);
+                true
+            }
+            Ok(_) => panic!("insert of a resident block"),
+            Err(_) => {
+                self.policy.prepare_insert(a, Origin::Prefetch);
+                false
+            }
+        };
+        self.drop_forgotten();
+        let frame = match self.take_free() {
+            Some(f) => f,
+            None => {
+                let victim = self.policy.victim(&Pins::new(&self.flags), a).filter(|v| !group.contains(v));
+                let Some(v) = victim else {
+                    if was_ghost {
+                        self.map.remove(a.key);
+                    }
+                    return None;
+                };
+                let old = self.release(v);
+                self.drop_forgotten();
+                self.leave_ghost(old);
+                v
+            }
+        };
+        match self.map.find(a.key) {
+            Ok(i) => *self.map.value_at_mut(i) = frame | MAP_PREFETCHED,
+            Err(vacant) => self.map.insert_vacant(vacant, a.key, frame | MAP_PREFETCHED),
+        }
+        self.place(frame, a, Origin::Prefetch);
+        Some(frame)
+    }
+
     /// Residency of a block whose map entry is in place. Always inlined, as is
     /// [`Cache::release`]: each runs once per miss, and as a call its saved and restored
     /// registers cost about as much as its body.
@@ -320,7 +455,12 @@ impl<P: Policy> Cache<P> {
     /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).
     pub fn evict(&mut self, frame: Frame) {
         let key = self.release(frame);
-        self.map.remove(key);
+        if self.shared {
+            self.drop_forgotten();
+            self.leave_ghost(key);
+        } else {
+            self.map.remove(key);
+        }
         self.free.push(frame);
     }
 
@@ -362,20 +502,29 @@ impl<P: Policy> Cache<P> {
 
     /// Resident keys (tests and dumps), in frame order.
     pub fn resident_keys(&self) -> Vec<u64> {
-        let mut v: Vec<(Frame, u64)> = self.map.iter().map(|(k, f)| (f & !MAP_PREFETCHED, k)).collect();
+        let mut v: Vec<(Frame, u64)> = self
+            .map
+            .iter()
+            .filter(|&(_, f)| !self.shared || f & GHOST == 0)
+            .map(|(k, f)| (f & !MAP_PREFETCHED, k))
+            .collect();
         v.sort_unstable();
         v.into_iter().map(|(_, k)| k).collect()
     }
 
     /// Checks residency bookkeeping and the policy's own invariants.
     pub fn check(&self) -> Result<(), String> {
-        if self.map.len() != self.len() {
-            return Err(format!("{} mapped blocks but {} used frames", self.map.len(), self.len()));
+        let ghosts = self.policy.shared_ghosts();
+        if self.map.len() != self.len() + ghosts {
+            return Err(format!("{} mapped keys but {} used frames and {ghosts} ghosts", self.map.len(), self.len()));
         }
         if self.len() > self.capacity {
             return Err(format!("{} blocks in a cache of {}", self.len(), self.capacity));
         }
         for (k, v) in self.map.iter() {
+            if self.shared && v & GHOST != 0 {
+                continue;
+            }
             let f = v & !MAP_PREFETCHED;
             if self.keys[f as usize] != k {
                 return Err(format!("frame {f} maps {k} but holds {}", self.keys[f as usize]));

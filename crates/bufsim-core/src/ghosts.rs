@@ -50,6 +50,10 @@ impl GhostList {
 
 pub struct Ghosts<T: Copy + Default = ()> {
     map: BlockMap,
+    /// Whether `map` indexes the entries; otherwise the owner keeps them in an index of its own
+    /// (the cache's, shared with the resident blocks) and `map` stays empty.
+    indexed: bool,
+    len: usize,
     nodes: Vec<Node<T>>,
     free: Vec<u32>,
     /// Most nodes the arena may hold.
@@ -59,17 +63,23 @@ pub struct Ghosts<T: Copy + Default = ()> {
 impl<T: Copy + Default> Ghosts<T> {
     /// Room for `capacity` entries at once.
     pub fn with_capacity(capacity: usize) -> Self {
-        Ghosts { map: BlockMap::new(), nodes: Vec::new(), free: Vec::new(), capacity }
+        Ghosts { map: BlockMap::new(), indexed: true, len: 0, nodes: Vec::new(), free: Vec::new(), capacity }
+    }
+
+    /// The same, for an owner that indexes the keys itself: [`Ghosts::find`] and the memory
+    /// hints on the index are not available, and the nodes are found through the owner's index.
+    pub fn unindexed(capacity: usize) -> Self {
+        Ghosts { indexed: false, ..Ghosts::with_capacity(capacity) }
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len == 0
     }
 
     #[inline]
@@ -80,6 +90,7 @@ impl<T: Copy + Default> Ghosts<T> {
     /// The node remembering `key`, if any.
     #[inline]
     pub fn find(&self, key: u64) -> Option<u32> {
+        debug_assert!(self.indexed, "an unindexed history is searched through its owner's index");
         self.map.get(key)
     }
 
@@ -106,7 +117,10 @@ impl<T: Copy + Default> Ghosts<T> {
                 (self.nodes.len() - 1) as u32
             }
         };
-        self.map.insert_new(key, n);
+        if self.indexed {
+            self.map.insert_new(key, n);
+        }
+        self.len += 1;
         self.nodes[n as usize] = Node { key, prev: NIL, next: list.front, data };
         if list.front != NIL {
             self.nodes[list.front as usize].prev = n;
@@ -133,7 +147,10 @@ impl<T: Copy + Default> Ghosts<T> {
             list.back = prev;
         }
         list.len -= 1;
-        self.map.remove(key);
+        if self.indexed {
+            self.map.remove(key);
+        }
+        self.len -= 1;
         self.free.push(node);
         (key, data)
     }
@@ -163,18 +180,28 @@ impl<T: Copy + Default> Ghosts<T> {
     /// misses to arrive; each call reads only nodes an earlier call loaded.
     #[inline]
     pub fn warm_oldest(&self, list: &GhostList) {
+        for key in self.oldest_keys(list).into_iter().flatten() {
+            self.map.warm(key);
+        }
+    }
+
+    /// The keys of the two oldest entries of `list`, and a memory hint for the node behind them
+    /// (see [`Ghosts::warm_oldest`], which warms these keys' slots in the ghosts' own index; an
+    /// owner that indexes the keys itself warms them in its index).
+    #[inline]
+    pub fn oldest_keys(&self, list: &GhostList) -> [Option<u64>; 2] {
         if list.back == NIL {
-            return;
+            return [None, None];
         }
         let oldest = &self.nodes[list.back as usize];
-        self.map.warm(oldest.key);
-        if oldest.prev != NIL {
-            let second = &self.nodes[oldest.prev as usize];
-            self.map.warm(second.key);
-            if second.prev != NIL {
-                crate::memory_hint::prefetch(&self.nodes[second.prev as usize]);
-            }
+        if oldest.prev == NIL {
+            return [Some(oldest.key), None];
         }
+        let second = &self.nodes[oldest.prev as usize];
+        if second.prev != NIL {
+            crate::memory_hint::prefetch(&self.nodes[second.prev as usize]);
+        }
+        [Some(oldest.key), Some(second.key)]
     }
 
     /// Nodes of `list` from front (most recent) to back.
@@ -204,7 +231,7 @@ impl<T: Copy + Default> Ghosts<T> {
                 if node.prev != prev {
                     return Err(format!("ghost node {cur}: prev link {} not {prev}", node.prev));
                 }
-                if self.map.get(node.key) != Some(cur) {
+                if self.indexed && self.map.get(node.key) != Some(cur) {
                     return Err(format!("ghost node {cur} (key {}) is not indexed", node.key));
                 }
                 count += 1;
@@ -222,8 +249,12 @@ impl<T: Copy + Default> Ghosts<T> {
             }
             total += count;
         }
-        if total != self.map.len() {
-            return Err(format!("ghost lists hold {total} entries, the index {}", self.map.len()));
+        if total != self.len || (self.indexed && total != self.map.len()) {
+            return Err(format!(
+                "ghost lists hold {total} entries, the count {}, the index {}",
+                self.len,
+                self.map.len()
+            ));
         }
         if total + self.free.len() != self.nodes.len() {
             return Err(format!("ghost arena leaks: {total} used + {} free != {}", self.free.len(), self.nodes.len()));

@@ -67,6 +67,11 @@ pub struct Arc {
     p: f64,
     integer: bool,
     pending: Pending,
+    /// Whether B1 and B2 are indexed in the cache's index (`Policy::shares_index`); then the
+    /// cache learns of forgotten ghosts and of the ghost a removal leaves through the next two.
+    shared: bool,
+    forgotten: Vec<u64>,
+    ghosted: Option<u32>,
 }
 
 /// The lists of an ARC cache as block keys, most recent first (tests and dumps).
@@ -96,6 +101,11 @@ impl Arc {
             p: 0.0,
             integer,
             pending: NO_PENDING,
+            shared: false,
+            // At most two forgets between the cache's calls (the directory trim and a full
+            // arena on removal): pushing never allocates.
+            forgotten: Vec::with_capacity(4),
+            ghosted: None,
         }
     }
 
@@ -153,7 +163,16 @@ impl Arc {
 
     fn forget_oldest(&mut self, which: Ghost) {
         let list = if which == Ghost::B1 { &mut self.b1 } else { &mut self.b2 };
-        self.ghosts.pop_back(list);
+        if let Some((key, _)) = self.ghosts.pop_back(list) {
+            self.note_forgotten(key);
+        }
+    }
+
+    #[inline]
+    fn note_forgotten(&mut self, key: u64) {
+        if self.shared {
+            self.forgotten.push(key);
+        }
     }
 
     fn forget(&mut self, node: u32) {
@@ -171,14 +190,17 @@ impl Arc {
             // directory: forget the oldest ghost of the same list, or of the other if it is empty.
             let (same, other) =
                 if which == Ghost::B2 { (&mut self.b2, &mut self.b1) } else { (&mut self.b1, &mut self.b2) };
-            if self.ghosts.pop_back(same).is_none() {
-                self.ghosts.pop_back(other);
+            if let Some((k, _)) = self.ghosts.pop_back(same).or_else(|| self.ghosts.pop_back(other)) {
+                self.note_forgotten(k);
             }
         }
-        if which == Ghost::B2 {
-            self.ghosts.push_front(&mut self.b2, key, true);
+        let node = if which == Ghost::B2 {
+            self.ghosts.push_front(&mut self.b2, key, true)
         } else {
-            self.ghosts.push_front(&mut self.b1, key, false);
+            self.ghosts.push_front(&mut self.b1, key, false)
+        };
+        if self.shared {
+            self.ghosted = Some(node);
         }
     }
 
@@ -193,6 +215,29 @@ impl Arc {
             }
             self.ghosts.warm_oldest(&self.b1);
             self.ghosts.warm_oldest(&self.b2);
+        }
+    }
+
+    /// The incoming block's key is ghost `node`: cases II and III for a demand access (adapt
+    /// p; `victim` then replaces and the block goes to T2), the prefetching paper's deferral for
+    /// a prefetched one. Returns whether the directory needs no trim (a demand ghost hit).
+    #[inline(always)]
+    fn ghost_found(&mut self, node: u32, origin: Origin) -> bool {
+        let which = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
+        match origin {
+            Origin::Demand => {
+                // p adapts to the list lengths with the key still in its list.
+                self.adapt(which);
+                self.forget(node);
+                self.pending.ghost_hit = which;
+                true
+            }
+            Origin::Prefetch => {
+                // Prefetching paper §4: a prefetched ghost goes to T1, not T2.
+                self.forget(node);
+                self.pending.deferred = which;
+                false
+            }
         }
     }
 
@@ -212,12 +257,13 @@ impl Policy for Arc {
     // AMP asks ARC about its ghosts to size its default partition (AMP §3.2, Figure 4): a ghost
     // hit is a hit in B1 or B2, and coupons are priced against |B1| + |B2|.
     fn keeps_ghosts(&self) -> bool {
-        true
+        // Shared ghosts are found through the cache's index, which the policy cannot search.
+        !self.shared
     }
 
     #[inline]
     fn ghost_hit(&self, key: u64) -> bool {
-        self.ghosts.find(key).is_some()
+        !self.shared && self.ghosts.find(key).is_some()
     }
 
     fn ghost_len(&self) -> usize {
@@ -227,24 +273,56 @@ impl Policy for Arc {
     #[inline(always)]
     fn prepare_insert(&mut self, a: &Access, origin: Origin) {
         self.pending = NO_PENDING;
-        if let Some(node) = self.ghosts.find(a.key) {
-            let which = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
-            match origin {
-                Origin::Demand => {
-                    // Cases II/III: adapt p, then REPLACE (in `victim`) and move x to T2.
-                    self.adapt(which);
-                    self.forget(node);
-                    self.pending.ghost_hit = which;
+        if !self.shared {
+            if let Some(node) = self.ghosts.find(a.key) {
+                if self.ghost_found(node, origin) {
                     return;
-                }
-                Origin::Prefetch => {
-                    // Prefetching paper §4: a prefetched ghost goes to T1, not T2.
-                    self.forget(node);
-                    self.pending.deferred = which;
                 }
             }
         }
         self.make_room_in_directory();
+    }
+
+    fn shares_index(&self) -> bool {
+        true
+    }
+
+    fn share_index(&mut self) {
+        self.shared = true;
+        self.ghosts = Ghosts::unindexed(self.ghosts.capacity());
+    }
+
+    #[inline(always)]
+    fn prepare_insert_ghost(&mut self, _a: &Access, origin: Origin, node: u32) {
+        self.pending = NO_PENDING;
+        if !self.ghost_found(node, origin) {
+            self.make_room_in_directory();
+        }
+    }
+
+    #[inline(always)]
+    fn take_forgotten(&mut self) -> Option<u64> {
+        self.forgotten.pop()
+    }
+
+    #[inline(always)]
+    fn take_ghost(&mut self) -> Option<u32> {
+        self.ghosted.take()
+    }
+
+    fn shared_ghosts(&self) -> usize {
+        if self.shared {
+            self.ghosts.len()
+        } else {
+            0
+        }
+    }
+
+    #[inline(always)]
+    fn likely_forgotten(&self) -> [Option<u64>; 4] {
+        let [a, b] = self.ghosts.oldest_keys(&self.b1);
+        let [c, d] = self.ghosts.oldest_keys(&self.b2);
+        [a, b, c, d]
     }
 
     #[inline(always)]
@@ -323,8 +401,9 @@ impl Policy for Arc {
                 self.links.warm(f);
                 self.per_frame.prefetch(f as usize);
             }
-            // A miss looks the key up among the ghosts.
-            None => self.ghosts.warm(key),
+            // A miss looks the key up among the ghosts (in the cache's index when shared).
+            None if !self.shared => self.ghosts.warm(key),
+            None => {}
         }
     }
 
