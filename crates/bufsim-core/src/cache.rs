@@ -293,7 +293,7 @@ impl<P: Policy> Cache<P> {
 
     /// [`Cache::insert_vacant`] for a cache that shares its index with the policy's ghosts:
     /// `found` is `Ok(slot)` when the key is a ghost there, else `Err(vacant)`.
-    #[inline(never)]
+    #[inline(always)]
     fn insert_found(&mut self, a: &Access, origin: Origin, found: Result<usize, usize>) -> Option<Frame> {
         match found {
             Ok(i) => self.policy.prepare_insert_ghost(a, origin, self.map.value_at(i) & !GHOST),
