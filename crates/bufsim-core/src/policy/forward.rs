@@ -121,7 +121,7 @@ mod tests {
     use crate::policy::amp::DefaultPolicy;
     use crate::policy::partition::Timeline;
     use crate::policy::storage::test_support::{on, view};
-    use crate::policy::{build, AnyPolicy, BuildEnv, Policy, PolicyVisitor};
+    use crate::policy::{build, Access, AnyPolicy, BuildEnv, Origin, Pins, Policy, PolicyVisitor, Removal};
 
     const CAPACITY: usize = 8;
 
@@ -196,9 +196,38 @@ mod tests {
     fn ghosts_pass_through_wrappers() {
         // A cache shares its index with ARC's ghosts: the ghosts are the cache's to find, and the
         // wrappers must pass the sharing through (the answers, ghost count included, agree).
-        // TODO(shared index): exercise `ghost_hit` through the wrappers on an unshared ARC.
         let a = same_through_wrappers("arc");
         assert!(!a.keeps_ghosts && a.ghost_len > 0 && a.ghost_hits.is_empty(), "{a:?}");
+    }
+
+    /// Outside a cache (AMP's default partition) ARC indexes its own ghosts, and the wrappers
+    /// pass the questions about them through.
+    #[test]
+    fn ghost_questions_pass_through_wrappers_outside_a_cache() {
+        fn after_an_eviction<P: Policy>(mut p: P) -> (bool, bool, bool, usize) {
+            let a = |key: u64| Access { key, time: key, ..Access::default() };
+            let flags = [0u8; CAPACITY];
+            for key in 0..=CAPACITY as u64 {
+                if key == CAPACITY as u64 {
+                    // Block 0 seen twice (T2), so the next miss sends T1's oldest, 1, to B1.
+                    p.hit(0, &a(0));
+                }
+                p.prepare_insert(&a(key), Origin::Demand);
+                let frame = if key < CAPACITY as u64 {
+                    key as u32
+                } else {
+                    let v = p.victim(&Pins::new(&flags), &a(key)).expect("a victim");
+                    p.remove(v, v as u64, Removal::Evicted);
+                    v
+                };
+                p.insert(frame, &a(key), Origin::Demand);
+            }
+            // Frame f held key f: block 1 is now a ghost, the newest block is not.
+            (p.keeps_ghosts(), p.ghost_hit(1), p.ghost_hit(CAPACITY as u64), p.ghost_len())
+        }
+        let bare = after_an_eviction(any("arc"));
+        assert_eq!(bare, (true, true, false, 1));
+        assert_eq!(after_an_eviction(DefaultPolicy::new(any("arc"))), bare);
     }
 
     #[test]
