@@ -172,7 +172,13 @@ impl<P: Policy> Cache<P> {
     /// The map value of `key` if it is resident (not absent, not a ghost).
     #[inline]
     fn resident_value(&self, key: u64) -> Option<u32> {
-        self.map.get(key).filter(|v| !self.shared || v & GHOST == 0)
+        self.map.get(key).filter(|&v| !self.is_ghost(v))
+    }
+
+    /// Whether a map value is one of the policy's ghosts, not a frame.
+    #[inline(always)]
+    fn is_ghost(&self, value: u32) -> bool {
+        self.shared && value & GHOST != 0
     }
 
     /// Starts loading the index slot of `key` into the CPU cache (a memory hint, unrelated to
@@ -227,12 +233,10 @@ impl<P: Policy> Cache<P> {
     #[inline(always)]
     pub fn demand_frame(&mut self, a: &Access) -> (Demand, Option<Frame>) {
         match self.map.find(a.key) {
-            Ok(i) if self.shared && self.map.value_at(i) & GHOST != 0 => {
-                match self.insert_found(a, Origin::Demand, Ok(i)) {
-                    Some(f) => (Demand::Miss, Some(f)),
-                    None => (Demand::MissBypassed, None),
-                }
-            }
+            Ok(i) if self.is_ghost(self.map.value_at(i)) => match self.insert_shared(a, Origin::Demand, Ok(i), &[]) {
+                Some(f) => (Demand::Miss, Some(f)),
+                None => (Demand::MissBypassed, None),
+            },
             Ok(i) => {
                 let v = self.map.value_at_mut(i);
                 if *v & MAP_PREFETCHED == 0 {
@@ -259,7 +263,7 @@ impl<P: Policy> Cache<P> {
     pub fn insert(&mut self, a: &Access, origin: Origin) -> Option<Frame> {
         match self.map.find(a.key) {
             Err(vacant) => self.insert_vacant(a, origin, vacant),
-            Ok(i) if self.shared && self.map.value_at(i) & GHOST != 0 => self.insert_found(a, origin, Ok(i)),
+            Ok(i) if self.is_ghost(self.map.value_at(i)) => self.insert_shared(a, origin, Ok(i), &[]),
             Ok(_) => panic!("insert of a resident block"),
         }
     }
@@ -268,7 +272,7 @@ impl<P: Policy> Cache<P> {
     #[inline]
     fn insert_vacant(&mut self, a: &Access, origin: Origin, vacant: usize) -> Option<Frame> {
         if self.shared {
-            return self.insert_found(a, origin, Err(vacant));
+            return self.insert_shared(a, origin, Err(vacant), &[]);
         }
         self.policy.prepare_insert(a, origin);
         let value = |f: Frame| if origin == Origin::Prefetch { f | MAP_PREFETCHED } else { f };
@@ -291,10 +295,17 @@ impl<P: Policy> Cache<P> {
         Some(frame)
     }
 
-    /// [`Cache::insert_vacant`] for a cache that shares its index with the policy's ghosts:
-    /// `found` is `Ok(slot)` when the key is a ghost there, else `Err(vacant)`.
+    /// [`Cache::insert_vacant`] and [`Cache::insert_unless_evicting`] for a cache that shares its
+    /// index with the policy's ghosts: `found` is `Ok(slot)` when the key is a ghost there, else
+    /// `Err(vacant)`; the insertion is abandoned if the policy's victim is one of `group`.
     #[inline(always)]
-    fn insert_found(&mut self, a: &Access, origin: Origin, found: Result<usize, usize>) -> Option<Frame> {
+    fn insert_shared(
+        &mut self,
+        a: &Access,
+        origin: Origin,
+        found: Result<usize, usize>,
+        group: &[Frame],
+    ) -> Option<Frame> {
         match found {
             Ok(i) => self.policy.prepare_insert_ghost(a, origin, self.map.value_at(i) & !GHOST),
             Err(_) => self.policy.prepare_insert(a, origin),
@@ -307,7 +318,8 @@ impl<P: Policy> Cache<P> {
         let frame = match self.take_free() {
             Some(f) => f,
             None => {
-                let Some(v) = self.policy.victim(&Pins::new(&self.flags), a) else {
+                let victim = self.policy.victim(&Pins::new(&self.flags), a).filter(|v| !group.contains(v));
+                let Some(v) = victim else {
                     if was_ghost {
                         self.map.remove(a.key);
                     }
@@ -379,10 +391,14 @@ impl<P: Policy> Cache<P> {
     /// prefetching paper's Table 1: "blocks fetched together do not evict each other; if
     /// prefetching a block would result in such an eviction, no more blocks are prefetched".
     pub fn insert_unless_evicting(&mut self, a: &Access, group: &[Frame]) -> Option<Frame> {
-        if self.shared {
-            return self.insert_found_unless_evicting(a, group);
+        let found = self.map.find(a.key);
+        if let Ok(i) = found {
+            assert!(self.is_ghost(self.map.value_at(i)), "insert of a resident block");
         }
-        let Err(vacant) = self.map.find(a.key) else { panic!("insert of a resident block") };
+        if self.shared {
+            return self.insert_shared(a, Origin::Prefetch, found, group);
+        }
+        let Err(vacant) = found else { unreachable!("a ghost in a cache that shares no index") };
         self.policy.prepare_insert(a, Origin::Prefetch);
         let frame = match self.take_free() {
             Some(f) => {
@@ -399,44 +415,6 @@ impl<P: Policy> Cache<P> {
                 v
             }
         };
-        self.place(frame, a, Origin::Prefetch);
-        Some(frame)
-    }
-
-    /// [`Cache::insert_unless_evicting`] for a cache that shares its index with the policy.
-    fn insert_found_unless_evicting(&mut self, a: &Access, group: &[Frame]) -> Option<Frame> {
-        let was_ghost = match self.map.find(a.key) {
-            Ok(i) if self.map.value_at(i) & GHOST != 0 => {
-                self.policy.prepare_insert_ghost(a, Origin::Prefetch, self.map.value_at(i) & !GHOST);
-                true
-            }
-            Ok(_) => panic!("insert of a resident block"),
-            Err(_) => {
-                self.policy.prepare_insert(a, Origin::Prefetch);
-                false
-            }
-        };
-        self.drop_forgotten();
-        let frame = match self.take_free() {
-            Some(f) => f,
-            None => {
-                let victim = self.policy.victim(&Pins::new(&self.flags), a).filter(|v| !group.contains(v));
-                let Some(v) = victim else {
-                    if was_ghost {
-                        self.map.remove(a.key);
-                    }
-                    return None;
-                };
-                let old = self.release(v);
-                self.drop_forgotten();
-                self.leave_ghost(old);
-                v
-            }
-        };
-        match self.map.find(a.key) {
-            Ok(i) => *self.map.value_at_mut(i) = frame | MAP_PREFETCHED,
-            Err(vacant) => self.map.insert_vacant(vacant, a.key, frame | MAP_PREFETCHED),
-        }
         self.place(frame, a, Origin::Prefetch);
         Some(frame)
     }
@@ -502,12 +480,8 @@ impl<P: Policy> Cache<P> {
 
     /// Resident keys (tests and dumps), in frame order.
     pub fn resident_keys(&self) -> Vec<u64> {
-        let mut v: Vec<(Frame, u64)> = self
-            .map
-            .iter()
-            .filter(|&(_, f)| !self.shared || f & GHOST == 0)
-            .map(|(k, f)| (f & !MAP_PREFETCHED, k))
-            .collect();
+        let mut v: Vec<(Frame, u64)> =
+            self.map.iter().filter(|&(_, f)| !self.is_ghost(f)).map(|(k, f)| (f & !MAP_PREFETCHED, k)).collect();
         v.sort_unstable();
         v.into_iter().map(|(_, k)| k).collect()
     }
@@ -522,7 +496,7 @@ impl<P: Policy> Cache<P> {
             return Err(format!("{} blocks in a cache of {}", self.len(), self.capacity));
         }
         for (k, v) in self.map.iter() {
-            if self.shared && v & GHOST != 0 {
+            if self.is_ghost(v) {
                 continue;
             }
             let f = v & !MAP_PREFETCHED;
