@@ -65,6 +65,7 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
         for i in range(200):
             (small / f"f{i:03d}").write_bytes(os.urandom(sizes[(i * 7) % len(sizes)]))
     py = sys.executable
+    rewrite, tmp = SMALL_DIR / "rewrite.dat", SMALL_DIR / "tmp.dat"
     return [
         ("loop-scan", ["sh", "-c", f"for i in 1 2 3; do cat {big} > /dev/null; done"], [48 << 20]),
         ("small-files", ["sh", "-c", f"cat {small}/* > /dev/null"], [64 << 20]),
@@ -73,6 +74,18 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
             "mixed",
             ["sh", "-c", f"cat {other} > /dev/null; {py} {rand} {big} 3000 2; cat {other} > /dev/null"],
             [48 << 20],
+        ),
+        # Truncation and deletion: a file rewritten through O_TRUNC, another written, read and
+        # removed, three times (ext4 may give the new file the removed one's inode).
+        (
+            "rewrite",
+            [
+                "sh",
+                "-c",
+                f"for i in 1 2 3; do cat {other} > {rewrite}; cat {rewrite} > /dev/null; "
+                f"cat {other} > {tmp}; cat {tmp} > /dev/null; rm {tmp}; done",
+            ],
+            [64 << 20],
         ),
     ]
 

@@ -69,9 +69,10 @@ def our_instances() -> set[str]:
     return {p.name for p in base.iterdir() if p.name.startswith("bufsim-")} if base.exists() else set()
 
 
-def data_rows(trace: Path, data: Path) -> list[list[str]]:
+def data_rows(trace: Path, data: Path, ops: tuple[str, ...] = ("R", "W")) -> list[list[str]]:
+    """The trace's rows of ``data`` with one of ``ops`` (the program's fadvise(DONTNEED) is a drop)."""
     rows = [line.split(",") for line in trace.read_text().splitlines() if not line.startswith(("#", "time_us"))]
-    return [r for r in rows if r[5].endswith(":" + str(data))]
+    return [r for r in rows if r[5].endswith(":" + str(data)) and r[4] in ops]
 
 
 def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
@@ -83,8 +84,10 @@ def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
     assert our_instances() == before  # nothing left behind
     st = os.stat(data)
     ident = f"{st.st_dev:x}:{st.st_ino}:{data}"
-    rows = data_rows(out, data)
+    rows = data_rows(out, data, ("R", "D"))
+    # The program's fadvise(DONTNEED) of the whole file is a drop, then the reads.
     assert [(r[4], r[5], int(r[6]), int(r[7])) for r in rows] == [
+        ("D", ident, 0, 0),
         ("R", ident, 0, 4096),
         ("R", ident, 65536, 100),
         ("R", ident, 204800, 8192),
@@ -333,3 +336,87 @@ def test_instances_of_a_killed_collector_are_removed_by_the_next_run(program, tm
     finally:
         if stale.exists():
             stale.rmdir()
+
+
+def test_replay_writes_drops_for_truncation_and_removal(tmp_path):
+    """O_TRUNC, ftruncate, a punched hole and fadvise(DONTNEED) become drop rows of their ranges at
+    once; a removal names its file only through the pages it deletes: deletions outside reclaim
+    become one whole-file drop per run, deletions inside a reclaim bracket stay evictions."""
+    from bufsim.ktrace import FdLook, Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    dev = os.makedev(254, 0)
+    f = FdLook(dev, 77, 0o100644, 100_000, b"/data/f")
+    g = FdLook(dev, 88, 0o100644, 8192, b"/data/g")
+    t = 1_000_000
+    L = [
+        # open /data/f with O_WRONLY|O_TRUNC (0x201): a whole-file drop at the open
+        _line("p", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x201, mode: 0)"),
+        _line("p", 10, 10, t + 5, "sys_openat -> 0x3"),
+        _line("p", 10, 10, t + 10, "sys_write(fd: 0x3, buf: 0x1, count: 0x3000)"),
+        _line("p", 10, 10, t + 12, "sys_write -> 0x3000"),
+        # ftruncate(3, 5000); a hole 8192..16383; fadvise(DONTNEED) of all; fallocate without a hole
+        _line("p", 10, 10, t + 20, "sys_ftruncate(fd: 0x3, length: 0x1388)"),
+        _line("p", 10, 10, t + 23, "sys_ftruncate -> 0x0"),
+        _line("p", 10, 10, t + 30, "sys_fallocate(fd: 0x3, mode: 0x3, offset: 0x2000, len: 0x2000)"),
+        _line("p", 10, 10, t + 31, "sys_fallocate -> 0x0"),
+        _line("p", 10, 10, t + 40, "sys_fadvise64(fd: 0x3, offset: 0x0, len: 0x0, advice: 0x4)"),
+        _line("p", 10, 10, t + 41, "sys_fadvise64 -> 0x0"),
+        _line("p", 10, 10, t + 45, "sys_fallocate(fd: 0x3, mode: 0x0, offset: 0x0, len: 0x1000)"),
+        _line("p", 10, 10, t + 46, "sys_fallocate -> 0x0"),
+        # /data/g read, then unlinked (its pages go inside unlinkat), then truncate(PATH, 4096) of f
+        _line("p", 10, 10, t + 50, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+        _line("p", 10, 10, t + 51, "sys_openat -> 0x4"),
+        _line("p", 10, 10, t + 52, "sys_read(fd: 0x4, buf: 0x1, count: 0x2000)"),
+        _line("p", 10, 10, t + 53, "sys_read -> 0x2000"),
+        _line("p", 10, 10, t + 54, "sys_close(fd: 0x4)"),
+        _line("p", 10, 10, t + 55, "sys_close -> 0x0"),
+        _line("p", 10, 10, t + 60, "sys_unlinkat(dfd: 0xffffff9c, pathname: 0x1, flag: 0x0)"),
+        _line("p", 10, 10, t + 63, "sys_unlinkat -> 0x0"),
+        _line("p", 10, 10, t + 70, "sys_truncate(path: 0x1, length: 0x1000)"),
+        _line("p", 10, 10, t + 73, "sys_truncate -> 0x0"),
+    ]
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    looks = {(10, 3, t + 5): f, (10, 4, t + 51): g}
+    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+
+    def delete(tid: int, at: int, ino: int, index: int) -> str:
+        return _line(
+            "p",
+            tid,
+            tid,
+            at,
+            f"mm_filemap_delete_from_page_cache: dev 254:0 ino {ino:x} pfn=0x1 ofs={index * 4096} order=0",
+        )
+
+    S = [
+        delete(10, t + 22, 77, 2),  # inside ftruncate: its drop is written already
+        delete(10, t + 61, 88, 0),  # inside unlinkat: g's pages, one run
+        delete(10, t + 61, 88, 1),
+        _line("p", 10, 10, t + 62, "mm_vmscan_memcg_reclaim_begin: order=0 gfp_flags=GFP_KERNEL"),
+        delete(10, t + 62, 77, 0),  # reclaim
+        _line("p", 10, 10, t + 62, "mm_vmscan_memcg_reclaim_end: nr_reclaimed=1"),
+        delete(10, t + 71, 77, 1),  # inside truncate(PATH): a drop from its length
+        delete(99, t + 80, 77, 5),  # another task (kswapd): reclaim
+    ]
+    sysraw = tmp_path / "system.txt"
+    sysraw.write_text("".join(S))
+    system = list(parse_events(str(sysraw)))
+    dropped = rp.classify_deletions(system)
+    assert dropped == {0, 1, 2, 6}
+    fname, gname = f"{dev:x}:77:/data/f", f"{dev:x}:88:/data/g"
+    got = sorted((tm - t, op, rp.name(x), off, size) for tm, _, _, _, op, x, off, size, _ in rp.records)
+    assert got == [
+        (0, "D", fname, 0, 0),
+        (10, "W", fname, 0, 12288),
+        (20, "D", fname, 5000, 0),
+        (30, "D", fname, 8192, 8192),
+        (40, "D", fname, 0, 0),
+        (52, "R", gname, 0, 8192),
+        (61, "D", gname, 0, 0),
+        (70, "D", fname, 4096, 0),
+    ]
+    assert rp.stats.drops == 6

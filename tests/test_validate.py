@@ -230,6 +230,18 @@ def test_a_mixed_workload_is_close(small):
 
 
 @kernel
+def test_truncated_and_deleted_files_are_dropped_as_the_kernel_drops_them(small):
+    # Rewritten through O_TRUNC and removed: the kernel deletes those pages outside reclaim, the
+    # trace carries the drops, and the model inserts the rewritten pages again as the kernel does
+    # (without drops it found the old ones cached: about a third of the pages).
+    c = small["rewrite"]
+    assert c.command_status == 0 and c.kernel_pages_read > 20000
+    assert c.kernel_dropped > 15000 and abs(c.model_dropped - c.kernel_dropped) <= 0.02 * c.kernel_dropped
+    assert abs(c.pages_read_diff) <= 0.02
+    assert c.readahead_match >= 0.95
+
+
+@kernel
 def test_a_failing_command_still_gives_its_comparison(tmp_path, capsys):
     data = tmp_path / "d.dat"
     data.write_bytes(os.urandom(1 << 20))

@@ -369,7 +369,9 @@ def format_analysis(a: Analysis) -> str:
         f"format                {a.format}, {_bytes(a.block_size)} blocks, "
         + ("reads only" if a.reads_only else "reads and writes"),
         "",
-        f"requests              {req['total']}  ({_mix(req)}; {req['zero_length']} zero-length)",
+        f"requests              {req['total']}  ({_mix(req)}; {req['zero_length']} zero-length"
+        + (f"; and {req['drops']} drops of truncated or deleted files" if req.get("drops") else "")
+        + ")",
         f"block accesses        {acc['total']}  ({_mix(acc)})",
         f"bytes                 read {_bytes(req['read_bytes'])}, written {_bytes(req['write_bytes'])}",
         f"footprint             {a.footprint['blocks']} blocks ({_bytes(a.footprint['bytes'])})",
@@ -498,4 +500,10 @@ def format_mrc(r: dict[str, Any]) -> str:
                 f"SHARDS error over {e['sizes']} cache sizes: mean {e['mean_abs']:.4f}, "
                 f"max {e['max_abs']:.4f} at {e['max_at_blocks']} blocks"
             )
+    if r.get("dropped_blocks"):
+        out.append(
+            f"note: the trace drops data (truncated or deleted files: {r['dropped_blocks']} blocks); dropped blocks "
+            "leave the LRU stack, so these curves estimate LRU's (a cache keeps a free frame after a drop, the "
+            "stack closes up): bufsim run gives exact counts (docs/analysis.md)"
+        )
     return "\n".join(out)

@@ -133,7 +133,9 @@ class CollectResult:
     def summary(self) -> str:
         s = self.stats
         text = (
-            f"bufsim collect: {s.records} records ({s.reads} reads, {s.writes} writes) on "
+            f"bufsim collect: {s.records} records ({s.reads} reads, {s.writes} writes"
+            + (f", {s.drops} drops" if s.drops else "")
+            + ") on "
             f"{len(s.files)} files from {len(s.pids)} processes and {len(s.contexts)} program "
             f"contexts -> {self.output}; the command {self.outcome}"
         )

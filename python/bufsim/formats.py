@@ -20,6 +20,20 @@ class SkippedRecordsWarning(UserWarning):
     """A ``skip_bad=True`` read passed over malformed records; the message says how many and where."""
 
 
+class DropsLeftOutWarning(UserWarning):
+    """A conversion to libCacheSim's formats left out the trace's drop requests."""
+
+
+def drops_note(trace: PathLike, drops: int) -> str:
+    """The one line that says a conversion left out ``drops`` drop requests ("" for none)."""
+    if not drops:
+        return ""
+    return (
+        f"{os.fspath(trace)}: {drops} drop requests (truncated or deleted files) left out: libCacheSim's "
+        "formats hold accesses only, so its replay keeps the dropped blocks cached; convert to .bst to keep them"
+    )
+
+
 def warn_skipped(trace: PathLike, summary: str) -> None:
     if summary:
         warnings.warn(f"{os.fspath(trace)}: {summary}", SkippedRecordsWarning, stacklevel=3)
@@ -39,6 +53,9 @@ class Conversion:
     skipped_records: int
     skipped: str
     """One line locating the first skipped records ("" when none were skipped)."""
+    drops_left_out: int = 0
+    """Drop requests (truncated or deleted files) of the input that libCacheSim's formats cannot
+    hold: its replay keeps the dropped blocks cached (a :class:`DropsLeftOutWarning` says so)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,6 +114,9 @@ def convert(
     )
     result = Conversion(**d)
     warn_skipped(trace, result.skipped)
+    note = drops_note(trace, result.drops_left_out)
+    if note:
+        warnings.warn(note, DropsLeftOutWarning, stacklevel=2)
     return result
 
 

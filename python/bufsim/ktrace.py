@@ -20,6 +20,7 @@ command ends, so a command that fails, is killed or times out still leaves a who
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import re
@@ -68,7 +69,23 @@ FD_CALLS = (
     "sendfile64",
     "copy_file_range",
 )
-TRACED_CALLS = DATA_READS + DATA_WRITES + FD_CALLS
+#: Calls that drop a file's data (truncation, hole punching, fadvise(DONTNEED)), and those
+#: whose deletions of page-cache pages drop a whole file (removal of a name, the last close,
+#: an exit): followed to write drop requests (op D) into the trace.
+DROP_CALLS = (
+    "truncate",
+    "ftruncate",
+    "fallocate",
+    "fadvise64",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+)
+TRACED_CALLS = DATA_READS + DATA_WRITES + FD_CALLS + DROP_CALLS
+#: Calls that move data through a pipe inside the kernel, reading a few pages at a time.
+SPLICED = frozenset({"sendfile64", "copy_file_range"})
 OPEN_CALLS = frozenset({"open", "openat", "openat2", "creat"})
 
 #: Events of the traced tasks (instance filtered by set_event_pid + event-fork).
@@ -83,13 +100,30 @@ TASK_EVENTS = (
     "sched/sched_process_fork",
     "sched/sched_process_exit",
 )
-#: Events that happen outside the traced tasks' context (reclaim, interrupts): system-wide.
-SYSTEM_EVENTS = ("filemap/mm_filemap_delete_from_page_cache", "block/block_rq_issue", "block/block_rq_complete")
+#: Events that happen outside the traced tasks' context (reclaim, interrupts): system-wide. The
+#: reclaim brackets tell a page deleted by reclaim from one deleted by truncation or removal in
+#: the same task: memcg and direct reclaim run in the task that charges the memory.
+RECLAIM_BEGIN = (
+    "mm_vmscan_memcg_reclaim_begin",
+    "mm_vmscan_direct_reclaim_begin",
+    "mm_vmscan_memcg_softlimit_reclaim_begin",
+    "mm_vmscan_node_reclaim_begin",
+)
+RECLAIM_END = tuple(name.replace("_begin", "_end") for name in RECLAIM_BEGIN)
+SYSTEM_EVENTS = (
+    "filemap/mm_filemap_delete_from_page_cache",
+    "block/block_rq_issue",
+    "block/block_rq_complete",
+    *(f"vmscan/{name}" for name in RECLAIM_BEGIN + RECLAIM_END),
+)
 
 PAGECACHE_HEADER = "time_us,pid,event,dev,ino,index,count,hits,detail"
 
 O_APPEND = 0o2000
+O_TRUNC = 0o1000
 O_CLOEXEC = 0o2000000
+POSIX_FADV_DONTNEED = 4
+FALLOC_FL_PUNCH_HOLE, FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE = 0x02, 0x08, 0x10, 0x20
 O_ACCMODE = 3
 F_DUPFD, F_SETFD, F_SETFL, F_DUPFD_CLOEXEC = 0, 2, 4, 1030
 CLONE_FILES, CLONE_THREAD = 0x400, 0x10000
@@ -107,6 +141,7 @@ class KernelCollectResult(CollectResult):
     hits: int = 0  # of those, pages already cached
     inserted: int = 0
     evicted: int = 0
+    dropped: int = 0  # pages deleted by truncation or removal, not by reclaim
     disk_requests: int = 0
     lost_events: int = 0
     #: CLOCK_MONOTONIC in microseconds at the trace's time 0 (its first traced event), so that
@@ -118,7 +153,7 @@ class KernelCollectResult(CollectResult):
         text = super().summary()
         text += (
             f"; page cache: {self.looked_up} pages looked up, {self.hits} hits, {self.inserted} inserted, "
-            f"{self.evicted} evicted, {self.disk_requests} disk requests -> {self.pagecache}"
+            f"{self.evicted} evicted, {self.dropped} dropped, {self.disk_requests} disk requests -> {self.pagecache}"
         )
         if self.lost_events:
             text += f"; the kernel's trace buffer dropped {self.lost_events} events (records may be missing)"
@@ -274,8 +309,11 @@ class PipeCopier(DrainThread):
 # ---------------------------------------------------------------------------------------------
 # Looking at descriptors while the command runs
 
+# An open, or a dup that gives a descriptor a new number: a shell's redirection opens a file,
+# dup2s it onto standard output and closes the first number at once, before the reader can look
+# at it; the dup's new number stays for the command.
 _OPEN_EXIT = re.compile(
-    rb"-(\d+)\s+\(\s*[\d-]+\)\s+\[\d+\]\s+\S+\s+(\d+)\.(\d+): sys_(?:openat2?|open|creat) -> 0x([0-9a-f]+)\n"
+    rb"-(\d+)\s+\(\s*[\d-]+\)\s+\[\d+\]\s+\S+\s+(\d+)\.(\d+): sys_(?:openat2?|open|creat|dup[23]?) -> 0x([0-9a-f]+)\n"
 )
 
 
@@ -289,8 +327,8 @@ class FdLook:
 
 
 class FdWatcher:
-    """Looks at ``/proc/TID/fd/N`` for every successful open as soon as the reader sees it. Keyed by
-    (tid, fd, event time), so the replay finds the look for exactly that open."""
+    """Looks at ``/proc/TID/fd/N`` for every successful open and dup as soon as the reader sees it.
+    Keyed by (tid, fd, event time), so the replay finds the look for exactly that call."""
 
     def __init__(self) -> None:
         self.looks: dict[tuple[int, int, int], Optional[FdLook]] = {}
@@ -417,6 +455,9 @@ class KOpen:
     file: Optional[KFile]
     offset: int = 0
     append: bool = False
+    #: Opened with O_TRUNC before its file was known: (task, open call, its exit), so that the
+    #: drop is written when a dup names the file.
+    truncated_by: Optional[tuple] = None
 
 
 @dataclass(eq=False)
@@ -468,6 +509,10 @@ class Replay:
         self.root_exit: Optional[int] = None
         self.t_first: Optional[int] = None
         self.pids: set[int] = set()
+        #: Per task, the calls that dropped data themselves, in time order: (enter, exit,
+        #: call, offset): their page deletions are written already (truncate(PATH) names its
+        #: file only through them: call "truncate", the file None).
+        self.covering: dict[int, list[tuple[int, int, str, int]]] = {}
 
     # -- files
 
@@ -572,7 +617,7 @@ class Replay:
             hits = count
             if task is not None and task.call is not None:
                 hits = sum(1 for i in range(first, last + 1) if (dev, ino, i) not in task.inserted)
-                task.pages.append((dev, ino))
+                task.pages.append((dev, ino, first, last))
             self.pagecache.append((e.t, e.tgid, "lookup", dev, ino, first, count, hits, ""))
         elif name == "mm_filemap_add_to_page_cache":
             index = int(kv.get("ofs", "0")) // PAGE
@@ -645,6 +690,14 @@ class Replay:
                 f = KFile(0, 0, None, 0, True)
             table.fds[ret] = KOpen(f, 0, bool(flags & O_APPEND))
             (table.cloexec.add if flags & O_CLOEXEC else table.cloexec.discard)(ret)
+            if flags & O_TRUNC and flags & O_ACCMODE and f is not None:
+                if f.ino:
+                    self.drop(task, call, ex, f, 0, 0)
+                else:
+                    table.fds[ret].truncated_by = (task, call, ex)
+            return
+        if name in DROP_CALLS:
+            self.on_drop_call(task, call, ex, a)
             return
         if name == "close":
             table.fds.pop(a.get("fd", -1), None)
@@ -662,6 +715,15 @@ class Replay:
             return
         if name in ("dup", "dup2", "dup3"):
             of = table.fds.get(a.get("fildes", a.get("oldfd", -1)))
+            if of is not None and (of.file is None or not of.file.ino):
+                # The open was not looked at in time (closed at once after this dup, as a
+                # shell's redirection does): the new number names the same open file.
+                look = self.looks.get((ex.tid, ret, ex.t))
+                if look is not None and (stat_mod.S_ISREG(look.mode) or stat_mod.S_ISBLK(look.mode)):
+                    of.file = self.file_for(look.dev, look.ino, look.path, look.size, True)
+                    if of.truncated_by is not None:
+                        self.drop(*of.truncated_by, of.file, 0, 0)
+                        of.truncated_by = None
             if of is not None:
                 table.fds[ret] = of
             else:
@@ -711,6 +773,114 @@ class Replay:
             if not self.reads_only:
                 self.transfer(task, call, ex, "W", table.fds.get(a.get("fd_out", -1)), ret, {})
 
+    def on_drop_call(self, task: KTask, call: Event, ex: Event, a: dict) -> None:
+        """A call that may drop data: truncation and hole punching of an open file and
+        fadvise(DONTNEED) are written as drops of their ranges now; truncate(PATH) names its
+        file only through the pages it deletes (:meth:`classify_deletions`)."""
+        name = call.call
+        if name == "truncate":
+            self.covering.setdefault(task.tid, []).append((call.t, ex.t, name, a.get("length", 0)))
+            return
+        of = task.table.fds.get(a.get("fd", -1))
+        f = of.file if of is not None else None
+        if f is None or not f.regular or not f.ino:
+            return  # unlink and rename: their deletions say which file went
+        if name == "ftruncate":
+            length = a.get("length", 0)
+            f.size = length
+            self.drop(task, call, ex, f, length, 0)
+        elif name == "fallocate":
+            mode, offset, length = a.get("mode", 0), a.get("offset", 0), a.get("len", 0)
+            if mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE):
+                self.drop(task, call, ex, f, offset, 0)  # the data after offset moves
+            elif mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE):
+                self.drop(task, call, ex, f, offset, length)
+        elif name == "fadvise64" and a.get("advice") == POSIX_FADV_DONTNEED:
+            # Clean, unmapped pages go; dirty ones stay until written (not modelled).
+            self.drop(task, call, ex, f, a.get("offset", 0), a.get("len", 0))
+
+    def drop(self, task: KTask, call: Event, ex: Event, f: KFile, offset: int, size: int) -> None:
+        """Writes a drop request of ``f``'s bytes from ``offset`` (``size`` 0: to the end) at
+        ``call``'s time; the pages ``call`` deletes are then not read as drops of their own."""
+        self.covering.setdefault(task.tid, []).append((call.t, ex.t, call.call, offset))
+        self.drop_record(call.t, ex.t - call.t, task.tgid, f, offset, size)
+
+    def drop_record(self, t: int, dur: int, tgid: int, f: KFile, offset: int, size: int) -> None:
+        if f.path is not None and not self.filter.keeps(f.path):
+            return
+        if f.path is None and self.filter.include:
+            return
+        self.records.append((t, dur, tgid, 0, "D", f, offset, size, 0))
+        self.stats.drops += 1
+
+    def classify_deletions(self, system_events: Sequence[Event]) -> set[int]:
+        """Which page deletions of ``system_events`` (indices) dropped data rather than
+        reclaimed it: those in a traced task outside its reclaim brackets (truncation, removal
+        of the last name, the last close of a deleted file, an exit). Each run of such deletions
+        of one file by one task outside the calls that wrote their drops already becomes a drop
+        of the whole file (of its tail after truncate(PATH)) at the run's first deletion."""
+        reclaiming: dict[int, int] = {}
+        dropped: set[int] = set()
+        run: Optional[tuple] = None
+        truncated: set[tuple] = set()
+        for i, e in enumerate(system_events):
+            if e.name in RECLAIM_BEGIN:
+                reclaiming[e.tid] = reclaiming.get(e.tid, 0) + 1
+                continue
+            if e.name in RECLAIM_END:
+                reclaiming[e.tid] = max(0, reclaiming.get(e.tid, 0) - 1)
+                continue
+            if e.name != "mm_filemap_delete_from_page_cache" or e.tid not in self.tasks or reclaiming.get(e.tid):
+                continue
+            m = _DEV_INO.search(e.body)
+            if m is None:
+                continue
+            dropped.add(i)
+            dev = dev_number(int(m.group(1)), int(m.group(2)))
+            ino = int(m.group(3), 16)
+            f = self.files.get((dev, ino))
+            if f is None:
+                continue  # a file the trace never read or wrote
+            cover = self._covering(e.tid, e.t)
+            if cover is not None:
+                start, end, name, offset = cover
+                if name == "truncate" and (start, dev, ino) not in truncated:
+                    truncated.add((start, dev, ino))
+                    self.drop_record(start, end - start, e.tgid, f, offset, 0)
+                continue
+            if run != (e.tid, dev, ino):
+                run = (e.tid, dev, ino)
+                self.drop_record(e.t, 0, e.tgid, f, 0, 0)
+        return dropped
+
+    def _covering(self, tid: int, t: int) -> Optional[tuple[int, int, str, int]]:
+        calls = self.covering.get(tid)
+        if not calls:
+            return None
+        i = bisect.bisect_right(calls, (t, float("inf"))) - 1
+        if i >= 0 and calls[i][0] <= t <= calls[i][1]:
+            return calls[i]
+        return None
+
+    @staticmethod
+    def _spliced(task: KTask, f: KFile, offset: int, size: int) -> list[tuple[int, int]]:
+        """The reads a splicing call (copy_file_range, sendfile) made of ``f``'s bytes ``offset``
+        to ``offset + size``: the kernel reads them through a pipe a few pages at a time (16 pages
+        of the default pipe), each piece a page-cache lookup that sizes read-ahead as a read of
+        that length would; one read of the whole range would ask for far more."""
+        pieces: list[tuple[int, int]] = []
+        cursor, end = offset, offset + size
+        for dev, ino, first, last in task.pages:
+            if (dev, ino) != (f.dev, f.ino):
+                continue
+            lo, hi = max(cursor, first * PAGE), min(end, (last + 1) * PAGE)
+            if lo == cursor and hi > lo:
+                pieces.append((lo, hi - lo))
+                cursor = hi
+        if cursor < end or not pieces:
+            pieces.append((cursor, end - cursor))
+        return pieces
+
     def transfer(self, task: KTask, call: Event, ex: Event, op: str, of: Optional[KOpen], size: int, a: dict) -> None:
         name = call.call
         if of is None:
@@ -720,7 +890,7 @@ class Replay:
                 task.table.fds[a["fd"]] = of
         f = of.file
         if op == "R" and task.pages:
-            dev, ino = task.pages[0]  # the kernel's own identity of the file this read looked up
+            dev, ino = task.pages[0][:2]  # the kernel's own identity of the file this read looked up
             if f is None or (f.dev, f.ino) != (dev, ino):
                 f = self.file_for(dev, ino)
                 of.file = f
@@ -750,10 +920,15 @@ class Replay:
         # What a read asked for: Linux sizes read-ahead from it, and a read the end of the file
         # cut short asked for more than it got (readv's total is not in the arguments: unknown).
         asked = a.get("count", 0) if op == "R" and name in ("read", "pread64") else 0
-        self.records.append((call.t, ex.t - call.t, task.tgid, ctx, op, f, offset, size, asked))
+        pieces = [(offset, size)]
+        if op == "R" and name in SPLICED:
+            pieces = self._spliced(task, f, offset, size)
+        for i, (o, n) in enumerate(pieces):
+            last = i == len(pieces) - 1
+            self.records.append((call.t, ex.t - call.t if last else 0, task.tgid, ctx, op, f, o, n, asked))
         s = self.stats
         if op == "R":
-            s.reads += 1
+            s.reads += len(pieces)
             s.read_bytes += size
         else:
             s.writes += 1
@@ -787,14 +962,18 @@ def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str)
         out.write(f"# {end}\n")
 
 
-def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comments: Sequence[str]) -> dict:
-    """Writes the page-cache companion file: the traced tasks' rows, plus evictions of files the
-    traced tasks touched and disk requests they issued (with those requests' completions)."""
+def _write_pagecache(
+    replay: Replay, system_events: list[Event], dropped: set[int], path: str, comments: Sequence[str]
+) -> dict:
+    """Writes the page-cache companion file: the traced tasks' rows, plus the deletions of pages of
+    files the traced tasks touched (``evict`` by reclaim, ``drop`` for the indices in ``dropped``:
+    truncation and removal, :meth:`Replay.classify_deletions`) and disk requests they issued (with
+    those requests' completions)."""
     t0 = replay.t_first or 0
     rows = list(replay.pagecache)
     touched = {(r[3], r[4]) for r in rows}
     issued: set[tuple[int, int]] = set()
-    for e in system_events:
+    for i, e in enumerate(system_events):
         if e.name == "mm_filemap_delete_from_page_cache":
             m = _DEV_INO.search(e.body)
             if m is None:
@@ -808,7 +987,7 @@ def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comm
                 (
                     e.t,
                     e.tgid,
-                    "evict",
+                    "drop" if i in dropped else "evict",
                     dev,
                     ino,
                     int(kv.get("ofs", "0")) // PAGE,
@@ -835,7 +1014,15 @@ def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comm
                 kind = "disk_complete"
             rows.append((e.t, e.tgid, kind, dev, "", sector, count, "", b.group(3)))
     rows.sort(key=lambda r: r[0])
-    totals = {"rows": len(rows), "looked_up": 0, "hits": 0, "inserted": 0, "evicted": 0, "disk_requests": 0}
+    totals = {
+        "rows": len(rows),
+        "looked_up": 0,
+        "hits": 0,
+        "inserted": 0,
+        "evicted": 0,
+        "dropped": 0,
+        "disk_requests": 0,
+    }
     for r in rows:
         if r[2] == "lookup":
             totals["looked_up"] += r[6]
@@ -844,6 +1031,8 @@ def _write_pagecache(replay: Replay, system_events: list[Event], path: str, comm
             totals["inserted"] += r[6]
         elif r[2] == "evict":
             totals["evicted"] += r[6]
+        elif r[2] == "drop":
+            totals["dropped"] += r[6]
         elif r[2] == "disk_issue":
             totals["disk_requests"] += 1
     with open(path, "w") as out:
@@ -1151,6 +1340,7 @@ def collect_kernel(
         for e in parse_events(os.path.join(tmp, "tasks.txt")):
             replay.feed(e)
         system_events = list(parse_events(os.path.join(tmp, "system.txt")))
+        dropped = replay.classify_deletions(system_events)
         depth = "none (--no-stacks)" if not stacks else ("whole stack" if stack_depth == 0 else str(stack_depth))
         comments = [
             "bufsim collect trace (docs/collect.md); times in microseconds from the first traced event",
@@ -1163,6 +1353,7 @@ def collect_kernel(
         totals = _write_pagecache(
             replay,
             system_events,
+            dropped,
             pagecache_path(output),
             [
                 "bufsim page-cache ground truth (docs/collect.md) for the trace " + os.path.basename(output),
@@ -1182,6 +1373,7 @@ def collect_kernel(
         )
         result.looked_up, result.hits = totals["looked_up"], totals["hits"]
         result.inserted, result.evicted = totals["inserted"], totals["evicted"]
+        result.dropped = totals["dropped"]
         result.disk_requests = totals["disk_requests"]
         return result
     finally:

@@ -257,6 +257,8 @@ class Stats:
     writes: int = 0
     read_bytes: int = 0
     write_bytes: int = 0
+    #: Drop requests: truncated, punched or deleted files (the kernel tracer writes them).
+    drops: int = 0
     unparsed: int = 0
     files: set = field(default_factory=set)
     pids: set = field(default_factory=set)
@@ -264,7 +266,7 @@ class Stats:
 
     @property
     def records(self) -> int:
-        return self.reads + self.writes
+        return self.reads + self.writes + self.drops
 
 
 class TraceBuilder:

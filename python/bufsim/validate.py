@@ -76,6 +76,10 @@ class Comparison:
     kernel_evicted: int
     model_evicted: int
     evicted_overlap: float  # evictions of the same page in both, over either (multisets: min / max counts)
+    # Cached pages whose data the command dropped (truncated or deleted files): the kernel's
+    # deletions outside reclaim, the model's drops of cached blocks.
+    kernel_dropped: int
+    model_dropped: int
     kernel_disk_requests: int
     model_disk_requests: int
     read_ahead_kb: int
@@ -457,11 +461,11 @@ def compare(
     resident: Counter = Counter()
     untraced_now = untraced_peak = 0
     untraced: list[tuple[int, int]] = []
-    k_read = k_evicted_n = 0
+    k_read = k_evicted_n = k_dropped = 0
     k_evicted: Counter = Counter()
     disk = 0
     for e in rows:
-        if e.event in ("insert", "evict"):
+        if e.event in ("insert", "evict", "drop"):
             f = traced.get((e.dev, e.ino))
             sign = 1 if e.event == "insert" else -1
             if f is None:
@@ -473,6 +477,8 @@ def compare(
                 untraced.append((e.time_us, untraced_now))
             elif e.event == "insert":
                 k_read += e.count
+            elif e.event == "drop":
+                k_dropped += e.count
             else:
                 k_evicted_n += e.count
                 k_evicted.update((f, e.index + j) for j in range(e.count))
@@ -524,6 +530,8 @@ def compare(
         kernel_evicted=k_evicted_n,
         model_evicted=len(log["evicted"]),
         evicted_overlap=sum((k_evicted & m_evicted).values()) / union if union else 1.0,
+        kernel_dropped=k_dropped,
+        model_dropped=sum(1 for f, _ in log["dropped"] if f in keep),
         kernel_disk_requests=disk,
         model_disk_requests=log["disk_requests"],
         read_ahead_kb=ra_kb,
@@ -656,6 +664,7 @@ def format_table(results: Sequence[Comparison]) -> str:
         "same",
         "evicted k/m",
         "overlap",
+        "dropped k/m",
         "disk reqs k/m",
     )
     rows = [head]
@@ -672,6 +681,7 @@ def format_table(results: Sequence[Comparison]) -> str:
                 f"{c.readahead_match:.3f}",
                 f"{c.kernel_evicted}/{c.model_evicted}",
                 f"{c.evicted_overlap:.3f}",
+                f"{c.kernel_dropped}/{c.model_dropped}",
                 f"{c.kernel_disk_requests}/{c.model_disk_requests}",
             )
         )

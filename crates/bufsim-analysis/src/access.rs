@@ -4,7 +4,7 @@
 //! to `bufsim_core::run::block_keys`, so analyses and simulations always count the same stream.
 
 use bufsim_core::engine::{included, EngineConfig};
-use bufsim_core::layout::{block_key, Layout};
+use bufsim_core::layout::{block_key, FileExtents, Layout};
 use bufsim_core::trace::progress::Ticker;
 use bufsim_core::trace::{AddressKind, Format, Meter, ReadOptions, Request, TraceError, TraceReader};
 
@@ -28,6 +28,10 @@ pub trait Visitor {
     /// A request the engine simulates (after `reads_only` filtering), before its blocks.
     fn request(&mut self, _r: &Request) {}
     fn access(&mut self, a: &BlockAccess);
+    /// Drop request `r` (a file truncated or deleted) removed the data of these blocks, by
+    /// cache key: they are gone from any cache, as if never accessed. A drop is
+    /// not a request, and its blocks are not accesses.
+    fn dropped(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {}
 }
 
 /// Where requests come from: a trace file read as a stream, or requests already in memory.
@@ -86,16 +90,9 @@ pub fn layout(source: &Source, cfg: &EngineConfig) -> Result<Layout, TraceError>
     if source.kind() == AddressKind::Device {
         return Ok(Layout::Identity);
     }
-    let mut blocks: Vec<u64> = Vec::new();
-    source.for_each_request(|r| {
-        let (first, n) = r.block_range(cfg.block_size);
-        let f = r.file as usize;
-        if blocks.len() <= f {
-            blocks.resize(f + 1, 0);
-        }
-        blocks[f] = blocks[f].max(first.saturating_add(n));
-    })?;
-    Ok(Layout::first_touch(&blocks, 0))
+    let mut extents = FileExtents::default();
+    source.for_each_request(|r| extents.push(r, cfg.block_size))?;
+    Ok(Layout::first_touch(&extents.finish(), 0))
 }
 
 /// Streams every block access of `source` to `visitor` (one pass, or two for file traces).
@@ -103,6 +100,17 @@ pub fn walk<V: Visitor>(source: &Source, cfg: &EngineConfig, visitor: &mut V) ->
     let layout = layout(source, cfg)?;
     source.for_each_request(|r| {
         if !included(r, cfg) {
+            return;
+        }
+        if r.op.is_drop() {
+            let (first, end) = layout.dropped_blocks(r, cfg.block_size);
+            visitor.dropped(
+                r,
+                &mut (first..end).map(|b| {
+                    let (device, block) = layout.place(r.file, b);
+                    block_key(device, block)
+                }),
+            );
             return;
         }
         visitor.request(r);

@@ -131,6 +131,12 @@ impl Visitor for Characterize {
         self.stats.request(r);
     }
 
+    /// Counted, not followed: reuse and locality describe the accesses, and a block written
+    /// again after its file was truncated counts as a reuse.
+    fn dropped(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {
+        self.stats.drop_request();
+    }
+
     #[inline]
     fn access(&mut self, a: &BlockAccess) {
         self.stats.access(a.write);

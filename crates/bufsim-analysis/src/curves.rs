@@ -137,6 +137,9 @@ pub struct MrcReport {
     pub misses: Option<Vec<u64>>,
     pub miss_ratio: Option<Vec<f64>>,
     pub shards: Option<ShardsReport>,
+    /// Blocks the trace's drop requests covered (truncated or deleted files): when not 0 the
+    /// curves are estimates ([`crate::mrc`]).
+    pub dropped_blocks: u64,
 }
 
 impl MrcReport {
@@ -148,6 +151,7 @@ impl MrcReport {
 struct Curves {
     exact: Option<LruMrc>,
     shards: Option<Shards>,
+    dropped: u64,
 }
 
 impl Visitor for Curves {
@@ -160,6 +164,18 @@ impl Visitor for Curves {
             s.access(a.key);
         }
     }
+
+    fn dropped(&mut self, _r: &Request, keys: &mut dyn Iterator<Item = u64>) {
+        for k in keys {
+            self.dropped += 1;
+            if let Some(m) = &mut self.exact {
+                m.drop_key(k);
+            }
+            if let Some(s) = &mut self.shards {
+                s.drop_key(k);
+            }
+        }
+    }
 }
 
 fn run(source: &Source, name: &str, opts: &MrcOptions) -> Result<MrcReport, SimError> {
@@ -167,6 +183,7 @@ fn run(source: &Source, name: &str, opts: &MrcOptions) -> Result<MrcReport, SimE
     let mut c = Curves {
         exact: opts.exact.then(LruMrc::new),
         shards: opts.shards.map(|m| Shards::new(m, opts.seed)).transpose()?,
+        dropped: 0,
     };
     walk(source, &opts.engine, &mut c)?;
     let exact: Option<MissCurve> = c.exact.map(LruMrc::finish);
@@ -204,6 +221,7 @@ fn run(source: &Source, name: &str, opts: &MrcOptions) -> Result<MrcReport, SimE
         miss_ratio: exact.as_ref().map(|e| sizes.iter().map(|&c| e.miss_ratio(c)).collect()),
         sizes,
         shards,
+        dropped_blocks: c.dropped,
     })
 }
 

@@ -44,6 +44,9 @@ pub struct ExportSummary {
     /// Records written: one per block access.
     pub records: u64,
     pub bytes: u64,
+    /// Drop requests of the input (truncated or deleted files) the output cannot hold:
+    /// libCacheSim's formats have accesses only.
+    pub drops: u64,
 }
 
 /// Writes the trace at `input` (in `format`, or detected) to `output` in libCacheSim's `to`
@@ -76,16 +79,16 @@ pub fn export_lcs(
             &bufsim_core::trace::ReadOptions { meter: meter.clone(), ..Default::default() },
         )?;
         let source = Source::Memory { requests: &loaded.requests, kind: loaded.format.address_kind(), meter };
-        let (records, bytes) = write_csv(&source, output, engine, size)?;
-        return Ok(ExportSummary { format: loaded.format, records, bytes });
+        let (records, bytes, drops) = write_csv(&source, output, engine, size)?;
+        return Ok(ExportSummary { format: loaded.format, records, bytes, drops });
     }
     let format = resolve_format(input, format)?;
     let source = Source::File { path: input, format, meter };
-    let (records, bytes) = match to {
+    let (records, bytes, drops) = match to {
         LcsFormat::Csv => write_csv(&source, output, engine, size)?,
         LcsFormat::Oracle => write_oracle(&source, output, engine, size)?,
     };
-    Ok(ExportSummary { format, records, bytes })
+    Ok(ExportSummary { format, records, bytes, drops })
 }
 
 fn seconds(time_ns: u64) -> u64 {
@@ -97,11 +100,17 @@ struct Timed<F: FnMut(u64, &BlockAccess) -> Result<(), TraceError>> {
     time_s: u64,
     each: F,
     failed: Option<TraceError>,
+    /// Drop requests passed over: libCacheSim's formats have no way to say data is gone.
+    drops: u64,
 }
 
 impl<F: FnMut(u64, &BlockAccess) -> Result<(), TraceError>> Visitor for Timed<F> {
     fn request(&mut self, r: &Request) {
         self.time_s = seconds(r.time_ns);
+    }
+
+    fn dropped(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {
+        self.drops += 1;
     }
 
     fn access(&mut self, a: &BlockAccess) {
@@ -113,30 +122,40 @@ impl<F: FnMut(u64, &BlockAccess) -> Result<(), TraceError>> Visitor for Timed<F>
     }
 }
 
+/// Calls `each` on every block access of `source`; returns the drop requests passed over.
 fn each_access(
     source: &Source,
     engine: &EngineConfig,
     each: impl FnMut(u64, &BlockAccess) -> Result<(), TraceError>,
-) -> Result<(), TraceError> {
-    let mut v = Timed { time_s: 0, each, failed: None };
+) -> Result<u64, TraceError> {
+    let mut v = Timed { time_s: 0, each, failed: None, drops: 0 };
     walk(source, engine, &mut v)?;
-    v.failed.map_or(Ok(()), Err)
+    v.failed.map_or(Ok(v.drops), Err)
 }
 
-fn write_csv(source: &Source, output: &str, engine: &EngineConfig, size: u32) -> Result<(u64, u64), TraceError> {
-    write_atomically(output, |file| {
+/// Writes libCacheSim's csv; returns the records and bytes written and the drops passed over.
+fn write_csv(source: &Source, output: &str, engine: &EngineConfig, size: u32) -> Result<(u64, u64, u64), TraceError> {
+    let mut drops = 0;
+    let (records, bytes) = write_atomically(output, |file| {
         let mut w = LcsCsvWriter::new(BufWriter::with_capacity(1 << 20, file), output)?;
-        each_access(source, engine, |t, a| w.write(t, a.key, size, a.write))?;
+        drops = each_access(source, engine, |t, a| w.write(t, a.key, size, a.write))?;
         let (out, n) = w.finish()?;
         Ok((out.into_inner().map_err(|e| TraceError::io(output, e.error()))?, n))
-    })
+    })?;
+    Ok((records, bytes, drops))
 }
 
-fn write_oracle(source: &Source, output: &str, engine: &EngineConfig, size: u32) -> Result<(u64, u64), TraceError> {
+/// Writes libCacheSim's oracleGeneral; returns what [`write_csv`] returns.
+fn write_oracle(
+    source: &Source,
+    output: &str,
+    engine: &EngineConfig,
+    size: u32,
+) -> Result<(u64, u64, u64), TraceError> {
     // Pass 1: each access's next access, as a 1-based record number (-1: none).
     let mut next: Vec<i64> = Vec::new();
     let mut last: FxHashMap<u64, usize> = FxHashMap::default();
-    each_access(source, engine, |_, a| {
+    let drops = each_access(source, engine, |_, a| {
         let i = next.len();
         if let Some(prev) = last.insert(a.key, i) {
             next[prev] = i as i64 + 1;
@@ -146,7 +165,7 @@ fn write_oracle(source: &Source, output: &str, engine: &EngineConfig, size: u32)
     })?;
     drop(last);
     // Pass 2: the records.
-    write_atomically(output, |file| {
+    let (records, bytes) = write_atomically(output, |file| {
         let mut w = OracleWriter::new(BufWriter::with_capacity(1 << 20, file), output);
         let mut i = 0usize;
         each_access(source, engine, |t, a| {
@@ -167,7 +186,8 @@ fn write_oracle(source: &Source, output: &str, engine: &EngineConfig, size: u32)
         }
         let (out, n) = w.finish()?;
         Ok((out.into_inner().map_err(|e| TraceError::io(output, e.error()))?, n))
-    })
+    })?;
+    Ok((records, bytes, drops))
 }
 
 fn source_name<'a>(source: &Source<'a>) -> &'a str {

@@ -63,6 +63,25 @@ impl Visitor for Sampler {
         self.time_ns = r.time_ns;
     }
 
+    fn dropped(&mut self, _r: &Request, keys: &mut dyn Iterator<Item = u64>) {
+        for key in keys {
+            if sample_hash(key, self.seed) < self.threshold {
+                self.sampled.push(Request {
+                    time_ns: self.time_ns,
+                    dur_ns: 0,
+                    pid: 0,
+                    ctx: 0,
+                    op: Op::Drop,
+                    file: (key >> DEVICE_SHIFT) as u32,
+                    offset: key & ((1 << DEVICE_SHIFT) - 1),
+                    size: 1,
+                    in_blocks: true,
+                    unfilled: 0,
+                });
+            }
+        }
+    }
+
     #[inline]
     fn access(&mut self, a: &BlockAccess) {
         self.accesses += 1;

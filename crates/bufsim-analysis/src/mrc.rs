@@ -4,8 +4,16 @@
 //! misses(C) = cold misses + accesses whose stack distance exceeds C. This equals bufsim's own
 //! LRU simulation at every size (tested on the bundled trace), since an LRU cache of C blocks
 //! holds exactly the top C entries of the LRU stack.
+//!
+//! A trace that drops data (truncated or deleted files) breaks that inclusion: a cache that
+//! loses a block holds a free frame until its next miss, while the stack closes up at once. The
+//! dropped blocks leave the stack, so the curve counts their next accesses as cold; an access
+//! to a block that the closed-up stack lifts above a cache's size is counted a hit where the
+//! simulation may miss. The curve is then an estimate (`bufsim mrc` says so).
 
 use serde::Serialize;
+
+use bufsim_core::trace::Request;
 
 use crate::access::{BlockAccess, Visitor};
 use crate::stack::StackDistances;
@@ -31,6 +39,10 @@ pub struct LruMrc {
     batch: Vec<u32>,
     cold: u64,
     accesses: u64,
+    /// Most blocks the stack held at once (more than it ends with when the trace drops data).
+    peak: usize,
+    /// Blocks dropped from the stack.
+    dropped: u64,
 }
 
 impl LruMrc {
@@ -54,6 +66,24 @@ impl LruMrc {
         }
     }
 
+    /// The trace dropped the data of `key`: it leaves the stack, after every access before it.
+    pub fn drop_key(&mut self, key: u64) {
+        self.drain();
+        if self.stack.remove(key) {
+            self.dropped += 1;
+        }
+    }
+
+    /// Processes every pending access, in order.
+    fn drain(&mut self) {
+        for i in 0..self.queued {
+            let key = self.pending[(self.head + i) % LOOKAHEAD];
+            self.process(key);
+        }
+        self.queued = 0;
+        self.head = 0;
+    }
+
     #[inline]
     fn process(&mut self, key: u64) {
         self.accesses += 1;
@@ -65,7 +95,10 @@ impl LruMrc {
                     self.count_batch();
                 }
             }
-            None => self.cold += 1,
+            None => {
+                self.cold += 1;
+                self.peak = self.peak.max(self.stack.len());
+            }
         }
     }
 
@@ -81,12 +114,10 @@ impl LruMrc {
     }
 
     pub fn finish(mut self) -> MissCurve {
-        for i in 0..self.queued {
-            let key = self.pending[(self.head + i) % LOOKAHEAD];
-            self.process(key);
-        }
+        self.drain();
         self.count_batch();
-        let distinct = self.stack.len();
+        // The largest distance is the most blocks the stack ever held.
+        let distinct = self.peak.max(self.stack.len());
         // misses[c] = cold + #{d > c}; no distance exceeds the distinct blocks.
         let mut misses = vec![0u64; distinct + 1];
         let mut acc = self.cold;
@@ -97,7 +128,7 @@ impl LruMrc {
         if let Some(m) = misses.first_mut() {
             *m = self.accesses;
         }
-        MissCurve { accesses: self.accesses, cold: self.cold, misses }
+        MissCurve { accesses: self.accesses, cold: self.cold, misses, dropped: self.dropped }
     }
 }
 
@@ -105,6 +136,10 @@ impl Visitor for LruMrc {
     #[inline]
     fn access(&mut self, a: &BlockAccess) {
         LruMrc::access(self, a.key);
+    }
+
+    fn dropped(&mut self, _r: &Request, keys: &mut dyn Iterator<Item = u64>) {
+        keys.for_each(|k| self.drop_key(k));
     }
 }
 
@@ -116,6 +151,9 @@ pub struct MissCurve {
     pub cold: u64,
     /// `misses[c]` for c = 0 ..= distinct blocks (beyond that, only cold misses).
     misses: Vec<u64>,
+    /// Blocks the trace dropped from the stack (truncated or deleted files): when not 0 the
+    /// curve is an estimate of LRU's (see the module's documentation).
+    pub dropped: u64,
 }
 
 impl MissCurve {

@@ -13,6 +13,8 @@ pub struct RequestStats {
     requests: u64,
     reads: u64,
     writes: u64,
+    /// Drop requests (truncated or deleted files): not requests of data, counted apart.
+    drops: u64,
     zero_length: u64,
     read_bytes: u64,
     write_bytes: u64,
@@ -35,6 +37,7 @@ impl RequestStats {
             requests: 0,
             reads: 0,
             writes: 0,
+            drops: 0,
             zero_length: 0,
             read_bytes: 0,
             write_bytes: 0,
@@ -83,6 +86,12 @@ impl RequestStats {
         self.last_ns = r.time_ns;
     }
 
+    /// Counts a drop request (not a request: it reads and writes nothing).
+    #[inline]
+    pub fn drop_request(&mut self) {
+        self.drops += 1;
+    }
+
     #[inline]
     pub fn access(&mut self, write: bool) {
         if write {
@@ -105,6 +114,7 @@ impl RequestStats {
             total: self.requests,
             reads: self.reads,
             writes: self.writes,
+            drops: self.drops,
             write_share: share(self.writes, self.requests),
             zero_length: self.zero_length,
             read_bytes: self.read_bytes,
@@ -159,6 +169,8 @@ pub struct RequestReport {
     pub total: u64,
     pub reads: u64,
     pub writes: u64,
+    /// Drop requests (truncated or deleted files), not counted in `total`.
+    pub drops: u64,
     pub write_share: f64,
     pub zero_length: u64,
     pub read_bytes: u64,

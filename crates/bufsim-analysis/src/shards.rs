@@ -172,6 +172,17 @@ impl Shards {
         }
     }
 
+    /// The trace dropped the data of `key`: a sampled block leaves the stack, as in
+    /// [`crate::mrc::LruMrc::drop_key`]. Fixed-size sampling keeps it (its sample set cannot
+    /// give up a block other than its largest hash).
+    pub fn drop_key(&mut self, key: u64) {
+        if let State::Rate { .. } = self.state {
+            if (sample_hash(key, self.seed) as u128) < self.threshold {
+                self.stack.remove(key);
+            }
+        }
+    }
+
     pub fn finish(self) -> ShardsCurve {
         let rate = self.rate();
         let sampled_blocks = self.stack.len() as u64;

@@ -61,6 +61,8 @@ pub struct Stats {
     pub blocks_read: u64,
     /// Blocks inserted by read-ahead.
     pub prefetched: u64,
+    /// Cached blocks whose data the trace dropped (truncated or deleted files).
+    pub dropped: u64,
     /// First demand accesses to blocks read ahead (hits thanks to prefetching).
     pub prefetch_hits: u64,
     /// Blocks read ahead and evicted before any demand access.
@@ -119,9 +121,12 @@ impl Stats {
     }
 }
 
-/// Calls `f(device, device_block)` for every block `r` touches, in order.
+/// Calls `f(device, device_block)` for every block `r` accesses, in order (a drop accesses none).
 #[inline]
 pub fn for_each_block(r: &Request, cfg: &EngineConfig, layout: &Layout, mut f: impl FnMut(u16, u64)) {
+    if r.op.is_drop() {
+        return;
+    }
     let (first, n) = r.block_range(cfg.block_size);
     for b in first..first + n {
         let (dev, blk) = layout.place(r.file, b);
@@ -129,7 +134,7 @@ pub fn for_each_block(r: &Request, cfg: &EngineConfig, layout: &Layout, mut f: i
     }
 }
 
-/// Whether the engine simulates this request at all.
+/// Whether the engine simulates this request at all (drops always: they are not writes).
 #[inline]
 pub fn included(r: &Request, cfg: &EngineConfig) -> bool {
     !(cfg.reads_only && r.op.is_write())
@@ -367,6 +372,31 @@ pub trait Drive<'a> {
 
     /// The plan is carried out: lift what [`Drive::fetched`] pinned for it alone.
     fn plan_done(&mut self, pin_group: bool);
+
+    /// The trace drops the data of the cached block in `frame`: whether it may leave now
+    /// (timed mode keeps a block whose read is in flight, and forgets that it was written).
+    fn dropping(&mut self, frame: Frame) -> bool;
+}
+
+/// Carries out a drop request ([`bufsim_trace::Op::Drop`]: a file truncated, deleted or
+/// punched): every cached block of its range leaves the cache unless the engine keeps it
+/// ([`Drive::dropping`]), and the policy forgets what it remembers of the others. Not an
+/// access: neither counted nor timed.
+pub fn drop_range<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
+    let layout = d.step().layout;
+    let (first, end) = layout.dropped_blocks(r, d.step().cfg.block_size);
+    for b in first..end {
+        let (device, block) = layout.place(r.file, b);
+        let key = block_key(device, block);
+        match d.cache().frame_of(key) {
+            Some(f) => {
+                if d.dropping(f) {
+                    d.cache().drop_frame(f);
+                }
+            }
+            None => d.cache().forget(key),
+        }
+    }
 }
 
 /// Simulates the block accesses of request `r`: each is placed, demanded, counted and told to

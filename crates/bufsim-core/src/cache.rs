@@ -62,6 +62,8 @@ pub struct Cache<P: Policy> {
     /// Prefetched blocks evicted before any demand access.
     pub evicted_unused: u64,
     pub evictions: u64,
+    /// Blocks whose data the trace dropped while they were cached ([`Cache::drop_frame`]).
+    pub dropped: u64,
     /// The frame and key of the last block evicted, until [`Cache::take_victim`] reads it
     /// (write-back first-level caches flush a dirty victim to the next level).
     victim: Option<(Frame, u64)>,
@@ -90,6 +92,7 @@ impl<P: Policy> Cache<P> {
             parked: Vec::new(),
             evicted_unused: 0,
             evictions: 0,
+            dropped: 0,
             victim: None,
         }
     }
@@ -433,13 +436,42 @@ impl<P: Policy> Cache<P> {
     /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).
     pub fn evict(&mut self, frame: Frame) {
         let key = self.release(frame);
+        self.unmap(key);
+        self.free.push(frame);
+    }
+
+    /// The trace dropped the data of the block in `frame` (a file truncated or deleted): it
+    /// leaves at once, not as an eviction, and the policy keeps nothing of it
+    /// ([`Removal::Dropped`]). The frame must not be pinned.
+    pub fn drop_frame(&mut self, frame: Frame) {
+        let key = self.keys[frame as usize];
+        debug_assert_eq!(self.frame_of(key), Some(frame));
+        debug_assert!(self.flags[frame as usize] & PINNED == 0, "dropping a pinned frame");
+        self.flags[frame as usize] = 0;
+        self.policy.remove(frame, key, Removal::Dropped);
+        self.dropped += 1;
+        self.unmap(key);
+        self.free.push(frame);
+    }
+
+    /// The trace dropped the data of block `key`, which is not cached: the policy forgets
+    /// what it remembers of it ([`Policy::forget`]).
+    #[inline]
+    pub fn forget(&mut self, key: u64) {
+        debug_assert!(!self.contains(key));
+        self.policy.forget(key);
+    }
+
+    /// The map entry of `key`, whose frame was just given up: the policy's ghost now (a
+    /// policy that shares the index), or gone.
+    #[inline(always)]
+    fn unmap(&mut self, key: u64) {
         if self.shared {
             self.drop_forgotten();
             self.leave_ghost(key);
         } else {
             self.map.remove(key);
         }
-        self.free.push(frame);
     }
 
     /// [`Cache::evict`] but for the map entry, which the caller removes, and the free list:

@@ -144,6 +144,10 @@ impl<'a, P: Policy> Engine<'a, P> {
         if self.until_step == 0 {
             self.capacity_step();
         }
+        if r.op.is_drop() {
+            access::drop_range(self, r);
+            return;
+        }
         if !included(r, &self.step.cfg) {
             return;
         }
@@ -262,6 +266,7 @@ impl<'a, P: Policy> Engine<'a, P> {
         let mut s = self.stats;
         s.evictions = self.cache.evictions;
         s.prefetched_unused = self.cache.evicted_unused;
+        s.dropped = self.cache.dropped;
         (s, self.cache)
     }
 }
@@ -323,5 +328,11 @@ impl<'a, P: Policy> Drive<'a> for Engine<'a, P> {
                 self.cache.unpin(f);
             }
         }
+    }
+
+    #[inline]
+    fn dropping(&mut self, _frame: Frame) -> bool {
+        // Nothing is in flight between requests in count mode.
+        true
     }
 }

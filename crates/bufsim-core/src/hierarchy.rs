@@ -224,6 +224,10 @@ impl<'a> FirstLevel<'a> {
             return;
         }
         self.in_blocks = r.in_blocks;
+        if r.op.is_drop() {
+            self.drop_range(r, out);
+            return;
+        }
         let write = r.op.is_write();
         let write_back = self.cfg.forward == Forward::WriteBack;
         let (first, n) = r.block_range(self.engine.block_size);
@@ -279,6 +283,29 @@ impl<'a> FirstLevel<'a> {
             if !hit && (!write || !write_back) {
                 self.emit(r, r.op, device, block, out);
             }
+        }
+        self.flush_run(out);
+    }
+
+    /// A drop: the data is gone from every client's cache (dirty or not, nothing is written
+    /// back) and from the second level, which is told of each block in the range.
+    fn drop_range(&mut self, r: &Request, out: &mut impl FnMut(Request)) {
+        let (first, end) = self.layout.dropped_blocks(r, self.engine.block_size);
+        for b in first..end {
+            let (device, block) = self.layout.place(r.file, b);
+            let key = block_key(device, block);
+            for id in &self.order {
+                let client = self.clients.get_mut(id).expect("listed clients exist");
+                let Some(cache) = client.cache.as_mut() else { continue };
+                match cache.frame_of(key) {
+                    Some(f) => {
+                        client.dirty[f as usize] = false;
+                        cache.drop_frame(f);
+                    }
+                    None => cache.forget(key),
+                }
+            }
+            self.emit(r, Op::Drop, device, block, out);
         }
         self.flush_run(out);
     }

@@ -39,8 +39,13 @@ pub struct FileExtents {
 }
 
 impl FileExtents {
+    /// Counts the blocks `r` touches. A drop touches none: it removes data, and a file cut to
+    /// nothing keeps its room for what it held before.
     #[inline]
     pub fn push(&mut self, r: &Request, block_size: u64) {
+        if r.op.is_drop() {
+            return;
+        }
         let (first, n) = r.block_range(block_size);
         let f = r.file as usize;
         if self.blocks.len() <= f {
@@ -59,8 +64,8 @@ impl FileExtents {
 pub enum Layout {
     /// Device = the trace's device number, block = the trace's block.
     Identity,
-    /// One device; file `i` starts at `base[i]`.
-    FirstTouch { base: Vec<u64> },
+    /// One device; file `i` starts at `base[i]` and spans `blocks[i]` blocks.
+    FirstTouch { base: Vec<u64>, blocks: Vec<u64> },
     /// The blocks `base` places on device 0, striped over a RAID-0 array (storage-aware
     /// caching §4.1; [`crate::array`]).
     Striped { base: Box<Layout>, array: crate::array::Raid0 },
@@ -76,7 +81,7 @@ impl Layout {
             base.push(next);
             next = next.saturating_add(n).saturating_add(gap);
         }
-        Layout::FirstTouch { base }
+        Layout::FirstTouch { base, blocks: file_blocks.to_vec() }
     }
 
     /// The layout the engine uses for a trace: identity for block traces, first-touch for file
@@ -89,6 +94,29 @@ impl Layout {
                 requests.for_each(|r| ext.push(r, block_size));
                 Layout::first_touch(&ext.finish(), 0)
             }
+        }
+    }
+
+    /// Blocks of file `file` (the room first-touch placement gave it: the most it ever holds), if
+    /// the layout knows files (block traces address devices without an end).
+    #[inline]
+    pub fn file_blocks(&self, file: u32) -> Option<u64> {
+        match self {
+            Layout::Identity => None,
+            Layout::FirstTouch { blocks, .. } => Some(blocks.get(file as usize).copied().unwrap_or(0)),
+            Layout::Striped { base, .. } => base.file_blocks(file),
+        }
+    }
+
+    /// The blocks `[first, end)` of `r`'s file (or device) that drop request `r` removes
+    /// ([`Request::dropped_blocks`]); a drop of size 0 runs to the end of the file, and a
+    /// device has no end, so there it removes nothing.
+    #[inline]
+    pub fn dropped_blocks(&self, r: &Request, block_size: u64) -> (u64, u64) {
+        match self.file_blocks(r.file) {
+            Some(n) => r.dropped_blocks(block_size, n),
+            None if r.size == 0 => (0, 0),
+            None => r.dropped_blocks(block_size, u64::MAX),
         }
     }
 
@@ -106,7 +134,7 @@ impl Layout {
     pub fn place(&self, file: u32, block: u64) -> (u16, u64) {
         match self {
             Layout::Identity => (file as u16, block),
-            Layout::FirstTouch { base } => (0, base[file as usize].wrapping_add(block)),
+            Layout::FirstTouch { base, .. } => (0, base[file as usize].wrapping_add(block)),
             Layout::Striped { base, array } => array.place(base.place(file, block).1),
         }
     }

@@ -27,6 +27,9 @@ pub struct PageLog {
     pub inserted: Vec<(u32, u64, bool)>,
     /// (file, block), in eviction order.
     pub evicted: Vec<(u32, u64)>,
+    /// (file, block) of cached blocks whose data the trace dropped (truncation, deletion), in
+    /// order.
+    pub dropped: Vec<(u32, u64)>,
     pub decisions: Vec<Decision>,
     pub stats: Stats,
     /// The policy's own figures ([`Policy::metrics`]).
@@ -36,8 +39,15 @@ pub struct PageLog {
 /// A policy that logs the keys it is given and loses; everything else goes to `inner`.
 struct Logged<P> {
     inner: P,
+    keys: Keys,
+}
+
+/// The keys a [`Logged`] policy saw come and go.
+#[derive(Default)]
+struct Keys {
     inserted: Vec<(u64, bool)>,
     evicted: Vec<u64>,
+    dropped: Vec<u64>,
 }
 
 impl<P: Policy> Policy for Logged<P> {
@@ -45,7 +55,7 @@ impl<P: Policy> Policy for Logged<P> {
         self.inner.prepare_insert(a, origin)
     }
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        self.inserted.push((a.key, origin == Origin::Prefetch));
+        self.keys.inserted.push((a.key, origin == Origin::Prefetch));
         self.inner.insert(frame, a, origin)
     }
     fn hit(&mut self, frame: Frame, a: &Access) {
@@ -58,8 +68,15 @@ impl<P: Policy> Policy for Logged<P> {
         self.inner.victim(pins, incoming)
     }
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
-        self.evicted.push(key);
+        if why == Removal::Dropped {
+            self.keys.dropped.push(key);
+        } else {
+            self.keys.evicted.push(key);
+        }
         self.inner.remove(frame, key, why)
+    }
+    fn forget(&mut self, key: u64) {
+        self.inner.forget(key)
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         self.inner.check(resident)
@@ -99,10 +116,10 @@ struct Replay<'a> {
 }
 
 impl PolicyVisitor for Replay<'_> {
-    type Output = (Stats, Vec<(u64, bool)>, Vec<u64>, Vec<Decision>, Vec<(&'static str, f64)>);
+    type Output = (Stats, Keys, Vec<Decision>, Vec<(&'static str, f64)>);
 
     fn visit<P: Policy>(self, policy: P) -> Self::Output {
-        let logged = Logged { inner: policy, inserted: Vec::new(), evicted: Vec::new() };
+        let logged = Logged { inner: policy, keys: Keys::default() };
         let mut engine = Engine::new(logged, self.frames, self.engine, self.layout, None);
         if self.frames != self.capacity || !self.steps.is_empty() {
             engine = engine.with_capacity_steps(self.capacity as u64, self.steps);
@@ -120,7 +137,7 @@ impl PolicyVisitor for Replay<'_> {
         let (stats, cache) = engine.finish();
         let mut metrics = Vec::new();
         cache.policy.metrics(&mut metrics);
-        (stats, cache.policy.inserted, cache.policy.evicted, decisions, metrics)
+        (stats, cache.policy.keys, decisions, metrics)
     }
 }
 
@@ -183,7 +200,7 @@ pub fn page_log(
         AnyReadAhead::Linux6(l) => AnyReadAhead::Linux6(l.with_log().with_file_max(maxima)),
         other => other,
     });
-    let (stats, inserted, evicted, decisions, metrics) = built.visit(Replay {
+    let (stats, keys, decisions, metrics) = built.visit(Replay {
         requests: &trace.requests,
         layout: &layout,
         file_blocks: &blocks,
@@ -193,7 +210,7 @@ pub fn page_log(
         engine,
         readahead,
     });
-    let Layout::FirstTouch { base } = &layout else { unreachable!("file traces use first-touch placement") };
+    let Layout::FirstTouch { base, .. } = &layout else { unreachable!("file traces use first-touch placement") };
     // A key is the device block; the file is the last one starting at or before it that holds it.
     let locate = |key: u64| -> (u32, u64) {
         let mut i = base.partition_point(|&b| b <= key).saturating_sub(1);
@@ -204,14 +221,16 @@ pub fn page_log(
     };
     Ok(PageLog {
         file_names: trace.file_names,
-        inserted: inserted
+        inserted: keys
+            .inserted
             .into_iter()
             .map(|(k, ra)| {
                 let (f, b) = locate(k);
                 (f, b, ra)
             })
             .collect(),
-        evicted: evicted.into_iter().map(locate).collect(),
+        evicted: keys.evicted.into_iter().map(locate).collect(),
+        dropped: keys.dropped.into_iter().map(locate).collect(),
         file_blocks: blocks.clone(),
         decisions,
         stats,

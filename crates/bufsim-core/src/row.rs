@@ -107,6 +107,14 @@ pub static RESULT_FIELDS: &[ResultField] = &[
     field!("write_accesses", Int, "", false, "demand accesses by writes", |r, _| r.stats.write_accesses.into()),
     field!("write_misses", Int, "", false, "write accesses that missed", |r, _| r.stats.write_misses.into()),
     field!("evictions", Int, "", false, "blocks given up to make room", |r, _| r.stats.evictions.into()),
+    field!(
+        "dropped",
+        Int,
+        "blocks",
+        false,
+        "cached blocks whose data the trace dropped (truncated or deleted files)",
+        |r, _| r.stats.dropped.into()
+    ),
     field!("disk_requests", Int, "", false, "disk read requests after clustering", |r, _| r.stats.disk_requests.into()),
     field!("sync_requests", Int, "", false, "disk requests holding a demand miss", |r, _| r.stats.sync_requests.into()),
     field!("async_requests", Int, "", false, "disk requests of read-ahead only", |r, _| r.stats.async_requests.into()),

@@ -89,6 +89,58 @@ proptest! {
         }
     }
 
+    /// Drops (a truncated or deleted file's blocks) mixed with demand accesses and read-ahead:
+    /// every policy keeps its invariants, a dropped block is gone at once and its next demand
+    /// access misses, and drops are counted apart from evictions.
+    #[test]
+    fn dropped_blocks_leave_every_policy_consistent(
+        ops in prop::collection::vec((0u64..30, 0u8..6), 1..400),
+        cap in 1usize..16,
+    ) {
+        for spec in all_specs().into_iter().filter(|s| !registry::needs_future(s)) {
+            let env = BuildEnv { capacity: cap, block_size: 4096, seed: 1 };
+            let mut cache = Cache::new(build(spec, &env).unwrap(), cap);
+            let mut gone = std::collections::HashSet::new();
+            let mut dropped = 0u64;
+            for (t, &(b, kind)) in ops.iter().enumerate() {
+                let a = Access { key: b, block: b, time: t as u64, ..Access::default() };
+                match kind {
+                    0 => {
+                        match cache.frame_of(b) {
+                            Some(f) => {
+                                let evictions = cache.evictions;
+                                cache.drop_frame(f);
+                                dropped += 1;
+                                prop_assert_eq!(cache.evictions, evictions, "{} counted a drop as an eviction", spec);
+                            }
+                            None => cache.forget(b),
+                        }
+                        prop_assert!(!cache.contains(b), "{} kept a dropped block", spec);
+                        gone.insert(b);
+                    }
+                    1 => {
+                        if !cache.contains(b) {
+                            cache.insert(&a, Origin::Prefetch);
+                            gone.remove(&b);
+                        }
+                    }
+                    _ => {
+                        let outcome = cache.demand(&a);
+                        if gone.remove(&b) {
+                            prop_assert!(
+                                matches!(outcome, Demand::Miss | Demand::MissBypassed),
+                                "{} hit block {} after its data was dropped", spec, b
+                            );
+                        }
+                    }
+                }
+                prop_assert_eq!(cache.dropped, dropped);
+                prop_assert!(cache.len() <= cap);
+                cache.check().map_err(|e| TestCaseError::fail(format!("{spec} step {t}: {e}")))?;
+            }
+        }
+    }
+
     /// Prefetch inserts and pins mixed with demand accesses: residency stays consistent, a
     /// pinned frame is never evicted, an unused prefetch is counted once when evicted.
     #[test]

@@ -362,6 +362,7 @@ fn page_log<'py>(
     d.set_item("file_blocks", log.file_blocks)?;
     d.set_item("inserted", log.inserted)?;
     d.set_item("evicted", log.evicted)?;
+    d.set_item("dropped", log.dropped)?;
     d.set_item("decisions", log.decisions.iter().map(|x| (x.file, x.start, x.size, x.async_size)).collect::<Vec<_>>())?;
     d.set_item("requests", log.stats.requests)?;
     d.set_item("evictions", log.stats.evictions)?;
@@ -785,6 +786,7 @@ fn convert<'py>(
         d.set_item("bytes", s.bytes)?;
         d.set_item("skipped_records", 0)?;
         d.set_item("skipped", "")?;
+        d.set_item("drops_left_out", s.drops)?;
         return Ok(d);
     }
     let read = ReadOptions { skip_bad, meter: meter(progress) };
@@ -796,6 +798,7 @@ fn convert<'py>(
     d.set_item("bytes", s.bytes)?;
     d.set_item("skipped_records", s.skipped.count)?;
     d.set_item("skipped", if s.skipped.is_empty() { String::new() } else { s.skipped.summary() })?;
+    d.set_item("drops_left_out", 0)?;
     Ok(d)
 }
 

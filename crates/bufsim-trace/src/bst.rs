@@ -10,7 +10,8 @@
 //!  8  2  version (1)
 //! 10  2  header length (64)
 //! 12  4  flags: 1 time_ns, 2 dur_ns, 4 pid, 8 ctx (optional columns present),
-//!        16 block-addressed (offset and size count whole blocks)
+//!        16 block-addressed (offset and size count whole blocks),
+//!        32 drops (bit 30 of a record's file field marks a drop request)
 //! 16  1  address kind: 0 device (block trace), 1 file (file trace)
 //! 17  1  record length in bytes (16 plus 8, 8, 4, 8 for each optional column present)
 //! 18  6  reserved, zero
@@ -19,7 +20,8 @@
 //! 40  4  number of names
 //! 44 20  reserved, zero
 //! ```
-//! Record: `u64 offset, u32 size, u32 file | write << 31`, then `u64 time_ns`, `u64 dur_ns`,
+//! Record: `u64 offset, u32 size, u32 file | write << 31 | drop << 30` (the drop bit only in
+//! a trace with flag 32; file ids then have 30 bits, else 31), then `u64 time_ns`, `u64 dur_ns`,
 //! `u32 pid`, `u64 ctx` for the columns the flags name, in that order.
 //! Name table: for each file (file traces) or device (block traces that name theirs), in id
 //! order, `u32 length` and that many bytes of UTF-8.
@@ -39,13 +41,17 @@ const HAS_DUR: u32 = 2;
 const HAS_PID: u32 = 4;
 const HAS_CTX: u32 = 8;
 const IN_BLOCKS: u32 = 16;
-const KNOWN_FLAGS: u32 = 31;
+const DROPS: u32 = 32;
+const KNOWN_FLAGS: u32 = 63;
 
 /// Names longer than this are refused, so a corrupt length cannot ask for gigabytes.
 const MAX_NAME: u32 = 1 << 16;
-/// The file id shares its 32 bits with the write bit.
+/// The file id shares its 32 bits with the write bit, and in a trace with drops with the drop
+/// bit too; the writer keeps ids below the drop bit whatever it writes.
 const MAX_FILE: u32 = (1 << 31) - 1;
 const WRITE_BIT: u32 = 1 << 31;
+const DROP_BIT: u32 = 1 << 30;
+const MAX_FILE_WITH_DROPS: u32 = DROP_BIT - 1;
 
 /// Which optional columns a trace carries (the others read as 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,6 +72,8 @@ impl Columns {
 pub struct Header {
     pub kind: AddressKind,
     pub in_blocks: bool,
+    /// Records may be drop requests (flag 32).
+    pub drops: bool,
     pub columns: Columns,
     pub records: u64,
     pub names: u32,
@@ -111,6 +119,7 @@ impl Header {
             | (c.pid as u32 * HAS_PID)
             | (c.ctx as u32 * HAS_CTX)
             | (self.in_blocks as u32 * IN_BLOCKS)
+            | (self.drops as u32 * DROPS)
     }
 
     pub fn encode(&self) -> [u8; HEADER_LEN] {
@@ -171,8 +180,14 @@ impl Header {
             pid: flags & HAS_PID != 0,
             ctx: flags & HAS_CTX != 0,
         };
-        let header =
-            Header { kind, in_blocks: flags & IN_BLOCKS != 0, columns, records: u64_at(24), names: u32_at(40) };
+        let header = Header {
+            kind,
+            in_blocks: flags & IN_BLOCKS != 0,
+            drops: flags & DROPS != 0,
+            columns,
+            records: u64_at(24),
+            names: u32_at(40),
+        };
         let len = header.record_len();
         if bytes[17] as usize != len {
             return Err(bad(17, format!("record length {} does not match the flags (expected {len})", bytes[17])));
@@ -232,7 +247,7 @@ impl Header {
 }
 
 #[inline]
-fn decode_record(rec: &[u8], l: &Layout, in_blocks: bool) -> Request {
+fn decode_record(rec: &[u8], l: &Layout, in_blocks: bool, drops: bool) -> Request {
     // The fixed part as an array: its fields need no bounds checks.
     let base: &[u8; 16] = rec[..16].try_into().unwrap();
     let file_op = u32::from_le_bytes([base[12], base[13], base[14], base[15]]);
@@ -241,8 +256,14 @@ fn decode_record(rec: &[u8], l: &Layout, in_blocks: bool) -> Request {
     Request {
         offset: u64::from_le_bytes([base[0], base[1], base[2], base[3], base[4], base[5], base[6], base[7]]),
         size: u32::from_le_bytes([base[8], base[9], base[10], base[11]]) as u64,
-        file: file_op & MAX_FILE,
-        op: if file_op & WRITE_BIT != 0 { Op::Write } else { Op::Read },
+        file: file_op & if drops { MAX_FILE_WITH_DROPS } else { MAX_FILE },
+        op: if file_op & WRITE_BIT != 0 {
+            Op::Write
+        } else if drops && file_op & DROP_BIT != 0 {
+            Op::Drop
+        } else {
+            Op::Read
+        },
         time_ns: l.time.map_or(0, u64_at),
         dur_ns: l.dur.map_or(0, u64_at),
         pid: l.pid.map_or(0, u32_at),
@@ -272,7 +293,7 @@ impl BstWriter<File> {
 
 impl<W: Write + Seek> BstWriter<W> {
     pub fn new(out: W, path: &str, kind: AddressKind, in_blocks: bool, columns: Columns) -> Result<Self, TraceError> {
-        let header = Header { kind, in_blocks, columns, records: 0, names: 0 };
+        let header = Header { kind, in_blocks, drops: false, columns, records: 0, names: 0 };
         let layout = Layout::of(columns);
         let mut out = BufWriter::with_capacity(1 << 20, out);
         out.write_all(&header.encode()).map_err(|e| TraceError::io(path, &e))?;
@@ -280,7 +301,7 @@ impl<W: Write + Seek> BstWriter<W> {
     }
 
     /// Appends one request. Sizes must fit 32 bits (Linux caps one read or write at
-    /// 0x7ffff000 bytes) and ids 31 bits; a request of the other addressing is refused.
+    /// 0x7ffff000 bytes) and ids 30 bits; a request of the other addressing is refused.
     pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
         let n = self.header.records;
         let bad = |m: String| {
@@ -292,13 +313,19 @@ impl<W: Write + Seek> BstWriter<W> {
         let Ok(size) = u32::try_from(r.size) else {
             return bad(format!("request size {} does not fit the 32-bit size of a .bst record", r.size));
         };
-        if r.file > MAX_FILE {
-            return bad(format!("file id {} does not fit 31 bits", r.file));
+        if r.file > MAX_FILE_WITH_DROPS {
+            return bad(format!("file id {} does not fit 30 bits", r.file));
         }
         let rec = &mut self.rec;
         rec[0..8].copy_from_slice(&r.offset.to_le_bytes());
         rec[8..12].copy_from_slice(&size.to_le_bytes());
-        let file_op = r.file | if r.op.is_write() { WRITE_BIT } else { 0 };
+        let file_op = r.file
+            | match r.op {
+                Op::Read => 0,
+                Op::Write => WRITE_BIT,
+                Op::Drop => DROP_BIT,
+            };
+        self.header.drops |= r.op.is_drop();
         rec[12..16].copy_from_slice(&file_op.to_le_bytes());
         let l = self.layout;
         if let Some(p) = l.time {
@@ -424,7 +451,7 @@ impl MappedBstReader {
         }
         let at = self.pos;
         self.pos += self.layout.len;
-        let r = decode_record(&self.map[at..self.pos], &self.layout, self.header.in_blocks);
+        let r = decode_record(&self.map[at..self.pos], &self.layout, self.header.in_blocks, self.header.drops);
         if !self.header.valid(&r, self.ids) {
             return Err(Header::bad_record(&r, self.ids, &self.path, at as u64));
         }
@@ -531,7 +558,7 @@ impl BstReader {
         // Decode straight from the input's buffer when a whole record is there.
         if let Ok(avail) = self.inner.fill_buf() {
             if avail.len() >= len {
-                let r = decode_record(&avail[..len], &self.layout, self.header.in_blocks);
+                let r = decode_record(&avail[..len], &self.layout, self.header.in_blocks, self.header.drops);
                 self.inner.consume(len);
                 self.read += 1;
                 if !self.header.valid(&r, self.header.ids()) {
@@ -555,7 +582,7 @@ impl BstReader {
             ));
         }
         self.read += 1;
-        let r = decode_record(&self.buf, &self.layout, self.header.in_blocks);
+        let r = decode_record(&self.buf, &self.layout, self.header.in_blocks, self.header.drops);
         if !self.header.valid(&r, self.header.ids()) {
             return Err(Header::bad_record(&r, self.header.ids(), &self.path, at));
         }

@@ -1,8 +1,9 @@
 //! bufsim's own interchange CSV (docs/trace-formats.md).
 //!
 //! A header names the columns, in any order: `op,file,offset,size` are required,
-//! `time_us,dur_us,pid,ctx,asked` optional, other columns are ignored. `op` is `R`/`W` or
-//! `read`/`write`; `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
+//! `time_us,dur_us,pid,ctx,asked` optional, other columns are ignored. `op` is `R`/`W`/`D` or
+//! `read`/`write`/`drop` (`drop`: the range's data is gone, a file truncated at `offset` or
+//! deleted, size 0 meaning to the end of the file; [`Op::Drop`]); `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
 //! microseconds and may carry a fraction; `asked` is the bytes a read asked for (at least `size`;
 //! more when the end of the file cut it short). Lines starting with `#` and blank lines are
 //! skipped.
@@ -178,7 +179,8 @@ impl CsvReader {
         let op = match field(self.cols.op) {
             b"R" | b"r" | b"read" | b"READ" | b"Read" => Op::Read,
             b"W" | b"w" | b"write" | b"WRITE" | b"Write" => Op::Write,
-            _ => return Err(self.lines.error_quoting("op must be R, W, read or write")),
+            b"D" | b"d" | b"drop" | b"DROP" | b"Drop" => Op::Drop,
+            _ => return Err(self.lines.error_quoting("op must be R, W, D, read, write or drop")),
         };
         let offset = parse_u64(field(self.cols.offset))
             .ok_or_else(|| self.lines.error_quoting("offset must be a non-negative integer number of bytes"))?;
@@ -186,6 +188,11 @@ impl CsvReader {
             .ok_or_else(|| self.lines.error_quoting("size must be a non-negative integer number of bytes"))?;
         if offset.checked_add(size).is_none() {
             return Err(self.lines.error_quoting("offset + size is past the largest byte address (2^64)"));
+        }
+        if op == Op::Drop && size == 0 && self.cols.device_addressed {
+            return Err(self.lines.error_quoting(
+                "a drop of size 0 runs to the end of a file, and a device has none here: give the size in bytes",
+            ));
         }
         let opt_num = |col: Option<usize>, parse: fn(&[u8]) -> Option<u64>, what: &str| match col {
             None => Ok(0),

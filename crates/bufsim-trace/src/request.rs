@@ -1,15 +1,37 @@
-//! What an application asked for: one read or write of a byte range of a file or device.
+//! What an application asked for: one read or write of a byte range of a file or device, or
+//! the end of a range's data (a file truncated, deleted or punched).
 
-/// Read or write.
+/// Read, write, or drop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Read,
     Write,
+    /// The range's data is gone: the file was truncated to `offset` (size 0: to its end),
+    /// deleted (offset 0, size 0), or a hole was punched in it. Its cached blocks leave the
+    /// cache without being written back, as Linux's truncate_inode_pages_range drops whole pages
+    /// (mm/truncate.c; a partial page at either end stays, its tail zeroed). Not an access: it
+    /// counts neither as a request nor as a hit or miss.
+    Drop,
 }
 
 impl Op {
+    #[inline]
     pub fn is_write(self) -> bool {
         matches!(self, Op::Write)
+    }
+
+    #[inline]
+    pub fn is_drop(self) -> bool {
+        matches!(self, Op::Drop)
+    }
+
+    /// The letter the interchange CSV writes for it.
+    pub fn letter(self) -> char {
+        match self {
+            Op::Read => 'R',
+            Op::Write => 'W',
+            Op::Drop => 'D',
+        }
     }
 }
 
@@ -87,6 +109,22 @@ impl Request {
         let last = (self.offset + (self.size - 1)) / block_size;
         (first, last - first + 1)
     }
+
+    /// The whole blocks `[first, end)` a drop request removes, for a file (or device) of
+    /// `file_blocks` blocks: those entirely inside its byte range, and for a size of 0 every
+    /// block from the first whole one at `offset` to the end of the file. A block the range
+    /// covers only in part keeps its data and stays cached.
+    #[inline]
+    pub fn dropped_blocks(&self, block_size: u64, file_blocks: u64) -> (u64, u64) {
+        let (first, end) = if self.in_blocks {
+            (self.offset, if self.size == 0 { file_blocks } else { self.offset.saturating_add(self.size) })
+        } else {
+            let first = self.offset.div_ceil(block_size);
+            (first, if self.size == 0 { file_blocks } else { (self.offset + self.size) / block_size })
+        };
+        let end = end.min(file_blocks);
+        (first.min(end), end)
+    }
 }
 
 #[cfg(test)]
@@ -104,6 +142,24 @@ mod tests {
         assert_eq!(req(4095, 2).block_range(4096), (0, 2));
         assert_eq!(req(8192, 512).block_range(4096), (2, 1));
         assert_eq!(req(8192, 0).block_range(4096).1, 0);
+    }
+
+    #[test]
+    fn drops_take_whole_blocks_and_a_zero_size_runs_to_the_end() {
+        let drop = |offset, size| Request { op: Op::Drop, ..req(offset, size) };
+        // Truncation to 5000 bytes keeps block 1 (bytes 4096-8191 hold 904 of them).
+        assert_eq!(drop(5000, 0).dropped_blocks(4096, 10), (2, 10));
+        assert_eq!(drop(0, 0).dropped_blocks(4096, 10), (0, 10));
+        assert_eq!(drop(8192, 0).dropped_blocks(4096, 10), (2, 10));
+        // A hole from 1000 to 13288 covers blocks 1 and 2 whole; blocks 0 and 3 in part.
+        assert_eq!(drop(1000, 12288).dropped_blocks(4096, 10), (1, 3));
+        // A hole inside one block drops nothing; a range past the end stops at it.
+        assert_eq!(drop(100, 200).dropped_blocks(4096, 10), (0, 0));
+        assert_eq!(drop(4096, 1 << 40).dropped_blocks(4096, 10), (1, 10));
+        assert_eq!(drop(1 << 40, 0).dropped_blocks(4096, 10), (10, 10));
+        let mut b = drop(3, 2);
+        b.in_blocks = true;
+        assert_eq!(b.dropped_blocks(4096, 10), (3, 5));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::error::{Location, TraceError};
-use crate::request::{Op, Request};
+use crate::request::Request;
 
 /// The device-addressed interchange CSV (`block-csv`): `op,device,offset,size,time_us,pid,ctx`.
 pub struct BlockCsvWriter<W: Write> {
@@ -41,7 +41,7 @@ impl<W: Write> BlockCsvWriter<W> {
         } else {
             (r.offset, r.size)
         };
-        let op = if r.op == Op::Write { 'W' } else { 'R' };
+        let op = r.op.letter();
         // Times keep their nanoseconds as a microsecond fraction, so nothing is lost.
         let (us, ns) = (r.time_ns / 1000, r.time_ns % 1000);
         let res = if ns == 0 {

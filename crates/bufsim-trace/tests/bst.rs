@@ -48,6 +48,8 @@ fn samples() -> Vec<(&'static str, Vec<u8>, Format)> {
     vec![
         ("csv", b"op,file,offset,size,time_us,dur_us,pid,ctx\nR,/a,0,4096,1.5,2,7,0x10\nW,/b,8192,100,3,0,8,9\nR,/a,4096,4096,4,1,7,16\n".to_vec(), Format::Csv),
         ("csv-few", b"op,file,offset,size\nR,a,0,4096\nW,b,1,2\n".to_vec(), Format::Csv),
+        ("csv-drops", b"op,file,offset,size\nR,a,0,8192\nD,a,5000,0\ndrop,b,0,4096\nR,a,0,4096\n".to_vec(), Format::Csv),
+        ("block-csv-drops", b"op,device,offset,size\nR,3,0,8192\nD,3,4096,4096\n".to_vec(), Format::BlockCsv),
         ("block-csv", b"op,device,offset,size,pid\nR,3,8192,4096,5\nW,0,0,512,6\n".to_vec(), Format::BlockCsv),
         ("cloudphysics", b"version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,7,28,4096,8\n".to_vec(), Format::CloudPhysics),
         ("oracle", oracle, Format::Oracle),
@@ -120,6 +122,7 @@ fn bst_header_bytes_are_as_documented() {
     let h = Header {
         kind: AddressKind::File,
         in_blocks: false,
+        drops: false,
         columns: Columns { time: true, dur: false, pid: true, ctx: false },
         records: 3,
         names: 2,
@@ -163,6 +166,26 @@ fn bst_record_bytes_are_as_documented() {
     assert_eq!(&rec[24..32], &6u64.to_le_bytes());
     assert_eq!(&rec[32..36], &7u32.to_le_bytes());
     assert_eq!(&rec[36..44], &8u64.to_le_bytes());
+}
+
+#[test]
+fn bst_marks_drops_with_bit_30_and_a_header_flag() {
+    let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::File, false, Columns::NONE).unwrap();
+    w.write(&Request::read(5, 0, 4096)).unwrap();
+    w.write(&Request { op: Op::Drop, ..Request::read(5, 100, 0) }).unwrap();
+    let out = w.finish(&vec!["f".to_string(); 6]).unwrap().into_inner();
+    let h = Header::decode(&out, "x").unwrap();
+    assert!(h.drops);
+    assert_eq!(&out[12..16], &32u32.to_le_bytes());
+    assert_eq!(&out[HEADER_LEN + 12..HEADER_LEN + 16], &5u32.to_le_bytes());
+    assert_eq!(&out[HEADER_LEN + 28..HEADER_LEN + 32], &(5u32 | 1 << 30).to_le_bytes());
+    // Without drops the flag stays off, so a bufsim that predates drops reads the file.
+    let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::File, false, Columns::NONE).unwrap();
+    w.write(&Request::read(5, 0, 4096)).unwrap();
+    assert!(!Header::decode(&w.finish(&vec!["f".to_string(); 6]).unwrap().into_inner(), "x").unwrap().drops);
+    // File ids keep below the drop bit.
+    let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::File, false, Columns::NONE).unwrap();
+    assert!(w.write(&Request::read(1 << 30, 0, 1)).unwrap_err().to_string().contains("30 bits"));
 }
 
 fn bst_bytes() -> Vec<u8> {

@@ -64,6 +64,7 @@ impl SynthBst {
         let h = Header {
             kind: AddressKind::Device,
             in_blocks: false,
+            drops: false,
             columns: Columns { time: true, ..Columns::NONE },
             records,
             names: 1,

@@ -43,7 +43,7 @@ def cmd_filter_trace(args: argparse.Namespace) -> int:
 def cmd_convert(args: argparse.Namespace) -> int:
     import warnings
 
-    from bufsim.formats import convert
+    from bufsim.formats import convert, drops_note
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once
@@ -59,6 +59,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         )
     if c.skipped:
         print(f"bufsim: warning: {args.trace}: {c.skipped}", file=sys.stderr)
+    if c.drops_left_out:
+        print(f"bufsim: warning: {drops_note(args.trace, c.drops_left_out)}", file=sys.stderr)
     if args.json:
         print(json.dumps(c.to_dict()))
     else:

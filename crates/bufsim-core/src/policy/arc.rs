@@ -385,7 +385,7 @@ impl Policy for Arc {
             self.links.remove(&mut self.t1, frame);
         }
         let discard = !was_t2 && std::mem::replace(&mut self.pending.discard_t1, false);
-        if why == Removal::UnusedPrefetch || discard {
+        if !why.remembered() || discard {
             return;
         }
         self.remember(key, if was_t2 { Ghost::B2 } else { Ghost::B1 });

@@ -64,8 +64,10 @@ impl Policy for Car {
         // demand access.
         let hit = self.s.begin_insert(frame, a.key, origin == Origin::Prefetch);
         let s = &mut self.s;
-        if s.replaced && hit == Ghost::None {
-            // Fig. 2 lines 6-9: cache directory replacement.
+        // Fig. 2 lines 6-9: cache directory replacement. The figure trims only when the cache
+        // is full; a cache with a free frame holds ghosts only after the trace dropped data, and
+        // then the same trim keeps |T1|+|B1| <= c and the directory <= 2c.
+        if hit == Ghost::None {
             if s.t1.len() + s.b1.len() >= s.c && !s.b1.is_empty() {
                 s.ghosts.pop_back(&mut s.b1);
             } else if s.t1.len() + s.t2.len() + s.b1.len() + s.b2.len() >= 2 * s.c {
@@ -101,7 +103,6 @@ impl Policy for Car {
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
         let s = &mut self.s;
-        s.replaced = true;
         // replace(): every page is passed at most twice (once to clear its bit).
         let mut budget = 2 * (s.t1.len() + s.t2.len()) + 2;
         while budget > 0 {

@@ -35,8 +35,6 @@ pub(super) struct Clocks {
     /// The incoming block's directory entry, found before replace().
     pub(super) incoming: Ghost,
     pub(super) incoming_node: u32,
-    /// replace() ran for the incoming block (the cache was full).
-    pub(super) replaced: bool,
 }
 
 impl Clocks {
@@ -57,13 +55,11 @@ impl Clocks {
             b2: GhostList::new(),
             incoming: Ghost::None,
             incoming_node: 0,
-            replaced: false,
         }
     }
 
     /// Looks the incoming key up in the directory (before replace() changes it).
     pub(super) fn look_up(&mut self, key: u64) {
-        self.replaced = false;
         self.incoming = Ghost::None;
         if let Some(node) = self.ghosts.find(key) {
             self.incoming = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
@@ -89,7 +85,6 @@ impl Clocks {
 
     pub(super) fn end_insert(&mut self) {
         self.incoming = Ghost::None;
-        self.replaced = false;
     }
 
     /// Drops a directory entry.
@@ -137,7 +132,7 @@ impl Clocks {
         self.unlink(frame);
         self.deferred[f] = Ghost::None;
         self.referenced[f] = false;
-        if why == Removal::UnusedPrefetch {
+        if !why.remembered() {
             return;
         }
         if self.ghosts.len() == self.ghosts.capacity() {

@@ -101,14 +101,13 @@ impl Policy for Cart {
         let hit = self.s.begin_insert(frame, a.key, origin == Origin::Prefetch);
         if hit == Ghost::None {
             let s = &mut self.s;
-            if s.replaced {
-                // History replacement: the directory holds at most c keys after each step.
-                while s.b1.len() + s.b2.len() > s.c {
-                    if s.b1.len() > self.q || s.b2.is_empty() {
-                        s.ghosts.pop_back(&mut s.b1);
-                    } else {
-                        s.ghosts.pop_back(&mut s.b2);
-                    }
+            // History replacement: the directory holds at most c keys after each step (a cache
+            // with a free frame holds ghosts only after the trace dropped data: same rule).
+            while s.b1.len() + s.b2.len() > s.c {
+                if s.b1.len() > self.q || s.b2.is_empty() {
+                    s.ghosts.pop_back(&mut s.b1);
+                } else {
+                    s.ghosts.pop_back(&mut s.b2);
                 }
             }
             // History miss: x enters T1's tail as an S page with its bit clear.
@@ -149,7 +148,6 @@ impl Policy for Cart {
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        self.s.replaced = true;
         // Every page is moved at most a few times per call (bit cleared, S->L, T1->T2); pinned
         // heads are passed, and the budget ends the search when only pinned pages remain.
         let mut budget = 4 * (self.s.t1.len() + self.s.t2.len()) + 4;

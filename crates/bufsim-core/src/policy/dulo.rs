@@ -511,8 +511,9 @@ impl Policy for Dulo {
             Section::Active => self.links.remove(&mut self.active, frame),
             Section::Out => debug_assert!(false, "removing a frame DULO does not hold"),
         }
-        if why == Removal::UnusedPrefetch {
-            // No history for a block read ahead and never used (prefetching paper §4).
+        if !why.remembered() {
+            // No history for a block read ahead and never used (prefetching paper §4), nor
+            // for one whose data the trace dropped.
             let (d, b) = (self.device[f], self.block[f]);
             self.table(d).forget(b);
         }

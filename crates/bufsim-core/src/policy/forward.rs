@@ -62,6 +62,10 @@ macro_rules! forward_policy {
         fn remove(&mut self, f: $crate::policy::Frame, key: u64, why: $crate::policy::Removal) {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.remove(f, key, why))
         }
+        #[inline]
+        fn forget(&mut self, key: u64) {
+            $crate::policy::forward::forward_policy!(@to $how mut self, p => p.forget(key))
+        }
         fn check(&self, resident: usize) -> Result<(), String> {
             $crate::policy::forward::forward_policy!(@to $how ref self, p => p.check(resident))
         }

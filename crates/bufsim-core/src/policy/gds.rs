@@ -72,9 +72,12 @@ impl Policy for Gds {
         self.order.nodes().filter(|&f| !pins.pinned(f)).min_by_key(|&f| self.order.key(f))
     }
     #[inline]
-    fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
-        // L = H of the block given up.
-        self.inflation = f64::from_bits(self.order.key(frame).0);
+    fn remove(&mut self, frame: Frame, _key: u64, why: Removal) {
+        // L = H of the block given up (evicted: a block whose data the trace dropped was not
+        // chosen, so it says nothing of the values still cached).
+        if why != Removal::Dropped {
+            self.inflation = f64::from_bits(self.order.key(frame).0);
+        }
         self.order.remove(frame);
     }
     fn check(&self, resident: usize) -> Result<(), String> {

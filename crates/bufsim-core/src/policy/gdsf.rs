@@ -145,9 +145,11 @@ impl Policy for Gdsf {
         Some(v)
     }
     #[inline]
-    fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
-        // L = K of the block given up.
-        self.inflation = f64::from_bits(self.order.key(frame).0);
+    fn remove(&mut self, frame: Frame, _key: u64, why: Removal) {
+        // L = K of the block given up (evicted, not dropped by the trace: see GDS).
+        if why != Removal::Dropped {
+            self.inflation = f64::from_bits(self.order.key(frame).0);
+        }
         self.order.remove(frame);
         self.freq[frame as usize] = 0;
     }

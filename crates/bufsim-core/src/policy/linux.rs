@@ -187,8 +187,15 @@ impl Policy for Linux {
         back_unpinned(&self.links, &self.inactive, pins).or_else(|| back_unpinned(&self.links, &self.active, pins))
     }
 
+    /// Truncation clears the shadow entries of its range (truncate_folio_batch_exceptionals).
+    fn forget(&mut self, key: u64) {
+        if let Some(n) = self.shadows.find(key) {
+            self.shadows.remove(&mut self.shadow_fifo, n);
+        }
+    }
+
     #[inline]
-    fn remove(&mut self, frame: Frame, key: u64, _why: Removal) {
+    fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
         let i = frame as usize;
         if self.is_active[i] {
             self.links.remove(&mut self.active, frame);
@@ -200,7 +207,8 @@ impl Policy for Linux {
         if self.last_key == Some(key) {
             self.last_key = None;
         }
-        if self.shadow_cap == 0 {
+        // Truncation removes a page without workingset_eviction: no shadow, no aging.
+        if self.shadow_cap == 0 || why == Removal::Dropped {
             return;
         }
         // workingset_eviction: stamp with the age, then age by the evicted page.

@@ -377,16 +377,26 @@ impl Policy for Mglru {
         }
     }
 
+    /// Truncation clears the shadow entries of its range, as on the classic lists.
+    fn forget(&mut self, key: u64) {
+        if let Some(n) = self.shadows.find(key) {
+            self.shadows.remove(&mut self.shadow_fifo, n);
+        }
+    }
+
     #[inline]
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
         let i = frame as usize;
         let seq = self.seq_of[i];
         let refs = self.lru_refs(frame);
         self.links.remove(&mut self.gens[(seq % MAX_NR_GENS) as usize], frame);
-        self.evicted[tier_of(refs)] += 1;
+        // The tiers' feedback counts what reclaim took, not what truncation removed.
+        if why != Removal::Dropped {
+            self.evicted[tier_of(refs)] += 1;
+        }
         self.flags[i] = 0;
         self.refs[i] = 0;
-        if why == Removal::UnusedPrefetch || self.shadow_cap == 0 {
+        if !why.remembered() || self.shadow_cap == 0 {
             return;
         }
         if let Some(n) = self.shadows.find(key) {

@@ -120,6 +120,18 @@ pub enum Removal {
     Evicted,
     /// Evicted before any demand access: leave no ghost or history (prefetching paper §4).
     UnusedPrefetch,
+    /// The trace dropped the block's data (a file truncated, deleted or punched): not an
+    /// eviction, and nothing to remember, as Linux's truncation leaves no shadow entry.
+    Dropped,
+}
+
+impl Removal {
+    /// Whether a policy may remember the block (a ghost, a shadow, history): only a block
+    /// evicted after a demand access.
+    #[inline]
+    pub fn remembered(self) -> bool {
+        self == Removal::Evicted
+    }
 }
 
 /// What a policy may know about one block access, beyond the block itself.
@@ -227,6 +239,13 @@ pub trait Policy {
 
     /// The block `key` leaves `frame`. The caller guarantees the frame is resident.
     fn remove(&mut self, frame: Frame, key: u64, why: Removal);
+
+    /// The trace dropped the data of block `key`, which is not resident ([`Removal::Dropped`]
+    /// is the resident case): forget what is remembered of it. Linux clears the shadow entries
+    /// of a truncated range (mm/truncate.c); policies whose papers say nothing of deleted data
+    /// keep their ghosts.
+    #[inline]
+    fn forget(&mut self, _key: u64) {}
 
     /// The frames the policy expects to give up at its next eviction and at the one after,
     /// when it can tell at the cost of a list end (the back of an LRU or FIFO queue and its

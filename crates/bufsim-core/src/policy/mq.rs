@@ -269,7 +269,7 @@ impl Policy for Mq {
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
         let f = frame as usize;
         self.dequeue(frame);
-        if why == Removal::UnusedPrefetch || self.qout.capacity() == 0 {
+        if !why.remembered() || self.qout.capacity() == 0 {
             return;
         }
         // If Qout is full, remove its head; add the victim's id (and count) to its tail.

@@ -237,6 +237,11 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     /// Stream `s` issues its current request now.
     fn issue_request(&mut self, s: usize) {
         let r = self.state[s].current.take().expect("a woken stream has a request");
+        if r.op.is_drop() {
+            // Done at the instant it is issued: nothing is read, written or waited for.
+            access::drop_range(self, &r);
+            return;
+        }
         self.request += 1;
         self.stream = s as u32;
         self.state[s].issued_ns = self.now;
@@ -467,6 +472,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         let mut s = self.stats;
         s.evictions = self.cache.evictions;
         s.prefetched_unused = self.cache.evicted_unused;
+        s.dropped = self.cache.dropped;
         let t = &mut self.t;
         t.end_time_ns = self.now.max(t.exec_time_ns);
         t.io_time_ns = self.storage.busy_ns();
@@ -591,4 +597,17 @@ impl<'a, P: Policy> Drive<'a> for TimedEngine<'a, P> {
 
     #[inline]
     fn plan_done(&mut self, _pin_group: bool) {}
+
+    /// A block still being read stays (Linux's truncation waits for the read, then removes the
+    /// page; here the read completes into the cache). One that was written leaves without its
+    /// write-back: truncation discards dirty data.
+    #[inline]
+    fn dropping(&mut self, frame: Frame) -> bool {
+        let st = &mut self.frames[frame as usize];
+        if st.io != SETTLED {
+            return false;
+        }
+        st.dirty = false;
+        true
+    }
 }

@@ -65,7 +65,7 @@ impl Synthetic {
     pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "op,file,offset,size,ctx")?;
         for r in &self.requests {
-            let op = if r.op.is_write() { 'W' } else { 'R' };
+            let op = r.op.letter();
             writeln!(out, "{op},{},{},{},{}", self.file_names[r.file as usize], r.offset, r.size, r.ctx)?;
         }
         Ok(())
