@@ -194,12 +194,19 @@ def model_cache(r: dict) -> str:
     return str(lo) if lo == hi else f"{lo}-{hi} ({n} step{'' if n == 1 else 's'})"
 
 
+def dropped(r: dict) -> str:
+    """The dropped pages of a run; runs recorded before the trace carried drops have none."""
+    if "kernel_dropped" not in r:
+        return "-"
+    return f"{r['kernel_dropped']} / {r['model_dropped']}"
+
+
 def table(rows: list[dict]) -> str:
     head = (
         "| workload | memory | cache | model cache | pages read kernel | model | diff | read-ahead same | "
-        "evictions overlap | disk requests kernel / model |"
+        "evictions overlap | dropped kernel / model | disk requests kernel / model |"
     )
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         # Runs recorded before the cache followed the other charges had the constant (peak) cache.
         lines.append(
@@ -207,7 +214,7 @@ def table(rows: list[dict]) -> str:
             f"{model_cache(r)} | "
             f"{r['kernel_pages_read']} | {r['model_pages_read']} | {r['pages_read_diff']:+.3f} | "
             f"{r['readahead_match']:.3f} ({r['kernel_readahead']} / {r['model_readahead']}) | "
-            f"{r['evicted_overlap']:.3f} | {r['kernel_disk_requests']} / {r['model_disk_requests']} |"
+            f"{r['evicted_overlap']:.3f} | {dropped(r)} | {r['kernel_disk_requests']} / {r['model_disk_requests']} |"
         )
     return "\n".join(lines)
 
