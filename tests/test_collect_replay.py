@@ -307,12 +307,13 @@ def test_o_append_writes_go_to_the_end(files, tmp_path):
     recs, _ = replay(log)
     # Size 10 at open; pwrite on an O_APPEND descriptor appends too (pwrite(2) BUGS); a seek from
     # the end learns the size someone else grew the file to; F_SETFL can turn appending on;
-    # O_TRUNC empties the file.
+    # O_TRUNC empties the file (a drop of all of it).
     assert [(r.op, r.offset, r.size) for r in recs] == [
         ("W", 10, 5),
         ("W", 15, 3),
         ("W", 40, 2),
         ("W", 42, 1),
+        ("D", 0, 0),
         ("W", 0, 4),
         ("W", 4, 1),
     ]
@@ -368,7 +369,7 @@ def test_a_file_replaced_under_the_same_path_is_another_file(tmp_path):
         b.feed(line)
     b.feed(f"100 {ts(10)} +++ exited with 0 +++")
     b.finish()
-    names = [r.file.name for r in out]
+    names = [r.file.name for r in out if r.op == "R"]
     assert names[0] != names[1]
     assert names[0].split(":")[1] != names[1].split(":")[1]
     # Unlinked and created again with the same inode number (as in the replay, where the name still
@@ -376,6 +377,43 @@ def test_a_file_replaced_under_the_same_path_is_another_file(tmp_path):
     s = os.stat(p)
     assert names[1] == f"{s.st_dev:x}:{s.st_ino}:{p}"
     assert names[2] == f"{s.st_dev:x}:{s.st_ino}.2:{p}"
+
+
+def test_truncation_punching_and_deletion_write_drops(tmp_path):
+    """O_TRUNC, ftruncate, truncate, a punched hole and fadvise(DONTNEED) drop their ranges at once;
+    an unlinked file is dropped when the last descriptor holding it closes (here at exit)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"1" * 20000)
+    b.write_bytes(b"2" * 8192)
+    A, B = esc(a), esc(b)
+    lines = [
+        f'100 {ts(1)} openat(AT_FDCWD</x>, "{A}", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3<{A}> <0.000010>',
+        f'100 {ts(2)} write(3<{A}>, ""..., 12288) = 12288 <0.000005>',
+        f"100 {ts(3)} ftruncate(3<{A}>, 5000) = 0 <0.000005>",
+        f"100 {ts(4)} fallocate(3<{A}>, FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE, 8192, 4096) = 0 <0.000005>",
+        f"100 {ts(5)} fadvise64(3<{A}>, 0, 0, POSIX_FADV_DONTNEED) = 0 <0.000005>",
+        f"100 {ts(6)} fadvise64(3<{A}>, 0, 0, POSIX_FADV_SEQUENTIAL) = 0 <0.000005>",
+        f'100 {ts(7)} truncate("{A}", 4096) = 0 <0.000005>',
+        f'100 {ts(8)} openat(AT_FDCWD</x>, "{B}", O_RDONLY) = 4<{B}> <0.000010>',
+        f'100 {ts(9)} read(4<{B}>, ""..., 4096) = 4096 <0.000005>',
+        f'100 {ts(10)} unlink("{B}") = 0 <0.000005>',
+        f'100 {ts(11)} read(4<{B}>, ""..., 4096) = 4096 <0.000005>',
+        f"100 {ts(12)} +++ exited with 0 +++",
+    ]
+    out, _ = replay("\n".join(lines))
+    got = [(r.time_us - T0 * 1_000_000, r.op, r.file.path, r.offset, r.size) for r in out]
+    pa, pb = os.fsencode(a), os.fsencode(b)
+    assert got == [
+        (1, "D", pa, 0, 0),
+        (2, "W", pa, 0, 12288),
+        (3, "D", pa, 5000, 0),
+        (4, "D", pa, 8192, 4096),
+        (5, "D", pa, 0, 0),
+        (7, "D", pa, 4096, 0),
+        (9, "R", pb, 0, 4096),
+        (11, "R", pb, 4096, 4096),
+        (12, "D", pb, 0, 0),
+    ]
 
 
 def test_path_filter_include_exclude_and_no_libs():

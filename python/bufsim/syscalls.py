@@ -124,6 +124,9 @@ class FileIdentity:
     key: Optional[tuple[int, int]] = None
     gen: int = 1
     retired: bool = False
+    #: Its last name is gone while descriptors still hold it: its data is dropped when the last
+    #: one closes (the kernel frees a deleted file's pages with its last reference).
+    drop_pending: bool = False
 
 
 @dataclass(eq=False)
@@ -301,6 +304,8 @@ class TraceBuilder:
         self.unfinished: dict[int, PendingCall] = {}
         self.by_key: dict[tuple[int, int], FileIdentity] = {}
         self.by_path: dict[bytes, FileIdentity] = {}
+        #: Deleted files some descriptor still held when their last name went.
+        self.pending_drops: list[FileIdentity] = []
         self.unknown_files = 0
         self.root: Optional[int] = None
         self.root_exit: Optional[str] = None
@@ -424,7 +429,10 @@ class TraceBuilder:
             self.root_exit = (
                 f"exited with status {line.status}" if line.status is not None else f"was killed by {line.signal}"
             )
-        self.tasks.pop(pid, None)
+        task = self.tasks.pop(pid, None)
+        if task is not None:
+            # Its descriptors close with it: a deleted file it held may be gone now.
+            self.settle_drops(task, line.time_us)
 
     # -- tasks ---------------------------------------------------------------------------------
 
@@ -523,14 +531,43 @@ class TraceBuilder:
             base = task.cwd.path
         return os.path.normpath(os.path.join(base, path)) if base is not None else None
 
-    def forget_path(self, path: Optional[bytes]) -> None:
+    def forget_path(self, path: Optional[bytes], task: Optional[Task] = None, time_us: int = 0) -> None:
         """The name ``path`` no longer leads to its file (unlinked, or renamed over): a file with no
-        other link is gone, and its inode number may come back as a different file."""
+        other link is gone, and its inode number may come back as a different file. Its data is
+        dropped now, or when the last descriptor that holds it closes."""
         if path is None:
             return
         fid = self.by_path.pop(path, None)
         if fid is not None and fid.nlink <= 1:
             fid.retired = True
+            if task is not None:
+                fid.drop_pending = True
+                self.pending_drops.append(fid)
+                self.settle_drops(task, time_us)
+
+    def settle_drops(self, task: Task, time_us: int) -> None:
+        """Writes the drop of each deleted file that no descriptor holds any more (the last one
+        closed, by ``close``, an exit, or a new open given its number)."""
+        if not self.pending_drops:
+            return
+        tables = {id(t.table): t.table for t in self.tasks.values()}.values()
+        held = {id(of.file) for table in tables for of in table.fds.values()}
+        still = []
+        for f in self.pending_drops:
+            if id(f) in held:
+                still.append(f)
+            else:
+                f.drop_pending = False
+                self.drop(task, time_us, 0, f, 0, 0)
+        self.pending_drops = still
+
+    def drop(self, task: Task, time_us: int, dur_us: int, file: Optional[FileIdentity], offset: int, size: int) -> None:
+        """A drop request: ``file``'s bytes from ``offset`` are gone (``size`` 0: to the end)."""
+        if file is None or not self.filter.keeps(file.path):
+            return
+        self.stats.drops += 1
+        self.stats.files.add(file.name)
+        self.emit(Record(time_us, dur_us, task.tgid, 0, "D", file, offset, size))
 
     # -- records -------------------------------------------------------------------------------
 
@@ -637,6 +674,7 @@ def _open(b: TraceBuilder, task: Task, t: int, call: st.Syscall, frames) -> None
     fid = b.identify(task.tid, fd, annotated)
     if fid is not None and "O_TRUNC" in flags and ("O_WRONLY" in flags or "O_RDWR" in flags):
         fid.size = 0
+        b.drop(task, t, call.dur_us, fid, 0, 0)
     task.table.install(fd, OpenFile(fid, 0, "O_APPEND" in flags), "O_CLOEXEC" in flags)
 
 
@@ -724,7 +762,10 @@ def _close(b, task, t, call, frames) -> None:
         return
     fd, _ = st.fd_arg(call.args[0]) if call.args else (None, None)
     if fd is not None:
+        of = task.table.fds.get(fd)
         task.table.close(fd)  # Linux frees the descriptor even when close reports EINTR or EIO
+        if of is not None and of.file is not None and of.file.drop_pending:
+            b.settle_drops(task, t)
 
 
 @_handles("close_range")
@@ -789,13 +830,13 @@ def _fchdir(b, task, t, call, frames) -> None:
 @_handles("unlink")
 def _unlink(b, task, t, call, frames) -> None:
     if call.args:
-        b.forget_path(b.resolve(task, None, call.args[0]))
+        b.forget_path(b.resolve(task, None, call.args[0]), task, t)
 
 
 @_handles("unlinkat")
 def _unlinkat(b, task, t, call, frames) -> None:
     if len(call.args) >= 2:
-        b.forget_path(b.resolve(task, call.args[0], call.args[1]))
+        b.forget_path(b.resolve(task, call.args[0], call.args[1]), task, t)
 
 
 @_handles("rename", "renameat", "renameat2")
@@ -810,7 +851,7 @@ def _rename(b, task, t, call, frames) -> None:
     if old is None or new is None or old == new:
         return
     moved = b.by_path.pop(old, None)
-    b.forget_path(new)  # a file renamed over is replaced
+    b.forget_path(new, task, t)  # a file renamed over is replaced
     if moved is not None:
         b.by_path[new] = moved
 
@@ -821,6 +862,7 @@ def _ftruncate(b, task, t, call, frames) -> None:
     n = st.parse_int(call.args[1]) if len(call.args) > 1 else None
     if of is not None and of.file is not None and n is not None:
         of.file.size = n
+        b.drop(task, t, call.dur_us, of.file, n, 0)
 
 
 @_handles("truncate")
@@ -830,6 +872,36 @@ def _truncate(b, task, t, call, frames) -> None:
     n = st.parse_int(call.args[1]) if len(call.args) > 1 else None
     if fid is not None and n is not None:
         fid.size = n
+        b.drop(task, t, call.dur_us, fid, n, 0)
+
+
+@_handles("fallocate")
+def _fallocate(b, task, t, call, frames) -> None:
+    # fallocate(fd, mode, offset, len): a punched hole or zeroed range drops its pages; collapsing
+    # or inserting a range moves the data after it.
+    if len(call.args) < 4:
+        return
+    _, of = b.fd_file(task, call.args[0])
+    mode = st.flag_words(call.args[1])
+    offset, n = st.parse_int(call.args[2]), st.parse_int(call.args[3])
+    if of is None or offset is None or n is None:
+        return
+    if mode & {"FALLOC_FL_COLLAPSE_RANGE", "FALLOC_FL_INSERT_RANGE"}:
+        b.drop(task, t, call.dur_us, of.file, offset, 0)
+    elif mode & {"FALLOC_FL_PUNCH_HOLE", "FALLOC_FL_ZERO_RANGE"}:
+        b.drop(task, t, call.dur_us, of.file, offset, n)
+
+
+@_handles("fadvise64")
+def _fadvise(b, task, t, call, frames) -> None:
+    # fadvise64(fd, offset, len, advice): DONTNEED drops the clean pages of the range (len 0: to
+    # the end); dirty pages stay until written, which the model does not tell apart.
+    if len(call.args) < 4 or call.args[3].strip() != "POSIX_FADV_DONTNEED":
+        return
+    _, of = b.fd_file(task, call.args[0])
+    offset, n = st.parse_int(call.args[1]), st.parse_int(call.args[2])
+    if of is not None and offset is not None and n is not None:
+        b.drop(task, t, call.dur_us, of.file, offset, n)
 
 
 @_handles("sendfile", "sendfile64")
