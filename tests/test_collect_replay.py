@@ -408,7 +408,7 @@ def test_truncation_punching_and_deletion_write_drops(tmp_path):
         (2, "W", pa, 0, 12288),
         (3, "D", pa, 5000, 0),
         (4, "D", pa, 8192, 4096),
-        (5, "D", pa, 0, 0),
+        (5, "D", pa, 0, 5000),
         (7, "D", pa, 4096, 0),
         (9, "R", pb, 0, 4096),
         (11, "R", pb, 4096, 4096),

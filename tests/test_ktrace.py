@@ -85,9 +85,9 @@ def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
     st = os.stat(data)
     ident = f"{st.st_dev:x}:{st.st_ino}:{data}"
     rows = data_rows(out, data, ("R", "D"))
-    # The program's fadvise(DONTNEED) of the whole file is a drop, then the reads.
+    # The program's fadvise(DONTNEED) of the whole file is a drop of its bytes, then the reads.
     assert [(r[4], r[5], int(r[6]), int(r[7])) for r in rows] == [
-        ("D", ident, 0, 0),
+        ("D", ident, 0, 1 << 20),
         ("R", ident, 0, 4096),
         ("R", ident, 65536, 100),
         ("R", ident, 204800, 8192),
@@ -95,7 +95,7 @@ def test_known_preads_and_the_kernels_page_cache(program, tmp_path):
         ("R", ident, 65536, 100),
     ]
     # Each read got what it asked for: no `asked` value (only a short read has one).
-    assert out.read_text().splitlines()[3] == "time_us,dur_us,pid,ctx,op,file,offset,size,asked"
+    assert out.read_text().splitlines()[3] == "time_us,dur_us,pid,ctx,op,file,offset,size,asked,opened"
     assert all(r[8] == "" for r in rows)
     times = [int(r[0]) for r in rows]
     assert times == sorted(times) and all(int(r[1]) >= 0 for r in rows)
@@ -284,15 +284,20 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
     for e in parse_events(str(raw)):
         rp.feed(e)
-    got = [(tm - t, dur, pid, op, rp.name(f), off, size, ask) for tm, dur, pid, _, op, f, off, size, ask in rp.records]
+    got = [
+        (tm - t, dur, pid, op, rp.name(f), off, size, ask, new)
+        for tm, dur, pid, _, op, f, off, size, ask, new in rp.records
+    ]
     fname, lname = f"{dev:x}:77:/data/f", f"{dev:x}:88:/data/log"
+    # Only the first read through the open file description says it is new: the forked child
+    # and the thread share it.
     assert got == [
-        (10, 2, 10, "R", fname, 0, 4096, 4096),
-        (20, 2, 10, "R", fname, 4096, 4096, 4096),
-        (60, 1, 11, "R", fname, 8192, 8192, 8192),
-        (70, 2, 10, "R", fname, 16384, 256, 4096),
-        (90, 1, 10, "R", fname, 500, 16, 16),
-        (110, 2, 10, "W", lname, 10, 5, 0),
+        (10, 2, 10, "R", fname, 0, 4096, 4096, True),
+        (20, 2, 10, "R", fname, 4096, 4096, 4096, False),
+        (60, 1, 11, "R", fname, 8192, 8192, 8192, False),
+        (70, 2, 10, "R", fname, 16384, 256, 4096, False),
+        (90, 1, 10, "R", fname, 500, 16, 16, False),
+        (110, 2, 10, "W", lname, 10, 5, 0, False),
     ]
     lookups = [r for r in rp.pagecache if r[2] == "lookup"]
     assert [(r[4], r[5], r[6], r[7]) for r in lookups] == [(77, 0, 1, 1), (77, 1, 1, 1)]
@@ -408,13 +413,13 @@ def test_replay_writes_drops_for_truncation_and_removal(tmp_path):
     dropped = rp.classify_deletions(system)
     assert dropped == {0, 1, 2, 6}
     fname, gname = f"{dev:x}:77:/data/f", f"{dev:x}:88:/data/g"
-    got = sorted((tm - t, op, rp.name(x), off, size) for tm, _, _, _, op, x, off, size, _ in rp.records)
+    got = sorted((tm - t, op, rp.name(x), off, size) for tm, _, _, _, op, x, off, size, _, _ in rp.records)
     assert got == [
         (0, "D", fname, 0, 0),
         (10, "W", fname, 0, 12288),
         (20, "D", fname, 5000, 0),
         (30, "D", fname, 8192, 8192),
-        (40, "D", fname, 0, 0),
+        (40, "D", fname, 0, 5000),
         (52, "R", gname, 0, 8192),
         (61, "D", gname, 0, 0),
         (70, "D", fname, 4096, 0),

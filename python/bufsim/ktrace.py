@@ -160,6 +160,12 @@ class KernelCollectResult(CollectResult):
         return text
 
 
+def to_end(file_size: int, offset: int) -> Optional[int]:
+    """The bytes from ``offset`` to the end of a file of ``file_size`` bytes, as a drop's size (a
+    size of 0 would say the file was truncated); None when nothing is there."""
+    return file_size - offset if file_size > offset else None
+
+
 def pagecache_path(trace: str) -> str:
     """The companion file of a trace written with ``--tracer kernel``."""
     return trace + ".pagecache.csv"
@@ -458,6 +464,8 @@ class KOpen:
     #: Opened with O_TRUNC before its file was known: (task, open call, its exit), so that the
     #: drop is written when a dup names the file.
     truncated_by: Optional[tuple] = None
+    #: Read through already: the first read's record says the open is new (`opened`).
+    read_yet: bool = False
 
 
 @dataclass(eq=False)
@@ -502,7 +510,7 @@ class Replay:
         self.stacks = stacks
         self.tasks: dict[int, KTask] = {}
         self.files: dict[tuple[int, int], KFile] = {}
-        self.records: list[tuple[int, int, int, int, str, KFile, int, int, int]] = []
+        self.records: list[tuple[int, int, int, int, str, KFile, int, int, int, bool]] = []
         self.pagecache: list[tuple] = []
         self.stats = Stats()
         self.root: Optional[int] = None
@@ -691,6 +699,7 @@ class Replay:
             table.fds[ret] = KOpen(f, 0, bool(flags & O_APPEND))
             (table.cloexec.add if flags & O_CLOEXEC else table.cloexec.discard)(ret)
             if flags & O_TRUNC and flags & O_ACCMODE and f is not None:
+                f.size = 0
                 if f.ino:
                     self.drop(task, call, ex, f, 0, 0)
                 else:
@@ -792,25 +801,29 @@ class Replay:
         elif name == "fallocate":
             mode, offset, length = a.get("mode", 0), a.get("offset", 0), a.get("len", 0)
             if mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE):
-                self.drop(task, call, ex, f, offset, 0)  # the data after offset moves
+                self.drop(task, call, ex, f, offset, to_end(f.size, offset))  # the data after offset moves
             elif mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE):
                 self.drop(task, call, ex, f, offset, length)
         elif name == "fadvise64" and a.get("advice") == POSIX_FADV_DONTNEED:
-            # Clean, unmapped pages go; dirty ones stay until written (not modelled).
-            self.drop(task, call, ex, f, a.get("offset", 0), a.get("len", 0))
+            # Clean, unmapped pages go; dirty ones stay until written (not modelled). The file
+            # keeps its size: a length of 0 (to the end) is written as the bytes up to its end.
+            offset, length = a.get("offset", 0), a.get("len", 0)
+            self.drop(task, call, ex, f, offset, length or to_end(f.size, offset))
 
-    def drop(self, task: KTask, call: Event, ex: Event, f: KFile, offset: int, size: int) -> None:
-        """Writes a drop request of ``f``'s bytes from ``offset`` (``size`` 0: to the end) at
-        ``call``'s time; the pages ``call`` deletes are then not read as drops of their own."""
+    def drop(self, task: KTask, call: Event, ex: Event, f: KFile, offset: int, size: Optional[int]) -> None:
+        """Writes a drop request of ``f``'s bytes from ``offset`` (``size`` 0: a truncation there;
+        None: nothing to drop) at ``call``'s time; the pages ``call`` deletes are then not read as
+        drops of their own."""
         self.covering.setdefault(task.tid, []).append((call.t, ex.t, call.call, offset))
-        self.drop_record(call.t, ex.t - call.t, task.tgid, f, offset, size)
+        if size is not None:
+            self.drop_record(call.t, ex.t - call.t, task.tgid, f, offset, size)
 
     def drop_record(self, t: int, dur: int, tgid: int, f: KFile, offset: int, size: int) -> None:
         if f.path is not None and not self.filter.keeps(f.path):
             return
         if f.path is None and self.filter.include:
             return
-        self.records.append((t, dur, tgid, 0, "D", f, offset, size, 0))
+        self.records.append((t, dur, tgid, 0, "D", f, offset, size, 0, False))
         self.stats.drops += 1
 
     def classify_deletions(self, system_events: Sequence[Event]) -> set[int]:
@@ -923,9 +936,16 @@ class Replay:
         pieces = [(offset, size)]
         if op == "R" and name in SPLICED:
             pieces = self._spliced(task, f, offset, size)
+        # The first read through this open file description: Linux's read-ahead state for it
+        # starts afresh (file_ra_state_init at open).
+        opened = op == "R" and not of.read_yet
+        if op == "R":
+            of.read_yet = True
         for i, (o, n) in enumerate(pieces):
             last = i == len(pieces) - 1
-            self.records.append((call.t, ex.t - call.t if last else 0, task.tgid, ctx, op, f, o, n, asked))
+            self.records.append(
+                (call.t, ex.t - call.t if last else 0, task.tgid, ctx, op, f, o, n, asked, opened and i == 0)
+            )
         s = self.stats
         if op == "R":
             s.reads += len(pieces)
@@ -947,13 +967,14 @@ def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str)
     t0 = replay.t_first or 0
     recs = sorted(replay.records, key=lambda r: r[0])
     with open(output, "w", encoding="utf-8", errors="surrogateescape") as out:
-        out.write("".join(f"# {c}\n" for c in comments) + CSV_HEADER + ",asked\n")
+        out.write("".join(f"# {c}\n" for c in comments) + CSV_HEADER + ",asked,opened\n")
         buf = []
-        for t, dur, pid, ctx, op, f, offset, size, asked in recs:
+        for t, dur, pid, ctx, op, f, offset, size, asked, opened in recs:
             # `asked` only where a read came back short; empty where it got what it asked for.
+            # `opened` 1 on a new open's first read, empty otherwise.
             buf.append(
                 f"{t - t0},{dur},{pid},{'0' if ctx == 0 else f'0x{ctx:016x}'},{op},"
-                f"{csv_field(replay.name(f))},{offset},{size},{asked if asked > size else ''}\n"
+                f"{csv_field(replay.name(f))},{offset},{size},{asked if asked > size else ''},{1 if opened else ''}\n"
             )
             if len(buf) >= 10000:
                 out.write("".join(buf))

@@ -887,7 +887,8 @@ def _fallocate(b, task, t, call, frames) -> None:
     if of is None or offset is None or n is None:
         return
     if mode & {"FALLOC_FL_COLLAPSE_RANGE", "FALLOC_FL_INSERT_RANGE"}:
-        b.drop(task, t, call.dur_us, of.file, offset, 0)
+        if of.file is not None and of.file.size > offset:
+            b.drop(task, t, call.dur_us, of.file, offset, of.file.size - offset)
     elif mode & {"FALLOC_FL_PUNCH_HOLE", "FALLOC_FL_ZERO_RANGE"}:
         b.drop(task, t, call.dur_us, of.file, offset, n)
 
@@ -895,12 +896,18 @@ def _fallocate(b, task, t, call, frames) -> None:
 @_handles("fadvise64")
 def _fadvise(b, task, t, call, frames) -> None:
     # fadvise64(fd, offset, len, advice): DONTNEED drops the clean pages of the range (len 0: to
-    # the end); dirty pages stay until written, which the model does not tell apart.
+    # the end, written as the bytes up to the end: the file keeps its size, where a drop of size
+    # 0 says it was truncated); dirty pages stay until written, which the model does not tell
+    # apart.
     if len(call.args) < 4 or call.args[3].strip() != "POSIX_FADV_DONTNEED":
         return
     _, of = b.fd_file(task, call.args[0])
     offset, n = st.parse_int(call.args[1]), st.parse_int(call.args[2])
-    if of is not None and offset is not None and n is not None:
+    if of is None or of.file is None or offset is None or n is None:
+        return
+    if n == 0:
+        n = of.file.size - offset
+    if n > 0:
         b.drop(task, t, call.dur_us, of.file, offset, n)
 
 

@@ -77,6 +77,7 @@ impl Visitor for Sampler {
                     size: 1,
                     in_blocks: true,
                     unfilled: 0,
+                    opened: false,
                 });
             }
         }
@@ -98,6 +99,7 @@ impl Visitor for Sampler {
                 size: 1,
                 in_blocks: true,
                 unfilled: 0,
+                opened: false,
             });
         }
     }

@@ -107,6 +107,7 @@ fn req(op: Op, file: u32, block: u64, blocks: u64, ctx: u64) -> Request {
         size: blocks * 4096,
         in_blocks: false,
         unfilled: 0,
+        opened: false,
     }
 }
 

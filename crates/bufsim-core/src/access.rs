@@ -186,9 +186,49 @@ pub struct Prefetching<'a> {
     pub file_blocks: &'a [u64],
     /// Bytes per block (read-ahead sizes some windows from a request's bytes).
     pub block_size: u64,
+    /// Where each file ends since the trace truncated it (a drop of size 0), grown by the
+    /// writes after; [`NOT_TRUNCATED`] for a file never truncated, which keeps its size.
+    truncated: Vec<u64>,
 }
 
-impl Prefetching<'_> {
+const NOT_TRUNCATED: u64 = u64::MAX;
+
+impl<'a> Prefetching<'a> {
+    pub fn new(readahead: AnyReadAhead, file_blocks: &'a [u64], block_size: u64) -> Self {
+        Prefetching { readahead, file_blocks, block_size, truncated: Vec::new() }
+    }
+
+    /// Blocks of `file` now: its size, or where it ends since it was truncated. Linux reads
+    /// ahead no further than the file's size at the time (mm/readahead.c), and a file truncated
+    /// and written again is read while it is shorter than it ends up.
+    #[inline]
+    pub fn blocks_of(&self, file: u32) -> u64 {
+        let n = self.file_blocks.get(file as usize).copied().unwrap_or(0);
+        match self.truncated.get(file as usize) {
+            Some(&t) if t != NOT_TRUNCATED => t.min(n),
+            _ => n,
+        }
+    }
+
+    /// `file` was truncated to `blocks` blocks.
+    fn truncate(&mut self, file: u32, blocks: u64) {
+        let f = file as usize;
+        if self.truncated.len() <= f {
+            self.truncated.resize(f + 1, NOT_TRUNCATED);
+        }
+        self.truncated[f] = blocks;
+    }
+
+    /// A write reached block `end` (exclusive) of `file`: a truncated file grows to it.
+    #[inline]
+    fn wrote(&mut self, file: u32, end: u64) {
+        if let Some(t) = self.truncated.get_mut(file as usize) {
+            if *t != NOT_TRUNCATED {
+                *t = (*t).max(end);
+            }
+        }
+    }
+
     /// Tells the read-ahead algorithm of a demand access to block `b` of `r`'s file (`r` spans
     /// `n` blocks from `first`) and returns what to fetch, if anything. Only timed mode ever
     /// sees a block whose I/O is `in_flight`.
@@ -214,8 +254,10 @@ impl Prefetching<'_> {
         };
         let ev = BlockEvent {
             file: r.file,
+            pid: r.pid,
+            opened: r.opened && b == first,
             block: b,
-            file_blocks: self.file_blocks.get(r.file as usize).copied().unwrap_or(0),
+            file_blocks: self.blocks_of(r.file),
             miss,
             in_flight,
             by_prefetch,
@@ -385,6 +427,12 @@ pub trait Drive<'a> {
 pub fn drop_range<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
     let layout = d.step().layout;
     let (first, end) = layout.dropped_blocks(r, d.step().cfg.block_size);
+    if r.size == 0 {
+        // A truncation: the file ends here until writes extend it (read-ahead stops here).
+        if let Some(p) = d.step().prefetching.as_mut() {
+            p.truncate(r.file, first);
+        }
+    }
     for b in first..end {
         let (device, block) = layout.place(r.file, b);
         let key = block_key(device, block);
@@ -415,6 +463,11 @@ pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
         }
         d.step().time += 1;
     }
+    if write {
+        if let Some(p) = d.step().prefetching.as_mut() {
+            p.wrote(r.file, first + n);
+        }
+    }
 }
 
 /// Asks the read-ahead algorithm about one demand read and carries out its plan.
@@ -427,7 +480,7 @@ fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u
     let mut p = d.step().prefetching.take().expect("read_ahead without prefetching");
     let plan = if p.readahead.looks_at_cache() {
         let layout = d.step().layout;
-        let file_blocks = p.file_blocks.get(r.file as usize).copied().unwrap_or(0);
+        let file_blocks = p.blocks_of(r.file);
         let cache = d.cache();
         // Blocks past the end belong to no file (the layout would place them in the next one).
         let cached = |fb: u64| {

@@ -412,6 +412,7 @@ mod tests {
             size: 4096,
             in_blocks: false,
             unfilled: 0,
+            opened: false,
         }
     }
 

@@ -125,10 +125,8 @@ impl PolicyVisitor for Replay<'_> {
             engine = engine.with_capacity_steps(self.capacity as u64, self.steps);
         }
         if let Some(readahead) = self.readahead {
-            engine = engine.with_prefetching(
-                Prefetching { readahead, file_blocks: self.file_blocks, block_size: self.engine.block_size },
-                None,
-            );
+            engine =
+                engine.with_prefetching(Prefetching::new(readahead, self.file_blocks, self.engine.block_size), None);
         }
         for r in self.requests {
             engine.request(r);

@@ -378,7 +378,7 @@ fn count_engine<'a, P: Policy>(
         engine = engine.with_capacity_steps(capacity as u64, &opts.cache_steps);
     }
     if let Some(readahead) = crate::prefetch::build(prefetch)? {
-        let p = Prefetching { readahead, file_blocks: &prepared.file_blocks, block_size };
+        let p = Prefetching::new(readahead, &prepared.file_blocks, block_size);
         engine = engine.with_prefetching(p, future);
     }
     Ok(engine)
@@ -470,11 +470,7 @@ impl Simulate<'_> {
         )
         .with_final_flush(t.final_flush);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
-            let p = Prefetching {
-                readahead,
-                file_blocks: &self.prepared.file_blocks,
-                block_size: self.opts.engine.block_size,
-            };
+            let p = Prefetching::new(readahead, &self.prepared.file_blocks, self.opts.engine.block_size);
             engine = engine.with_prefetching(p, future);
         }
         let cfg = self.opts.engine;
@@ -968,6 +964,7 @@ mod tests {
             size: 4096,
             in_blocks: false,
             unfilled: 0,
+            opened: false,
         }
     }
 

@@ -113,3 +113,22 @@ fn drops_change_nothing_when_nothing_they_name_is_cached() {
     let b = run(&with, "arc", "8blocks", &RunOptions::default());
     assert_eq!((a.stats.hits, a.stats.misses, b.stats.dropped), (b.stats.hits, b.stats.misses, 0));
 }
+
+#[test]
+fn read_ahead_stops_where_a_truncated_file_ends_now() {
+    // A 64-block file is truncated, 4 blocks are written again, their cache is dropped (a hole,
+    // the size stays 4 blocks), and 4 blocks are read: Linux 6's first window of 8 blocks stops
+    // at the file's end then: the miss on block 0 reads blocks 1 to 3 with it. Emptied by a hole
+    // instead, the file keeps its 64 blocks, and the window reads blocks 1 to 7.
+    let opts = RunOptions::default();
+    let cfg = |reqs: &[Request]| {
+        let c = RunConfig::new("lru", "256blocks").with_prefetch("linux-6(max=32,folios=0)");
+        run_requests(reqs, AddressKind::File, &[c], &RunOptions { check: true, jobs: 1, ..opts.clone() })
+            .unwrap()
+            .remove(0)
+    };
+    let truncated = cfg(&[write(0, 0, 64), drop(0, 0, 0), write(0, 0, 4), drop(0, 0, 4 * KIB4), read(0, 0, 4)]);
+    assert_eq!((truncated.stats.misses - 68, truncated.stats.prefetched), (1, 3));
+    let punched = cfg(&[write(0, 0, 64), drop(0, 0, 64 * KIB4), write(0, 0, 4), drop(0, 0, 4 * KIB4), read(0, 0, 4)]);
+    assert_eq!((punched.stats.misses - 68, punched.stats.prefetched), (1, 7));
+}

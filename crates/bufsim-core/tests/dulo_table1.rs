@@ -29,7 +29,7 @@ fn run<P: Policy>(policy: P, prefetch: bool, mut each: impl FnMut(usize, &P)) ->
     let mut e = Engine::new(policy, 8, EngineConfig::default(), &layout, None);
     if prefetch {
         let readahead = bufsim_core::prefetch::build("linux").unwrap().unwrap();
-        e = e.with_prefetching(Prefetching { readahead, file_blocks: &SIZES, block_size: 4096 }, None);
+        e = e.with_prefetching(Prefetching::new(readahead, &SIZES, 4096), None);
     }
     for (i, r) in requests().iter().enumerate() {
         e.request(r);

@@ -28,6 +28,7 @@ fn req(pid: u32, block: u64, blocks: u64, write: bool) -> Request {
         size: blocks * 4096,
         in_blocks: false,
         unfilled: 0,
+        opened: false,
     }
 }
 

@@ -31,7 +31,7 @@ fn run(policy: &str, prefetch: &str) -> (u64, u64, Vec<String>) {
     let mut engine = Engine::new(build(policy, &env).unwrap(), 8, cfg, &layout, fut);
     let sizes = [16u64];
     if let Some(ra) = prefetch::build(prefetch).unwrap() {
-        engine = engine.with_prefetching(Prefetching { readahead: ra, file_blocks: &sizes, block_size: 4096 }, fut);
+        engine = engine.with_prefetching(Prefetching::new(ra, &sizes, 4096), fut);
     }
     let mut rows = Vec::new();
     for r in &reqs {

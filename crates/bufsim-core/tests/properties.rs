@@ -208,6 +208,7 @@ mod with_prefetching {
                         size: blocks * 4096,
                         in_blocks: false,
                         unfilled: 0,
+                        opened: false,
                     }
                 })
                 .collect()

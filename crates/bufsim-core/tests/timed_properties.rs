@@ -35,6 +35,7 @@ fn requests(rows: &[Row]) -> Vec<Request> {
                 size: blocks * 4096,
                 in_blocks: false,
                 unfilled: 0,
+                opened: false,
             }
         })
         .collect()

@@ -54,6 +54,7 @@ impl ArcReader {
             size: nblocks,
             in_blocks: true,
             unfilled: 0,
+            opened: false,
         }))
     }
 }

@@ -185,6 +185,7 @@ impl BlkparseReader {
                 size,
                 in_blocks: false,
                 unfilled: 0,
+                opened: false,
             }));
         }
     }

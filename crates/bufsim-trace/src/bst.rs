@@ -271,6 +271,7 @@ fn decode_record(rec: &[u8], l: &Layout, in_blocks: bool, drops: bool) -> Reques
         in_blocks,
         // Not kept in .bst: what a short read asked for matters only to read-ahead validation.
         unfilled: 0,
+        opened: false,
     }
 }
 

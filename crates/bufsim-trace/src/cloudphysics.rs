@@ -86,6 +86,7 @@ impl CloudPhysicsReader {
             size,
             in_blocks: false,
             unfilled: 0,
+            opened: false,
         }))
     }
 }

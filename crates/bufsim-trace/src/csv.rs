@@ -1,12 +1,13 @@
 //! bufsim's own interchange CSV (docs/trace-formats.md).
 //!
 //! A header names the columns, in any order: `op,file,offset,size` are required,
-//! `time_us,dur_us,pid,ctx,asked` optional, other columns are ignored. `op` is `R`/`W`/`D` or
-//! `read`/`write`/`drop` (`drop`: the range's data is gone, a file truncated at `offset` or
-//! deleted, size 0 meaning to the end of the file; [`Op::Drop`]); `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
+//! `time_us,dur_us,pid,ctx,asked,opened` optional, other columns are ignored. `op` is `R`/`W`/`D`
+//! or `read`/`write`/`drop` (`drop`: the range's data is gone; size 0: the file was truncated at
+//! `offset`, [`Op::Drop`]); `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
 //! microseconds and may carry a fraction; `asked` is the bytes a read asked for (at least `size`;
-//! more when the end of the file cut it short). Lines starting with `#` and blank lines are
-//! skipped.
+//! more when the end of the file cut it short); `opened` is 1 on a read that is the first through
+//! a newly opened file description (Linux starts its read-ahead state afresh). Lines starting
+//! with `#` and blank lines are skipped.
 //!
 //! A header naming `device` in place of `file` makes a block trace (format `block-csv`): the
 //! column holds a device number (0 to 65535) and offsets are byte addresses on that device, as a
@@ -33,6 +34,7 @@ struct Columns {
     pid: Option<usize>,
     ctx: Option<usize>,
     asked: Option<usize>,
+    opened: Option<usize>,
     count: usize,
 }
 
@@ -63,8 +65,9 @@ impl CsvReader {
         }
         let mut fields = Vec::new();
         split_commas(&mut lines.buf, &mut fields).map_err(|m| lines.error(m))?;
-        let mut found: [Option<usize>; 10] = [None; 10];
-        const ALL: [&str; 10] = ["op", "file", "offset", "size", "time_us", "dur_us", "pid", "ctx", "device", "asked"];
+        let mut found: [Option<usize>; 11] = [None; 11];
+        const ALL: [&str; 11] =
+            ["op", "file", "offset", "size", "time_us", "dur_us", "pid", "ctx", "device", "asked", "opened"];
         for (i, &(a, b)) in fields.iter().enumerate() {
             let name = String::from_utf8_lossy(trim(&lines.buf[a..b])).to_ascii_lowercase();
             if let Some(k) = ALL.iter().position(|&n| n == name) {
@@ -87,7 +90,7 @@ impl CsvReader {
             REQUIRED.iter().enumerate().filter(|(k, _)| found[*k].is_none()).map(|(_, n)| *n).collect();
         if !missing.is_empty() {
             return Err(lines.error_quoting(&format!(
-                "header lacks required column(s) {}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx,asked optional)",
+                "header lacks required column(s) {}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx,asked,opened optional)",
                 missing.join(",")
             )));
         }
@@ -102,6 +105,7 @@ impl CsvReader {
             pid: found[6],
             ctx: found[7],
             asked: found[9],
+            opened: found[10],
             count: fields.len(),
         };
         Ok(CsvReader { lines, cols, fields, names: FxHashMap::default(), file_names: Vec::new(), last_file: None })
@@ -214,6 +218,11 @@ impl CsvReader {
         let asked = opt_num(self.cols.asked, parse_u64, "asked must be a non-negative integer number of bytes")?;
         // A write transfers what it asks for; only a read comes back short.
         let unfilled = if op == Op::Read { asked.saturating_sub(size).min(u32::MAX as u64) as u32 } else { 0 };
+        let opened = match self.cols.opened.map(field) {
+            None | Some(b"") | Some(b"0") => false,
+            Some(b"1") => true,
+            Some(_) => return Err(self.lines.error_quoting("opened must be 1 (a new open's first read), 0 or empty")),
+        };
         let file = if self.cols.device_addressed {
             parse_u64(field(self.cols.file))
                 .and_then(|d| u16::try_from(d).ok())
@@ -228,6 +237,6 @@ impl CsvReader {
             self.lines.buf = buf;
             id.ok_or_else(|| self.lines.error_quoting("file is empty"))?
         };
-        Ok(Some(Request { time_ns, dur_ns, pid, ctx, op, file, offset, size, in_blocks: false, unfilled }))
+        Ok(Some(Request { time_ns, dur_ns, pid, ctx, op, file, offset, size, in_blocks: false, unfilled, opened }))
     }
 }

@@ -43,6 +43,7 @@ impl LirsReader {
                 size: 1,
                 in_blocks: true,
                 unfilled: 0,
+                opened: false,
             }));
         }
     }

@@ -136,6 +136,7 @@ fn block_access(time: u32, obj: u64) -> Request {
         size: 1,
         in_blocks: true,
         unfilled: 0,
+        opened: false,
     }
 }
 

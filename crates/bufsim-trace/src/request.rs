@@ -6,8 +6,9 @@
 pub enum Op {
     Read,
     Write,
-    /// The range's data is gone: the file was truncated to `offset` (size 0: to its end),
-    /// deleted (offset 0, size 0), or a hole was punched in it. Its cached blocks leave the
+    /// The range's data is gone: size 0 says the file was truncated at `offset` (deleted: offset
+    /// 0) and ends there until written again; a size above 0 drops that range (a punched hole,
+    /// fadvise(DONTNEED)) and leaves the file's size alone. Its cached blocks leave the
     /// cache without being written back, as Linux's truncate_inode_pages_range drops whole pages
     /// (mm/truncate.c; a partial page at either end stays, its tail zeroed). Not an access: it
     /// counts neither as a request nor as a hit or miss.
@@ -74,6 +75,11 @@ pub struct Request {
     /// file's read-ahead window from what a read asked for (mm/filemap.c, filemap_get_pages),
     /// not from what came back.
     pub unfilled: u32,
+    /// The first read through an open file description: the file was opened since this
+    /// process last read it, and Linux starts the new open's read-ahead state afresh
+    /// (file_ra_state_init). False when the trace does not say (only the kernel and strace
+    /// tracers' CSV does). Kept in the struct's padding: requests stay 56 bytes.
+    pub opened: bool,
 }
 
 impl Request {
@@ -91,6 +97,7 @@ impl Request {
             size,
             in_blocks: false,
             unfilled: 0,
+            opened: false,
         }
     }
 

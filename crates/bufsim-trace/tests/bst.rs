@@ -154,6 +154,7 @@ fn bst_record_bytes_are_as_documented() {
         size: 512,
         in_blocks: false,
         unfilled: 0,
+        opened: false,
     };
     w.write(&r).unwrap();
     let out = w.finish(&[]).unwrap().into_inner();

@@ -103,7 +103,7 @@ proptest! {
                 offset: offset.min(u64::MAX - size as u64),
                 size: size as u64,
                 in_blocks: false,
-                unfilled: 0,
+                unfilled: 0, opened: false,
             })
             .collect();
         let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::Device, false, columns).unwrap();

@@ -4,10 +4,14 @@
 //! sizes in pages (blocks).
 //! Deviations: mmap read-around (faults are not trace requests), FMODE_RANDOM / fadvise and the
 //! device's io_pages (`req > max`) are left out; folios are tracked only where they decide the
-//! read-ahead marker, not for eviction.
+//! read-ahead marker, not for eviction; the window state belongs to a file and a process, where
+//! the kernel's belongs to an open file description (the trace names no opens: two opens of a
+//! file in one process share a state here, and a descriptor shared across fork has two).
 //!
-//! State per file (`struct file_ra_state`): `start`, `size`, `async_size`, `order`, and
-//! `prev_index`, the page holding the byte after the previous read request (prev_pos).
+//! State per file and process (`struct file_ra_state`, which lives in the open file): `start`,
+//! `size`, `async_size`, `order`, and `prev_index`, the page holding the byte after the previous
+//! read request (prev_pos). The PG_readahead marks live in the pages: per file, seen by every
+//! reader (a process that finds another's mark starts from the hole after it, below).
 //! - A demand miss at `index` with `req` pages left in the request (page_cache_sync_ra):
 //!   - at page 0, or `index - prev_index` is 0 or 1 (sequential or unaligned): a new window
 //!     `start = index`, `size = get_init_ra_size(req)`, `async_size = size - req` (or `size / 2`
@@ -49,8 +53,9 @@ pub struct Decision {
     pub async_size: u64,
 }
 
+/// One reader's `file_ra_state`.
 #[derive(Clone, Debug, Default)]
-struct State {
+struct Window {
     start: u64,
     size: u64,
     async_size: u64,
@@ -60,8 +65,27 @@ struct State {
     /// The current request: its first page and the page holding its end byte.
     cur_first: u64,
     cur_end: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct State {
     /// PG_readahead folios: (first page, pages).
     markers: Vec<(u64, u64)>,
+    /// Each reading process's window, by pid, in order of first read.
+    windows: Vec<(u32, Window)>,
+}
+
+impl State {
+    fn window(&mut self, pid: u32) -> &mut Window {
+        let i = match self.windows.iter().position(|(p, _)| *p == pid) {
+            Some(i) => i,
+            None => {
+                self.windows.push((pid, Window::default()));
+                self.windows.len() - 1
+            }
+        };
+        &mut self.windows[i].1
+    }
 }
 
 pub struct Linux6 {
@@ -169,11 +193,12 @@ impl Linux6 {
         None
     }
 
-    /// Reads the window in the state of `file` (the `readit:` step): logs it, places the marker,
-    /// and returns the plan for the pages after `demanded`.
-    fn readit(&mut self, file: u32, eof: u64, demanded: u64, sync: bool, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
-        let s = &self.files[file as usize];
-        let (start, size, async_size, order) = (s.start, s.size, s.async_size, s.order);
+    /// Reads the window of `ev`'s reader (the `readit:` step): logs it, places the marker, and
+    /// returns the plan for the pages after `demanded`.
+    fn readit(&mut self, ev: &BlockEvent, demanded: u64, sync: bool, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
+        let (file, eof) = (ev.file, ev.file_blocks);
+        let w = self.files[file as usize].window(ev.pid);
+        let (start, size, async_size, order) = (w.start, w.size, w.async_size, w.order);
         self.record(Decision { file, start, size, async_size });
         if eof == 0 || start >= eof {
             return None;
@@ -183,7 +208,7 @@ impl Linux6 {
         let mark = start + size - async_size;
         let marker = if async_size > 0 { self.marker_folio(start, mark, order, limit, cached) } else { None };
         let s = &mut self.files[file as usize];
-        s.order = order;
+        s.window(ev.pid).order = order;
         if let Some(m) = marker {
             if s.markers.len() >= MAX_MARKERS {
                 s.markers.remove(0);
@@ -198,14 +223,14 @@ impl Linux6 {
     fn sync_ra(&mut self, ev: &BlockEvent, req: u64, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
         let max = self.max_of(ev.file);
         let index = ev.block;
-        let s = state(&mut self.files, ev.file);
+        let s = state(&mut self.files, ev.file).window(ev.pid);
         let sequential = s.prev_index.is_some_and(|p| index >= p && index - p <= 1);
         if index == 0 || req > max || sequential {
             s.start = index;
             s.size = Self::init_size(req, max);
             s.async_size = if s.size > req { s.size - req } else { s.size >> 1 };
             s.order = 0;
-            return self.readit(ev.file, ev.file_blocks, index, true, cached);
+            return self.readit(ev, index, true, cached);
         }
         // page_cache_prev_miss(index - 1, max): the demanded page itself was just inserted.
         let mut miss = None;
@@ -233,18 +258,19 @@ impl Linux6 {
             // Cached from the start of the file: a long stream.
             contig *= 2;
         }
+        let s = state(&mut self.files, ev.file).window(ev.pid);
         s.start = index;
         s.size = (contig + req).min(max);
         s.async_size = 1;
         s.order = 0;
-        self.readit(ev.file, ev.file_blocks, index, true, cached)
+        self.readit(ev, index, true, cached)
     }
 
     /// page_cache_async_ra for the marked folio `(first, pages)`, `req` pages left from `first`.
     fn async_ra(&mut self, ev: &BlockEvent, folio: (u64, u64), req: u64, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
         let max = self.max_of(ev.file);
         let index = folio.0;
-        let s = state(&mut self.files, ev.file);
+        let s = state(&mut self.files, ev.file).window(ev.pid);
         let expected = (s.start + s.size - s.async_size) / folio.1 * folio.1;
         if s.size > 0 && index == expected {
             s.start += s.size;
@@ -273,7 +299,7 @@ impl Linux6 {
             s.size -= end - aligned_end;
         }
         s.async_size = s.size;
-        self.readit(ev.file, ev.file_blocks, ev.block, false, cached)
+        self.readit(ev, ev.block, false, cached)
     }
 }
 
@@ -285,7 +311,11 @@ impl ReadAhead for Linux6 {
 
     fn on_access_cached(&mut self, ev: &BlockEvent, cached: &dyn Fn(u64) -> bool) -> Option<Plan> {
         let b = ev.block;
-        let s = state(&mut self.files, ev.file);
+        let s = state(&mut self.files, ev.file).window(ev.pid);
+        if ev.opened {
+            // A new open file: file_ra_state_init (no window, prev_pos -1).
+            *s = Window::default();
+        }
         // prev_pos moves when a read request ends: a new request takes the previous one's end.
         if b == ev.request_first && (ev.request_first != s.cur_first || s.cur_end != Some(ev.request_end)) {
             s.prev_index = s.cur_end;
@@ -298,6 +328,7 @@ impl ReadAhead for Linux6 {
         // What the read asked for, not what came back: a short read at the end of a file still
         // sizes the window from its count (filemap_get_pages' last_index).
         let last = ev.request_first + ev.request_asked_blocks;
+        let s = &mut self.files[ev.file as usize];
         if ev.miss {
             // A freshly inserted page carries no mark.
             s.markers.retain(|&(f, n)| !(f..f + n).contains(&b));
@@ -321,6 +352,8 @@ mod tests {
             cache[b as usize] = true;
             let ev = BlockEvent {
                 file: 0,
+                pid: 0,
+                opened: false,
                 block: b,
                 file_blocks: 100_000,
                 miss,
@@ -353,6 +386,8 @@ mod tests {
         let mut ra = Linux6::new(4096, true).with_log();
         let ev = |asked| BlockEvent {
             file: 0,
+            pid: 0,
+            opened: false,
             block: 0,
             file_blocks: 2,
             miss: true,
@@ -372,6 +407,42 @@ mod tests {
         let mut ra = Linux6::new(4096, true).with_log();
         ra.on_access_cached(&ev(2), &|_| false);
         assert_eq!(last(&ra), (0, 8, 6));
+    }
+
+    #[test]
+    fn another_process_that_finds_the_mark_starts_from_the_hole_after_it() {
+        // A 4-page source file: one process reads 2 pages (window 0..8, async 6: the mark on
+        // page 2, pages 0-3 exist). A second process reads the whole file: its fresh state does
+        // not expect the mark, so the window starts at the hole after it (page 4): size
+        // next(2 + 2) = 16, what this machine's tracepoints show for glimpse reading a file its
+        // indexer read before, and what the indexer itself gets when it opens the file again.
+        // The same process reading on through the same open moves its window: 8..40.
+        let ev = |pid, opened, block, first, n, miss| BlockEvent {
+            file: 0,
+            pid,
+            opened,
+            block,
+            file_blocks: 4,
+            miss,
+            in_flight: false,
+            by_prefetch: false,
+            request_first: first,
+            request_blocks: n,
+            request_asked_blocks: n,
+            request_end: first + n,
+            request_bytes: n * 4096,
+            block_size: 4096,
+        };
+        let cached = |j: u64| j < 4;
+        for (pid, opened, want) in [(2, false, (4, 16, 16)), (1, true, (4, 16, 16)), (1, false, (8, 32, 32))] {
+            let mut ra = Linux6::new(2048, false).with_log();
+            ra.on_access_cached(&ev(1, true, 0, 0, 2, true), &|j| j == 1);
+            assert_eq!(last(&ra), (0, 8, 6));
+            for b in 0..4 {
+                ra.on_access_cached(&ev(pid, opened && b == 0, b, 0, 4, false), &cached);
+            }
+            assert_eq!(last(&ra), want, "pid {pid}, opened {opened}");
+        }
     }
 
     fn last(ra: &Linux6) -> (u64, u64, u64) {

@@ -29,6 +29,12 @@ use bufsim_config::{Spec, SpecError};
 #[derive(Clone, Copy, Debug)]
 pub struct BlockEvent {
     pub file: u32,
+    /// The process that reads (the trace's pid; 0 when it has none): Linux keeps a read-ahead
+    /// window per open file, and a process stands for its opens here.
+    pub pid: u32,
+    /// The first block of the first read through a newly opened file (`Request::opened`): the
+    /// process's window on the file starts afresh.
+    pub opened: bool,
     /// Block number within the file (or device).
     pub block: u64,
     /// Blocks in the file (read-ahead never goes past the end).
@@ -276,6 +282,8 @@ pub(crate) mod test_util {
     pub fn ev(block: u64, miss: bool) -> BlockEvent {
         BlockEvent {
             file: 0,
+            pid: 0,
+            opened: false,
             block,
             file_blocks: 1000,
             miss,

@@ -232,6 +232,7 @@ mod tests {
             size: 1,
             in_blocks: false,
             unfilled: 0,
+            opened: false,
         }
     }
 

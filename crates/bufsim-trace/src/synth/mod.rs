@@ -56,6 +56,7 @@ impl Synthetic {
                 size: BLOCK,
                 in_blocks: false,
                 unfilled: 0,
+                opened: false,
             })
             .collect();
         Synthetic { requests, file_names }
