@@ -425,3 +425,43 @@ def test_replay_writes_drops_for_truncation_and_removal(tmp_path):
         (70, "D", fname, 4096, 0),
     ]
     assert rp.stats.drops == 6
+
+
+def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
+    """A shell's redirection opens its target with O_TRUNC, dup2s it onto standard output and
+    closes it; the command then opens another file read-only under the freed number. A look
+    taken that late sees the other file (its access mode gives it away): it must not be
+    truncated. The write through standard output is named by the pages it puts in the cache."""
+    from bufsim.ktrace import FdLook, Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    dev = os.makedev(254, 0)
+    src = FdLook(dev, 77, 0o100644, 8192, b"/data/src", accmode=0)
+    t = 1_000_000
+    L = [
+        _line("sh", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x241, mode: 0x1b6)"),
+        _line("sh", 10, 10, t + 1, "sys_openat -> 0x3"),
+        _line("sh", 10, 10, t + 2, "sys_dup2(oldfd: 3, newfd: 1)"),
+        _line("sh", 10, 10, t + 3, "sys_dup2 -> 0x1"),
+        _line("sh", 10, 10, t + 4, "sys_close(fd: 3)"),
+        _line("sh", 10, 10, t + 5, "sys_close -> 0x0"),
+        _line("cat", 10, 10, t + 10, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+        _line("cat", 10, 10, t + 11, "sys_openat -> 0x3"),
+        _line("cat", 10, 10, t + 20, "sys_read(fd: 3, buf: 0x1, count: 0x2000)"),
+        _line("cat", 10, 10, t + 21, "mm_filemap_get_pages: dev=254:0 ino=4d ofs=0-8191"),
+        _line("cat", 10, 10, t + 22, "sys_read -> 0x2000"),
+        _line("cat", 10, 10, t + 30, "sys_write(fd: 1, buf: 0x1, count: 0x2000)"),
+        _line("cat", 10, 10, t + 31, "mm_filemap_add_to_page_cache: dev 254:0 ino 58 pfn=0x1 ofs=0 order=0"),
+        _line("cat", 10, 10, t + 32, "mm_filemap_add_to_page_cache: dev 254:0 ino 58 pfn=0x2 ofs=4096 order=0"),
+        _line("cat", 10, 10, t + 33, "sys_write -> 0x2000"),
+    ]
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    # The look at the redirection's number came after cat had reopened it: it shows the source.
+    looks = {(10, 3, t + 1): src, (10, 3, t + 11): src}
+    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    got = [(tm - t, op, f.ino, off, size) for tm, _, _, _, op, f, off, size, _, _ in rp.records]
+    # The target (inode 0x58) is truncated at its open and written; the source only read.
+    assert sorted(got) == [(0, "D", 88, 0, 0), (20, "R", 77, 0, 8192), (30, "W", 88, 0, 8192)]

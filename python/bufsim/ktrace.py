@@ -330,6 +330,10 @@ class FdLook:
     mode: int
     size: int
     path: bytes
+    #: The open file's access mode as /proc/TID/fdinfo/N showed it (None: not read). A look taken
+    #: after the program closed the descriptor and opened another file under its number sees
+    #: that file: an access mode other than the call's gives the stale look away.
+    accmode: Optional[int] = None
 
 
 class FdWatcher:
@@ -356,7 +360,16 @@ def look_fd(tid: int, fd: int) -> Optional[FdLook]:
         path = os.readlink(os.fsencode(link))
     except OSError:
         return None
-    return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, path)
+    accmode = None
+    try:
+        with open(f"/proc/{tid}/fdinfo/{fd}", "rb") as info:
+            for line in info:
+                if line.startswith(b"flags:"):
+                    accmode = int(line.split()[1], 8) & O_ACCMODE
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, path, accmode)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,6 +479,8 @@ class KOpen:
     truncated_by: Optional[tuple] = None
     #: Read through already: the first read's record says the open is new (`opened`).
     read_yet: bool = False
+    #: The open's access mode (O_RDONLY, O_WRONLY, O_RDWR); None when opened before the trace.
+    accmode: Optional[int] = None
 
 
 @dataclass(eq=False)
@@ -687,8 +702,10 @@ class Replay:
         a = enter_args(call.body)
         table = task.table
         if name in OPEN_CALLS:
-            look = self.looks.get((ex.tid, ret, ex.t))
             flags = a.get("flags", 0o1101 if name == "creat" else 0)
+            look = self.looks.get((ex.tid, ret, ex.t))
+            if look is not None and look.accmode is not None and look.accmode != flags & O_ACCMODE:
+                look = None  # the number named another open file by the time it was looked at
             f = None
             if look is not None:
                 regular = stat_mod.S_ISREG(look.mode) or stat_mod.S_ISBLK(look.mode)
@@ -696,7 +713,7 @@ class Replay:
             else:
                 # Not looked at in time: identified by its reads, named by fanotify's record of it.
                 f = KFile(0, 0, None, 0, True)
-            table.fds[ret] = KOpen(f, 0, bool(flags & O_APPEND))
+            table.fds[ret] = KOpen(f, 0, bool(flags & O_APPEND), accmode=flags & O_ACCMODE)
             (table.cloexec.add if flags & O_CLOEXEC else table.cloexec.discard)(ret)
             if flags & O_TRUNC and flags & O_ACCMODE and f is not None:
                 f.size = 0
@@ -728,7 +745,8 @@ class Replay:
                 # The open was not looked at in time (closed at once after this dup, as a
                 # shell's redirection does): the new number names the same open file.
                 look = self.looks.get((ex.tid, ret, ex.t))
-                if look is not None and (stat_mod.S_ISREG(look.mode) or stat_mod.S_ISBLK(look.mode)):
+                stale = look is not None and look.accmode is not None and look.accmode != of.accmode
+                if look is not None and not stale and (stat_mod.S_ISREG(look.mode) or stat_mod.S_ISBLK(look.mode)):
                     of.file = self.file_for(look.dev, look.ino, look.path, look.size, True)
                     if of.truncated_by is not None:
                         self.drop(*of.truncated_by, of.file, 0, 0)
@@ -907,6 +925,18 @@ class Replay:
             if f is None or (f.dev, f.ino) != (dev, ino):
                 f = self.file_for(dev, ino)
                 of.file = f
+        elif op == "W" and f is not None and f.ino == 0:
+            # An open not looked at in time (a redirection whose program ended at once): the
+            # pages this write put in the cache name its file, unless they name several (the
+            # call also read another file: copy_file_range and sendfile's source is left out).
+            read_files = {p[:2] for p in task.pages}
+            written = {(dev, ino) for dev, ino, _ in task.inserted} - read_files
+            if len(written) == 1:
+                f = self.file_for(*written.pop())
+                of.file = f
+                if of.truncated_by is not None:
+                    self.drop(*of.truncated_by, f, 0, 0)
+                    of.truncated_by = None
         if f is None or not f.regular or f.ino == 0:
             return
         positional = name in ("pread64", "pwrite64", "preadv", "preadv2", "pwritev", "pwritev2")

@@ -219,9 +219,10 @@ impl<'a> Prefetching<'a> {
         self.truncated[f] = blocks;
     }
 
-    /// A write reached block `end` (exclusive) of `file`: a truncated file grows to it.
+    /// A read or write reached block `end` (exclusive) of `file`: a truncated file is at least
+    /// that long now (written there, or read from there: its data exists).
     #[inline]
-    fn wrote(&mut self, file: u32, end: u64) {
+    fn reached(&mut self, file: u32, end: u64) {
         if let Some(t) = self.truncated.get_mut(file as usize) {
             if *t != NOT_TRUNCATED {
                 *t = (*t).max(end);
@@ -453,6 +454,9 @@ pub fn drop_range<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
 pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
     let write = r.op.is_write();
     let (first, n) = r.block_range(d.step().cfg.block_size);
+    if let Some(p) = d.step().prefetching.as_mut() {
+        p.reached(r.file, first + n);
+    }
     for b in first..first + n {
         let a = d.step().access(r, b, write);
         let got = d.demand(&a);
@@ -462,11 +466,6 @@ pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
             read_ahead(d, r, b, first, n, &got, &a);
         }
         d.step().time += 1;
-    }
-    if write {
-        if let Some(p) = d.step().prefetching.as_mut() {
-            p.wrote(r.file, first + n);
-        }
     }
 }
 
