@@ -545,7 +545,7 @@ def compare(
         trace=trace,
         notes=notes,
     )
-    return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions, "steps": steps}
+    return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions, "steps": steps, "page_log": log}
 
 
 def _split_name(name: str) -> tuple[Optional[int], int, str]:
