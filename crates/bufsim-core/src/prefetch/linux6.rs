@@ -344,28 +344,34 @@ impl ReadAhead for Linux6 {
 mod tests {
     use super::*;
 
+    /// Block `block` of a read of `n` pages from `first` of a file of `file_blocks` pages by
+    /// process 0, found or not.
+    fn event(file_blocks: u64, block: u64, first: u64, n: u64, miss: bool) -> BlockEvent {
+        BlockEvent {
+            file: 0,
+            pid: 0,
+            opened: false,
+            block,
+            file_blocks,
+            miss,
+            in_flight: false,
+            by_prefetch: false,
+            request_first: first,
+            request_blocks: n,
+            request_asked_blocks: n,
+            request_end: first + n,
+            request_bytes: n * 4096,
+            block_size: 4096,
+        }
+    }
+
     /// A read of `n` pages from `first` of a 100000-page file, as block events.
     fn read(ra: &mut Linux6, cache: &mut [bool], first: u64, n: u64) -> Vec<Plan> {
         let mut plans = Vec::new();
         for b in first..first + n {
             let miss = !cache[b as usize];
             cache[b as usize] = true;
-            let ev = BlockEvent {
-                file: 0,
-                pid: 0,
-                opened: false,
-                block: b,
-                file_blocks: 100_000,
-                miss,
-                in_flight: false,
-                by_prefetch: false,
-                request_first: first,
-                request_blocks: n,
-                request_asked_blocks: n,
-                request_end: first + n,
-                request_bytes: n * 4096,
-                block_size: 4096,
-            };
+            let ev = event(100_000, b, first, n, miss);
             let snapshot = cache.to_vec();
             if let Some(p) = ra.on_access_cached(&ev, &|j| snapshot.get(j as usize).copied().unwrap_or(false)) {
                 for x in p.start..p.start + p.len {
@@ -385,20 +391,10 @@ mod tests {
         // fadvise(SEQUENTIAL)); from the 2 pages read it would be 0..4, async 3.
         let mut ra = Linux6::new(4096, true).with_log();
         let ev = |asked| BlockEvent {
-            file: 0,
-            pid: 0,
-            opened: false,
-            block: 0,
-            file_blocks: 2,
-            miss: true,
-            in_flight: false,
-            by_prefetch: false,
-            request_first: 0,
-            request_blocks: 2,
             request_asked_blocks: asked,
             request_end: 1,
             request_bytes: 5000,
-            block_size: 4096,
+            ..event(2, 0, 0, 2, true)
         };
         let p = ra.on_access_cached(&ev(32), &|_| false).unwrap();
         assert_eq!(last(&ra), (0, 128, 96));
@@ -417,22 +413,7 @@ mod tests {
         // next(2 + 2) = 16, what this machine's tracepoints show for glimpse reading a file its
         // indexer read before, and what the indexer itself gets when it opens the file again.
         // The same process reading on through the same open moves its window: 8..40.
-        let ev = |pid, opened, block, first, n, miss| BlockEvent {
-            file: 0,
-            pid,
-            opened,
-            block,
-            file_blocks: 4,
-            miss,
-            in_flight: false,
-            by_prefetch: false,
-            request_first: first,
-            request_blocks: n,
-            request_asked_blocks: n,
-            request_end: first + n,
-            request_bytes: n * 4096,
-            block_size: 4096,
-        };
+        let ev = |pid, opened, block, first, n, miss| BlockEvent { pid, opened, ..event(4, block, first, n, miss) };
         let cached = |j: u64| j < 4;
         for (pid, opened, want) in [(2, false, (4, 16, 16)), (1, true, (4, 16, 16)), (1, false, (8, 32, 32))] {
             let mut ra = Linux6::new(2048, false).with_log();
