@@ -106,7 +106,7 @@ impl<T: Copy + Default> Ghosts<T> {
 
     /// Remembers `key` with `data` at the front of `list`. The key must not be remembered
     /// already, and the arena must have room (callers trim their lists first).
-    #[inline]
+    #[inline(always)]
     pub fn push_front(&mut self, list: &mut GhostList, key: u64, data: T) -> u32 {
         // Freed nodes first, then a fresh one: the order a preallocated arena would hand out.
         let n = match self.free.pop() {
@@ -132,7 +132,7 @@ impl<T: Copy + Default> Ghosts<T> {
     }
 
     /// Forgets `node`, which is in `list`; returns its key and data.
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, list: &mut GhostList, node: u32) -> (u64, T) {
         let Node { key, prev, next, data } = self.nodes[node as usize];
         if prev != NIL {
@@ -154,7 +154,7 @@ impl<T: Copy + Default> Ghosts<T> {
     }
 
     /// Forgets the oldest entry of `list`; returns its key and data.
-    #[inline]
+    #[inline(always)]
     pub fn pop_back(&mut self, list: &mut GhostList) -> Option<(u64, T)> {
         (list.back != NIL).then(|| self.remove(list, list.back))
     }

@@ -135,8 +135,15 @@ impl Layout {
         match self {
             Layout::Identity => (file as u16, block),
             Layout::FirstTouch { base, .. } => (0, base[file as usize].wrapping_add(block)),
-            Layout::Striped { base, array } => array.place(base.place(file, block).1),
+            Layout::Striped { base, array } => array.place(base.place_striped_base(file, block).1),
         }
+    }
+
+    /// [`Layout::place`] for the layout under a striping, as a call: a recursive `place` would
+    /// not be inlined at all (the compiler leaves every call of a recursive function a call).
+    #[inline(never)]
+    fn place_striped_base(&self, file: u32, block: u64) -> (u16, u64) {
+        self.place(file, block)
     }
 }
 

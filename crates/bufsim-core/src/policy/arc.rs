@@ -143,6 +143,7 @@ impl Arc {
     }
 
     /// Case IV: keep |L1| <= c and the directory <= 2c before a block without history joins T1.
+    #[inline(always)]
     fn make_room_in_directory(&mut self) {
         let t1 = self.t1.len();
         if t1 + self.b1.len() >= self.c {
@@ -161,6 +162,7 @@ impl Arc {
         }
     }
 
+    #[inline(always)]
     fn forget_oldest(&mut self, which: Ghost) {
         let list = if which == Ghost::B1 { &mut self.b1 } else { &mut self.b2 };
         if let Some((key, _)) = self.ghosts.pop_back(list) {
@@ -183,6 +185,7 @@ impl Arc {
         }
     }
 
+    #[inline(always)]
     fn remember(&mut self, key: u64, which: Ghost) {
         if self.ghosts.len() == self.ghosts.capacity() {
             // Unreachable when ARC runs a whole cache (see `new`), but inside a partition (AMP's

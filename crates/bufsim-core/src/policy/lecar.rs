@@ -98,6 +98,12 @@ pub struct Lecar {
     incoming_origin: Origin,
     /// The victim the last `victim` call named, and which expert chose it.
     chosen: Option<(Frame, Expert)>,
+    /// Whether the histories are indexed in the cache's index (`Policy::shares_index`); then
+    /// the cache learns of forgotten entries and of the entry a removal leaves through the next
+    /// two.
+    shared: bool,
+    forgotten: Option<u64>,
+    ghosted: Option<u32>,
 }
 
 impl Lecar {
@@ -137,6 +143,9 @@ impl Lecar {
             incoming: Hist::default(),
             incoming_origin: Origin::Demand,
             chosen: None,
+            shared: false,
+            forgotten: None,
+            ghosted: None,
         }
     }
 
@@ -247,9 +256,26 @@ impl Lecar {
             return;
         }
         let list = if h.expert == Expert::Lru { &mut self.lru_hist } else { &mut self.lfu_hist };
-        self.ghosts.push_front(list, key, h);
-        if list.len() > self.hist_cap {
-            self.ghosts.pop_back(list);
+        let node = self.ghosts.push_front(list, key, h);
+        let forgotten = if list.len() > self.hist_cap { self.ghosts.pop_back(list) } else { None };
+        if self.shared {
+            // At most one entry is forgotten per removal, and the cache takes it before the next.
+            debug_assert!(self.forgotten.is_none(), "a forgotten entry the cache did not take");
+            self.forgotten = forgotten.map(|(k, _)| k);
+            self.ghosted = Some(node);
+        }
+    }
+
+    /// The incoming block's key was history entry `node`: it leaves the history, and a demand
+    /// miss is its expert's regret (a prefetched block's waits for its first demand).
+    #[inline(always)]
+    fn history_hit(&mut self, node: u32, a: &Access, origin: Origin) {
+        let h = self.ghosts.data(node);
+        let list = if h.expert == Expert::Lru { &mut self.lru_hist } else { &mut self.lfu_hist };
+        self.ghosts.remove(list, node);
+        self.incoming = h;
+        if origin == Origin::Demand {
+            self.regret(h, a.time);
         }
     }
 }
@@ -259,15 +285,54 @@ impl Policy for Lecar {
         self.now = a.time;
         self.incoming = Hist::default();
         self.incoming_origin = origin;
-        if let Some(node) = self.ghosts.find(a.key) {
-            let h = self.ghosts.data(node);
-            let list = if h.expert == Expert::Lru { &mut self.lru_hist } else { &mut self.lfu_hist };
-            self.ghosts.remove(list, node);
-            self.incoming = h;
-            if origin == Origin::Demand {
-                self.regret(h, a.time);
+        if !self.shared {
+            if let Some(node) = self.ghosts.find(a.key) {
+                self.history_hit(node, a, origin);
             }
         }
+    }
+
+    fn shares_index(&self) -> bool {
+        true
+    }
+
+    fn share_index(&mut self) {
+        self.shared = true;
+        self.ghosts = Ghosts::unindexed(self.ghosts.capacity());
+    }
+
+    #[inline]
+    fn prepare_insert_ghost(&mut self, a: &Access, origin: Origin, node: u32) {
+        self.now = a.time;
+        self.incoming = Hist::default();
+        self.incoming_origin = origin;
+        self.history_hit(node, a, origin);
+    }
+
+    #[inline(always)]
+    fn take_forgotten(&mut self) -> Option<u64> {
+        self.forgotten.take()
+    }
+
+    #[inline(always)]
+    fn take_ghost(&mut self) -> Option<u32> {
+        self.ghosted.take()
+    }
+
+    fn shared_ghosts(&self) -> usize {
+        if self.shared {
+            self.ghosts.len()
+        } else {
+            0
+        }
+    }
+
+    #[inline(always)]
+    fn likely_forgotten(&self) -> [Option<u64>; 4] {
+        // A full history forgets its oldest entry when the next victim joins it.
+        let [a, b] = self.ghosts.oldest_keys(&self.lru_hist);
+        let [c, d] = self.ghosts.oldest_keys(&self.lfu_hist);
+        [a, b, c, d]
     }
 
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
@@ -332,8 +397,9 @@ impl Policy for Lecar {
                     buckets.warm(f);
                 }
             }
-            // A miss looks the key up in the histories.
-            None => self.ghosts.warm(key),
+            // A miss looks the key up in the histories (in the cache's index when shared).
+            None if !self.shared => self.ghosts.warm(key),
+            None => {}
         }
     }
 
@@ -435,21 +501,26 @@ impl Policy for Lecar {
         if (self.w_lru + self.w_lfu - 1.0).abs() > 1e-6 || !(0.0..=1.0).contains(&self.w_lru) {
             return Err(format!("LeCaR: weights {} + {} do not make 1", self.w_lru, self.w_lfu));
         }
-        for f in self.links.iter(&self.lru) {
-            let key = self.per_frame[f as usize].key;
-            if self.ghosts.find(key).is_some() {
-                return Err(format!("LeCaR: resident block {key} is also in a history"));
+        // A shared index holds a key once, as a block or as a history entry.
+        if !self.shared {
+            for f in self.links.iter(&self.lru) {
+                let key = self.per_frame[f as usize].key;
+                if self.ghosts.find(key).is_some() {
+                    return Err(format!("LeCaR: resident block {key} is also in a history"));
+                }
             }
         }
         Ok(())
     }
 
+    // AMP asks about the histories to size its default partition (AMP §3.2).
     fn keeps_ghosts(&self) -> bool {
-        true
+        // Shared entries are found through the cache's index, which the policy cannot search.
+        !self.shared
     }
 
     fn ghost_hit(&self, key: u64) -> bool {
-        self.ghosts.find(key).is_some()
+        !self.shared && self.ghosts.find(key).is_some()
     }
 
     fn ghost_len(&self) -> usize {
@@ -571,6 +642,55 @@ mod tests {
         // Its first demand applies the regret (w_lfu = 1, held at 0.99) and resumes count 1 + 1.
         assert_eq!(s.demand(2), 'H');
         assert_eq!(s.policy().dump(), "LRU: 2 1 | LFU: 1:2 2:2 | H_LRU:  | H_LFU: 3 | w_lru=0.0100");
+    }
+
+    /// Outside a cache (AMP's default partition) LeCaR indexes its histories itself; inside one
+    /// the cache's index holds them. Both give the same victims, weights and histories.
+    #[test]
+    fn histories_in_the_cache_index_behave_as_in_their_own() {
+        for libcachesim in [false, true] {
+            let cap = 16;
+            let make = || Lecar::new(cap, libcachesim, 0.5, 0.45, cap / 2, Coin::own(9));
+            let mut shared = Steps::new(make(), cap);
+            let mut own = make();
+            // Residency for the policy on its own: key -> frame.
+            let mut frames: std::collections::HashMap<u64, Frame> = std::collections::HashMap::new();
+            let mut x = 7u64;
+            for t in 0..3000u64 {
+                // A hot set of 12 blocks and a colder one of 60: hits, misses and history hits.
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let key = if (x >> 40).is_multiple_of(3) { (x >> 20) % 12 } else { 100 + (x >> 24) % 60 };
+                let a = Access { key, block: key, time: t, ..Access::default() };
+                let hit = match frames.get(&key) {
+                    Some(&f) => {
+                        own.hit(f, &a);
+                        'H'
+                    }
+                    None => {
+                        assert_eq!(own.ghost_hit(key), own.ghosts.find(key).is_some());
+                        own.prepare_insert(&a, Origin::Demand);
+                        let f = if frames.len() < cap {
+                            frames.len() as Frame
+                        } else {
+                            let v = own.victim(&Pins::none(), &a).expect("a victim");
+                            let old = own.per_frame[v as usize].key;
+                            own.remove(v, old, Removal::Evicted);
+                            frames.remove(&old);
+                            v
+                        };
+                        own.insert(f, &a, Origin::Demand);
+                        frames.insert(key, f);
+                        'M'
+                    }
+                };
+                assert_eq!(shared.demand(key), hit, "access {t} of {key}");
+                own.check(frames.len()).unwrap();
+            }
+            // Regrets moved the weights: keys came back from the histories.
+            assert!(own.lru_weight() != 0.5 && own.ghost_len() > 0);
+            assert!(own.keeps_ghosts() && !shared.policy().keeps_ghosts());
+            assert_eq!(own.dump(), shared.policy().dump(), "libcachesim: {libcachesim}");
+        }
     }
 
     #[test]

@@ -85,7 +85,7 @@ impl Lfu {
 
     /// Puts `frame` (in no bucket) at the most recent end of priority `p`'s bucket, searching
     /// up from `from`.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, frame: Frame, from: u32, p: u64, time: u64) {
         let b = self.buckets.bucket_at_or_after(from, p);
         self.buckets.push_back(b, frame);
