@@ -35,13 +35,17 @@
 //! folio containing the mark page, and a later read of any page of that folio triggers the
 //! asynchronous read-ahead with the folio's first page as `index`.
 
+use std::collections::BTreeMap;
+
 use super::{state, BlockEvent, Plan, ReadAhead};
 
 /// The largest page-cache folio order (MAX_PAGECACHE_ORDER on x86-64: a PMD).
 const MAX_FOLIO_ORDER: u32 = 9;
-/// Read-ahead markers remembered per file; the kernel's live in the pages themselves. More than
-/// a few outstanding means the older ones were evicted or overtaken.
-const MAX_MARKERS: usize = 8;
+/// Marked folios a file may hold before the ones whose page has left the cache are pruned (the
+/// kernel's marks live in the pages and go with them; here they are kept apart and checked
+/// against the cache when they pile up, so their number stays within twice the marked pages
+/// still cached).
+const PRUNE_MARKERS_ABOVE: usize = 64;
 
 /// A read-ahead decision as page_cache_ra_order (or page_cache_ra_unbounded for a random read)
 /// receives it: what the kernel's tracepoints show.
@@ -69,8 +73,12 @@ struct Window {
 
 #[derive(Clone, Debug, Default)]
 struct State {
-    /// PG_readahead folios: (first page, pages).
-    markers: Vec<(u64, u64)>,
+    /// PG_readahead folios: first page -> pages. Every mark stays until its page is read, leaves
+    /// the cache or is inserted afresh: a random reader that lands on a mark left long ago by a
+    /// context read-ahead starts an asynchronous window there, as in the kernel.
+    markers: BTreeMap<u64, u64>,
+    /// Markers held after the last pruning; the next one comes at twice as many.
+    prune_at: usize,
     /// Each reading process's window, by pid, in order of first read.
     windows: Vec<(u32, Window)>,
 }
@@ -209,11 +217,22 @@ impl Linux6 {
         let marker = if async_size > 0 { self.marker_folio(start, mark, order, limit, cached) } else { None };
         let s = &mut self.files[file as usize];
         s.window(ev.pid).order = order;
-        if let Some(m) = marker {
-            if s.markers.len() >= MAX_MARKERS {
-                s.markers.remove(0);
+        // The window's pages not cached are inserted afresh, without the marks their earlier
+        // copies had.
+        let mut at = start.saturating_sub((1 << MAX_FOLIO_ORDER) - 1);
+        while at <= limit {
+            let Some((&f, &n)) = s.markers.range(at..=limit).next() else { break };
+            at = f + 1;
+            if f + n > start && !cached(f) {
+                s.markers.remove(&f);
             }
-            s.markers.push(m);
+        }
+        if let Some((f, n)) = marker {
+            s.markers.insert(f, n);
+            if s.markers.len() > s.prune_at.max(PRUNE_MARKERS_ABOVE) {
+                s.markers.retain(|&f, _| cached(f));
+                s.prune_at = 2 * s.markers.len();
+            }
         }
         let from = start.max(demanded + 1);
         Plan::clipped(from, (start + size).saturating_sub(from), eof, sync)
@@ -331,13 +350,21 @@ impl ReadAhead for Linux6 {
         let s = &mut self.files[ev.file as usize];
         if ev.miss {
             // A freshly inserted page carries no mark.
-            s.markers.retain(|&(f, n)| !(f..f + n).contains(&b));
+            if let Some((f, _)) = marked_folio(&s.markers, b) {
+                s.markers.remove(&f);
+            }
             return self.sync_ra(ev, last.saturating_sub(b).max(1), &|j| j != b && cached(j));
         }
-        let hit = s.markers.iter().position(|&(f, n)| (f..f + n).contains(&b));
-        let folio = s.markers.remove(hit?);
+        let folio = marked_folio(&s.markers, b)?;
+        s.markers.remove(&folio.0);
         self.async_ra(ev, folio, last.saturating_sub(folio.0).max(1), cached)
     }
+}
+
+/// The marked folio holding page `b`, if any.
+fn marked_folio(markers: &BTreeMap<u64, u64>, b: u64) -> Option<(u64, u64)> {
+    let (&f, &n) = markers.range(..=b).next_back()?;
+    (b < f + n).then_some((f, n))
 }
 
 #[cfg(test)]
@@ -424,6 +451,48 @@ mod tests {
             }
             assert_eq!(last(&ra), want, "pid {pid}, opened {opened}");
         }
+    }
+
+    /// Twenty context read-aheads far apart: window (100k, 4, 1) for k = 1..=20, each marking
+    /// its last page. Returns the cache after them.
+    fn twenty_marked_windows(ra: &mut Linux6) -> Vec<bool> {
+        let mut cache = vec![false; 3000];
+        for k in 1..=20 {
+            let at = 100 * k;
+            for c in &mut cache[at - 3..at] {
+                *c = true;
+            }
+            read(ra, &mut cache, at as u64, 1);
+            assert_eq!(last(ra), (at as u64, 4, 1));
+        }
+        cache
+    }
+
+    #[test]
+    fn a_mark_stays_while_its_page_is_cached() {
+        // A random reader lands on the mark the first window left on page 103, nineteen windows
+        // later: the kernel's mark is in the page, so the read starts an asynchronous window
+        // from the hole after it (104, sized from 104 - 103 + 1 = 2 -> 4, all asynchronous).
+        let mut ra = Linux6::new(32, false).with_log();
+        let mut cache = twenty_marked_windows(&mut ra);
+        read(&mut ra, &mut cache, 103, 1);
+        assert_eq!(last(&ra), (104, 4, 4));
+    }
+
+    #[test]
+    fn a_page_read_again_into_the_cache_comes_without_its_mark() {
+        // Pages 102 and 103 leave the cache and come back in another window: no mark on 103,
+        // so reading it starts nothing.
+        let mut ra = Linux6::new(32, false).with_log();
+        let mut cache = twenty_marked_windows(&mut ra);
+        cache[102] = false;
+        cache[103] = false;
+        // A miss at 102 with 97..=101 cached: context window 102..108, its mark on 107.
+        read(&mut ra, &mut cache, 102, 1);
+        assert_eq!(last(&ra), (102, 6, 1));
+        let decisions = ra.decisions().len();
+        read(&mut ra, &mut cache, 103, 1);
+        assert_eq!(ra.decisions().len(), decisions);
     }
 
     fn last(ra: &Linux6) -> (u64, u64, u64) {
