@@ -22,7 +22,8 @@
 //!   folio_mark_accessed. A page written (even again and again) stays unreferenced on the
 //!   inactive list until a read marks it. Checked on this machine's 6.18 kernel: a 16 MiB file
 //!   written three times stayed on the cgroup's inactive_file; the first read after that left it
-//!   there, the second made it active_file.
+//!   there, the second made it active_file. `writes=mark` gives the rule of kernels up to 3.15,
+//!   whose generic_perform_write called mark_page_accessed after copying.
 //! - Reclaim takes the inactive tail whatever its bit (an unmapped, clean file page is reclaimed
 //!   even when referenced). Before it, shrink_active_list moves active tail pages to the inactive
 //!   head while the inactive list is low (inactive x ratio < active, ratio = isqrt(10 x GiB) of
@@ -59,6 +60,8 @@ pub struct Linux {
     pending_refaults: usize,
     /// The key of the previous demand access (pos_same_folio).
     last_key: Option<u64>,
+    /// Writes mark pages as reads do (`writes=mark`, kernels up to 3.15).
+    writes_mark: bool,
     n_refaults: u64,
     n_refault_activations: u64,
     n_activations: u64,
@@ -81,11 +84,25 @@ impl Linux {
             refault_active: false,
             pending_refaults: 0,
             last_key: None,
+            writes_mark: false,
             n_refaults: 0,
             n_refault_activations: 0,
             n_activations: 0,
             n_deactivations: 0,
         }
+    }
+
+    /// Writes mark pages as reads do, as generic_perform_write did up to Linux 3.15
+    /// (mark_page_accessed after the copy).
+    pub fn with_writes_marking(mut self) -> Self {
+        self.writes_mark = true;
+        self
+    }
+
+    /// Whether access `a` calls folio_mark_accessed.
+    #[inline]
+    fn marks(&self, a: &Access) -> bool {
+        !a.write || self.writes_mark
     }
 
     /// `A: head..tail | I: head..tail`, `*` = PG_referenced (tests and dumps).
@@ -165,21 +182,21 @@ impl Policy for Linux {
             self.is_active[i] = false;
             self.links.push_front(&mut self.inactive, frame);
         }
-        if origin == Origin::Demand && !a.write {
+        if origin == Origin::Demand && self.marks(a) {
             self.mark_accessed(frame, a.key);
         }
     }
 
     #[inline]
     fn hit(&mut self, frame: Frame, a: &Access) {
-        if !a.write {
+        if self.marks(a) {
             self.mark_accessed(frame, a.key);
         }
     }
 
     #[inline]
     fn first_demand(&mut self, frame: Frame, a: &Access) {
-        if !a.write {
+        if self.marks(a) {
             self.mark_accessed(frame, a.key);
         }
     }
@@ -265,12 +282,20 @@ impl PolicyDef for Linux {
         aliases: &[],
         paper: "Linux 6.x page cache (mm/swap.c, mm/vmscan.c, mm/workingset.c of 6.18): active/inactive file lists with workingset refault detection",
         summary: "new pages inactive, a second access activates, refaults within the active list's size are inserted active, inactive kept >= active / isqrt(10 x GiB)",
-        params: &[ParamInfo {
-            name: "shadows",
-            default: "800%",
-            doc: "shadow entries kept for refault detection, oldest dropped first (relative to the cache, or blocks; the kernel's shadow-node shrinker allows about 8 per page)",
-            range: Range::Share(0.0, 100.0),
-        }],
+        params: &[
+            ParamInfo {
+                name: "shadows",
+                default: "800%",
+                doc: "shadow entries kept for refault detection, oldest dropped first (relative to the cache, or blocks; the kernel's shadow-node shrinker allows about 8 per page)",
+                range: Range::Share(0.0, 100.0),
+            },
+            ParamInfo {
+                name: "writes",
+                default: "ignore",
+                doc: "ignore: a buffered write neither marks nor moves a page (Linux 6.x: FGP_WRITEBEGIN has no FGP_ACCESSED); mark: writes mark pages as reads do (generic_perform_write up to Linux 3.15)",
+                range: Range::Choice(&["ignore", "mark"]),
+            },
+        ],
         preset_of: None,
         caps: Capabilities::RESIZABLE,
     };
@@ -280,7 +305,8 @@ impl PolicyDef for Linux {
         // bound above 2^31 entries (a cache of terabytes) is the same as 2^31: no trace a run
         // can hold evicts that many distinct blocks.
         let shadows = args.blocks("shadows", env)?.min(u32::MAX as u64 / 2);
-        Ok(Linux::new(env.capacity, shadows as usize))
+        let linux = Linux::new(env.capacity, shadows as usize);
+        Ok(if args.choice("writes", &["ignore", "mark"])? == "mark" { linux.with_writes_marking() } else { linux })
     }
 }
 
@@ -366,6 +392,22 @@ mod tests {
         assert_eq!(s.run(&[1, 2, 1]), "HHH");
         assert_eq!(s.policy().dump(), "A: 1 | I: 2*");
         // A write of an active page leaves it where it is, bit and all.
+        assert_eq!(write(&mut s, 1), 'H');
+        assert_eq!(s.policy().dump(), "A: 1 | I: 2*");
+    }
+
+    #[test]
+    fn writes_mark_pages_as_older_kernels_did() {
+        // writes=mark: the write path's mark_page_accessed (Linux up to 3.15) makes a page
+        // written twice active.
+        let mut s = Steps::new(Linux::new(4, 32).with_writes_marking(), 4);
+        let write = |s: &mut Steps<Linux>, key| {
+            let a = Access { write: true, ..s.access(key) };
+            s.demand_access(a)
+        };
+        assert_eq!(write(&mut s, 1), 'M');
+        assert_eq!(write(&mut s, 2), 'M');
+        assert_eq!(s.policy().dump(), "A:  | I: 2* 1*");
         assert_eq!(write(&mut s, 1), 'H');
         assert_eq!(s.policy().dump(), "A: 1 | I: 2*");
     }
