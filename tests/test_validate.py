@@ -1,7 +1,8 @@
 """The Linux 6 model (`linux` policy, `linux-6` read-ahead) and `bufsim validate`.
 
 Hand-computed read-ahead decisions on a small trace; small validation runs against the live kernel
-(a looping scan, random reads under memory pressure, a mixed workload) asserting the agreement
+(a looping scan, small files, random reads under memory pressure, a mixed workload, rewritten and
+deleted files, a written file pushed out and read again) asserting the agreement
 docs/validation.md reports; and the errors: no root, no tracefs, no memory controller, a failing
 command. The kernel runs need root, a memory cgroup and tracefs (mounted if absent); each cgroup is
 removed whatever happens."""
@@ -185,13 +186,14 @@ def leftover_cgroups() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def small():
+def small(tmp_path_factory):
     from validate_suite import small_cases
 
     before = leftover_cgroups()
     out = {}
     for name, command, mems in small_cases():
-        out[name] = V.validate(command, mems)[0]
+        # Each run's trace is kept so that a test can compare it again with another rule.
+        out[name] = V.validate(command, mems, out_dir=str(tmp_path_factory.mktemp(name)))[0]
     assert leftover_cgroups() == before
     return out
 
@@ -217,7 +219,7 @@ def test_small_files_read_by_cat_get_the_kernels_windows(small):
 def test_random_reads_under_pressure_are_close(small):
     c = small["random"]
     assert c.command_status == 0 and c.kernel_pages_read > 3000
-    assert abs(c.pages_read_diff) <= 0.10
+    assert abs(c.pages_read_diff) <= 0.02
     assert c.readahead_match >= 0.95
 
 
@@ -225,7 +227,7 @@ def test_random_reads_under_pressure_are_close(small):
 def test_a_mixed_workload_is_close(small):
     c = small["mixed"]
     assert c.command_status == 0
-    assert abs(c.pages_read_diff) <= 0.03
+    assert abs(c.pages_read_diff) <= 0.02
     assert c.readahead_match >= 0.95
 
 
@@ -239,6 +241,20 @@ def test_truncated_and_deleted_files_are_dropped_as_the_kernel_drops_them(small)
     assert c.kernel_dropped > 15000 and abs(c.model_dropped - c.kernel_dropped) <= 0.02 * c.kernel_dropped
     assert abs(c.pages_read_diff) <= 0.02
     assert c.readahead_match >= 0.95
+
+
+@kernel
+def test_written_pages_stay_unmarked_as_in_the_kernel(small):
+    # Written twice in place, read once, pushed out by a 32 MiB scan, read again: the kernel's
+    # write path does not mark pages, so the last read misses them all (4096 written + 8192
+    # + 4096 pages). Marking them on writes (the rule of kernels up to 3.15) keeps them
+    # active, and the same recording then reads about 4096 fewer pages.
+    c = small["written"]
+    assert c.command_status == 0 and c.kernel_pages_read >= 16000
+    assert abs(c.pages_read_diff) <= 0.02
+    assert c.readahead_match >= 0.95
+    marked, _ = V.compare(c.trace, c.memory_bytes, policy="linux(writes=mark)")
+    assert marked.model_pages_read <= c.kernel_pages_read - 3000
 
 
 @kernel
