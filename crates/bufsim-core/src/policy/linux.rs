@@ -4,9 +4,10 @@
 //! workingset_refault, workingset_test_recent) of Linux 6.18, for file pages read through file
 //! descriptors on a machine without swap.
 //! Deviations: reclaim is one page at a time (the kernel reclaims in batches of 32 and more); after
-//! a refault activation one active page is deactivated per activation (the kernel scans
-//! `list size >> priority` pages); read-ahead pages evicted unused leave shadows, as in the kernel
-//! (unlike the prefetching paper's rule for the other policies).
+//! a refault activation one active page is deactivated per activation by default (the kernel
+//! scans `list size >> priority` pages of both lists: `deactivate=proportional`); read-ahead
+//! pages evicted unused leave shadows, as in the kernel (unlike the prefetching paper's rule for
+//! the other policies).
 //!
 //! - A new page goes to the head of the inactive list, unless its shadow entry says it refaulted
 //!   within the workingset: eviction stamps the shadow with the node's non-resident age (a counter
@@ -39,6 +40,8 @@ use crate::spec::SpecError;
 
 /// Pages in a GiB of 4 KiB pages (inactive_is_low counts the file LRU in GiB).
 const PAGES_PER_GIB: usize = 1 << 18;
+/// Pages a memory cgroup's reclaim frees at a time (SWAP_CLUSTER_MAX).
+const RECLAIM_BATCH: u32 = 32;
 
 pub struct Linux {
     links: Links,
@@ -62,6 +65,14 @@ pub struct Linux {
     last_key: Option<u64>,
     /// Writes mark pages as reads do (`writes=mark`, kernels up to 3.15).
     writes_mark: bool,
+    /// `deactivate=proportional`: after refault activations, reclaim deactivates active pages
+    /// in proportion to the lists' sizes for a whole batch.
+    proportional: bool,
+    /// Evictions left in the current reclaim batch, whether it deactivates, and the fraction
+    /// of a deactivation carried to the next eviction.
+    batch_left: u32,
+    batch_deactivates: bool,
+    deactivation_credit: f64,
     n_refaults: u64,
     n_refault_activations: u64,
     n_activations: u64,
@@ -85,6 +96,10 @@ impl Linux {
             pending_refaults: 0,
             last_key: None,
             writes_mark: false,
+            proportional: false,
+            batch_left: 0,
+            batch_deactivates: false,
+            deactivation_credit: 0.0,
             n_refaults: 0,
             n_refault_activations: 0,
             n_activations: 0,
@@ -96,6 +111,14 @@ impl Linux {
     /// (mark_page_accessed after the copy).
     pub fn with_writes_marking(mut self) -> Self {
         self.writes_mark = true;
+        self
+    }
+
+    /// Deactivation as get_scan_count and shrink_lruvec do it: a reclaim that follows refault
+    /// activations scans the active list too, `size >> priority` pages of each list, so it
+    /// deactivates about active / inactive pages for each page it reclaims, for the whole batch.
+    pub fn with_proportional_deactivation(mut self) -> Self {
+        self.proportional = true;
         self
     }
 
@@ -202,13 +225,36 @@ impl Policy for Linux {
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        // prepare_scan_control: deactivate when the inactive list is low or workingset
-        // activations happened since the last reclaim.
-        let mut refaults = std::mem::take(&mut self.pending_refaults);
-        while self.inactive_is_low() || (refaults > 0 && !self.active.is_empty()) {
-            refaults = refaults.saturating_sub(1);
-            if !self.deactivate_tail() {
-                break;
+        if self.proportional {
+            // A memory cgroup reclaims SWAP_CLUSTER_MAX (32) pages at a time; whether the batch
+            // scans the active list is decided at its start (prepare_scan_control: refault
+            // activations since the last reclaim's snapshot_refaults).
+            if self.batch_left == 0 {
+                self.batch_left = RECLAIM_BATCH;
+                self.batch_deactivates = std::mem::take(&mut self.pending_refaults) > 0;
+                self.deactivation_credit = 0.0;
+            }
+            self.batch_left -= 1;
+            if self.batch_deactivates && !self.inactive.is_empty() {
+                self.deactivation_credit += self.active.len() as f64 / self.inactive.len() as f64;
+                while self.deactivation_credit >= 1.0 && self.deactivate_tail() {
+                    self.deactivation_credit -= 1.0;
+                }
+            }
+            while self.inactive_is_low() {
+                if !self.deactivate_tail() {
+                    break;
+                }
+            }
+        } else {
+            // prepare_scan_control: deactivate when the inactive list is low or workingset
+            // activations happened since the last reclaim.
+            let mut refaults = std::mem::take(&mut self.pending_refaults);
+            while self.inactive_is_low() || (refaults > 0 && !self.active.is_empty()) {
+                refaults = refaults.saturating_sub(1);
+                if !self.deactivate_tail() {
+                    break;
+                }
             }
         }
         back_unpinned(&self.links, &self.inactive, pins).or_else(|| back_unpinned(&self.links, &self.active, pins))
@@ -290,6 +336,12 @@ impl PolicyDef for Linux {
                 range: Range::Share(0.0, 100.0),
             },
             ParamInfo {
+                name: "deactivate",
+                default: "per-refault",
+                doc: "per-refault: one active page deactivated per refault activation; proportional: a reclaim batch (32 pages) that follows refault activations deactivates active/inactive pages per page reclaimed, as get_scan_count's size >> priority scans both lists",
+                range: Range::Choice(&["per-refault", "proportional"]),
+            },
+            ParamInfo {
                 name: "writes",
                 default: "ignore",
                 doc: "ignore: a buffered write neither marks nor moves a page (Linux 6.x: FGP_WRITEBEGIN has no FGP_ACCESSED); mark: writes mark pages as reads do (generic_perform_write up to Linux 3.15)",
@@ -305,8 +357,14 @@ impl PolicyDef for Linux {
         // bound above 2^31 entries (a cache of terabytes) is the same as 2^31: no trace a run
         // can hold evicts that many distinct blocks.
         let shadows = args.blocks("shadows", env)?.min(u32::MAX as u64 / 2);
-        let linux = Linux::new(env.capacity, shadows as usize);
-        Ok(if args.choice("writes", &["ignore", "mark"])? == "mark" { linux.with_writes_marking() } else { linux })
+        let mut linux = Linux::new(env.capacity, shadows as usize);
+        if args.choice("writes", &["ignore", "mark"])? == "mark" {
+            linux = linux.with_writes_marking();
+        }
+        if args.choice("deactivate", &["per-refault", "proportional"])? == "proportional" {
+            linux = linux.with_proportional_deactivation();
+        }
+        Ok(linux)
     }
 }
 
@@ -410,6 +468,36 @@ mod tests {
         assert_eq!(s.policy().dump(), "A:  | I: 2* 1*");
         assert_eq!(write(&mut s, 1), 'H');
         assert_eq!(s.policy().dump(), "A: 1 | I: 2*");
+    }
+
+    #[test]
+    fn proportional_deactivation_follows_refaults_for_a_whole_batch() {
+        // 16 pages: 1..=8 active, then a stream through the inactive half. With no refault the
+        // stream never touches the active list; a refault activation makes the next batch of 32
+        // reclaims deactivate about active / inactive pages each.
+        let mut s = Steps::new(Linux::new(16, 128).with_proportional_deactivation(), 16);
+        let hot: Vec<u64> = (1..=8).chain(1..=8).collect();
+        s.run(&hot);
+        let stream: Vec<u64> = (100..140).collect();
+        s.run(&stream);
+        assert_eq!(s.policy().n_deactivations, 0);
+        assert_eq!(s.policy().active.len(), 8);
+        // 130 was evicted two evictions ago, within the active list's size: a refault.
+        assert_eq!(s.demand(130), 'M');
+        assert_eq!(s.policy().n_refault_activations, 1);
+        // The rest of the current batch does not deactivate; the next one does, until the
+        // active list is nearly gone (each reclaim moves active / inactive pages).
+        let more: Vec<u64> = (200..260).collect();
+        s.run(&more);
+        let d = s.policy().n_deactivations;
+        assert!(d >= 6, "{d} deactivations");
+        // per-refault: the same run deactivates one page for the one refault.
+        let mut t = Steps::new(Linux::new(16, 128), 16);
+        t.run(&hot);
+        t.run(&stream);
+        t.demand(130);
+        t.run(&more);
+        assert_eq!(t.policy().n_deactivations, 1);
     }
 
     #[test]
