@@ -6,7 +6,9 @@
 //! device's io_pages (`req > max`) are left out; folios are tracked only where they decide the
 //! read-ahead marker, not for eviction; the window state belongs to a file and a process, where
 //! the kernel's belongs to an open file description (the trace names no opens: two opens of a
-//! file in one process share a state here, and a descriptor shared across fork has two).
+//! file in one process share a state here, and a descriptor shared across fork has two); a
+//! page that left the cache and comes back through a write keeps the mark its earlier copy had
+//! until a read-ahead window covers it or the marks are pruned (writes do not reach read-ahead).
 //!
 //! State per file and process (`struct file_ra_state`, which lives in the open file): `start`,
 //! `size`, `async_size`, `order`, and `prev_index`, the page holding the byte after the previous
