@@ -6,8 +6,9 @@ footprint (traces/kernel/workloads.json) and prints the table of docs/validation
     .venv/bin/python scripts/validate_suite.py --small                  # the small cases of the tests
 
 Workload inputs are prepared as scripts/record_workloads.py prepares them (same scripts, same seeds).
-`--small` runs the looping scan, small files, random reads and mixed workload that
-tests/test_validate.py checks.
+`--small` runs the small cases that tests/test_validate.py checks (a looping scan, small files,
+random reads, a mixed workload, rewritten and deleted files, a written file read again). The mixes
+(multi1-3) run as the recorder builds them, multi3 stopped after the recorder's 240 s.
 Results also go to --json FILE (one object per run) so the table can be re-printed with --table FILE.
 `--out-dir DIR` keeps each run's trace, page-cache and memory files (and the sizes its files had
 right after the run, TRACE.sizes.json: the next preparation rebuilds them); `--recompare DIR`
@@ -132,6 +133,8 @@ def suite_cases(only: list[str], add: int = 0) -> list[tuple[str, Callable[[], l
         "randread": rw.randread_script,
         "tpch": rw.tpch_script,
         "pgbench": rw.pgbench_script,
+        # The mixes as the recorder builds them (each part with its own inputs, made afresh).
+        **{m: (lambda tag, m=m: rw.BUILDERS[m]()) for m in ("multi1", "multi2", "multi3")},
     }
     out = []
     for e in load_manifest():
@@ -150,6 +153,13 @@ def suite_cases(only: list[str], add: int = 0) -> list[tuple[str, Callable[[], l
 
         out.append((e["name"], prepare, [fp // 4 + add, fp // 2 + add, fp + add]))
     return out
+
+
+def stop_after(name: str) -> float | None:
+    """Seconds after which the recorder stops this workload (the four-program mix), or None."""
+    import record_workloads as rw
+
+    return rw.TIMEOUTS.get(name)
 
 
 def sizes_path(trace: str) -> str:
@@ -266,7 +276,7 @@ def main() -> int:
     for name, prepare, mems in small + suite_cases(a.only, add):
         for mem in mems:
             kept = os.path.join(a.out_dir, f"{name}-{mem}") if a.out_dir else None
-            cs = validate(prepare(), [mem], out_dir=kept)
+            cs = validate(prepare(), [mem], out_dir=kept, timeout=stop_after(name))
             if not cs:
                 continue
             c = cs[0]
