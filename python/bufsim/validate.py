@@ -147,12 +147,65 @@ def find_memory_cgroup() -> Optional[CgroupKind]:
     return None
 
 
+def remove_orphans(kind: CgroupKind) -> list[str]:
+    """Removes the cgroups of earlier validations whose process is gone: one killed outright
+    (SIGKILL, the OOM killer) cannot remove its own. Their processes, if any, are killed as
+    :meth:`MemoryCgroup.remove` would have. Returns the names removed."""
+    removed = []
+    try:
+        names = os.listdir(kind.root)
+    except OSError:
+        return removed
+    for name in names:
+        parts = name.split("-")
+        if not name.startswith("bufsim-validate-") or len(parts) != 4 or not parts[2].isdigit():
+            continue
+        if int(parts[2]) == os.getpid() or os.path.exists(f"/proc/{parts[2]}"):
+            continue
+        try:
+            remove_cgroup(os.path.join(kind.root, name))
+            removed.append(name)
+        except (OSError, ValidateError):
+            pass
+    return removed
+
+
+def cgroup_procs(path: str) -> list[int]:
+    try:
+        with open(os.path.join(path, "cgroup.procs")) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def remove_cgroup(path: str) -> None:
+    """Kills what is left in the cgroup at ``path`` (daemons a command started go with it) and
+    removes it."""
+    for _ in range(100):
+        for pid in cgroup_procs(path):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            if e.errno not in (errno.EBUSY, errno.ENOTEMPTY):
+                raise
+        time.sleep(0.05)
+    raise ValidateError(f"could not remove the cgroup {path}: it still holds processes; remove it by hand")
+
+
 class MemoryCgroup:
     """A private memory cgroup with a limit; :meth:`remove` kills what is left in it and removes
     it (called from ``finally``)."""
 
     def __init__(self, kind: CgroupKind, limit: int):
         self.kind = kind
+        remove_orphans(kind)
         self.path = os.path.join(kind.root, f"bufsim-validate-{os.getpid()}-{time.monotonic_ns() % 10**9}")
         if kind.version == 2:
             try:
@@ -218,34 +271,11 @@ class MemoryCgroup:
     def peak_non_file(self) -> int:
         return max((v for _, v, _ in self.samples), default=0)
 
-    def procs(self) -> list[int]:
-        try:
-            with open(os.path.join(self.path, "cgroup.procs")) as f:
-                return [int(x) for x in f.read().split()]
-        except OSError:
-            return []
-
     def remove(self) -> None:
         self._stop.set()
         if self._sampler.is_alive():
             self._sampler.join(1)
-        for _ in range(100):
-            # Whatever the command left behind (daemons it started) goes with the cgroup.
-            for pid in self.procs():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError as e:
-                if e.errno not in (errno.EBUSY, errno.ENOTEMPTY):
-                    raise
-            time.sleep(0.05)
-        raise ValidateError(f"could not remove the cgroup {self.path}: it still holds processes; remove it by hand")
+        remove_cgroup(self.path)
 
 
 def drop_caches() -> None:
