@@ -427,6 +427,37 @@ def test_replay_writes_drops_for_truncation_and_removal(tmp_path):
     assert rp.stats.drops == 6
 
 
+def test_a_stale_look_at_an_appending_open_truncates_nothing(tmp_path):
+    """A recipe's shell sends one command to a file with `>` (O_TRUNC), closes it, then appends
+    to a 16 KiB file with `>>` under the same number (kbuild's `>> .o.cmd`). Both are write-only;
+    a look taken after the second open sees the appended file, and only its O_APPEND gives it
+    away: the appended file must not be truncated, and the append goes to its end."""
+    from bufsim.ktrace import FdLook, Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    dev = os.makedev(254, 0)
+    log = FdLook(dev, 77, 0o100644, 16384, b"/data/x.cmd", accmode=1, append=True)
+    t = 1_000_000
+    L = [
+        _line("sh", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x241, mode: 0x1b6)"),
+        _line("sh", 10, 10, t + 1, "sys_openat -> 0x3"),
+        _line("sh", 10, 10, t + 4, "sys_close(fd: 3)"),
+        _line("sh", 10, 10, t + 5, "sys_close -> 0x0"),
+        _line("sh", 10, 10, t + 10, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x441, mode: 0x1b6)"),
+        _line("sh", 10, 10, t + 11, "sys_openat -> 0x3"),
+        _line("sh", 10, 10, t + 20, "sys_write(fd: 3, buf: 0x1, count: 0x33)"),
+        _line("sh", 10, 10, t + 21, "sys_write -> 0x33"),
+    ]
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    looks = {(10, 3, t + 1): log, (10, 3, t + 11): log}
+    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    got = [(tm - t, op, f.ino, off, size) for tm, _, _, _, op, f, off, size, _, _ in rp.records]
+    assert got == [(20, "W", 77, 16384, 51)]
+
+
 def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
     """A shell's redirection opens its target with O_TRUNC, dup2s it onto standard output and
     closes it; the command then opens another file read-only under the freed number. A look

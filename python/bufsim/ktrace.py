@@ -334,6 +334,9 @@ class FdLook:
     #: after the program closed the descriptor and opened another file under its number sees
     #: that file: an access mode other than the call's gives the stale look away.
     accmode: Optional[int] = None
+    #: Whether that open file has O_APPEND (None: not read). Gives a stale look away when the
+    #: access modes agree: a shell's `> out` then `>> log` under one number, both write-only.
+    append: Optional[bool] = None
 
 
 class FdWatcher:
@@ -360,16 +363,17 @@ def look_fd(tid: int, fd: int) -> Optional[FdLook]:
         path = os.readlink(os.fsencode(link))
     except OSError:
         return None
-    accmode = None
+    accmode = append = None
     try:
         with open(f"/proc/{tid}/fdinfo/{fd}", "rb") as info:
             for line in info:
                 if line.startswith(b"flags:"):
-                    accmode = int(line.split()[1], 8) & O_ACCMODE
+                    flags = int(line.split()[1], 8)
+                    accmode, append = flags & O_ACCMODE, bool(flags & O_APPEND)
                     break
     except (OSError, ValueError, IndexError):
         pass
-    return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, path, accmode)
+    return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, path, accmode, append)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -704,7 +708,10 @@ class Replay:
         if name in OPEN_CALLS:
             flags = a.get("flags", 0o1101 if name == "creat" else 0)
             look = self.looks.get((ex.tid, ret, ex.t))
-            if look is not None and look.accmode is not None and look.accmode != flags & O_ACCMODE:
+            if look is not None and (
+                (look.accmode is not None and look.accmode != flags & O_ACCMODE)
+                or (look.append is not None and look.append != bool(flags & O_APPEND))
+            ):
                 look = None  # the number named another open file by the time it was looked at
             f = None
             if look is not None:
