@@ -235,9 +235,22 @@ def _line(comm: str, tid: int, tgid: int, t_us: int, body: str) -> str:
     return f"{comm:>16}-{tid:<7} ({tgid:>7}) [000] ..... {t_us // 1_000_000:5d}.{t_us % 1_000_000:06d}: {body}\n"
 
 
-def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
-    from bufsim.ktrace import FdLook, Replay, parse_events
+def _replay(tmp_path, lines: list[str], looks: dict):
+    """The traced tasks' events ``lines`` (see :func:`_line`) fed through a Replay that has the
+    descriptor looks ``looks``."""
+    from bufsim.ktrace import Replay, parse_events
     from bufsim.syscalls import PathFilter
+
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(lines))
+    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    return rp
+
+
+def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
+    from bufsim.ktrace import FdLook
 
     dev = os.makedev(254, 0)
     look = FdLook(dev, 77, 0o100644, 100_000, b"/data/f")
@@ -278,12 +291,8 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     # a failed read leaves no record
     L.append(_line("p", 10, 10, t + 120, "sys_read(fd: 0x3, buf: 0x1, count: 0x10)"))
     L.append(_line("p", 10, 10, t + 121, "sys_read -> 0xfffffffffffffff7"))
-    raw = tmp_path / "tasks.txt"
-    raw.write_text("".join(L))
     looks = {(10, 3, t + 5): look, (12, 5, t + 101): other}
-    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
-    for e in parse_events(str(raw)):
-        rp.feed(e)
+    rp = _replay(tmp_path, L, looks)
     got = [
         (tm - t, dur, pid, op, rp.name(f), off, size, ask, new)
         for tm, dur, pid, _, op, f, off, size, ask, new in rp.records
@@ -304,8 +313,6 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
 
 
 def test_replay_names_a_read_by_the_kernels_inode_when_the_open_was_missed(tmp_path):
-    from bufsim.ktrace import Replay, parse_events
-    from bufsim.syscalls import PathFilter
 
     t = 5_000_000
     L = [
@@ -316,11 +323,7 @@ def test_replay_names_a_read_by_the_kernels_inode_when_the_open_was_missed(tmp_p
         _line("p", 20, 20, t + 4, "mm_filemap_get_pages: dev=254:0 ino=2a ofs=0-4095"),
         _line("p", 20, 20, t + 5, "sys_read -> 0x200"),
     ]
-    raw = tmp_path / "tasks.txt"
-    raw.write_text("".join(L))
-    rp = Replay({}, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
-    for e in parse_events(str(raw)):
-        rp.feed(e)
+    rp = _replay(tmp_path, L, {})
     assert [(rp.name(r[5]), r[6], r[7]) for r in rp.records] == [(f"{os.makedev(254, 0):x}:42:?", 0, 512)]
     # the page was inserted during this read: the lookup is a miss
     assert [(r[2], r[7]) for r in rp.pagecache] == [("insert", ""), ("lookup", 0)]
@@ -347,8 +350,7 @@ def test_replay_writes_drops_for_truncation_and_removal(tmp_path):
     """O_TRUNC, ftruncate, a punched hole and fadvise(DONTNEED) become drop rows of their ranges at
     once; a removal names its file only through the pages it deletes: deletions outside reclaim
     become one whole-file drop per run, deletions inside a reclaim bracket stay evictions."""
-    from bufsim.ktrace import FdLook, Replay, parse_events
-    from bufsim.syscalls import PathFilter
+    from bufsim.ktrace import FdLook, parse_events
 
     dev = os.makedev(254, 0)
     f = FdLook(dev, 77, 0o100644, 100_000, b"/data/f")
@@ -381,12 +383,8 @@ def test_replay_writes_drops_for_truncation_and_removal(tmp_path):
         _line("p", 10, 10, t + 70, "sys_truncate(path: 0x1, length: 0x1000)"),
         _line("p", 10, 10, t + 73, "sys_truncate -> 0x0"),
     ]
-    raw = tmp_path / "tasks.txt"
-    raw.write_text("".join(L))
     looks = {(10, 3, t + 5): f, (10, 4, t + 51): g}
-    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
-    for e in parse_events(str(raw)):
-        rp.feed(e)
+    rp = _replay(tmp_path, L, looks)
 
     def delete(tid: int, at: int, ino: int, index: int) -> str:
         return _line(
@@ -432,8 +430,7 @@ def test_a_stale_look_at_an_appending_open_truncates_nothing(tmp_path):
     to a 16 KiB file with `>>` under the same number (kbuild's `>> .o.cmd`). Both are write-only;
     a look taken after the second open sees the appended file, and only its O_APPEND gives it
     away: the appended file must not be truncated, and the append goes to its end."""
-    from bufsim.ktrace import FdLook, Replay, parse_events
-    from bufsim.syscalls import PathFilter
+    from bufsim.ktrace import FdLook
 
     dev = os.makedev(254, 0)
     log = FdLook(dev, 77, 0o100644, 16384, b"/data/x.cmd", accmode=1, append=True)
@@ -448,12 +445,8 @@ def test_a_stale_look_at_an_appending_open_truncates_nothing(tmp_path):
         _line("sh", 10, 10, t + 20, "sys_write(fd: 3, buf: 0x1, count: 0x33)"),
         _line("sh", 10, 10, t + 21, "sys_write -> 0x33"),
     ]
-    raw = tmp_path / "tasks.txt"
-    raw.write_text("".join(L))
     looks = {(10, 3, t + 1): log, (10, 3, t + 11): log}
-    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
-    for e in parse_events(str(raw)):
-        rp.feed(e)
+    rp = _replay(tmp_path, L, looks)
     got = [(tm - t, op, f.ino, off, size) for tm, _, _, _, op, f, off, size, _, _ in rp.records]
     assert got == [(20, "W", 77, 16384, 51)]
 
@@ -463,8 +456,7 @@ def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
     closes it; the command then opens another file read-only under the freed number. A look
     taken that late sees the other file (its access mode gives it away): it must not be
     truncated. The write through standard output is named by the pages it puts in the cache."""
-    from bufsim.ktrace import FdLook, Replay, parse_events
-    from bufsim.syscalls import PathFilter
+    from bufsim.ktrace import FdLook
 
     dev = os.makedev(254, 0)
     src = FdLook(dev, 77, 0o100644, 8192, b"/data/src", accmode=0)
@@ -486,13 +478,9 @@ def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
         _line("cat", 10, 10, t + 32, "mm_filemap_add_to_page_cache: dev 254:0 ino 58 pfn=0x2 ofs=4096 order=0"),
         _line("cat", 10, 10, t + 33, "sys_write -> 0x2000"),
     ]
-    raw = tmp_path / "tasks.txt"
-    raw.write_text("".join(L))
     # The look at the redirection's number came after cat had reopened it: it shows the source.
     looks = {(10, 3, t + 1): src, (10, 3, t + 11): src}
-    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
-    for e in parse_events(str(raw)):
-        rp.feed(e)
+    rp = _replay(tmp_path, L, looks)
     got = [(tm - t, op, f.ino, off, size) for tm, _, _, _, op, f, off, size, _, _ in rp.records]
     # The target (inode 0x58) is truncated at its open and written; the source only read.
     assert sorted(got) == [(0, "D", 88, 0, 0), (20, "R", 77, 0, 8192), (30, "W", 88, 0, 8192)]

@@ -183,7 +183,7 @@ kernel = pytest.mark.skipif(
 
 def leftover_cgroups() -> list[str]:
     kind = V.find_memory_cgroup()
-    return [d for d in os.listdir(kind.root) if d.startswith("bufsim-validate-")] if kind else []
+    return [d for d in os.listdir(kind.root) if d.startswith(V.CGROUP_PREFIX)] if kind else []
 
 
 @pytest.fixture(scope="module")
@@ -266,8 +266,8 @@ def test_cgroups_left_by_a_killed_validation_are_removed():
     kind = V.find_memory_cgroup()
     dead = subprocess.Popen(["true"])
     dead.wait()
-    orphan = os.path.join(kind.root, f"bufsim-validate-{dead.pid}-1")
-    alive = os.path.join(kind.root, f"bufsim-validate-{os.getppid()}-2")
+    orphan = os.path.join(kind.root, f"{V.CGROUP_PREFIX}{dead.pid}-1")
+    alive = os.path.join(kind.root, f"{V.CGROUP_PREFIX}{os.getppid()}-2")
     os.mkdir(orphan)
     os.mkdir(alive)
     sleeper = subprocess.Popen(["sleep", "60"])

@@ -147,6 +147,10 @@ def find_memory_cgroup() -> Optional[CgroupKind]:
     return None
 
 
+#: Each validation's cgroup is named CGROUP_PREFIX + "PID-N": the PID tells whether its owner lives.
+CGROUP_PREFIX = "bufsim-validate-"
+
+
 def remove_orphans(kind: CgroupKind) -> list[str]:
     """Removes the cgroups of earlier validations whose process is gone: one killed outright
     (SIGKILL, the OOM killer) cannot remove its own. Their processes, if any, are killed as
@@ -158,7 +162,7 @@ def remove_orphans(kind: CgroupKind) -> list[str]:
         return removed
     for name in names:
         parts = name.split("-")
-        if not name.startswith("bufsim-validate-") or len(parts) != 4 or not parts[2].isdigit():
+        if not name.startswith(CGROUP_PREFIX) or len(parts) != 4 or not parts[2].isdigit():
             continue
         if int(parts[2]) == os.getpid() or os.path.exists(f"/proc/{parts[2]}"):
             continue
@@ -206,7 +210,7 @@ class MemoryCgroup:
     def __init__(self, kind: CgroupKind, limit: int):
         self.kind = kind
         remove_orphans(kind)
-        self.path = os.path.join(kind.root, f"bufsim-validate-{os.getpid()}-{time.monotonic_ns() % 10**9}")
+        self.path = os.path.join(kind.root, f"{CGROUP_PREFIX}{os.getpid()}-{time.monotonic_ns() % 10**9}")
         if kind.version == 2:
             try:
                 with open(os.path.join(kind.root, "cgroup.subtree_control"), "w") as f:

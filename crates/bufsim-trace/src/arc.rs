@@ -7,7 +7,7 @@
 
 use crate::error::TraceError;
 use crate::lines::{parse_u64, split_ws, LineReader};
-use crate::request::{Op, Request};
+use crate::request::Request;
 
 pub struct ArcReader {
     lines: LineReader,
@@ -43,18 +43,6 @@ impl ArcReader {
         if start.checked_add(nblocks).is_none() {
             return Err(lines.error_quoting("start + nblocks is past the largest block number"));
         }
-        Ok(Some(Request {
-            time_ns: 0,
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op: Op::Read,
-            file: 0,
-            offset: start,
-            size: nblocks,
-            in_blocks: true,
-            unfilled: 0,
-            opened: false,
-        }))
+        Ok(Some(Request::read_blocks(0, start, nblocks)))
     }
 }

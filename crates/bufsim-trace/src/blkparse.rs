@@ -174,19 +174,7 @@ impl BlkparseReader {
                 .devices
                 .id(dev, || String::from_utf8_lossy(dev).into_owned())
                 .map_err(|m| lines.error_quoting(&m))?;
-            return Ok(Some(Request {
-                time_ns,
-                dur_ns: 0,
-                pid,
-                ctx: 0,
-                op,
-                file,
-                offset,
-                size,
-                in_blocks: false,
-                unfilled: 0,
-                opened: false,
-            }));
+            return Ok(Some(Request { time_ns, pid, op, ..Request::read(file, offset, size) }));
         }
     }
 }

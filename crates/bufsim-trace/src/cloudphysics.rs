@@ -75,18 +75,6 @@ impl CloudPhysicsReader {
             .checked_mul(SECTOR)
             .filter(|o| o.checked_add(size).is_some())
             .ok_or_else(|| self.lines.error_quoting("lbn * 512 + size is past the largest byte address"))?;
-        Ok(Some(Request {
-            time_ns: time_us.saturating_mul(1000),
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op,
-            file: 0,
-            offset,
-            size,
-            in_blocks: false,
-            unfilled: 0,
-            opened: false,
-        }))
+        Ok(Some(Request { time_ns: time_us.saturating_mul(1000), op, ..Request::read(0, offset, size) }))
     }
 }

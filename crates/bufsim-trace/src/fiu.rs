@@ -74,18 +74,6 @@ impl FiuReader {
         self.key[..4].copy_from_slice(&major.to_le_bytes());
         self.key[4..8].copy_from_slice(&minor.to_le_bytes());
         let file = self.devices.id(&self.key, || format!("{major},{minor}")).map_err(|m| lines.error_quoting(&m))?;
-        Ok(Some(Request {
-            time_ns,
-            dur_ns: 0,
-            pid,
-            ctx: 0,
-            op,
-            file,
-            offset,
-            size,
-            in_blocks: false,
-            unfilled: 0,
-            opened: false,
-        }))
+        Ok(Some(Request { time_ns, pid, op, ..Request::read(file, offset, size) }))
     }
 }

@@ -28,19 +28,7 @@ pub fn object_block(id: &[u8]) -> u64 {
 }
 
 fn access(block: u64, op: Op, time_ns: u64) -> Request {
-    Request {
-        time_ns,
-        dur_ns: 0,
-        pid: 0,
-        ctx: 0,
-        op,
-        file: 0,
-        offset: block,
-        size: 1,
-        in_blocks: true,
-        unfilled: 0,
-        opened: false,
-    }
+    Request { time_ns, op, ..Request::read_blocks(0, block, 1) }
 }
 
 /// libCacheSim's plain text trace: one object id per line; blank lines are skipped.

@@ -5,7 +5,7 @@
 
 use crate::error::TraceError;
 use crate::lines::{parse_u64, trim, LineReader};
-use crate::request::{Op, Request};
+use crate::request::Request;
 
 pub struct LirsReader {
     lines: LineReader,
@@ -32,19 +32,7 @@ impl LirsReader {
             let block = parse_u64(t).ok_or_else(|| {
                 self.lines.error_quoting("expected one block number per line (or `*`); for libCacheSim's text traces with named objects use --format lcs-txt")
             })?;
-            return Ok(Some(Request {
-                time_ns: 0,
-                dur_ns: 0,
-                pid: 0,
-                ctx: 0,
-                op: Op::Read,
-                file: 0,
-                offset: block,
-                size: 1,
-                in_blocks: true,
-                unfilled: 0,
-                opened: false,
-            }));
+            return Ok(Some(Request::read_blocks(0, block, 1)));
         }
     }
 }

@@ -100,18 +100,6 @@ impl MsrReader {
             .devices
             .id(&self.key, || format!("{}_{}", String::from_utf8_lossy(host), String::from_utf8_lossy(disk)))
             .map_err(|m| lines.error_quoting(&m))?;
-        Ok(Some(Request {
-            time_ns,
-            dur_ns,
-            pid: 0,
-            ctx: 0,
-            op,
-            file,
-            offset,
-            size,
-            in_blocks: false,
-            unfilled: 0,
-            opened: false,
-        }))
+        Ok(Some(Request { time_ns, dur_ns, op, ..Request::read(file, offset, size) }))
     }
 }

@@ -8,7 +8,7 @@
 use std::io::BufRead;
 
 use crate::error::{Location, TraceError};
-use crate::request::{Op, Request};
+use crate::request::Request;
 
 pub const RECORD: usize = 24;
 
@@ -125,19 +125,7 @@ impl OracleReader {
 /// One record's request: a read of block `obj` at `time` seconds.
 #[inline]
 fn block_access(time: u32, obj: u64) -> Request {
-    Request {
-        time_ns: time as u64 * 1_000_000_000,
-        dur_ns: 0,
-        pid: 0,
-        ctx: 0,
-        op: Op::Read,
-        file: 0,
-        offset: obj,
-        size: 1,
-        in_blocks: true,
-        unfilled: 0,
-        opened: false,
-    }
+    Request { time_ns: time as u64 * 1_000_000_000, ..Request::read_blocks(0, obj, 1) }
 }
 
 /// Encodes one oracleGeneral record (used by generators, benchmarks and tests).

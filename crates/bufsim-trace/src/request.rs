@@ -85,6 +85,7 @@ pub struct Request {
 impl Request {
     /// An untimed read of `size` bytes at byte `offset` of file (or device) `file`, the
     /// request generators and hand-made test traces build.
+    #[inline]
     pub fn read(file: u32, offset: u64, size: u64) -> Self {
         Request {
             time_ns: 0,
@@ -99,6 +100,13 @@ impl Request {
             unfilled: 0,
             opened: false,
         }
+    }
+
+    /// An untimed read of `count` whole blocks from block `first` of file `file`, as the
+    /// block-addressed traces give them.
+    #[inline]
+    pub fn read_blocks(file: u32, first: u64, count: u64) -> Self {
+        Request { offset: first, size: count, in_blocks: true, ..Request::read(file, 0, 0) }
     }
 
     /// The blocks `[first, first + count)` the request touches for a given block size.

@@ -67,18 +67,6 @@ impl SpcReader {
             .filter(|o| o.checked_add(size).is_some())
             .ok_or_else(|| lines.error_quoting("LBA * 512 + Size is past the largest byte address"))?;
         let file = self.devices.id(&asu.to_le_bytes(), || format!("asu {asu}")).map_err(|m| lines.error_quoting(&m))?;
-        Ok(Some(Request {
-            time_ns,
-            dur_ns: 0,
-            pid: 0,
-            ctx: 0,
-            op,
-            file,
-            offset,
-            size,
-            in_blocks: false,
-            unfilled: 0,
-            opened: false,
-        }))
+        Ok(Some(Request { time_ns, op, ..Request::read(file, offset, size) }))
     }
 }

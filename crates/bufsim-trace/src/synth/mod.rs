@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use bufsim_config::registry::{unknown, Args, Info, Kind};
 use bufsim_config::{Spec, SpecError};
 
-use crate::request::{Op, Request};
+use crate::request::Request;
 
 /// A generated trace: requests over named files, in blocks of [`BLOCK`] bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,19 +45,7 @@ impl Synthetic {
     pub fn from_blocks(file_names: Vec<String>, accesses: impl IntoIterator<Item = (u32, u64, u64)>) -> Self {
         let requests = accesses
             .into_iter()
-            .map(|(file, block, ctx)| Request {
-                time_ns: 0,
-                dur_ns: 0,
-                pid: 0,
-                ctx,
-                op: Op::Read,
-                file,
-                offset: block * BLOCK,
-                size: BLOCK,
-                in_blocks: false,
-                unfilled: 0,
-                opened: false,
-            })
+            .map(|(file, block, ctx)| Request { ctx, ..Request::read(file, block * BLOCK, BLOCK) })
             .collect();
         Synthetic { requests, file_names }
     }
