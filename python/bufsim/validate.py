@@ -44,6 +44,11 @@ DROP_CACHES = "/proc/sys/vm/drop_caches"
 #: What the tracer leaves out, as `make workloads` does: the loader's reads and pseudo-files.
 EXCLUDE = ["*.so", "*.so.*", "/etc/ld.so.cache", "/proc", "/sys", "/dev"]
 SAMPLE_S = 0.02
+#: How far the cgroup's usage may move while one sample reads it and memory.stat (64 pages: what
+#: the per-CPU charge stocks alone can move it by).
+SAMPLE_SLACK = 64 * PAGE
+#: Reads of one sample before it is skipped.
+SAMPLE_TRIES = 5
 #: The model's cache changes only when what the limit leaves moves by this share of the limit...
 STEP_SHARE = 1 / 200
 #: ... or by this many pages, whichever is more: steps stay few, and runs fast.
@@ -245,24 +250,35 @@ class MemoryCgroup:
         self._write("cgroup.procs", str(pid))
         self._sampler.start()
 
+    def _read(self, name: str) -> str:
+        with open(os.path.join(self.path, name)) as f:
+            return f.read()
+
     def non_file_bytes(self) -> Optional[tuple[int, int]]:
         """Charged memory that is not page cache (anonymous memory, kernel memory), and of it
-        the anonymous memory."""
-        try:
-            stat = {}
-            with open(os.path.join(self.path, "memory.stat")) as f:
-                for line in f:
+        the anonymous memory: the usage less the page cache of memory.stat. Those are two reads,
+        and a read-ahead window of megabytes charged between them would count as non-file memory
+        (on a busy machine the sampler can be preempted between them): the usage is read on both
+        sides of memory.stat, and a sample whose two usages differ by more than
+        :data:`SAMPLE_SLACK` is taken again, up to :data:`SAMPLE_TRIES` times, else skipped."""
+        usage_file = "memory.usage_in_bytes" if self.kind.version == 1 else "memory.current"
+        for _ in range(SAMPLE_TRIES):
+            try:
+                before = int(self._read(usage_file))
+                stat = {}
+                for line in self._read("memory.stat").splitlines():
                     k, _, v = line.partition(" ")
                     stat[k] = int(v)
-            usage_file = "memory.usage_in_bytes" if self.kind.version == 1 else "memory.current"
-            with open(os.path.join(self.path, usage_file)) as f:
-                usage = int(f.read())
-        except (OSError, ValueError):
-            return None
-        cache = stat.get("cache", 0) if self.kind.version == 1 else stat.get("file", 0)
-        anon = stat.get("rss", 0) if self.kind.version == 1 else stat.get("anon", 0)
-        non_file = max(0, usage - cache)
-        return non_file, min(anon, non_file)
+                after = int(self._read(usage_file))
+            except (OSError, ValueError):
+                return None
+            if abs(after - before) > SAMPLE_SLACK:
+                continue
+            cache = stat.get("cache", 0) if self.kind.version == 1 else stat.get("file", 0)
+            anon = stat.get("rss", 0) if self.kind.version == 1 else stat.get("anon", 0)
+            non_file = max(0, min(before, after) - cache)
+            return non_file, min(anon, non_file)
+        return None
 
     def _sample(self) -> None:
         while not self._stop.is_set():
