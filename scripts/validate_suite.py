@@ -7,7 +7,8 @@ footprint (traces/kernel/workloads.json) and prints the table of docs/validation
 
 Workload inputs are prepared as scripts/record_workloads.py prepares them (same scripts, same seeds).
 `--small` runs the small cases that tests/test_validate.py checks (a looping scan, small files,
-random reads, a mixed workload, rewritten and deleted files, a written file read again). The mixes
+random reads, random reads each hinted first with fadvise(WILLNEED), a mixed workload, rewritten
+and deleted files, a written file read again). The mixes
 (multi1-3) run as the recorder builds them, multi3 stopped after the recorder's 240 s.
 Results also go to --json FILE (one object per run) so the table can be re-printed with --table FILE.
 `--out-dir DIR` keeps each run's trace, page-cache and memory files (and the sizes its files had
@@ -49,6 +50,21 @@ for _ in range(int(sys.argv[2])):
     os.pread(fd, 4096, rng.randrange(pages) * 4096)
 """
 
+#: PostgreSQL's bitmap heap scan pattern: 8 KiB pages, each asked for with fadvise(WILLNEED)
+#: before it is read (8 pages ahead in order, then just before it at random).
+HINT = """import os, random, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+pages = os.fstat(fd).st_size // 4096
+rng = random.Random(int(sys.argv[3]))
+for p in range(0, pages // 2, 2):
+    os.posix_fadvise(fd, (p + 8) * 4096, 8192, os.POSIX_FADV_WILLNEED)
+    os.pread(fd, 8192, p * 4096)
+for _ in range(int(sys.argv[2])):
+    p = rng.randrange(pages // 2) * 2
+    os.posix_fadvise(fd, p * 4096, 8192, os.POSIX_FADV_WILLNEED)
+    os.pread(fd, 8192, p * 4096)
+"""
+
 
 def small_cases() -> list[tuple[str, list[str], list[int]]]:
     """The small cases: (name, command, memory sizes in bytes)."""
@@ -58,6 +74,8 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
         if not path.exists() or path.stat().st_size != mib << 20:
             path.write_bytes(os.urandom(mib << 20))
     rand.write_text(RAND)
+    hint = SMALL_DIR / "hint.py"
+    hint.write_text(HINT)
     small = SMALL_DIR / "files"
     if not small.is_dir() or len(list(small.iterdir())) != 200:
         # Files of one page to 300 KB, as a source tree has: `cat` asks each for 128 KiB.
@@ -78,6 +96,8 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
         ("loop-scan", ["sh", "-c", f"for i in 1 2 3; do cat {big} > /dev/null; done"], [48 << 20]),
         ("small-files", ["sh", "-c", f"cat {small}/* > /dev/null"], [64 << 20]),
         ("random", [py, str(rand), str(big), "4000", "1"], [24 << 20]),
+        # Hints: half the file read in order and 3000 random pages, each hinted first.
+        ("hinted", [py, str(hint), str(big), "3000", "1"], [24 << 20]),
         (
             "mixed",
             ["sh", "-c", f"cat {other} > /dev/null; {py} {rand} {big} 3000 2; cat {other} > /dev/null"],

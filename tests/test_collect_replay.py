@@ -416,6 +416,24 @@ def test_truncation_punching_and_deletion_write_drops(tmp_path):
     ]
 
 
+def test_willneed_and_readahead_write_hints(tmp_path):
+    """fadvise(WILLNEED) and readahead(2) become hint rows of their ranges (length 0: to the end);
+    other advice writes nothing."""
+    a = tmp_path / "a"
+    a.write_bytes(b"1" * 20000)
+    A = esc(a)
+    lines = [
+        f'100 {ts(1)} openat(AT_FDCWD</x>, "{A}", O_RDONLY) = 3<{A}> <0.000010>',
+        f"100 {ts(2)} fadvise64(3<{A}>, 8192, 8192, POSIX_FADV_WILLNEED) = 0 <0.000005>",
+        f"100 {ts(3)} fadvise64(3<{A}>, 0, 0, POSIX_FADV_RANDOM) = 0 <0.000005>",
+        f"100 {ts(4)} readahead(3<{A}>, 4096, 0) = 0 <0.000005>",
+        f'100 {ts(5)} read(3<{A}>, ""..., 4096) = 4096 <0.000005>',
+    ]
+    out, _ = replay("\n".join(lines))
+    got = [(r.time_us - T0 * 1_000_000, r.op, r.offset, r.size) for r in out]
+    assert got == [(2, "H", 8192, 8192), (4, "H", 4096, 0), (5, "R", 0, 4096)]
+
+
 def test_path_filter_include_exclude_and_no_libs():
     from bufsim.collect import NO_LIBS_PATTERNS
 

@@ -425,6 +425,30 @@ def test_replay_writes_drops_for_truncation_and_removal(tmp_path):
     assert rp.stats.drops == 6
 
 
+def test_willneed_and_readahead_calls_become_hints(tmp_path):
+    """PostgreSQL asks for each heap page it will read with fadvise(WILLNEED): a hint row of the
+    range (length 0: to the end of the file); readahead(2) is the same request by another name."""
+    from bufsim.ktrace import FdLook
+
+    dev = os.makedev(254, 0)
+    f = FdLook(dev, 77, 0o100644, 100_000, b"/data/f")
+    t = 1_000_000
+    L = [
+        _line("p", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+        _line("p", 10, 10, t + 5, "sys_openat -> 0x3"),
+        _line("p", 10, 10, t + 10, "sys_fadvise64(fd: 0x3, offset: 0x2000, len: 0x2000, advice: 0x3)"),
+        _line("p", 10, 10, t + 11, "sys_fadvise64 -> 0x0"),
+        _line("p", 10, 10, t + 20, "sys_fadvise64(fd: 0x3, offset: 0x0, len: 0x0, advice: 0x1)"),
+        _line("p", 10, 10, t + 21, "sys_fadvise64 -> 0x0"),
+        _line("p", 10, 10, t + 30, "sys_readahead(fd: 0x3, offset: 0x1000, count: 0x0)"),
+        _line("p", 10, 10, t + 31, "sys_readahead -> 0x0"),
+    ]
+    rp = _replay(tmp_path, L, {(10, 3, t + 5): f})
+    got = sorted((tm - t, op, off, size) for tm, _, _, _, op, _, off, size, _, _ in rp.records)
+    assert got == [(10, "H", 8192, 8192), (30, "H", 4096, 0)]
+    assert rp.stats.hints == 2 and rp.stats.drops == 0
+
+
 def test_a_stale_look_at_an_appending_open_truncates_nothing(tmp_path):
     """A recipe's shell sends one command to a file with `>` (O_TRUNC), closes it, then appends
     to a 16 KiB file with `>>` under the same number (kbuild's `>> .o.cmd`). Both are write-only;

@@ -371,6 +371,7 @@ def format_analysis(a: Analysis) -> str:
         "",
         f"requests              {req['total']}  ({_mix(req)}; {req['zero_length']} zero-length"
         + (f"; and {req['drops']} drops of truncated or deleted files" if req.get("drops") else "")
+        + (f"; and {req['hints']} read-ahead hints" if req.get("hints") else "")
         + ")",
         f"block accesses        {acc['total']}  ({_mix(acc)})",
         f"bytes                 read {_bytes(req['read_bytes'])}, written {_bytes(req['write_bytes'])}",

@@ -135,6 +135,7 @@ class CollectResult:
         text = (
             f"bufsim collect: {s.records} records ({s.reads} reads, {s.writes} writes"
             + (f", {s.drops} drops" if s.drops else "")
+            + (f", {s.hints} hints" if s.hints else "")
             + ") on "
             f"{len(s.files)} files from {len(s.pids)} processes and {len(s.contexts)} program "
             f"contexts -> {self.output}; the command {self.outcome}"

@@ -24,13 +24,19 @@ class DropsLeftOutWarning(UserWarning):
     """A conversion to libCacheSim's formats left out the trace's drop requests."""
 
 
-def drops_note(trace: PathLike, drops: int) -> str:
-    """The one line that says a conversion left out ``drops`` drop requests ("" for none)."""
-    if not drops:
+def drops_note(trace: PathLike, drops: int, hints: int = 0) -> str:
+    """The one line that says a conversion left out ``drops`` drop requests and ``hints`` hint
+    requests ("" for none)."""
+    if not drops and not hints:
         return ""
+    parts = []
+    if drops:
+        parts.append(f"{drops} drop requests (truncated or deleted files; its replay keeps those blocks cached)")
+    if hints:
+        parts.append(f"{hints} hint requests (fadvise WILLNEED; its replay reads nothing ahead for them)")
     return (
-        f"{os.fspath(trace)}: {drops} drop requests (truncated or deleted files) left out: libCacheSim's "
-        "formats hold accesses only, so its replay keeps the dropped blocks cached; convert to .bst to keep them"
+        f"{os.fspath(trace)}: {' and '.join(parts)} left out: libCacheSim's formats hold accesses only; "
+        "convert to .bst to keep them"
     )
 
 
@@ -56,6 +62,9 @@ class Conversion:
     drops_left_out: int = 0
     """Drop requests (truncated or deleted files) of the input that libCacheSim's formats cannot
     hold: its replay keeps the dropped blocks cached (a :class:`DropsLeftOutWarning` says so)."""
+    hints_left_out: int = 0
+    """Hint requests (fadvise WILLNEED) of the input that libCacheSim's formats cannot hold either
+    (the same warning says so)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,7 +123,7 @@ def convert(
     )
     result = Conversion(**d)
     warn_skipped(trace, result.skipped)
-    note = drops_note(trace, result.drops_left_out)
+    note = drops_note(trace, result.drops_left_out, result.hints_left_out)
     if note:
         warnings.warn(note, DropsLeftOutWarning, stacklevel=2)
     return result

@@ -83,7 +83,10 @@ DROP_CALLS = (
     "renameat",
     "renameat2",
 )
-TRACED_CALLS = DATA_READS + DATA_WRITES + FD_CALLS + DROP_CALLS
+#: Calls that ask for a range to be read ahead (fadvise(WILLNEED) is among the drop calls above):
+#: written as hint requests (op H).
+HINT_CALLS = ("readahead",)
+TRACED_CALLS = DATA_READS + DATA_WRITES + FD_CALLS + DROP_CALLS + HINT_CALLS
 #: Calls that move data through a pipe inside the kernel, reading a few pages at a time.
 SPLICED = frozenset({"sendfile64", "copy_file_range"})
 OPEN_CALLS = frozenset({"open", "openat", "openat2", "creat"})
@@ -122,7 +125,7 @@ PAGECACHE_HEADER = "time_us,pid,event,dev,ino,index,count,hits,detail"
 O_APPEND = 0o2000
 O_TRUNC = 0o1000
 O_CLOEXEC = 0o2000000
-POSIX_FADV_DONTNEED = 4
+POSIX_FADV_WILLNEED, POSIX_FADV_DONTNEED = 3, 4
 FALLOC_FL_PUNCH_HOLE, FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE = 0x02, 0x08, 0x10, 0x20
 O_ACCMODE = 3
 F_DUPFD, F_SETFD, F_SETFL, F_DUPFD_CLOEXEC = 0, 2, 4, 1030
@@ -729,7 +732,7 @@ class Replay:
                 else:
                     table.fds[ret].truncated_by = (task, call, ex)
             return
-        if name in DROP_CALLS:
+        if name in DROP_CALLS or name in HINT_CALLS:
             self.on_drop_call(task, call, ex, a)
             return
         if name == "close":
@@ -810,7 +813,9 @@ class Replay:
     def on_drop_call(self, task: KTask, call: Event, ex: Event, a: dict) -> None:
         """A call that may drop data: truncation and hole punching of an open file and
         fadvise(DONTNEED) are written as drops of their ranges now; truncate(PATH) names its
-        file only through the pages it deletes (:meth:`classify_deletions`)."""
+        file only through the pages it deletes (:meth:`classify_deletions`). fadvise(WILLNEED)
+        and readahead(2) are written as hints of their ranges (length 0: to the end of the
+        file, as the kernel reads it)."""
         name = call.call
         if name == "truncate":
             self.covering.setdefault(task.tid, []).append((call.t, ex.t, name, a.get("length", 0)))
@@ -829,6 +834,10 @@ class Replay:
                 self.drop(task, call, ex, f, offset, to_end(f.size, offset))  # the data after offset moves
             elif mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE):
                 self.drop(task, call, ex, f, offset, length)
+        elif name == "fadvise64" and a.get("advice") == POSIX_FADV_WILLNEED:
+            self.special_record("H", call.t, ex.t - call.t, task.tgid, f, a.get("offset", 0), a.get("len", 0))
+        elif name == "readahead":
+            self.special_record("H", call.t, ex.t - call.t, task.tgid, f, a.get("offset", 0), a.get("count", 0))
         elif name == "fadvise64" and a.get("advice") == POSIX_FADV_DONTNEED:
             # Clean, unmapped pages go; dirty ones stay until written (not modelled). The file
             # keeps its size: a length of 0 (to the end) is written as the bytes up to its end.
@@ -844,12 +853,19 @@ class Replay:
             self.drop_record(call.t, ex.t - call.t, task.tgid, f, offset, size)
 
     def drop_record(self, t: int, dur: int, tgid: int, f: KFile, offset: int, size: int) -> None:
+        self.special_record("D", t, dur, tgid, f, offset, size)
+
+    def special_record(self, op: str, t: int, dur: int, tgid: int, f: KFile, offset: int, size: int) -> None:
+        """Writes a request that is not an access: a drop (``D``) or a hint (``H``)."""
         if f.path is not None and not self.filter.keeps(f.path):
             return
         if f.path is None and self.filter.include:
             return
-        self.records.append((t, dur, tgid, 0, "D", f, offset, size, 0, False))
-        self.stats.drops += 1
+        self.records.append((t, dur, tgid, 0, op, f, offset, size, 0, False))
+        if op == "D":
+            self.stats.drops += 1
+        else:
+            self.stats.hints += 1
 
     def classify_deletions(self, system_events: Sequence[Event]) -> set[int]:
         """Which page deletions of ``system_events`` (indices) dropped data rather than

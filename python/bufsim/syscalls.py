@@ -262,6 +262,8 @@ class Stats:
     write_bytes: int = 0
     #: Drop requests: truncated, punched or deleted files (the kernel tracer writes them).
     drops: int = 0
+    #: Hint requests: fadvise(WILLNEED) and readahead(2).
+    hints: int = 0
     unparsed: int = 0
     files: set = field(default_factory=set)
     pids: set = field(default_factory=set)
@@ -269,7 +271,7 @@ class Stats:
 
     @property
     def records(self) -> int:
-        return self.reads + self.writes + self.drops
+        return self.reads + self.writes + self.drops + self.hints
 
 
 class TraceBuilder:
@@ -568,6 +570,14 @@ class TraceBuilder:
         self.stats.drops += 1
         self.stats.files.add(file.name)
         self.emit(Record(time_us, dur_us, task.tgid, 0, "D", file, offset, size))
+
+    def hint(self, task: Task, time_us: int, dur_us: int, file: Optional[FileIdentity], offset: int, size: int) -> None:
+        """A hint request: ``file``'s bytes from ``offset`` are wanted soon (``size`` 0: to the end)."""
+        if file is None or not self.filter.keeps(file.path):
+            return
+        self.stats.hints += 1
+        self.stats.files.add(file.name)
+        self.emit(Record(time_us, dur_us, task.tgid, 0, "H", file, offset, size))
 
     # -- records -------------------------------------------------------------------------------
 
@@ -898,17 +908,32 @@ def _fadvise(b, task, t, call, frames) -> None:
     # fadvise64(fd, offset, len, advice): DONTNEED drops the clean pages of the range (len 0: to
     # the end, written as the bytes up to the end: the file keeps its size, where a drop of size
     # 0 says it was truncated); dirty pages stay until written, which the model does not tell
-    # apart.
-    if len(call.args) < 4 or call.args[3].strip() != "POSIX_FADV_DONTNEED":
+    # apart. WILLNEED asks for the range to be read ahead: a hint (len 0: to the end).
+    if len(call.args) < 4 or call.args[3].strip() not in ("POSIX_FADV_DONTNEED", "POSIX_FADV_WILLNEED"):
         return
     _, of = b.fd_file(task, call.args[0])
     offset, n = st.parse_int(call.args[1]), st.parse_int(call.args[2])
     if of is None or of.file is None or offset is None or n is None:
         return
+    if call.args[3].strip() == "POSIX_FADV_WILLNEED":
+        b.hint(task, t, call.dur_us, of.file, offset, n)
+        return
     if n == 0:
         n = of.file.size - offset
     if n > 0:
         b.drop(task, t, call.dur_us, of.file, offset, n)
+
+
+@_handles("readahead")
+def _readahead(b, task, t, call, frames) -> None:
+    # readahead(fd, offset, count): fadvise(WILLNEED) by another name (count 0: to the end).
+    if len(call.args) < 3:
+        return
+    _, of = b.fd_file(task, call.args[0])
+    offset, n = st.parse_int(call.args[1]), st.parse_int(call.args[2])
+    if of is None or of.file is None or offset is None or n is None:
+        return
+    b.hint(task, t, call.dur_us, of.file, offset, n)
 
 
 @_handles("sendfile", "sendfile64")

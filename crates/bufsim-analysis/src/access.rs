@@ -32,6 +32,10 @@ pub trait Visitor {
     /// cache key: they are gone from any cache, as if never accessed. A drop is
     /// not a request, and its blocks are not accesses.
     fn dropped(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {}
+    /// Hint request `r` (fadvise(WILLNEED)) asked for these blocks, by cache key, to be read
+    /// ahead (as far as the file's extent). A hint is not a request, and its blocks are not
+    /// accesses.
+    fn hinted(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {}
 }
 
 /// Where requests come from: a trace file read as a stream, or requests already in memory.
@@ -105,6 +109,17 @@ pub fn walk<V: Visitor>(source: &Source, cfg: &EngineConfig, visitor: &mut V) ->
         if r.op.is_drop() {
             let (first, end) = layout.dropped_blocks(r, cfg.block_size);
             visitor.dropped(
+                r,
+                &mut (first..end).map(|b| {
+                    let (device, block) = layout.place(r.file, b);
+                    block_key(device, block)
+                }),
+            );
+            return;
+        }
+        if r.op.is_hint() {
+            let (first, end) = layout.hinted_blocks(r, cfg.block_size, None);
+            visitor.hinted(
                 r,
                 &mut (first..end).map(|b| {
                     let (device, block) = layout.place(r.file, b);

@@ -137,6 +137,11 @@ impl Visitor for Characterize {
         self.stats.drop_request();
     }
 
+    /// Counted, not followed: what a hint reads ahead is not an access.
+    fn hinted(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {
+        self.stats.hint_request();
+    }
+
     #[inline]
     fn access(&mut self, a: &BlockAccess) {
         self.stats.access(a.write);

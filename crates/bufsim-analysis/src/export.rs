@@ -47,6 +47,15 @@ pub struct ExportSummary {
     /// Drop requests of the input (truncated or deleted files) the output cannot hold:
     /// libCacheSim's formats have accesses only.
     pub drops: u64,
+    /// Hint requests of the input (fadvise(WILLNEED)) the output cannot hold either.
+    pub hints: u64,
+}
+
+/// Requests of the input that are not accesses, passed over by an export.
+#[derive(Clone, Copy, Debug, Default)]
+struct LeftOut {
+    drops: u64,
+    hints: u64,
 }
 
 /// Writes the trace at `input` (in `format`, or detected) to `output` in libCacheSim's `to`
@@ -79,16 +88,16 @@ pub fn export_lcs(
             &bufsim_core::trace::ReadOptions { meter: meter.clone(), ..Default::default() },
         )?;
         let source = Source::Memory { requests: &loaded.requests, kind: loaded.format.address_kind(), meter };
-        let (records, bytes, drops) = write_csv(&source, output, engine, size)?;
-        return Ok(ExportSummary { format: loaded.format, records, bytes, drops });
+        let (records, bytes, left) = write_csv(&source, output, engine, size)?;
+        return Ok(ExportSummary { format: loaded.format, records, bytes, drops: left.drops, hints: left.hints });
     }
     let format = resolve_format(input, format)?;
     let source = Source::File { path: input, format, meter };
-    let (records, bytes, drops) = match to {
+    let (records, bytes, left) = match to {
         LcsFormat::Csv => write_csv(&source, output, engine, size)?,
         LcsFormat::Oracle => write_oracle(&source, output, engine, size)?,
     };
-    Ok(ExportSummary { format, records, bytes, drops })
+    Ok(ExportSummary { format, records, bytes, drops: left.drops, hints: left.hints })
 }
 
 fn seconds(time_ns: u64) -> u64 {
@@ -100,8 +109,9 @@ struct Timed<F: FnMut(u64, &BlockAccess) -> Result<(), TraceError>> {
     time_s: u64,
     each: F,
     failed: Option<TraceError>,
-    /// Drop requests passed over: libCacheSim's formats have no way to say data is gone.
-    drops: u64,
+    /// Drop and hint requests passed over: libCacheSim's formats have no way to say data is
+    /// gone or wanted soon.
+    left: LeftOut,
 }
 
 impl<F: FnMut(u64, &BlockAccess) -> Result<(), TraceError>> Visitor for Timed<F> {
@@ -110,7 +120,11 @@ impl<F: FnMut(u64, &BlockAccess) -> Result<(), TraceError>> Visitor for Timed<F>
     }
 
     fn dropped(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {
-        self.drops += 1;
+        self.left.drops += 1;
+    }
+
+    fn hinted(&mut self, _r: &Request, _keys: &mut dyn Iterator<Item = u64>) {
+        self.left.hints += 1;
     }
 
     fn access(&mut self, a: &BlockAccess) {
@@ -122,20 +136,26 @@ impl<F: FnMut(u64, &BlockAccess) -> Result<(), TraceError>> Visitor for Timed<F>
     }
 }
 
-/// Calls `each` on every block access of `source`; returns the drop requests passed over.
+/// Calls `each` on every block access of `source`; returns the drops and hints passed over.
 fn each_access(
     source: &Source,
     engine: &EngineConfig,
     each: impl FnMut(u64, &BlockAccess) -> Result<(), TraceError>,
-) -> Result<u64, TraceError> {
-    let mut v = Timed { time_s: 0, each, failed: None, drops: 0 };
+) -> Result<LeftOut, TraceError> {
+    let mut v = Timed { time_s: 0, each, failed: None, left: LeftOut::default() };
     walk(source, engine, &mut v)?;
-    v.failed.map_or(Ok(v.drops), Err)
+    v.failed.map_or(Ok(v.left), Err)
 }
 
-/// Writes libCacheSim's csv; returns the records and bytes written and the drops passed over.
-fn write_csv(source: &Source, output: &str, engine: &EngineConfig, size: u32) -> Result<(u64, u64, u64), TraceError> {
-    let mut drops = 0;
+/// Writes libCacheSim's csv; returns the records and bytes written and the drops and hints
+/// passed over.
+fn write_csv(
+    source: &Source,
+    output: &str,
+    engine: &EngineConfig,
+    size: u32,
+) -> Result<(u64, u64, LeftOut), TraceError> {
+    let mut drops = LeftOut::default();
     let (records, bytes) = write_atomically(output, |file| {
         let mut w = LcsCsvWriter::new(BufWriter::with_capacity(1 << 20, file), output)?;
         drops = each_access(source, engine, |t, a| w.write(t, a.key, size, a.write))?;
@@ -151,7 +171,7 @@ fn write_oracle(
     output: &str,
     engine: &EngineConfig,
     size: u32,
-) -> Result<(u64, u64, u64), TraceError> {
+) -> Result<(u64, u64, LeftOut), TraceError> {
     // Pass 1: each access's next access, as a 1-based record number (-1: none).
     let mut next: Vec<i64> = Vec::new();
     let mut last: FxHashMap<u64, usize> = FxHashMap::default();

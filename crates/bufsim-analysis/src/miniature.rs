@@ -83,6 +83,28 @@ impl Visitor for Sampler {
         }
     }
 
+    /// A hint's sampled blocks, each a hint of its own: the sampled cache reads them ahead as
+    /// the full one would.
+    fn hinted(&mut self, r: &Request, keys: &mut dyn Iterator<Item = u64>) {
+        for key in keys {
+            if sample_hash(key, self.seed) < self.threshold {
+                self.sampled.push(Request {
+                    time_ns: self.time_ns,
+                    dur_ns: 0,
+                    pid: r.pid,
+                    ctx: r.ctx,
+                    op: Op::Hint,
+                    file: (key >> DEVICE_SHIFT) as u32,
+                    offset: key & ((1 << DEVICE_SHIFT) - 1),
+                    size: 1,
+                    in_blocks: true,
+                    unfilled: 0,
+                    opened: false,
+                });
+            }
+        }
+    }
+
     #[inline]
     fn access(&mut self, a: &BlockAccess) {
         self.accesses += 1;

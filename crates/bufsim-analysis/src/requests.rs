@@ -15,6 +15,7 @@ pub struct RequestStats {
     writes: u64,
     /// Drop requests (truncated or deleted files): not requests of data, counted apart.
     drops: u64,
+    hints: u64,
     zero_length: u64,
     read_bytes: u64,
     write_bytes: u64,
@@ -38,6 +39,7 @@ impl RequestStats {
             reads: 0,
             writes: 0,
             drops: 0,
+            hints: 0,
             zero_length: 0,
             read_bytes: 0,
             write_bytes: 0,
@@ -92,6 +94,12 @@ impl RequestStats {
         self.drops += 1;
     }
 
+    /// Counts a hint request (not a request: the program reads nothing yet).
+    #[inline]
+    pub fn hint_request(&mut self) {
+        self.hints += 1;
+    }
+
     #[inline]
     pub fn access(&mut self, write: bool) {
         if write {
@@ -115,6 +123,7 @@ impl RequestStats {
             reads: self.reads,
             writes: self.writes,
             drops: self.drops,
+            hints: self.hints,
             write_share: share(self.writes, self.requests),
             zero_length: self.zero_length,
             read_bytes: self.read_bytes,
@@ -171,6 +180,8 @@ pub struct RequestReport {
     pub writes: u64,
     /// Drop requests (truncated or deleted files), not counted in `total`.
     pub drops: u64,
+    /// Hint requests (fadvise(WILLNEED), readahead(2)), not counted in `total`.
+    pub hints: u64,
     pub write_share: f64,
     pub zero_length: u64,
     pub read_bytes: u64,

@@ -121,10 +121,11 @@ impl Stats {
     }
 }
 
-/// Calls `f(device, device_block)` for every block `r` accesses, in order (a drop accesses none).
+/// Calls `f(device, device_block)` for every block `r` accesses, in order (a drop or a hint
+/// accesses none).
 #[inline]
 pub fn for_each_block(r: &Request, cfg: &EngineConfig, layout: &Layout, mut f: impl FnMut(u16, u64)) {
-    if r.op.is_drop() {
+    if !r.op.is_access() {
         return;
     }
     let (first, n) = r.block_range(cfg.block_size);
@@ -446,6 +447,39 @@ pub fn drop_range<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
             None => d.cache().forget(key),
         }
     }
+}
+
+/// Carries out a hint request ([`bufsim_trace::Op::Hint`]: fadvise(WILLNEED), readahead(2)):
+/// the blocks of its range, up to where the file ends now and as many as the read-ahead
+/// algorithm allows ([`crate::prefetch::AnyReadAhead::on_hint`]; without one, all), that are
+/// not cached are read ahead asynchronously, as force_page_cache_ra reads them: counted as
+/// prefetched, none marked accessed. Not an access: neither counted nor timed.
+pub fn hint_range<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
+    let layout = d.step().layout;
+    let bs = d.step().cfg.block_size;
+    let file_end = d.step().prefetching.as_ref().map(|p| p.blocks_of(r.file));
+    let (first, end) = layout.hinted_blocks(r, bs, file_end);
+    if first >= end {
+        return;
+    }
+    let n = match d.step().prefetching.take() {
+        Some(mut p) => {
+            let cache = d.cache();
+            let cached = |fb: u64| {
+                let (device, block) = layout.place(r.file, fb);
+                cache.contains(block_key(device, block))
+            };
+            let n = p.readahead.on_hint(r.file, first, end - first, &cached);
+            d.step().prefetching = Some(p);
+            n
+        }
+        None => end - first,
+    };
+    let Some(plan) = Plan::clipped(first, n, end, false) else { return };
+    let (device, block) = layout.place(r.file, first);
+    let time = d.step().time;
+    let a = Access { key: 0, device, block, time, ctx: r.ctx, pid: r.pid, write: false, next_use: NEVER, cost: 1.0 };
+    carry_out(d, plan, r, None, false, &a);
 }
 
 /// Simulates the block accesses of request `r`: each is placed, demanded, counted and told to

@@ -28,8 +28,9 @@ pub struct Engine<'a, P: Policy> {
     expected: Vec<ExpectedService>,
     expected_fallback: ExpectedService,
     /// Every per-access option is off (no read-ahead, observer or future) and the layout keeps
-    /// a request's blocks together: requests take [`Engine::plain_blocks`], which decides all
-    /// that once per request instead of once per block.
+    /// a request's blocks together, and no hint has read blocks ahead: requests take
+    /// [`Engine::plain_blocks`], which decides all that once per request instead of once per
+    /// block.
     plain: bool,
     /// The cache's capacity over the trace ([`Engine::with_capacity_steps`]): (request index,
     /// blocks), in index order; `next_step` is the next to apply.
@@ -144,8 +145,17 @@ impl<'a, P: Policy> Engine<'a, P> {
         if self.until_step == 0 {
             self.capacity_step();
         }
-        if r.op.is_drop() {
-            access::drop_range(self, r);
+        if !r.op.is_access() {
+            if r.op.is_drop() {
+                access::drop_range(self, r);
+            } else {
+                // Blocks a hint reads are demanded later as prefetch hits, which the plain
+                // path does not count: from here on every request takes the full one.
+                self.plain = false;
+                access::hint_range(self, r);
+            }
+            let last = self.clusterer.flush();
+            self.issue(last);
             return;
         }
         if !included(r, &self.step.cfg) {

@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use crate::access::{included, EngineConfig};
 use crate::cache::{Cache, Demand};
 use crate::layout::{block_key, FileExtents, Layout};
-use crate::policy::{build, registry::needs_future, Access, AnyPolicy, BuildEnv, NEVER};
+use crate::policy::{build, registry::needs_future, Access, AnyPolicy, BuildEnv, Origin, NEVER};
 use crate::spec::{Size, SpecError};
 use crate::SimError;
 
@@ -228,6 +228,10 @@ impl<'a> FirstLevel<'a> {
             self.drop_range(r, out);
             return;
         }
+        if r.op.is_hint() {
+            self.hint_range(r, out);
+            return;
+        }
         let write = r.op.is_write();
         let write_back = self.cfg.forward == Forward::WriteBack;
         let (first, n) = r.block_range(self.engine.block_size);
@@ -306,6 +310,55 @@ impl<'a> FirstLevel<'a> {
                 }
             }
             self.emit(r, Op::Drop, device, block, out);
+        }
+        self.flush_run(out);
+    }
+
+    /// A hint (fadvise(WILLNEED)): the client's cache reads the blocks of the range it does not
+    /// hold, as read ahead (neither counted as accesses nor marked used), and the second level
+    /// sees those reads; a client without a cache passes the hint down.
+    fn hint_range(&mut self, r: &Request, out: &mut impl FnMut(Request)) {
+        let (first, end) = self.layout.hinted_blocks(r, self.engine.block_size, None);
+        let write_back = self.cfg.forward == Forward::WriteBack;
+        for b in first..end {
+            let (device, block) = self.layout.place(r.file, b);
+            let id = self.client_id(r, device);
+            let client = self.client(id);
+            let Some(cache) = client.cache.as_mut() else {
+                self.emit(r, Op::Hint, device, block, out);
+                continue;
+            };
+            let key = block_key(device, block);
+            if cache.contains(key) {
+                continue;
+            }
+            let a = Access {
+                key,
+                device,
+                block,
+                time: client.time,
+                ctx: r.ctx,
+                pid: r.pid,
+                write: false,
+                next_use: NEVER,
+                cost: 1.0,
+            };
+            let Some(frame) = cache.insert(&a, Origin::Prefetch) else { continue };
+            let mut flush = None;
+            if let Some((vf, _)) = cache.take_victim() {
+                if write_back && std::mem::take(&mut client.dirty[vf as usize]) {
+                    client.stats.write_backs += 1;
+                    flush = Some(client.place[vf as usize]);
+                }
+            }
+            client.place[frame as usize] = (device, block);
+            client.dirty[frame as usize] = false;
+            if let Some((vd, vb)) = flush {
+                self.flush_run(out);
+                self.emit(r, Op::Write, vd, vb, out);
+                self.flush_run(out);
+            }
+            self.emit(r, Op::Read, device, block, out);
         }
         self.flush_run(out);
     }

@@ -40,10 +40,11 @@ pub struct FileExtents {
 
 impl FileExtents {
     /// Counts the blocks `r` touches. A drop touches none: it removes data, and a file cut to
-    /// nothing keeps its room for what it held before.
+    /// nothing keeps its room for what it held before. Nor does a hint: only reads and writes
+    /// show that data exists (the kernel reads a hint's range no further than the file's end).
     #[inline]
     pub fn push(&mut self, r: &Request, block_size: u64) {
-        if r.op.is_drop() {
+        if !r.op.is_access() {
             return;
         }
         let (first, n) = r.block_range(block_size);
@@ -117,6 +118,19 @@ impl Layout {
             Some(n) => r.dropped_blocks(block_size, n),
             None if r.size == 0 => (0, 0),
             None => r.dropped_blocks(block_size, u64::MAX),
+        }
+    }
+
+    /// The blocks `[first, end)` of `r`'s file (or device) that hint request `r` asks to be
+    /// read ([`Request::hinted_blocks`]), up to `file_end` blocks when given (where the file ends
+    /// now), else to the file's extent; a hint of size 0 runs to the end of the file, and a
+    /// device has no end, so there it reads nothing.
+    #[inline]
+    pub fn hinted_blocks(&self, r: &Request, block_size: u64, file_end: Option<u64>) -> (u64, u64) {
+        match file_end.or_else(|| self.file_blocks(r.file)) {
+            Some(n) => r.hinted_blocks(block_size, n),
+            None if r.size == 0 => (0, 0),
+            None => r.hinted_blocks(block_size, u64::MAX),
         }
     }
 

@@ -787,6 +787,7 @@ fn convert<'py>(
         d.set_item("skipped_records", 0)?;
         d.set_item("skipped", "")?;
         d.set_item("drops_left_out", s.drops)?;
+        d.set_item("hints_left_out", s.hints)?;
         return Ok(d);
     }
     let read = ReadOptions { skip_bad, meter: meter(progress) };
@@ -799,6 +800,7 @@ fn convert<'py>(
     d.set_item("skipped_records", s.skipped.count)?;
     d.set_item("skipped", if s.skipped.is_empty() { String::new() } else { s.skipped.summary() })?;
     d.set_item("drops_left_out", 0)?;
+    d.set_item("hints_left_out", 0)?;
     Ok(d)
 }
 

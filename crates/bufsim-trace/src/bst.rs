@@ -11,7 +11,8 @@
 //! 10  2  header length (64)
 //! 12  4  flags: 1 time_ns, 2 dur_ns, 4 pid, 8 ctx (optional columns present),
 //!        16 block-addressed (offset and size count whole blocks),
-//!        32 drops (bit 30 of a record's file field marks a drop request)
+//!        32 drops and hints (bit 30 of a record's file field marks a drop request, bits 30
+//!        and 31 together a hint)
 //! 16  1  address kind: 0 device (block trace), 1 file (file trace)
 //! 17  1  record length in bytes (16 plus 8, 8, 4, 8 for each optional column present)
 //! 18  6  reserved, zero
@@ -21,7 +22,7 @@
 //! 44 20  reserved, zero
 //! ```
 //! Record: `u64 offset, u32 size, u32 file | write << 31 | drop << 30` (the drop bit only in
-//! a trace with flag 32; file ids then have 30 bits, else 31), then `u64 time_ns`, `u64 dur_ns`,
+//! a trace with flag 32, where both bits mark a hint; file ids then have 30 bits, else 31), then `u64 time_ns`, `u64 dur_ns`,
 //! `u32 pid`, `u64 ctx` for the columns the flags name, in that order.
 //! Name table: for each file (file traces) or device (block traces that name theirs), in id
 //! order, `u32 length` and that many bytes of UTF-8.
@@ -257,12 +258,12 @@ fn decode_record(rec: &[u8], l: &Layout, in_blocks: bool, drops: bool) -> Reques
         offset: u64::from_le_bytes([base[0], base[1], base[2], base[3], base[4], base[5], base[6], base[7]]),
         size: u32::from_le_bytes([base[8], base[9], base[10], base[11]]) as u64,
         file: file_op & if drops { MAX_FILE_WITH_DROPS } else { MAX_FILE },
-        op: if file_op & WRITE_BIT != 0 {
-            Op::Write
-        } else if drops && file_op & DROP_BIT != 0 {
-            Op::Drop
-        } else {
-            Op::Read
+        op: match (file_op & WRITE_BIT != 0, drops && file_op & DROP_BIT != 0) {
+            (false, false) => Op::Read,
+            (true, false) => Op::Write,
+            (false, true) => Op::Drop,
+            // A write that drops is no request: the pair marks a hint.
+            (true, true) => Op::Hint,
         },
         time_ns: l.time.map_or(0, u64_at),
         dur_ns: l.dur.map_or(0, u64_at),
@@ -325,8 +326,9 @@ impl<W: Write + Seek> BstWriter<W> {
                 Op::Read => 0,
                 Op::Write => WRITE_BIT,
                 Op::Drop => DROP_BIT,
+                Op::Hint => WRITE_BIT | DROP_BIT,
             };
-        self.header.drops |= r.op.is_drop();
+        self.header.drops |= matches!(r.op, Op::Drop | Op::Hint);
         rec[12..16].copy_from_slice(&file_op.to_le_bytes());
         let l = self.layout;
         if let Some(p) = l.time {

@@ -1,9 +1,11 @@
 //! bufsim's own interchange CSV (docs/trace-formats.md).
 //!
 //! A header names the columns, in any order: `op,file,offset,size` are required,
-//! `time_us,dur_us,pid,ctx,asked,opened` optional, other columns are ignored. `op` is `R`/`W`/`D`
-//! or `read`/`write`/`drop` (`drop`: the range's data is gone; size 0: the file was truncated at
-//! `offset`, [`Op::Drop`]); `offset` and `size` are bytes; `ctx` is decimal or `0x` hex; times are
+//! `time_us,dur_us,pid,ctx,asked,opened` optional, other columns are ignored. `op` is
+//! `R`/`W`/`D`/`H` or `read`/`write`/`drop`/`hint` (`drop`: the range's data is gone; size 0: the
+//! file was truncated at `offset`, [`Op::Drop`]; `hint`: the program asked for the range to be
+//! read ahead, fadvise(WILLNEED), size 0 to the end of the file, [`Op::Hint`]); `offset` and
+//! `size` are bytes; `ctx` is decimal or `0x` hex; times are
 //! microseconds and may carry a fraction; `asked` is the bytes a read asked for (at least `size`;
 //! more when the end of the file cut it short); `opened` is 1 on a read that is the first through
 //! a newly opened file description (Linux starts its read-ahead state afresh). Lines starting
@@ -184,7 +186,8 @@ impl CsvReader {
             b"R" | b"r" | b"read" | b"READ" | b"Read" => Op::Read,
             b"W" | b"w" | b"write" | b"WRITE" | b"Write" => Op::Write,
             b"D" | b"d" | b"drop" | b"DROP" | b"Drop" => Op::Drop,
-            _ => return Err(self.lines.error_quoting("op must be R, W, D, read, write or drop")),
+            b"H" | b"h" | b"hint" | b"HINT" | b"Hint" => Op::Hint,
+            _ => return Err(self.lines.error_quoting("op must be R, W, D, H, read, write, drop or hint")),
         };
         let offset = parse_u64(field(self.cols.offset))
             .ok_or_else(|| self.lines.error_quoting("offset must be a non-negative integer number of bytes"))?;
@@ -193,10 +196,11 @@ impl CsvReader {
         if offset.checked_add(size).is_none() {
             return Err(self.lines.error_quoting("offset + size is past the largest byte address (2^64)"));
         }
-        if op == Op::Drop && size == 0 && self.cols.device_addressed {
-            return Err(self.lines.error_quoting(
-                "a drop of size 0 runs to the end of a file, and a device has none here: give the size in bytes",
-            ));
+        if matches!(op, Op::Drop | Op::Hint) && size == 0 && self.cols.device_addressed {
+            let what = if op == Op::Drop { "drop" } else { "hint" };
+            return Err(self.lines.error_quoting(&format!(
+                "a {what} of size 0 runs to the end of a file, and a device has none here: give the size in bytes"
+            )));
         }
         let opt_num = |col: Option<usize>, parse: fn(&[u8]) -> Option<u64>, what: &str| match col {
             None => Ok(0),

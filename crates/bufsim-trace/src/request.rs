@@ -1,7 +1,8 @@
-//! What an application asked for: one read or write of a byte range of a file or device, or
-//! the end of a range's data (a file truncated, deleted or punched).
+//! What an application asked for: one read or write of a byte range of a file or device, the
+//! end of a range's data (a file truncated, deleted or punched), or a hint that a range will be
+//! read soon.
 
-/// Read, write, or drop.
+/// Read, write, drop, or hint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Read,
@@ -13,6 +14,12 @@ pub enum Op {
     /// (mm/truncate.c; a partial page at either end stays, its tail zeroed). Not an access: it
     /// counts neither as a request nor as a hit or miss.
     Drop,
+    /// The program asked for the range to be read ahead: posix_fadvise(WILLNEED) or
+    /// readahead(2), which Linux carries out with force_page_cache_ra (mm/readahead.c: the blocks
+    /// not cached are read at once, none is marked accessed). Size 0 runs to the end of the file.
+    /// Not an access: it counts neither as a request nor as a hit or miss; the blocks it brings
+    /// in count as read ahead.
+    Hint,
 }
 
 impl Op {
@@ -26,12 +33,24 @@ impl Op {
         matches!(self, Op::Drop)
     }
 
+    #[inline]
+    pub fn is_hint(self) -> bool {
+        matches!(self, Op::Hint)
+    }
+
+    /// A read or a write: what a cache counts, hits or misses (drops and hints are not).
+    #[inline]
+    pub fn is_access(self) -> bool {
+        matches!(self, Op::Read | Op::Write)
+    }
+
     /// The letter the interchange CSV writes for it.
     pub fn letter(self) -> char {
         match self {
             Op::Read => 'R',
             Op::Write => 'W',
             Op::Drop => 'D',
+            Op::Hint => 'H',
         }
     }
 }
@@ -140,6 +159,22 @@ impl Request {
         let end = end.min(file_blocks);
         (first.min(end), end)
     }
+
+    /// The blocks `[first, end)` a hint request asks to be read, for a file (or device) of
+    /// `file_blocks` blocks: every block its byte range touches (fadvise rounds a partial block
+    /// at either end outwards), and for a size of 0 every block from `offset` to the end of
+    /// the file.
+    #[inline]
+    pub fn hinted_blocks(&self, block_size: u64, file_blocks: u64) -> (u64, u64) {
+        let (first, end) = if self.size == 0 {
+            (if self.in_blocks { self.offset } else { self.offset / block_size }, file_blocks)
+        } else {
+            let (first, n) = self.block_range(block_size);
+            (first, first.saturating_add(n))
+        };
+        let end = end.min(file_blocks);
+        (first.min(end), end)
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +183,22 @@ mod tests {
 
     fn req(offset: u64, size: u64) -> Request {
         Request::read(0, offset, size)
+    }
+
+    #[test]
+    fn hints_take_every_block_they_touch_and_a_zero_size_runs_to_the_end() {
+        let hint = |offset, size| Request { op: Op::Hint, ..req(offset, size) };
+        // PostgreSQL's hint of one 8 KiB page: two blocks; a range with partial blocks at both ends.
+        assert_eq!(hint(8192, 8192).hinted_blocks(4096, 10), (2, 4));
+        assert_eq!(hint(1000, 4000).hinted_blocks(4096, 10), (0, 2));
+        assert_eq!(hint(5000, 0).hinted_blocks(4096, 10), (1, 10));
+        // Past the end of the file: nothing; a range across it stops there.
+        assert_eq!(hint(1 << 40, 4096).hinted_blocks(4096, 10), (10, 10));
+        assert_eq!(hint(32768, 1 << 20).hinted_blocks(4096, 10), (8, 10));
+        let mut b = hint(3, 2);
+        b.in_blocks = true;
+        assert_eq!(b.hinted_blocks(4096, 10), (3, 5));
+        assert!(!Op::Hint.is_access() && !Op::Drop.is_access() && Op::Read.is_access() && Op::Write.is_access());
     }
 
     #[test]

@@ -50,6 +50,7 @@ fn samples() -> Vec<(&'static str, Vec<u8>, Format)> {
         ("csv-few", b"op,file,offset,size\nR,a,0,4096\nW,b,1,2\n".to_vec(), Format::Csv),
         ("csv-drops", b"op,file,offset,size\nR,a,0,8192\nD,a,5000,0\ndrop,b,0,4096\nR,a,0,4096\n".to_vec(), Format::Csv),
         ("block-csv-drops", b"op,device,offset,size\nR,3,0,8192\nD,3,4096,4096\n".to_vec(), Format::BlockCsv),
+        ("csv-hints", b"op,file,offset,size\nH,a,0,16384\nR,a,0,8192\nhint,b,4096,0\nD,a,0,0\nW,b,0,10\n".to_vec(), Format::Csv),
         ("block-csv", b"op,device,offset,size,pid\nR,3,8192,4096,5\nW,0,0,512,6\n".to_vec(), Format::BlockCsv),
         ("cloudphysics", b"version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,7,28,4096,8\n".to_vec(), Format::CloudPhysics),
         ("oracle", oracle, Format::Oracle),
@@ -180,6 +181,12 @@ fn bst_marks_drops_with_bit_30_and_a_header_flag() {
     assert_eq!(&out[12..16], &32u32.to_le_bytes());
     assert_eq!(&out[HEADER_LEN + 12..HEADER_LEN + 16], &5u32.to_le_bytes());
     assert_eq!(&out[HEADER_LEN + 28..HEADER_LEN + 32], &(5u32 | 1 << 30).to_le_bytes());
+    // A hint sets both op bits (a write that drops is no request) and the same flag.
+    let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::File, false, Columns::NONE).unwrap();
+    w.write(&Request { op: Op::Hint, ..Request::read(5, 0, 8192) }).unwrap();
+    let out = w.finish(&vec!["f".to_string(); 6]).unwrap().into_inner();
+    assert!(Header::decode(&out, "x").unwrap().drops);
+    assert_eq!(&out[HEADER_LEN + 12..HEADER_LEN + 16], &(5u32 | 3 << 30).to_le_bytes());
     // Without drops the flag stays off, so a bufsim that predates drops reads the file.
     let mut w = BstWriter::new(std::io::Cursor::new(Vec::new()), "x", AddressKind::File, false, Columns::NONE).unwrap();
     w.write(&Request::read(5, 0, 4096)).unwrap();

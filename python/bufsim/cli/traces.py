@@ -59,8 +59,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         )
     if c.skipped:
         print(f"bufsim: warning: {args.trace}: {c.skipped}", file=sys.stderr)
-    if c.drops_left_out:
-        print(f"bufsim: warning: {drops_note(args.trace, c.drops_left_out)}", file=sys.stderr)
+    if c.drops_left_out or c.hints_left_out:
+        print(f"bufsim: warning: {drops_note(args.trace, c.drops_left_out, c.hints_left_out)}", file=sys.stderr)
     if args.json:
         print(json.dumps(c.to_dict()))
     else:

@@ -2,8 +2,8 @@
 //! as of Linux 6.18 (page_cache_sync_ra, page_cache_async_ra, page_cache_ra_order,
 //! page_cache_ra_unbounded, get_init_ra_size, get_next_ra_size). Facts from the kernel sources;
 //! sizes in pages (blocks).
-//! Deviations: mmap read-around (faults are not trace requests), FMODE_RANDOM / fadvise and the
-//! device's io_pages (`req > max`) are left out; folios are tracked only where they decide the
+//! Deviations: mmap read-around (faults are not trace requests), FMODE_RANDOM and the device's
+//! io_pages (`req > max`, and a hint's bound below) are left out; folios are tracked only where they decide the
 //! read-ahead marker, not for eviction; the window state belongs to a file and a process, where
 //! the kernel's belongs to an open file description (the trace names no opens: two opens of a
 //! file in one process share a state here, and a descriptor shared across fork has two); a
@@ -31,6 +31,10 @@
 //! - The new window's pages that are not cached are read; the page (the folio, with large
 //!   folios) at `start + size - async_size` gets PG_readahead if this read inserts it.
 //!
+//! - A hint (fadvise(WILLNEED), readahead(2): force_page_cache_ra) reads at most the file's
+//!   `max` pages from its first page, in chunks of 2 MiB (512 pages), each logged as
+//!   page_cache_ra_unbounded receives it (no lookahead: no mark); no window state changes.
+//!
 //! With large folios (`folios=1`, ext4 and XFS on 6.x) page_cache_ra_order allocates the window
 //! in folios of order `min(order, log2 size)`, aligned, shrunk at the window's end; a page
 //! already cached ends the folio walk and the rest is read page by page. The marker lands on the
@@ -43,6 +47,8 @@ use super::{state, BlockEvent, Plan, ReadAhead};
 
 /// The largest page-cache folio order (MAX_PAGECACHE_ORDER on x86-64: a PMD).
 const MAX_FOLIO_ORDER: u32 = 9;
+/// Pages of one chunk of a hint's read (force_page_cache_ra: 2 MiB of 4 KiB pages).
+const HINT_CHUNK_PAGES: u64 = 512;
 /// Marked folios a file may hold before the ones whose page has left the cache are pruned (the
 /// kernel's marks live in the pages and go with them; here they are kept apart and checked
 /// against the cache when they pile up, so their number stays within twice the marked pages
@@ -238,6 +244,31 @@ impl Linux6 {
         }
         let from = start.max(demanded + 1);
         Plan::clipped(from, (start + size).saturating_sub(from), eof, sync)
+    }
+
+    /// force_page_cache_ra for a hint of `n` pages from `first` (inside the file): reads at most
+    /// the file's `max` pages (max(io_pages, ra_pages) with io_pages left out), in 2 MiB
+    /// chunks, each a page_cache_ra_unbounded without lookahead. Pages it inserts lose the marks
+    /// their earlier copies had. Returns how many pages to read.
+    pub fn on_hint(&mut self, file: u32, first: u64, n: u64, cached: &dyn Fn(u64) -> bool) -> u64 {
+        let n = n.min(self.max_of(file));
+        let mut at = first;
+        while at < first + n {
+            let chunk = (first + n - at).min(HINT_CHUNK_PAGES);
+            self.record(Decision { file, start: at, size: chunk, async_size: 0 });
+            at += chunk;
+        }
+        if n > 0 {
+            let s = state(&mut self.files, file);
+            let mut at = first.saturating_sub((1 << MAX_FOLIO_ORDER) - 1);
+            while let Some((&f, &pages)) = s.markers.range(at..first + n).next() {
+                at = f + 1;
+                if f + pages > first && !cached(f) {
+                    s.markers.remove(&f);
+                }
+            }
+        }
+        n
     }
 
     /// page_cache_sync_ra at `index` (a miss) with `req` pages left in the request.

@@ -240,6 +240,17 @@ impl AnyReadAhead {
         }
     }
 
+    /// A hint (fadvise(WILLNEED), readahead(2)) for the `n` blocks from `first` of `file`, all
+    /// inside the file: how many of them, from `first`, to read. Linux 6 reads at most the
+    /// file's largest window and logs it; the others read the whole range (Linux 2.x bounded
+    /// it only by free memory).
+    pub fn on_hint(&mut self, file: u32, first: u64, n: u64, cached: &dyn Fn(u64) -> bool) -> u64 {
+        match self {
+            AnyReadAhead::Linux6(r) => r.on_hint(file, first, n, cached),
+            _ => n,
+        }
+    }
+
     /// Whether the algorithm asks about the page cache around an access (`cached` is called).
     pub fn looks_at_cache(&self) -> bool {
         matches!(self, AnyReadAhead::Linux6(_))

@@ -242,6 +242,16 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             access::drop_range(self, &r);
             return;
         }
+        if r.op.is_hint() {
+            // Done at the instant it is issued too: its reads go out asynchronously and nobody
+            // waits for them (a later demand of a block still arriving does).
+            self.stream = s as u32;
+            access::hint_range(self, &r);
+            if let Some(c) = self.reads.flush() {
+                self.issue_read(c);
+            }
+            return;
+        }
         self.request += 1;
         self.stream = s as u32;
         self.state[s].issued_ns = self.now;
