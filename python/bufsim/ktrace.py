@@ -31,7 +31,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from bufsim.collect import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError, CollectResult
 from bufsim.collect_paths import NO_LIBS_PATTERNS
@@ -867,7 +867,7 @@ class Replay:
         else:
             self.stats.hints += 1
 
-    def classify_deletions(self, system_events: Sequence[Event]) -> set[int]:
+    def classify_deletions(self, system_events: Iterable[Event]) -> set[int]:
         """Which page deletions of ``system_events`` (indices) dropped data rather than
         reclaimed it: those in a traced task outside its reclaim brackets (truncation, removal
         of the last name, the last close of a deleted file, an exit). Each run of such deletions
@@ -1037,7 +1037,7 @@ def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str)
 
 
 def _write_pagecache(
-    replay: Replay, system_events: list[Event], dropped: set[int], path: str, comments: Sequence[str]
+    replay: Replay, system_events: Iterable[Event], dropped: set[int], path: str, comments: Sequence[str]
 ) -> dict:
     """Writes the page-cache companion file: the traced tasks' rows, plus the deletions of pages of
     files the traced tasks touched (``evict`` by reclaim, ``drop`` for the indices in ``dropped``:
@@ -1413,8 +1413,10 @@ def collect_kernel(
         replay = Replay(watcher.looks, PathFilter(include, excl), reads_only, stack_depth, stacks, opened.names)
         for e in parse_events(os.path.join(tmp, "tasks.txt")):
             replay.feed(e)
-        system_events = list(parse_events(os.path.join(tmp, "system.txt")))
-        dropped = replay.classify_deletions(system_events)
+        # The system-wide events are read twice as a stream, never held: on a long run under
+        # memory pressure they are mostly reclaim's deletions, tens of millions of them.
+        system_txt = os.path.join(tmp, "system.txt")
+        dropped = replay.classify_deletions(parse_events(system_txt))
         depth = "none (--no-stacks)" if not stacks else ("whole stack" if stack_depth == 0 else str(stack_depth))
         comments = [
             "bufsim collect trace (docs/collect.md); times in microseconds from the first traced event",
@@ -1426,7 +1428,7 @@ def collect_kernel(
         _write_trace(replay, output, comments, f"end: the command {outcome}")
         totals = _write_pagecache(
             replay,
-            system_events,
+            parse_events(system_txt),
             dropped,
             pagecache_path(output),
             [
