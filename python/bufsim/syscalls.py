@@ -565,19 +565,24 @@ class TraceBuilder:
 
     def drop(self, task: Task, time_us: int, dur_us: int, file: Optional[FileIdentity], offset: int, size: int) -> None:
         """A drop request: ``file``'s bytes from ``offset`` are gone (``size`` 0: to the end)."""
-        if file is None or not self.filter.keeps(file.path):
-            return
-        self.stats.drops += 1
-        self.stats.files.add(file.name)
-        self.emit(Record(time_us, dur_us, task.tgid, 0, "D", file, offset, size))
+        self._special("D", task, time_us, dur_us, file, offset, size)
 
     def hint(self, task: Task, time_us: int, dur_us: int, file: Optional[FileIdentity], offset: int, size: int) -> None:
         """A hint request: ``file``'s bytes from ``offset`` are wanted soon (``size`` 0: to the end)."""
+        self._special("H", task, time_us, dur_us, file, offset, size)
+
+    def _special(
+        self, op: str, task: Task, time_us: int, dur_us: int, file: Optional[FileIdentity], offset: int, size: int
+    ) -> None:
+        """Emits a request that is not an access (``D`` or ``H``) of a file the filter keeps."""
         if file is None or not self.filter.keeps(file.path):
             return
-        self.stats.hints += 1
+        if op == "D":
+            self.stats.drops += 1
+        else:
+            self.stats.hints += 1
         self.stats.files.add(file.name)
-        self.emit(Record(time_us, dur_us, task.tgid, 0, "H", file, offset, size))
+        self.emit(Record(time_us, dur_us, task.tgid, 0, op, file, offset, size))
 
     # -- records -------------------------------------------------------------------------------
 

@@ -58,51 +58,43 @@ struct Sampler {
     time_ns: u64,
 }
 
+impl Sampler {
+    /// Keeps each sampled block of `keys` as a one-block request `op` of its own (a drop or a
+    /// hint: requests that are not accesses).
+    fn keep_sampled(&mut self, op: Op, pid: u32, ctx: u64, keys: &mut dyn Iterator<Item = u64>) {
+        for key in keys {
+            if sample_hash(key, self.seed) < self.threshold {
+                self.sampled.push(Request {
+                    time_ns: self.time_ns,
+                    dur_ns: 0,
+                    pid,
+                    ctx,
+                    op,
+                    file: (key >> DEVICE_SHIFT) as u32,
+                    offset: key & ((1 << DEVICE_SHIFT) - 1),
+                    size: 1,
+                    in_blocks: true,
+                    unfilled: 0,
+                    opened: false,
+                });
+            }
+        }
+    }
+}
+
 impl Visitor for Sampler {
     fn request(&mut self, r: &Request) {
         self.time_ns = r.time_ns;
     }
 
     fn dropped(&mut self, _r: &Request, keys: &mut dyn Iterator<Item = u64>) {
-        for key in keys {
-            if sample_hash(key, self.seed) < self.threshold {
-                self.sampled.push(Request {
-                    time_ns: self.time_ns,
-                    dur_ns: 0,
-                    pid: 0,
-                    ctx: 0,
-                    op: Op::Drop,
-                    file: (key >> DEVICE_SHIFT) as u32,
-                    offset: key & ((1 << DEVICE_SHIFT) - 1),
-                    size: 1,
-                    in_blocks: true,
-                    unfilled: 0,
-                    opened: false,
-                });
-            }
-        }
+        self.keep_sampled(Op::Drop, 0, 0, keys);
     }
 
     /// A hint's sampled blocks, each a hint of its own: the sampled cache reads them ahead as
     /// the full one would.
     fn hinted(&mut self, r: &Request, keys: &mut dyn Iterator<Item = u64>) {
-        for key in keys {
-            if sample_hash(key, self.seed) < self.threshold {
-                self.sampled.push(Request {
-                    time_ns: self.time_ns,
-                    dur_ns: 0,
-                    pid: r.pid,
-                    ctx: r.ctx,
-                    op: Op::Hint,
-                    file: (key >> DEVICE_SHIFT) as u32,
-                    offset: key & ((1 << DEVICE_SHIFT) - 1),
-                    size: 1,
-                    in_blocks: true,
-                    unfilled: 0,
-                    opened: false,
-                });
-            }
-        }
+        self.keep_sampled(Op::Hint, r.pid, r.ctx, keys);
     }
 
     #[inline]
