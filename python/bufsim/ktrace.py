@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import errno
+import itertools
 import os
 import re
 import shutil
@@ -1165,9 +1166,13 @@ def read_pagecache(path: str, limit: Optional[int] = None) -> list[PageCacheEven
     """Reads a page-cache companion file (``bufsim collect --tracer kernel`` writes it next to the
     trace as ``TRACE.pagecache.csv``; gzip and zstd compressed files are read too), the first
     ``limit`` events when given. Raises ``bufsim.TraceFormatError`` naming file:line on a bad row."""
+    return list(itertools.islice(iter_pagecache(path), limit))
+
+
+def iter_pagecache(path: str) -> Iterator[PageCacheEvent]:
+    """:func:`read_pagecache`'s events one at a time: a long run's file need not fit in memory."""
     from bufsim._core import TraceFormatError
 
-    out: list[PageCacheEvent] = []
     with _open_text(path) as f:
         header_seen = False
         for n, line in enumerate(f, 1):
@@ -1178,27 +1183,23 @@ def read_pagecache(path: str, limit: Optional[int] = None) -> list[PageCacheEven
                     raise TraceFormatError(f"{path}:{n}: expected the header {PAGECACHE_HEADER}")
                 header_seen = True
                 continue
-            if limit is not None and len(out) >= limit:
-                break
             parts = line.rstrip("\n").split(",", 8)
             try:
                 t, pid, ev, dev, ino, index, count, hits, detail = parts
-                out.append(
-                    PageCacheEvent(
-                        int(t),
-                        int(pid),
-                        ev,
-                        int(dev, 16),
-                        int(ino) if ino else None,
-                        int(index),
-                        int(count),
-                        int(hits) if hits else None,
-                        detail,
-                    )
+                e = PageCacheEvent(
+                    int(t),
+                    int(pid),
+                    ev,
+                    int(dev, 16),
+                    int(ino) if ino else None,
+                    int(index),
+                    int(count),
+                    int(hits) if hits else None,
+                    detail,
                 )
             except ValueError:
                 raise TraceFormatError(f"{path}:{n}: not a page-cache row ({PAGECACHE_HEADER})") from None
-    return out
+            yield e
 
 
 # ---------------------------------------------------------------------------------------------

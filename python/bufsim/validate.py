@@ -321,6 +321,19 @@ def read_ahead_kb(dev: int) -> int:
 # Comparison
 
 
+class _PageCacheRows:
+    """A run's page-cache events, read from its file again on each pass over them (a long run's
+    events need not fit in memory; the comparison makes four passes)."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __iter__(self):
+        from bufsim.ktrace import iter_pagecache
+
+        return iter_pagecache(self.path)
+
+
 def _kernel_decisions(rows, traced: dict[tuple[int, int], int]) -> list[tuple[int, int, int, int]]:
     """Read-ahead windows the kernel read, per traced file: every page_cache_ra_order, and every
     page_cache_ra_unbounded that no ra_order of the same task and file just announced (a random
@@ -477,14 +490,14 @@ def compare(
     the (device, inode) the kernel names, so they must still exist, unless ``sizes`` gives their
     sizes in bytes by trace name."""
     from bufsim import _core
-    from bufsim.ktrace import pagecache_path, read_pagecache
+    from bufsim.ktrace import pagecache_path
 
     if cache not in ("varying", "peak"):
         raise ValueError(f"cache must be 'varying' or 'peak', not {cache!r}")
     if non_file is None:
         non_file = read_memory(memory_path(trace)) if os.path.exists(memory_path(trace)) else []
     peak_non_file = max((v for _, v in non_file), default=0)
-    rows = read_pagecache(pagecache_path(trace))
+    rows = _PageCacheRows(pagecache_path(trace))
     names = _trace_file_names(trace)
     traced: dict[tuple[int, int], int] = {}
     file_sizes: list[tuple[str, int]] = []
