@@ -508,3 +508,22 @@ def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
     got = [(tm - t, op, f.ino, off, size) for tm, _, _, _, op, f, off, size, _, _ in rp.records]
     # The target (inode 0x58) is truncated at its open and written; the source only read.
     assert sorted(got) == [(0, "D", 88, 0, 0), (20, "R", 77, 0, 8192), (30, "W", 88, 0, 8192)]
+
+
+def test_a_read_back_larger_than_the_memory_stops_with_an_error(tmp_path, monkeypatch):
+    # The four-program mix at a quarter of its footprint recorded 5 GB of each event text, and
+    # reading them back went past the machine's memory: the kernel's OOM killer ended it. The
+    # size is now checked first, and the error says what to do.
+    from bufsim import ktrace
+    from bufsim.collect import CollectError
+
+    tasks, system = tmp_path / "tasks.txt", tmp_path / "system.txt"
+    tasks.write_bytes(b"x" * 1000)
+    system.write_bytes(b"y" * 1000)
+    monkeypatch.setattr(ktrace, "mem_available", lambda: 10_000)
+    ktrace.check_readback_memory(str(tasks), str(system))  # 4,200 bytes needed: fine
+    monkeypatch.setattr(ktrace, "mem_available", lambda: 4_000)
+    with pytest.raises(CollectError) as e:
+        ktrace.check_readback_memory(str(tasks), str(system))
+    msg = str(e.value)
+    assert e.value.exit_status == 2 and "--timeout" in msg and "available" in msg and "\n" not in msg
