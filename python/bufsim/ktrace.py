@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import errno
+import heapq
 import itertools
 import os
 import re
@@ -513,6 +514,47 @@ class KTask:
     clone_flags: Optional[int] = None
 
 
+class RowSpool:
+    """The traced tasks' page-cache rows, written to a file as they come instead of held (a long
+    run makes tens of millions): ``append`` as a list's, then one pass in order of appending.
+    Remembers the files the rows name and whether their times never went backwards."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._out = open(path, "w", encoding="utf-8", errors="surrogateescape")
+        self.touched: set[tuple[int, int]] = set()
+        self.in_order = True
+        self._last = -1
+
+    def append(self, row: tuple) -> None:
+        t, _, _, dev, ino = row[:5]
+        if t < self._last:
+            self.in_order = False
+        self._last = max(self._last, t)
+        self.touched.add((dev, ino))
+        self._out.write("\t".join(map(str, row)) + "\n")
+
+    def __iter__(self) -> Iterator[tuple]:
+        self._out.flush()
+        with open(self.path, "r", encoding="utf-8", errors="surrogateescape") as f:
+            for line in f:
+                t, pid, kind, dev, ino, index, count, hits, detail = line.rstrip("\n").split("\t", 8)
+                yield (
+                    int(t),
+                    int(pid),
+                    kind,
+                    int(dev),
+                    int(ino) if ino else "",
+                    int(index),
+                    int(count),
+                    int(hits) if hits else "",
+                    detail,
+                )
+
+    def close(self) -> None:
+        self._out.close()
+
+
 class Replay:
     """Turns the traced tasks' events into request records and page-cache rows."""
 
@@ -524,6 +566,7 @@ class Replay:
         stack_depth: int,
         stacks: bool,
         opened: Optional[dict] = None,
+        spool: Optional[str] = None,
     ):
         self.looks = looks
         self.opened = opened or {}
@@ -534,7 +577,8 @@ class Replay:
         self.tasks: dict[int, KTask] = {}
         self.files: dict[tuple[int, int], KFile] = {}
         self.records: list[tuple[int, int, int, int, str, KFile, int, int, int, bool]] = []
-        self.pagecache: list[tuple] = []
+        #: The page-cache rows: a list, or a :class:`RowSpool` when given a file (``spool``).
+        self.pagecache: "list[tuple] | RowSpool" = RowSpool(spool) if spool else []
         self.stats = Stats()
         self.root: Optional[int] = None
         self.root_exit: Optional[int] = None
@@ -1038,15 +1082,84 @@ def _write_trace(replay: Replay, output: str, comments: Sequence[str], end: str)
 
 
 def _write_pagecache(
-    replay: Replay, system_events: Iterable[Event], dropped: set[int], path: str, comments: Sequence[str]
+    replay: Replay,
+    system_events: Iterable[Event],
+    dropped: set[int],
+    path: str,
+    comments: Sequence[str],
+    system_in_order: bool = False,
 ) -> dict:
     """Writes the page-cache companion file: the traced tasks' rows, plus the deletions of pages of
     files the traced tasks touched (``evict`` by reclaim, ``drop`` for the indices in ``dropped``:
     truncation and removal, :meth:`Replay.classify_deletions`) and disk requests they issued (with
-    those requests' completions)."""
+    those requests' completions), in time order. When both kinds of rows come in time order
+    (``system_in_order``, and the replay's spool saw no time go back) they are merged as they
+    are read; otherwise they are gathered and sorted."""
     t0 = replay.t_first or 0
-    rows = list(replay.pagecache)
-    touched = {(r[3], r[4]) for r in rows}
+    own = replay.pagecache
+    if isinstance(own, RowSpool):
+        touched, own_in_order = own.touched, own.in_order
+    else:
+        touched, own_in_order = {(r[3], r[4]) for r in own}, False
+    system_rows = _system_rows(replay, system_events, dropped, touched)
+    if own_in_order and system_in_order:
+        # Stable as the sort below: at equal times the tasks' rows come first.
+        rows: Iterable[tuple] = heapq.merge(own, system_rows, key=lambda r: r[0])
+    else:
+        rows = sorted(itertools.chain(own, system_rows), key=lambda r: r[0])
+    totals = {
+        "rows": 0,
+        "looked_up": 0,
+        "hits": 0,
+        "inserted": 0,
+        "evicted": 0,
+        "dropped": 0,
+        "disk_requests": 0,
+    }
+    with open(path, "w") as out:
+        out.write("".join(f"# {c}\n" for c in comments) + PAGECACHE_HEADER + "\n")
+        buf = []
+        for t, pid, kind, dev, ino, index, count, hits, detail in rows:
+            totals["rows"] += 1
+            if kind == "lookup":
+                totals["looked_up"] += count
+                totals["hits"] += hits
+            elif kind == "insert":
+                totals["inserted"] += count
+            elif kind == "evict":
+                totals["evicted"] += count
+            elif kind == "drop":
+                totals["dropped"] += count
+            elif kind == "disk_issue":
+                totals["disk_requests"] += 1
+            buf.append(f"{t - t0},{pid},{kind},{dev:x},{ino},{index},{count},{hits},{detail}\n")
+            if len(buf) >= 10000:
+                out.write("".join(buf))
+                buf.clear()
+        out.write("".join(buf))
+    return totals
+
+
+class _InOrder:
+    """Passes events on and notes whether their times ever went back (``in_order``)."""
+
+    def __init__(self, events: Iterable[Event]):
+        self.events = events
+        self.in_order = True
+
+    def __iter__(self) -> Iterator[Event]:
+        last = -1
+        for e in self.events:
+            if e.t < last:
+                self.in_order = False
+            last = max(last, e.t)
+            yield e
+
+
+def _system_rows(
+    replay: Replay, system_events: Iterable[Event], dropped: set[int], touched: set[tuple[int, int]]
+) -> Iterator[tuple]:
+    """The page-cache rows the system-wide events give, in their order (see _write_pagecache)."""
     issued: set[tuple[int, int]] = set()
     for i, e in enumerate(system_events):
         if e.name == "mm_filemap_delete_from_page_cache":
@@ -1058,18 +1171,16 @@ def _write_pagecache(
             if (dev, ino) not in touched:
                 continue
             kv = dict(_KV.findall(e.body))
-            rows.append(
-                (
-                    e.t,
-                    e.tgid,
-                    "drop" if i in dropped else "evict",
-                    dev,
-                    ino,
-                    int(kv.get("ofs", "0")) // PAGE,
-                    1 << int(kv.get("order", "0")),
-                    "",
-                    "",
-                )
+            yield (
+                e.t,
+                e.tgid,
+                "drop" if i in dropped else "evict",
+                dev,
+                ino,
+                int(kv.get("ofs", "0")) // PAGE,
+                1 << int(kv.get("order", "0")),
+                "",
+                "",
             )
         elif e.name in ("block_rq_issue", "block_rq_complete"):
             b = _BLOCK.match(e.body)
@@ -1087,39 +1198,7 @@ def _write_pagecache(
                     continue
                 issued.discard((dev, sector))
                 kind = "disk_complete"
-            rows.append((e.t, e.tgid, kind, dev, "", sector, count, "", b.group(3)))
-    rows.sort(key=lambda r: r[0])
-    totals = {
-        "rows": len(rows),
-        "looked_up": 0,
-        "hits": 0,
-        "inserted": 0,
-        "evicted": 0,
-        "dropped": 0,
-        "disk_requests": 0,
-    }
-    for r in rows:
-        if r[2] == "lookup":
-            totals["looked_up"] += r[6]
-            totals["hits"] += r[7]
-        elif r[2] == "insert":
-            totals["inserted"] += r[6]
-        elif r[2] == "evict":
-            totals["evicted"] += r[6]
-        elif r[2] == "drop":
-            totals["dropped"] += r[6]
-        elif r[2] == "disk_issue":
-            totals["disk_requests"] += 1
-    with open(path, "w") as out:
-        out.write("".join(f"# {c}\n" for c in comments) + PAGECACHE_HEADER + "\n")
-        buf = []
-        for t, pid, kind, dev, ino, index, count, hits, detail in rows:
-            buf.append(f"{t - t0},{pid},{kind},{dev:x},{ino},{index},{count},{hits},{detail}\n")
-            if len(buf) >= 10000:
-                out.write("".join(buf))
-                buf.clear()
-        out.write("".join(buf))
-    return totals
+            yield (e.t, e.tgid, kind, dev, "", sector, count, "", b.group(3))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1446,13 +1525,22 @@ def collect_kernel(
         if keep_raw:
             shutil.copyfile(os.path.join(tmp, "tasks.txt"), keep_raw)
         check_readback_memory(os.path.join(tmp, "tasks.txt"), os.path.join(tmp, "system.txt"))
-        replay = Replay(watcher.looks, PathFilter(include, excl), reads_only, stack_depth, stacks, opened.names)
+        replay = Replay(
+            watcher.looks,
+            PathFilter(include, excl),
+            reads_only,
+            stack_depth,
+            stacks,
+            opened.names,
+            spool=os.path.join(tmp, "pagecache.rows"),
+        )
         for e in parse_events(os.path.join(tmp, "tasks.txt")):
             replay.feed(e)
         # The system-wide events are read twice as a stream, never held: on a long run under
         # memory pressure they are mostly reclaim's deletions, tens of millions of them.
         system_txt = os.path.join(tmp, "system.txt")
-        dropped = replay.classify_deletions(parse_events(system_txt))
+        system_pass = _InOrder(parse_events(system_txt))
+        dropped = replay.classify_deletions(system_pass)
         depth = "none (--no-stacks)" if not stacks else ("whole stack" if stack_depth == 0 else str(stack_depth))
         comments = [
             "bufsim collect trace (docs/collect.md); times in microseconds from the first traced event",
@@ -1471,7 +1559,9 @@ def collect_kernel(
                 "bufsim page-cache ground truth (docs/collect.md) for the trace " + os.path.basename(output),
                 f"command: {' '.join(command)}",
             ],
+            system_in_order=system_pass.in_order,
         )
+        replay.pagecache.close()
         result = KernelCollectResult(
             output,
             status,
