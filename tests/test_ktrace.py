@@ -512,17 +512,18 @@ def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
 
 def test_a_read_back_larger_than_the_memory_stops_with_an_error(tmp_path, monkeypatch):
     # The four-program mix at a quarter of its footprint recorded 5 GB of each event text, and
-    # reading them back went past the machine's memory: the kernel's OOM killer ended it. The
-    # size is now checked first, and the error says what to do.
+    # reading them back once went past the machine's memory: the kernel's OOM killer ended it.
+    # The size is now checked first, and the error says what to do.
     from bufsim import ktrace
     from bufsim.collect import CollectError
 
     tasks, system = tmp_path / "tasks.txt", tmp_path / "system.txt"
     tasks.write_bytes(b"x" * 1000)
     system.write_bytes(b"y" * 1000)
-    monkeypatch.setattr(ktrace, "mem_available", lambda: 10_000)
-    ktrace.check_readback_memory(str(tasks), str(system))  # 4,200 bytes needed: fine
-    monkeypatch.setattr(ktrace, "mem_available", lambda: 4_000)
+    need = ktrace.READBACK_PER_TASK_BYTE * 1000 + ktrace.READBACK_PER_SYSTEM_BYTE * 1000
+    monkeypatch.setattr(ktrace, "mem_available", lambda: int(need) + 1)
+    ktrace.check_readback_memory(str(tasks), str(system))
+    monkeypatch.setattr(ktrace, "mem_available", lambda: int(need) - 1)
     with pytest.raises(CollectError) as e:
         ktrace.check_readback_memory(str(tasks), str(system))
     msg = str(e.value)
