@@ -895,10 +895,7 @@ class Replay:
         drops of their own."""
         self.covering.setdefault(task.tid, []).append((call.t, ex.t, call.call, offset))
         if size is not None:
-            self.drop_record(call.t, ex.t - call.t, task.tgid, f, offset, size)
-
-    def drop_record(self, t: int, dur: int, tgid: int, f: KFile, offset: int, size: int) -> None:
-        self.special_record("D", t, dur, tgid, f, offset, size)
+            self.special_record("D", call.t, ex.t - call.t, task.tgid, f, offset, size)
 
     def special_record(self, op: str, t: int, dur: int, tgid: int, f: KFile, offset: int, size: int) -> None:
         """Writes a request that is not an access: a drop (``D``) or a hint (``H``)."""
@@ -945,11 +942,11 @@ class Replay:
                 start, end, name, offset = cover
                 if name == "truncate" and (start, dev, ino) not in truncated:
                     truncated.add((start, dev, ino))
-                    self.drop_record(start, end - start, e.tgid, f, offset, 0)
+                    self.special_record("D", start, end - start, e.tgid, f, offset, 0)
                 continue
             if run != (e.tid, dev, ino):
                 run = (e.tid, dev, ino)
-                self.drop_record(e.t, 0, e.tgid, f, 0, 0)
+                self.special_record("D", e.t, 0, e.tgid, f, 0, 0)
         return dropped
 
     def _covering(self, tid: int, t: int) -> Optional[tuple[int, int, str, int]]:

@@ -153,9 +153,9 @@ impl<'a, P: Policy> Engine<'a, P> {
                 // path does not count: from here on every request takes the full one.
                 self.plain = false;
                 access::hint_range(self, r);
+                let last = self.clusterer.flush();
+                self.issue(last);
             }
-            let last = self.clusterer.flush();
-            self.issue(last);
             return;
         }
         if !included(r, &self.step.cfg) {
