@@ -46,12 +46,19 @@ fn looping_scan_beside_clustered_accesses() {
     let r = run_gen(MIX, &["lru", "amp(default=lru)", "dear(default=lru)", "pcc(default=lru)", "opt"], "1000blocks");
     let (lru, amp, dear, pcc, opt) =
         (miss_ratio(&r[0]), miss_ratio(&r[1]), miss_ratio(&r[2]), miss_ratio(&r[3]), miss_ratio(&r[4]));
-    // Measured: LRU 0.538, AMP 0.289, DEAR 0.289, PCC* 0.519, OPT 0.240.
+    // Measured: LRU 0.538, AMP 0.283, DEAR 0.285, PCC* 0.305, OPT 0.240.
     assert!(amp < 0.6 * lru, "AMP {amp} against LRU {lru}");
     assert!(amp < 1.3 * opt, "AMP {amp} against OPT {opt}");
     assert!(dear < 0.6 * lru, "DEAR {dear}");
-    // PCC calls the clustered context a loop too (AMP §2.2) and loses most of AMP's gain.
-    assert!(pcc > amp + 0.1, "PCC* {pcc} against AMP {amp}");
+    // PCC calls the clustered context a loop too (AMP §2.2) and loses most of AMP's gain at
+    // the paper's coupon price. The ghost floor (`min-ghosts`, 5% by default) lets the
+    // misplaced partition give its room back, so PCC* recovers most of it, still above AMP
+    // (measured 0.305 against 0.283).
+    assert!(pcc > amp, "PCC* {pcc} against AMP {amp}");
+    let paper = run_gen(MIX, &["amp(default=lru,min-ghosts=0)", "pcc(default=lru,min-ghosts=0)"], "1000blocks");
+    let (amp0, pcc0) = (miss_ratio(&paper[0]), miss_ratio(&paper[1]));
+    // Measured: AMP 0.283, PCC* 0.559.
+    assert!(pcc0 > amp0 + 0.1, "PCC* {pcc0} against AMP {amp0} at the paper's price");
     let t = r[1].timeline.as_ref().unwrap();
     let last = t.samples() - 1;
     assert_eq!(t.names[FIRST_MRU], "mru1");

@@ -66,8 +66,8 @@ pub(crate) const P_PERIOD: ParamInfo = ParamInfo {
 };
 pub(crate) const P_MIN_GHOSTS: ParamInfo = ParamInfo {
     name: "min-ghosts",
-    default: "0",
-    doc: "least |B1| + |B2| MRU coupons are priced against (share of the cache or blocks): keeps MRU partitions adapting when the default partition is idle",
+    default: "5%",
+    doc: "least |B1| + |B2| MRU coupons are priced against (share of the cache or blocks; 0 is the paper's price): keeps MRU partitions adapting when the default partition is idle",
     range: Range::Share(0.0, 1.0),
 };
 pub(crate) const P_HINTS: ParamInfo = ParamInfo {
