@@ -75,3 +75,22 @@ def test_the_linux_two_list_variant_runs_and_bad_specs_are_explained(mix, tmp_pa
     ]:
         p = bufsim_cli("run", mix, "-p", spec, "-c", "16MiB")
         assert p.returncode == 2 and fragment in p.stderr and "Traceback" not in p.stderr, (spec, p.stderr)
+
+
+def test_read_ahead_windows_served_back_to_back_make_one_sequence(tmp_path):
+    """DULO §4.1.2's sequence is what the disk serves without a seek: a file read in order, with
+    Linux 2.6 read-ahead (windows of at most 32 blocks) and 64 KiB clusters, never sends a
+    request over 16 blocks, yet the disk reads it in one run. A second file read backwards is
+    a seek per request: sequences of one request each."""
+    trace = tmp_path / "seq.csv"
+    lines = ["time_us,op,file,offset,size"]
+    lines += [f"{i},R,a,{i * 4096},4096" for i in range(2000)]
+    lines += [f"{2000 + i},R,b,{(299 - i) * 4096},4096" for i in range(300)]
+    trace.write_text("\n".join(lines) + "\n")
+    r = bufsim.simulate(trace, "lru", "64MiB", prefetch="linux-ondemand", timing=True, device="st39102lw", think=0)
+    assert max(r.request_sizes) <= 16, r.request_sizes
+    seq = r.sequence_sizes
+    assert sum(seq.values()) == r.blocks_read, (seq, r.blocks_read)
+    # File a: one run of 2,000 blocks (counted at 1,024, the last size, with all its blocks).
+    assert seq.get(1024, 0) >= 2000, seq
+    assert seq.get(1, 0) >= 250, seq

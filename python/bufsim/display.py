@@ -68,6 +68,7 @@ SWEEP_HIDDEN = {
     "trace_hash",
     "bufsim_version",
     "request_sizes",
+    "sequence_sizes",
     "partition_timeline",
     "policy_metrics",
     "cache_blocks",

@@ -54,7 +54,15 @@ TABLE_FIRST = [
     "io_time_s",
     "stall_time_s",
 ]
-TABLE_HIDDEN = {"key", "config", "trace_hash", "bufsim_version", "request_sizes", "partition_timeline"}
+TABLE_HIDDEN = {
+    "key",
+    "config",
+    "trace_hash",
+    "bufsim_version",
+    "request_sizes",
+    "sequence_sizes",
+    "partition_timeline",
+}
 # The report's name for each matplotlib marker of plots.MARKERS (report.js draws each shape), so
 # a series has the same marker in the figures and in the page.
 MARKER_SHAPES = {

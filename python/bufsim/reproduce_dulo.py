@@ -5,9 +5,11 @@ locality" (FAST 2005, §4.1.2), and every finding its text states, checked one b
 CLOCK (the paper's "LRU") against DULO (its §4.1.1 sizes: 8 MB bank and 64 MB evicting section,
 or 4 MB and 16 MB under 80 MB of memory, bufsim's defaults scale them down further for smaller
 caches), in timed mode on the Cheetah 9LP behind the Deadline scheduler, as the paper's
-simulator ran (§4.1.1), with Linux 2.6 read-ahead. Disk requests may hold up to 128 blocks (the
-longest sequence DULO forms, §3.3 rule 4) and read-ahead windows up to 128 blocks, so that
-sequences grow past the 40 and 120 blocks the paper's CDFs discuss.
+simulator ran (§4.1.1), with Linux 2.6 read-ahead (windows of at most 32 blocks) and the default
+64 KiB clusters. A sequence is what the disk serves without a seek: consecutive device requests,
+each starting where the one before it ended (`sequence_sizes`); read-ahead windows served back to
+back make one sequence, so sequences grow past the 40 and 120 blocks the paper's CDFs discuss
+although no request holds more than 32 blocks.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from pathlib import Path
 from bufsim.findings import Finding
 
 POLICIES = [("CLOCK", "clock"), ("DULO", "dulo")]
-READ_AHEAD = "linux-ondemand(max=128)"
+READ_AHEAD = "linux-ondemand"
 # I/O-bound, in trace order: no think time and one merged stream (the paper's execution times are
 # I/O times; our traces' think times hold a modern CPU's compile and query work).
-OPTIONS = dict(device="st39102lw", io_scheduler="deadline", think=0, single_stream=True, cluster="128blocks")
+OPTIONS = dict(device="st39102lw", io_scheduler="deadline", think=0, single_stream=True)
 # The suite's applications, with the paper's trace each stands for.
 APPS = {
     "cscope": "sequential (the paper's viewperf, Fig. 3)",
@@ -41,8 +43,9 @@ SETTING = (
     "the paper's traces (Linux 2.4/2.6, 2005) are not public: the suite's applications recorded on Linux 6.x; "
     "cscope stands for viewperf (sequential), SQLite random reads for tpc-h on MySQL (3% consecutive; our "
     "TPC-H on PostgreSQL scans tables, 71% consecutive); no think time, one merged stream; memory sizes are "
-    "fractions of each working set; bufsim's Cheetah 9LP model and Deadline scheduler (no request merging), "
-    "not DiskSim 3.0; read-ahead is Linux 2.6.23+ on-demand with a 128-block window"
+    "fractions of each working set; bufsim's Cheetah 9LP model and Deadline scheduler, not DiskSim 3.0; "
+    "read-ahead is Linux 2.6.23+ on-demand (32-block windows); a sequence is a run of device requests the "
+    "disk serves without a seek"
 )
 
 
@@ -56,8 +59,9 @@ def dulo_figures(quick: bool = False) -> list[dict]:
     applications of the suite (--quick: at two of the three sizes).
 
     Each row is one application, memory size and policy; `in_40`/`in_120` are the percentages of
-    requested blocks in disk requests (sequences) longer than 40 and 120 blocks, and
-    `request_sizes` holds the whole distribution. Figures: `--out DIR` draws them."""
+    blocks read or written in disk access sequences (runs of device requests served without a
+    seek) longer than 40 and 120 blocks, `mean_sequence` the blocks per sequence, and
+    `sequence_sizes` holds the whole distribution (size: blocks). Figures: `--out DIR` draws them."""
     from bufsim.api import run
     from bufsim.options import Options
     from bufsim.reproduce_prefetch import _manifest, _trace
@@ -78,8 +82,8 @@ def dulo_figures(quick: bool = False) -> list[dict]:
         )
         names = {spec: name for name, spec in POLICIES}
         for r in results:
-            hist = {int(k): int(v) for k, v in (r.request_sizes or {}).items()}
-            blocks = sum(k * v for k, v in hist.items()) or 1
+            hist = {int(k): int(v) for k, v in (r.sequence_sizes or {}).items()}
+            blocks = sum(hist.values()) or 1
             rows.append(
                 {
                     "app": app,
@@ -90,9 +94,10 @@ def dulo_figures(quick: bool = False) -> list[dict]:
                     "exec_time_s": round(r.exec_time_s, 2),
                     "hit_ratio": round(r.hit_ratio, 4),
                     "disk_requests": r.disk_requests,
-                    "in_40": round(100.0 * sum(k * v for k, v in hist.items() if k > 40) / blocks, 1),
-                    "in_120": round(100.0 * sum(k * v for k, v in hist.items() if k > 120) / blocks, 1),
-                    "request_sizes": hist,
+                    "in_40": round(100.0 * sum(v for k, v in hist.items() if k > 40) / blocks, 1),
+                    "in_120": round(100.0 * sum(v for k, v in hist.items() if k > 120) / blocks, 1),
+                    "mean_sequence": round(_mean_sequence(hist), 1),
+                    "sequence_sizes": hist,
                 }
             )
     return rows
@@ -101,7 +106,7 @@ def dulo_figures(quick: bool = False) -> list[dict]:
 def format_dulo_figures(rows: list[dict]) -> str:
     from bufsim.tables import format_table
 
-    headers = [h for h in rows[0] if h != "request_sizes"]
+    headers = [h for h in rows[0] if h != "sequence_sizes"]
     numeric = [isinstance(rows[0][h], (int, float)) for h in headers]
     return format_table(headers, [[r[h] for h in headers] for r in rows], numeric)
 
@@ -239,11 +244,11 @@ def dulo_figures_findings(rows: list[dict]) -> list[Finding]:
         c, d = pairs[i]
         out.append(
             Finding(
-                "mixed (multi1): DULO saves time through longer sequences: larger disk requests where it gains most",
+                "mixed (multi1): DULO saves time through longer sequences where it gains most",
                 "sequence size is the critical factor",
-                f"{_mean_size(c):.1f} blocks per request with CLOCK, {_mean_size(d):.1f} with DULO "
+                f"{c['mean_sequence']:.1f} blocks per sequence with CLOCK, {d['mean_sequence']:.1f} with DULO "
                 f"({cuts['multi1'][i]:.1f}% less time)",
-                _mean_size(d) > _mean_size(c),
+                d["mean_sequence"] > c["mean_sequence"],
             )
         )
     worse = [
@@ -260,10 +265,11 @@ def dulo_figures_findings(rows: list[dict]) -> list[Finding]:
     return out
 
 
-def _mean_size(r: dict) -> float:
-    hist = r["request_sizes"]
-    n = sum(hist.values())
-    return sum(int(k) * v for k, v in hist.items()) / n if n else 0.0
+def _mean_sequence(hist: dict[int, int]) -> float:
+    """Blocks per sequence, from blocks by sequence size (the last size, 1024 and longer, counts
+    as 1024 blocks each: a bound from below)."""
+    n = sum(v / k for k, v in hist.items())
+    return sum(hist.values()) / n if n else 0.0
 
 
 def _span(values: list[float], fmt: str = "{:.0f}") -> str:
@@ -290,10 +296,11 @@ def draw_dulo_figures(rows: list[dict], out_dir: str | os.PathLike) -> list[Path
         p = metric_grid(g, out / f"dulo-{app}.png", [EXEC_TIME, HIT_RATIO], title=f"{APPS[app]}: CLOCK and DULO")
         if p.out:
             paths.append(p.out)
+        # The CDF weighs each size by its blocks: sequences of a size = its blocks / the size.
         long = [
-            {"policy": r["policy"], "cache_blocks": r["cache_blocks"], "size_blocks": k, "requests": v}
+            {"policy": r["policy"], "cache_blocks": r["cache_blocks"], "size_blocks": k, "requests": v / k}
             for r in g.to_dict("records")
-            for k, v in r["request_sizes"].items()
+            for k, v in r["sequence_sizes"].items()
         ]
         p = sequence_cdf(pd.DataFrame(long), out / f"dulo-{app}-cdf.png", title=f"{APPS[app]}: sequence sizes")
         if p.out:

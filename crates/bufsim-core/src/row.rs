@@ -281,6 +281,14 @@ pub static RESULT_FIELDS: &[ResultField] = &[
             })
         }
     ),
+    field!(
+        "sequence_sizes",
+        Histogram,
+        "blocks",
+        true,
+        "blocks by the disk access sequence they were served in: a run of device requests each starting where the one before ended ({size: blocks}; 1024 stands for 1024 or more)",
+        |r, _| timed(r, |t| Value::Object(t.sequences.iter().map(|(size, b)| (size.to_string(), b.into())).collect()))
+    ),
     field!("throughput_mb_s", Float, "MB/s", true, "requested MB (10^6 bytes) per second of execution time", |r, _| {
         timed(r, |t| t.throughput_mb_s().into())
     }),

@@ -487,7 +487,9 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
         t.end_time_ns = self.now.max(t.exec_time_ns);
         t.io_time_ns = self.storage.busy_ns();
         t.streams = self.state.len() as u32;
-        t.service = Summary::of(&self.storage.service);
+        t.service = Summary::of(&self.storage.measures.service);
+        self.storage.close_sequences();
+        t.sequences = std::mem::take(&mut self.storage.measures.sequences);
         t.response = Summary::of(&self.response);
         let end = t.end_time_ns;
         t.devices = self

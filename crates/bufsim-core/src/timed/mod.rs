@@ -22,6 +22,7 @@ pub mod faults;
 pub mod histogram;
 pub mod network;
 pub mod options;
+pub mod sequences;
 pub mod stats;
 pub mod storage;
 pub mod streams;

@@ -1,6 +1,7 @@
 //! What a timed run measures: I/O by kind, latency summaries, per-device statistics.
 
 use super::histogram::LatencyHistogram;
+use super::sequences::SequenceSizes;
 
 /// Disk requests of one kind (synchronous reads, asynchronous reads, write-backs): how many,
 /// how many blocks, and the sum of their times from issue to completion (the columns of the
@@ -100,6 +101,8 @@ pub struct TimedStats {
     pub devices: Vec<DeviceStats>,
     /// Bytes the simulated requests asked for (throughput = bytes / execution time).
     pub bytes: u64,
+    /// Blocks by the size of the disk access sequence they were served in, all devices.
+    pub sequences: SequenceSizes,
 }
 
 impl TimedStats {

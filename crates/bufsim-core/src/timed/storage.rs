@@ -21,6 +21,7 @@ use super::faults::FaultSchedule;
 use super::histogram::LatencyHistogram;
 use super::network::{LogGp, Network};
 use super::options::TimingOptions;
+use super::sequences::{OpenSequence, SequenceSizes};
 use crate::policy::partition::TimelineClock;
 use crate::policy::storage::{DeviceInfo, StorageView};
 use crate::spec::SpecError;
@@ -53,6 +54,8 @@ pub struct DeviceQueue {
     pub reads: u64,
     pub wait_ns: u64,
     faults: FaultSchedule,
+    /// The disk access sequence the device is serving.
+    sequence: OpenSequence,
 }
 
 impl DeviceQueue {
@@ -71,6 +74,7 @@ impl DeviceQueue {
             reads: 0,
             wait_ns: 0,
             faults: FaultSchedule::default(),
+            sequence: OpenSequence::default(),
         }
     }
 
@@ -85,7 +89,7 @@ impl DeviceQueue {
 
     /// Starts queued requests while the device has room; each start schedules its completion.
     #[inline]
-    fn dispatch(&mut self, device: u16, now: u64, events: &mut EventQueue, service: &mut LatencyHistogram) {
+    fn dispatch(&mut self, device: u16, now: u64, events: &mut EventQueue, measures: &mut Measures) {
         while self.outstanding < self.depth {
             let head = self.model.head_block();
             let Some(req) = self.scheduler.pop(now, head) else { break };
@@ -98,7 +102,8 @@ impl DeviceQueue {
             if slow != 1.0 {
                 took = (took as f64 * slow).round() as u64;
             }
-            service.record(took);
+            measures.service.record(took);
+            self.sequence.serve(req.block, req.blocks as u64, &mut measures.sequences);
             self.queue_wait_ns += now - req.issue_ns;
             events.push(now.saturating_add(took), Event::Done { device, io: io_slot(req.id) });
         }
@@ -127,14 +132,23 @@ fn queue(devices: &mut [Option<DeviceQueue>], d: u16) -> &mut DeviceQueue {
     }
 }
 
+/// What the devices measure as they serve, over all devices.
+#[derive(Default)]
+pub struct Measures {
+    /// Time each device request spent in service (start to completion).
+    pub service: LatencyHistogram,
+    /// Disk access sequences ([`super::sequences`]); a device's open one is added by
+    /// [`Storage::close_sequences`].
+    pub sequences: SequenceSizes,
+}
+
 /// Every device of a run, indexed by device id (ids the trace never names hold `None`).
 pub struct Storage {
     devices: Vec<Option<DeviceQueue>>,
     network: Option<Network>,
     block_size: u32,
     serial: u64,
-    /// Time each device request spent in service (start to completion).
-    pub service: LatencyHistogram,
+    pub measures: Measures,
 }
 
 impl Storage {
@@ -190,7 +204,7 @@ impl Storage {
             devices[d as usize] = Some(q);
         }
         let network = LogGp::parse(&opts.network)?.map(|m| Network::new(m, len));
-        Ok(Storage { devices, network, block_size: block_size as u32, serial: 0, service: LatencyHistogram::default() })
+        Ok(Storage { devices, network, block_size: block_size as u32, serial: 0, measures: Measures::default() })
     }
 
     /// What storage-aware policies learn before the run: every device with its expected
@@ -241,7 +255,7 @@ impl Storage {
         dev.requests += 1;
         dev.scheduler.push(req, now);
         dev.max_queue = dev.max_queue.max(dev.scheduler.len());
-        dev.dispatch(io.device, now, events, &mut self.service);
+        dev.dispatch(io.device, now, events, &mut self.measures);
     }
 
     /// Device `device` finished its part of I/O `slot` at `now`: it starts the next requests
@@ -254,7 +268,7 @@ impl Storage {
         if dev.outstanding == 0 {
             dev.busy_ns += now - dev.busy_since;
         }
-        dev.dispatch(device, now, events, &mut self.service);
+        dev.dispatch(device, now, events, &mut self.measures);
         match &mut self.network {
             None => true,
             Some(net) => {
@@ -271,6 +285,13 @@ impl Storage {
         let dev = queue(&mut self.devices, device);
         dev.reads += 1;
         dev.wait_ns += wait_ns;
+    }
+
+    /// The run is over: every device's open sequence counts as finished.
+    pub fn close_sequences(&mut self) {
+        for q in self.devices.iter_mut().flatten() {
+            q.sequence.close(&mut self.measures.sequences);
+        }
     }
 
     /// Device busy time summed over devices.
@@ -305,7 +326,7 @@ mod tests {
         assert!(s.idle());
         assert_eq!(s.busy_ns(), 19_000_000);
         assert_eq!(s.devices().next().unwrap().1.queue_wait_ns, 8_500_000);
-        assert_eq!(s.service.count(), 2);
+        assert_eq!(s.measures.service.count(), 2);
     }
 
     #[test]
