@@ -62,14 +62,11 @@ SWEEP_FIRST = [
     "disk_requests",
     "exec_time_s",
 ]
-SWEEP_HIDDEN = {
-    "key",
-    "config",
-    "trace_hash",
-    "bufsim_version",
-    "request_sizes",
-    "sequence_sizes",
-    "partition_timeline",
+# Columns no table shows: identities and whole distributions (the plots draw those).
+NOT_TABULAR = frozenset(
+    {"key", "config", "trace_hash", "bufsim_version", "request_sizes", "sequence_sizes", "partition_timeline"}
+)
+SWEEP_HIDDEN = NOT_TABULAR | {
     "policy_metrics",
     "cache_blocks",
     "block_size",

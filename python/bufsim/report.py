@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from bufsim import plots
 from bufsim._core import SpecError
+from bufsim.display import NOT_TABULAR
 
 if TYPE_CHECKING:
     import pandas
@@ -54,15 +55,7 @@ TABLE_FIRST = [
     "io_time_s",
     "stall_time_s",
 ]
-TABLE_HIDDEN = {
-    "key",
-    "config",
-    "trace_hash",
-    "bufsim_version",
-    "request_sizes",
-    "sequence_sizes",
-    "partition_timeline",
-}
+TABLE_HIDDEN = NOT_TABULAR
 # The report's name for each matplotlib marker of plots.MARKERS (report.js draws each shape), so
 # a series has the same marker in the figures and in the page.
 MARKER_SHAPES = {
