@@ -112,7 +112,7 @@ impl Stats {
     pub(crate) fn disk_read(&mut self, blocks: u64, sync: bool) {
         self.disk_requests += 1;
         self.blocks_read += blocks;
-        self.request_sizes.add(blocks);
+        self.request_sizes.add(blocks, 1);
         if sync {
             self.sync_requests += 1;
         } else {

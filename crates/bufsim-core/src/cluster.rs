@@ -13,35 +13,39 @@ pub struct DiskRequest {
     pub sync: bool,
 }
 
-/// How many disk requests had each size in blocks: the data of DULO's sequence-size CDFs
-/// (Figures 3 and 4: the share of requested blocks in requests smaller than a size). Sizes up to
-/// [`RequestSizes::MAX`] are counted exactly; larger ones share the last bucket.
+/// A count per size in blocks: sizes below `N - 1` are counted exactly, `N - 1` and larger
+/// share the last bucket. Each addition says what it counts (one request, or a run's blocks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RequestSizes {
-    counts: [u64; RequestSizes::MAX as usize + 1],
+pub struct SizeHistogram<const N: usize> {
+    counts: [u64; N],
 }
 
-impl Default for RequestSizes {
+impl<const N: usize> Default for SizeHistogram<N> {
     fn default() -> Self {
-        RequestSizes { counts: [0; RequestSizes::MAX as usize + 1] }
+        SizeHistogram { counts: [0; N] }
     }
 }
 
-impl RequestSizes {
-    /// The largest size counted exactly: DULO's longest sequence (§3.3 rule 4).
-    pub const MAX: u64 = 128;
+impl<const N: usize> SizeHistogram<N> {
+    /// The largest size with a bucket of its own; larger sizes count here too.
+    pub const MAX: u64 = N as u64 - 1;
 
+    /// Adds `weight` to the bucket of `size`.
     #[inline]
-    pub fn add(&mut self, blocks: u64) {
-        self.counts[blocks.min(Self::MAX) as usize] += 1;
+    pub fn add(&mut self, size: u64, weight: u64) {
+        self.counts[size.min(Self::MAX) as usize] += weight;
     }
 
-    /// (size in blocks, requests of that size) for every size seen, smallest first; the last
-    /// size stands for itself and anything larger.
+    /// (size in blocks, count) for every size with a count, smallest first; the last size
+    /// stands for itself and anything larger.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(s, &c)| (s as u64, c))
     }
 }
+
+/// How many disk requests had each size in blocks (`add(size, 1)`), exact up to DULO's longest
+/// sequence (128 blocks, §3.3 rule 4).
+pub type RequestSizes = SizeHistogram<129>;
 
 pub struct Clusterer {
     max_blocks: u64,

@@ -7,38 +7,12 @@
 //! paper's sequential workload reaches sequences past 120 blocks. The distribution is kept
 //! per block, as the paper draws it: the share of requested blocks in sequences of each size.
 
-/// Blocks by the size of the sequence they were served in.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SequenceSizes {
-    /// `blocks[s]`: blocks in sequences of `s` blocks (`MAX`: `MAX` or more).
-    blocks: Vec<u64>,
-}
+use crate::cluster::SizeHistogram;
 
-impl Default for SequenceSizes {
-    fn default() -> Self {
-        SequenceSizes { blocks: vec![0; Self::MAX as usize + 1] }
-    }
-}
-
-impl SequenceSizes {
-    /// The largest size counted exactly: eight times DULO's longest formed sequence (§3.3
-    /// rule 4), well past the 120 blocks the paper discusses.
-    pub const MAX: u64 = 1024;
-
-    /// A finished sequence of `blocks` blocks.
-    #[inline]
-    pub fn add(&mut self, blocks: u64) {
-        if blocks > 0 {
-            self.blocks[blocks.min(Self::MAX) as usize] += blocks;
-        }
-    }
-
-    /// (size in blocks, blocks in sequences of that size) for every size seen, smallest
-    /// first; the last size stands for itself and anything larger.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.blocks.iter().enumerate().filter(|(_, &b)| b > 0).map(|(s, &b)| (s as u64, b))
-    }
-}
+/// Blocks by the size of the sequence they were served in (`add(size, size)`), exact up to
+/// eight times DULO's longest formed sequence (§3.3 rule 4), well past the 120 blocks the paper
+/// discusses.
+pub type SequenceSizes = SizeHistogram<1025>;
 
 /// The sequence a device is in the middle of.
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,15 +30,18 @@ impl OpenSequence {
         if self.blocks > 0 && start == self.end {
             self.blocks += blocks;
         } else {
-            sizes.add(self.blocks);
+            self.close(sizes);
             self.blocks = blocks;
         }
         self.end = start + blocks;
     }
 
     /// The run is over: the open sequence counts as finished.
+    #[inline]
     pub fn close(&mut self, sizes: &mut SequenceSizes) {
-        sizes.add(self.blocks);
+        if self.blocks > 0 {
+            sizes.add(self.blocks, self.blocks);
+        }
         self.blocks = 0;
     }
 }
