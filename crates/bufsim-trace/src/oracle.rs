@@ -24,8 +24,8 @@ pub struct OracleReader {
 }
 
 /// Larger than the read buffer under it (`input::READ_BUFFER`), so that reads into it bypass
-/// that buffer instead of being copied through it.
-const BUFFER: usize = RECORD * (1 << 16);
+/// that buffer instead of being copied through it; small for the same reason as that one.
+const BUFFER: usize = RECORD * (1 << 12);
 
 impl OracleReader {
     /// The byte offset after the last record read.
