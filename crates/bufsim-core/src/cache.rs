@@ -272,7 +272,7 @@ impl<P: Policy> Cache<P> {
     }
 
     /// [`Cache::insert`] given the map slot where the lookup that missed `a.key` stopped.
-    #[inline]
+    #[inline(always)]
     fn insert_vacant(&mut self, a: &Access, origin: Origin, vacant: usize) -> Option<Frame> {
         if self.shared {
             return self.insert_shared(a, origin, Err(vacant), &[]);

@@ -139,7 +139,7 @@ impl<'a, P: Policy> Engine<'a, P> {
     }
 
     /// Simulates one request.
-    #[inline]
+    #[inline(always)]
     pub fn request(&mut self, r: &Request) {
         self.until_step -= 1;
         if self.until_step == 0 {
@@ -224,6 +224,15 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// runs ([`Engine::run`] without its ring of requests read ahead); `each` is called once
     /// per request taken (progress).
     pub fn run_slice(&mut self, requests: &[Request], mut each: impl FnMut()) {
+        // Whether hints can help is asked once a slice, not twice a request: the index only
+        // grows, by doubling, and a hint never changes a result.
+        if !self.cache.worth_warming() {
+            for r in requests {
+                each();
+                self.request(r);
+            }
+            return;
+        }
         for (i, r) in requests.iter().enumerate() {
             each();
             if let Some(ahead) = requests.get(i + LOOKAHEAD) {
