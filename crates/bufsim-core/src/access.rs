@@ -291,7 +291,7 @@ pub fn warm<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &R
 
 /// The key of `r`'s first block, if it has one: what the hints start from.
 #[inline]
-fn first_key(layout: &Layout, block_size: u64, r: &Request) -> Option<u64> {
+pub(crate) fn first_key(layout: &Layout, block_size: u64, r: &Request) -> Option<u64> {
     let (first, n) = r.block_range(block_size);
     (n > 0).then(|| {
         let (device, block) = layout.place(r.file, first);

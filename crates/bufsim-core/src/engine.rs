@@ -233,13 +233,29 @@ impl<'a, P: Policy> Engine<'a, P> {
             }
             return;
         }
+        // Each request's first key is placed once for both hints: `keys[j % LOOKAHEAD]` holds
+        // request j's from its index hint, LOOKAHEAD requests before it runs, until it runs.
+        let (layout, block_size) = (self.step.layout, self.step.cfg.block_size);
+        let mut keys = [None::<u64>; LOOKAHEAD];
+        for (j, r) in requests.iter().take(LOOKAHEAD).enumerate() {
+            keys[j] = access::first_key(layout, block_size, r);
+            if let Some(k) = keys[j] {
+                self.cache.warm(k);
+            }
+        }
         for (i, r) in requests.iter().enumerate() {
             each();
             if let Some(ahead) = requests.get(i + LOOKAHEAD) {
-                self.prefetch_hint(ahead);
+                let key = access::first_key(layout, block_size, ahead);
+                if let Some(k) = key {
+                    self.cache.warm(k);
+                }
+                keys[i % LOOKAHEAD] = key;
             }
-            if let Some(ahead) = requests.get(i + LOOKAHEAD_POLICY) {
-                access::warm_policy(&self.cache, self.step.layout, self.step.cfg.block_size, ahead);
+            if let Some(key) =
+                keys[(i + LOOKAHEAD_POLICY) % LOOKAHEAD].filter(|_| i + LOOKAHEAD_POLICY < requests.len())
+            {
+                self.cache.warm_policy(key);
             }
             self.request(r);
         }
