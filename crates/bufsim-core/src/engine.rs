@@ -13,6 +13,9 @@ use crate::policy::{Access, Frame, Policy, NEVER};
 
 pub use crate::access::{for_each_block, included, EngineConfig, Future, FutureBuilder, Prefetching, Stats, LOOKAHEAD};
 
+/// Requests [`Engine::run_slice`] runs between two checks of whether memory hints can help.
+const HINT_CHECK: usize = 1024;
+
 /// Sees every demand access and whether it hit.
 pub type Observer<'a> = &'a mut dyn FnMut(&Access, bool);
 
@@ -224,40 +227,51 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// runs ([`Engine::run`] without its ring of requests read ahead); `each` is called once
     /// per request taken (progress).
     pub fn run_slice(&mut self, requests: &[Request], mut each: impl FnMut()) {
-        // Whether hints can help is asked once a slice, not twice a request: the index only
-        // grows, by doubling, and a hint never changes a result.
-        if !self.cache.worth_warming() {
-            for r in requests {
-                each();
-                self.request(r);
-            }
-            return;
-        }
-        // Each request's first key is placed once for both hints: `keys[j % LOOKAHEAD]` holds
-        // request j's from its index hint, LOOKAHEAD requests before it runs, until it runs.
+        // Whether hints can help is asked once every HINT_CHECK requests, not twice a request:
+        // the index only grows, and a hint never changes a result. Each request's first key is
+        // placed once for both hints: `keys[j % LOOKAHEAD]` holds request j's from its index
+        // hint, LOOKAHEAD requests before it runs, until it runs.
         let (layout, block_size) = (self.step.layout, self.step.cfg.block_size);
+        let len = requests.len();
         let mut keys = [None::<u64>; LOOKAHEAD];
-        for (j, r) in requests.iter().take(LOOKAHEAD).enumerate() {
-            keys[j] = access::first_key(layout, block_size, r);
-            if let Some(k) = keys[j] {
-                self.cache.warm(k);
-            }
-        }
-        for (i, r) in requests.iter().enumerate() {
-            each();
-            if let Some(ahead) = requests.get(i + LOOKAHEAD) {
-                let key = access::first_key(layout, block_size, ahead);
-                if let Some(k) = key {
-                    self.cache.warm(k);
+        let mut warming = false;
+        let mut start = 0;
+        while start < len {
+            let end = (start + HINT_CHECK).min(len);
+            let now = self.cache.worth_warming();
+            if now && !warming {
+                // Hints start here: the requests up to LOOKAHEAD ahead get their index hints.
+                for (j, r) in requests.iter().enumerate().take((start + LOOKAHEAD).min(len)).skip(start) {
+                    keys[j % LOOKAHEAD] = access::first_key(layout, block_size, r);
+                    if let Some(k) = keys[j % LOOKAHEAD] {
+                        self.cache.warm(k);
+                    }
                 }
-                keys[i % LOOKAHEAD] = key;
             }
-            if let Some(key) =
-                keys[(i + LOOKAHEAD_POLICY) % LOOKAHEAD].filter(|_| i + LOOKAHEAD_POLICY < requests.len())
-            {
-                self.cache.warm_policy(key);
+            warming = now;
+            if !warming {
+                for r in &requests[start..end] {
+                    each();
+                    self.request(r);
+                }
+                start = end;
+                continue;
             }
-            self.request(r);
+            for i in start..end {
+                each();
+                if let Some(ahead) = requests.get(i + LOOKAHEAD) {
+                    let key = access::first_key(layout, block_size, ahead);
+                    if let Some(k) = key {
+                        self.cache.warm(k);
+                    }
+                    keys[i % LOOKAHEAD] = key;
+                }
+                if let Some(key) = keys[(i + LOOKAHEAD_POLICY) % LOOKAHEAD].filter(|_| i + LOOKAHEAD_POLICY < len) {
+                    self.cache.warm_policy(key);
+                }
+                self.request(&requests[i]);
+            }
+            start = end;
         }
     }
 
