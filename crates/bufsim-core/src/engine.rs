@@ -231,7 +231,6 @@ impl<'a, P: Policy> Engine<'a, P> {
         // the index only grows, and a hint never changes a result. Each request's first key is
         // placed once for both hints: `keys[j % LOOKAHEAD]` holds request j's from its index
         // hint, LOOKAHEAD requests before it runs, until it runs.
-        let (layout, block_size) = (self.step.layout, self.step.cfg.block_size);
         let len = requests.len();
         let mut keys = [None::<u64>; LOOKAHEAD];
         let mut warming = false;
@@ -241,11 +240,8 @@ impl<'a, P: Policy> Engine<'a, P> {
             let now = self.cache.worth_warming();
             if now && !warming {
                 // Hints start here: the requests up to LOOKAHEAD ahead get their index hints.
-                for (j, r) in requests.iter().enumerate().take((start + LOOKAHEAD).min(len)).skip(start) {
-                    keys[j % LOOKAHEAD] = access::first_key(layout, block_size, r);
-                    if let Some(k) = keys[j % LOOKAHEAD] {
-                        self.cache.warm(k);
-                    }
+                for j in start..(start + LOOKAHEAD).min(len) {
+                    keys[j % LOOKAHEAD] = self.hint_index(&requests[j]);
                 }
             }
             warming = now;
@@ -260,11 +256,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             for i in start..end {
                 each();
                 if let Some(ahead) = requests.get(i + LOOKAHEAD) {
-                    let key = access::first_key(layout, block_size, ahead);
-                    if let Some(k) = key {
-                        self.cache.warm(k);
-                    }
-                    keys[i % LOOKAHEAD] = key;
+                    keys[i % LOOKAHEAD] = self.hint_index(ahead);
                 }
                 if let Some(key) = keys[(i + LOOKAHEAD_POLICY) % LOOKAHEAD].filter(|_| i + LOOKAHEAD_POLICY < len) {
                     self.cache.warm_policy(key);
@@ -273,6 +265,17 @@ impl<'a, P: Policy> Engine<'a, P> {
             }
             start = end;
         }
+    }
+
+    /// Starts loading the index slot of `r`'s first block; returns that block's key, for the
+    /// hint's second step ([`Cache::warm_policy`]).
+    #[inline]
+    fn hint_index(&self, r: &Request) -> Option<u64> {
+        let key = access::first_key(self.step.layout, self.step.cfg.block_size, r);
+        if let Some(k) = key {
+            self.cache.warm(k);
+        }
+        key
     }
 
     /// Hints that `r` will be simulated soon: starts loading the index slot of its first block.
