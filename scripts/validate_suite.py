@@ -66,17 +66,18 @@ for _ in range(int(sys.argv[2])):
 """
 
 
-def small_cases() -> list[tuple[str, list[str], list[int]]]:
-    """The small cases: (name, command, memory sizes in bytes)."""
-    SMALL_DIR.mkdir(parents=True, exist_ok=True)
-    big, other, rand = SMALL_DIR / "scan.dat", SMALL_DIR / "other.dat", SMALL_DIR / "rand.py"
+def small_cases(work: Path = SMALL_DIR) -> list[tuple[str, list[str], list[int]]]:
+    """The small cases: (name, command, memory sizes in bytes), their inputs made in `work` (kept
+    there between runs of this script; the tests pass a directory of their own)."""
+    work.mkdir(parents=True, exist_ok=True)
+    big, other, rand = work / "scan.dat", work / "other.dat", work / "rand.py"
     for path, mib in ((big, 32), (other, 16)):
         if not path.exists() or path.stat().st_size != mib << 20:
             path.write_bytes(os.urandom(mib << 20))
     rand.write_text(RAND)
-    hint = SMALL_DIR / "hint.py"
+    hint = work / "hint.py"
     hint.write_text(HINT)
-    small = SMALL_DIR / "files"
+    small = work / "files"
     if not small.is_dir() or len(list(small.iterdir())) != 200:
         # Files of one page to 300 KB, as a source tree has: `cat` asks each for 128 KiB.
         small.mkdir(exist_ok=True)
@@ -84,8 +85,8 @@ def small_cases() -> list[tuple[str, list[str], list[int]]]:
         for i in range(200):
             (small / f"f{i:03d}").write_bytes(os.urandom(sizes[(i * 7) % len(sizes)]))
     py = sys.executable
-    rewrite, tmp = SMALL_DIR / "rewrite.dat", SMALL_DIR / "tmp.dat"
-    written = SMALL_DIR / "written.dat"
+    rewrite, tmp = work / "rewrite.dat", work / "tmp.dat"
+    written = work / "written.dat"
     write = f"dd if=/dev/zero of={written} bs=1M count=16 conv=notrunc status=none"
 
     def read(path: Path) -> str:

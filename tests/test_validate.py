@@ -206,7 +206,7 @@ def small(tmp_path_factory):
 
     before = leftover_cgroups()
     out = {}
-    for name, command, mems in small_cases():
+    for name, command, mems in small_cases(tmp_path_factory.mktemp("inputs")):
         # Each run's trace is kept so that a test can compare it again with another rule.
         out[name] = V.validate(command, mems, out_dir=str(tmp_path_factory.mktemp(name)))[0]
     assert set(leftover_cgroups()) <= set(before)

@@ -54,7 +54,7 @@ fn a_hint_reads_no_further_than_the_file_and_skips_what_is_cached() {
 fn linux_6_reads_at_most_its_largest_window_in_2_mib_chunks() {
     // force_page_cache_ra: at most max(io_pages, ra_pages) pages (io_pages left out), read in
     // chunks of 512 pages, each logged as page_cache_ra_unbounded receives it (no lookahead).
-    let dir = std::env::temp_dir().join(format!("bufsim-hints-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hints");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("t.csv");
     std::fs::write(&path, "op,file,offset,size\nH,f,0,0\nR,f,0,4096\nR,f,10240000,4096\n").unwrap();

@@ -12,7 +12,7 @@ use bufsim_trace::{
 };
 
 fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("bufsim-trace-bst-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bst");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name).to_string_lossy().into_owned()
 }

@@ -11,7 +11,7 @@ use bufsim_trace::{
 };
 
 fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bufsim-one-pass-{}-{test}", std::process::id()));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("one-pass-{test}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
