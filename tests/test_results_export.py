@@ -64,3 +64,36 @@ def test_show_selects_and_filters(db):
     assert [line.split()[0] for line in lines[1:] if line.strip()] == ["fifo", "fifo"]
     p = bufsim_cli("results", "show", db, "--columns", "nope")
     assert p.returncode == 2 and "no column nope" in p.stderr
+
+
+def test_exported_runs_make_the_same_report(db, tmp_path):
+    # A CSV or JSON export carries `finished_at` as text; the report once stopped on it with a
+    # traceback.
+    pages = {}
+    for ext in ("csv", "jsonl", "parquet"):
+        out = tmp_path / f"runs.{ext}"
+        assert bufsim_cli("results", "export", db, "-o", out).returncode == 0
+        p = bufsim_cli("report", out, "-o", tmp_path / f"{ext}.html")
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        pages[ext] = (tmp_path / f"{ext}.html").read_text()
+    for page in pages.values():
+        assert "bufsim report: 4 runs" in page and "finished</th><td>20" in page
+
+
+def test_what_is_not_a_results_database_is_refused(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("op,file,offset,size\nR,a,0,4096\n")
+    other = tmp_path / "other.duckdb"
+    with duckdb.connect(str(other)) as con:
+        con.execute("create table t (a int)")
+    # DuckDB opens a CSV file as a database, and a store once made an empty `runs` table in
+    # any database it was given: `show` printed an empty table and exit status 0.
+    for path, says in ((trace, "not a DuckDB database"), (other, "no `runs` table")):
+        p = bufsim_cli("results", "show", path)
+        assert p.returncode == 2 and says in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    with duckdb.connect(str(other), read_only=True) as con:
+        assert con.execute("select table_name from information_schema.tables").fetchall() == [("t",)]
+    # A report of a trace once rendered its rows as runs.
+    p = bufsim_cli("report", trace, "-o", tmp_path / "r.html")
+    assert p.returncode == 2 and "not bufsim runs" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "r.html").exists()

@@ -239,8 +239,14 @@ def _summary(df: "pandas.DataFrame", source: str) -> tuple[list[tuple[str, str]]
             rows.append((label, values(col)))
     if "seconds" in df.columns and df["seconds"].notna().any():
         rows.append(("simulation time", f"{df['seconds'].sum():.1f} s over all runs"))
+    first = None
     if "finished_at" in df.columns and df["finished_at"].notna().any():
-        first, last = (df["finished_at"].min(), df["finished_at"].max())
+        import pandas as pd
+
+        # A database gives timestamps, an exported CSV or JSON file their text.
+        stamps = pd.to_datetime(df["finished_at"], errors="coerce").dropna()
+        first, last = (stamps.min(), stamps.max()) if len(stamps) else (None, None)
+    if first is not None:
         rows.append(("finished", f"{first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S}"))
     traces = []
     if "trace" in df.columns:
@@ -367,6 +373,11 @@ def write(
 
 
 def _page(df: "pandas.DataFrame", source: str | os.PathLike, cdf_policies: Sequence[str]) -> str:
+    if "policy" not in df.columns or not {"hits", "misses", "hit_ratio", "miss_ratio"} & set(df.columns):
+        raise SpecError(
+            f"{os.fspath(source)}: not bufsim runs (it needs a `policy` column and hits, misses or their "
+            "ratio); give a results database or a file `bufsim results export` wrote"
+        )
     if df.empty:
         raise SpecError(f"{os.fspath(source)}: no runs to report (empty, or the filters match nothing)")
     unknown = [p for p in cdf_policies if p not in set(df["policy"])] if "policy" in df.columns else list(cdf_policies)

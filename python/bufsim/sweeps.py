@@ -301,6 +301,30 @@ class SweepSpec:
             )
 
 
+def check_results_db(path: str) -> None:
+    """Raises SpecError unless ``path`` is a DuckDB file holding a ``runs`` table. Looks without
+    writing: opening a store creates the table, which `bufsim results` must not do to a database
+    of other things, and DuckDB opens some other files (a CSV) as databases without complaint."""
+    import duckdb
+
+    with open(path, "rb") as f:
+        magic = f.read(12)[8:]
+    if magic != b"DUCK":
+        raise SpecError(f"{path}: not a DuckDB database; give the file `bufsim sweep -o DB` wrote")
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except duckdb.Error as e:
+        raise SpecError(
+            f"{path}: cannot open the results database (is a sweep still writing to it?): {str(e).splitlines()[0]}"
+        ) from None
+    try:
+        tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    finally:
+        con.close()
+    if "runs" not in tables:
+        raise SpecError(f"{path}: no `runs` table; is this a bufsim results database (`bufsim sweep -o DB`)?")
+
+
 class ResultsStore:
     """The ``runs`` table of a DuckDB file, one committed row per finished run."""
 

@@ -26,6 +26,12 @@ static ALLOC: bufsim_core::huge_pages::HugePageAlloc = bufsim_core::huge_pages::
 
 /// The run's output, or `None` to leave it to Python (an error, a warning to give).
 fn run(args: &RunArgs) -> Option<String> {
+    // Standard input, a pipe or a FIFO can be read only once: whatever this side read would be
+    // gone for the Python side, should it have to take over (an error, a warning to word), so
+    // such an input goes to Python from the start.
+    if !bufsim_core::trace::rewindable(&args.trace) {
+        return None;
+    }
     let (o, opts) = Options::parse_resolved(&serde_json::Value::Object(args.options.clone()).to_string()).ok()?;
     let configs = RunConfig::cross(&args.policies, &args.prefetches, &args.caches);
     let results = run_trace(&args.trace, &configs, &opts).ok()?;

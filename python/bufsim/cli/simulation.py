@@ -104,10 +104,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from bufsim.sweeps import ResultsStore
+    from bufsim.sweeps import ResultsStore, check_results_db
 
     if not os.path.exists(args.db):
         raise FileNotFoundError(f"{args.db}: no such results database; run `bufsim sweep` first")
+    check_results_db(args.db)
     store = ResultsStore(args.db)
     try:
         if args.action == "export":
