@@ -213,7 +213,9 @@ fn opt_boolean(name: &str, v: &Value) -> Result<Option<bool>, SpecError> {
 }
 
 fn uint(name: &str, v: &Value) -> Result<u64, SpecError> {
-    v.as_u64().ok_or_else(|| type_err(name, "zero or more", v))
+    // A whole number past u64 arrives as a float: say it is too large, not that it is negative.
+    let what = if v.as_f64().is_some_and(|f| f >= u64::MAX as f64) { "at most 2^64 - 1" } else { "zero or more" };
+    v.as_u64().ok_or_else(|| type_err(name, what, v))
 }
 
 /// Bytes: an integer is bytes, a string carries its unit (`4KiB`).
@@ -752,6 +754,7 @@ mod tests {
         for (json, want) in [
             (r#"{"colour": 1}"#, "unknown option `colour`"),
             (r#"{"seed": -1}"#, "seed must be zero or more"),
+            (r#"{"seed": 1180591620717411303424}"#, "seed must be at most 2^64 - 1"),
             (r#"{"cluster": "1KiB"}"#, "smaller than one block"),
             (r#"{"block_size": 3}"#, "power of two"),
             (r#"{"block_size": "8blocks"}"#, "must be in bytes"),
