@@ -218,18 +218,10 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         raise FileNotFoundError(f"{path}: no such file; give a results database, Parquet, CSV or JSON file")
     suffix = Path(path).suffix.lower()
     if suffix in (".duckdb", ".db"):
-        import duckdb
+        from bufsim.sweeps import read_only_results
 
+        con = read_only_results(path, table)
         try:
-            con = duckdb.connect(path, read_only=True)
-        except duckdb.Error as e:
-            raise SpecError(
-                f"{path}: cannot open the results database (is a sweep still writing to it?): {str(e).splitlines()[0]}"
-            ) from None
-        try:
-            tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-            if table not in tables:
-                raise SpecError(f"{path}: no `{table}` table; is this a bufsim results database?")
             return con.execute(f'SELECT * FROM "{table}"').df().pipe(_runs_order)
         finally:
             con.close()

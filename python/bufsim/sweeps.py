@@ -301,10 +301,11 @@ class SweepSpec:
             )
 
 
-def check_results_db(path: str) -> None:
-    """Raises SpecError unless ``path`` is a DuckDB file holding a ``runs`` table. Looks without
-    writing: opening a store creates the table, which `bufsim results` must not do to a database
-    of other things, and DuckDB opens some other files (a CSV) as databases without complaint."""
+def read_only_results(path: str, table: str = "runs"):
+    """A read-only DuckDB connection to the results database at ``path``, which must hold
+    ``table``; SpecError otherwise. Read-only because opening a store creates its table, which
+    looking must not do to a database of other things; the magic bytes are checked first because
+    DuckDB opens some other files (a CSV) as databases without complaint."""
     import duckdb
 
     with open(path, "rb") as f:
@@ -317,12 +318,11 @@ def check_results_db(path: str) -> None:
         raise SpecError(
             f"{path}: cannot open the results database (is a sweep still writing to it?): {str(e).splitlines()[0]}"
         ) from None
-    try:
-        tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    finally:
+    tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    if table not in tables:
         con.close()
-    if "runs" not in tables:
-        raise SpecError(f"{path}: no `runs` table; is this a bufsim results database (`bufsim sweep -o DB`)?")
+        raise SpecError(f"{path}: no `{table}` table; is this a bufsim results database (`bufsim sweep -o DB`)?")
+    return con
 
 
 class ResultsStore:

@@ -104,11 +104,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from bufsim.sweeps import ResultsStore, check_results_db
+    from bufsim.sweeps import ResultsStore, read_only_results
 
     if not os.path.exists(args.db):
         raise FileNotFoundError(f"{args.db}: no such results database; run `bufsim sweep` first")
-    check_results_db(args.db)
+    read_only_results(args.db).close()
     store = ResultsStore(args.db)
     try:
         if args.action == "export":
