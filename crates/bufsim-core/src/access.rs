@@ -303,17 +303,6 @@ pub(crate) fn first_key(layout: &Layout, block_size: u64, r: &Request) -> Option
 /// index slot warmed [`LOOKAHEAD`] requests ahead has had time to arrive.
 pub const LOOKAHEAD_POLICY: usize = LOOKAHEAD / 2;
 
-/// The second step of [`warm`]: reads the (now cached) index slot of `r`'s first block and lets
-/// the policy start loading what the access will touch.
-#[inline]
-pub fn warm_policy<P: Policy>(cache: &Cache<P>, layout: &Layout, block_size: u64, r: &Request) {
-    if cache.worth_warming() {
-        if let Some(key) = first_key(layout, block_size, r) {
-            cache.warm_policy(key);
-        }
-    }
-}
-
 /// What both engines keep to turn requests into block accesses.
 pub struct Step<'a> {
     pub cfg: EngineConfig,

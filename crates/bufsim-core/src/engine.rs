@@ -224,8 +224,7 @@ impl<'a, P: Policy> Engine<'a, P> {
     }
 
     /// Simulates requests held in memory, hinting each one [`LOOKAHEAD`] requests before it
-    /// runs ([`Engine::run`] without its ring of requests read ahead); `each` is called once
-    /// per request taken (progress).
+    /// runs; `each` is called once per request taken (progress).
     pub fn run_slice(&mut self, requests: &[Request], mut each: impl FnMut()) {
         // Whether hints can help is asked once every HINT_CHECK requests, not twice a request:
         // the index only grows, and a hint never changes a result. Each request's first key is
@@ -276,42 +275,6 @@ impl<'a, P: Policy> Engine<'a, P> {
             self.cache.warm(k);
         }
         key
-    }
-
-    /// Hints that `r` will be simulated soon: starts loading the index slot of its first block.
-    #[inline]
-    pub fn prefetch_hint(&self, r: &Request) {
-        access::warm(&self.cache, self.step.layout, self.step.cfg.block_size, r);
-    }
-
-    /// Simulates a stream of requests, hinting each one [`LOOKAHEAD`] requests before it runs.
-    pub fn run<E>(&mut self, mut next: impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
-        let mut ring = [None::<Request>; LOOKAHEAD];
-        let mut pending = 0usize;
-        let mut ended = false;
-        let mut i = 0;
-        loop {
-            let incoming = if ended { None } else { next()? };
-            match &incoming {
-                Some(r) => {
-                    self.prefetch_hint(r);
-                    pending += 1;
-                }
-                None => ended = true,
-            }
-            // The request that runs LOOKAHEAD_POLICY requests from now.
-            if let Some(r) = &ring[(i + LOOKAHEAD - LOOKAHEAD_POLICY) % LOOKAHEAD] {
-                access::warm_policy(&self.cache, self.step.layout, self.step.cfg.block_size, r);
-            }
-            if let Some(r) = std::mem::replace(&mut ring[i], incoming) {
-                self.request(&r);
-                pending -= 1;
-            }
-            if ended && pending == 0 {
-                return Ok(());
-            }
-            i = (i + 1) % LOOKAHEAD;
-        }
     }
 
     pub fn finish(self) -> (Stats, Cache<P>) {
