@@ -88,7 +88,7 @@ def test_what_is_not_a_results_database_is_refused(tmp_path):
         con.execute("create table t (a int)")
     # DuckDB opens a CSV file as a database, and a store once made an empty `runs` table in
     # any database it was given: `show` printed an empty table and exit status 0.
-    for path, says in ((trace, "not a DuckDB database"), (other, "no `runs` table")):
+    for path, says in ((trace, "not a valid DuckDB database"), (other, "no `runs` table")):
         p = bufsim_cli("results", "show", path)
         assert p.returncode == 2 and says in p.stderr and p.stderr.count("\n") == 1, p.stderr
     with duckdb.connect(str(other), read_only=True) as con:

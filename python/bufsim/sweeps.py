@@ -311,13 +311,11 @@ def read_only_results(path: str, table: str = "runs"):
     with open(path, "rb") as f:
         magic = f.read(12)[8:]
     if magic != b"DUCK":
-        raise SpecError(f"{path}: not a DuckDB database; give the file `bufsim sweep -o DB` wrote")
-    try:
-        con = duckdb.connect(path, read_only=True)
-    except duckdb.Error as e:
         raise SpecError(
-            f"{path}: cannot open the results database (is a sweep still writing to it?): {str(e).splitlines()[0]}"
-        ) from None
+            f"results database: {path} is not a valid DuckDB database file; give the file `bufsim sweep -o DB` wrote"
+        )
+    # A database another process holds raises duckdb's error, which bufsim.errors words.
+    con = duckdb.connect(path, read_only=True)
     tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     if table not in tables:
         con.close()
