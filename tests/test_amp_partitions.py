@@ -134,14 +134,15 @@ def test_one_shot_partition_learns_from_its_misses(multi, gcc):
     call sites each read a table once, and each reads what the other read. The detector calls both
     one-shot, and §3.3's rule (`one-shot=first`) frees their blocks first and misses 7,041 of them
     again (AMP 67% above ARC). The adaptive rule keeps both contexts out of the one-shot partition
-    at the first such miss and moves their blocks to the default partition: within 3% of ARC, on
-    every seed. On the build (gcc at a quarter) a dissolved MRU partition's blocks no longer go to
-    the one-shot partition, which freed 334 blocks that came back: AMP falls below ARC."""
+    at the first such miss and moves their blocks to the default partition, where ARC takes its
+    next victims: below ARC on every seed (at ARC's MRU end, as if just used, they were 3.0% above).
+    On the build (gcc at a quarter) a dissolved MRU partition's blocks no longer go to the one-shot
+    partition, which freed 334 blocks that came back: AMP falls below ARC."""
     for seed in (1, 2, 3):
         df = bufsim.sweep(multi, ["amp", "amp(one-shot=first)", "arc"], [7020], seed=seed)
         by = {r.policy: r for r in df.itertuples()}
         arc = by["arc"].misses
-        assert by["amp"].misses <= 1.03 * arc, (seed, by["amp"].misses, arc)
+        assert by["amp"].misses < arc, (seed, by["amp"].misses, arc)
         assert by["amp(one-shot=first)"].misses > 1.5 * arc, (seed, by["amp(one-shot=first)"].misses, arc)
     adaptive = bufsim.simulate(multi, "amp", 7020, seed=1).policy_metrics
     first = bufsim.simulate(multi, "amp(one-shot=first)", 7020, seed=1).policy_metrics
@@ -150,3 +151,17 @@ def test_one_shot_partition_learns_from_its_misses(multi, gcc):
     build = {p: bufsim.simulate(gcc, p, 553, seed=1) for p in ("amp", "amp(one-shot=first)", "arc")}
     assert build["amp"].misses < build["arc"].misses < build["amp(one-shot=first)"].misses
     assert build["amp(one-shot=first)"].policy_metrics["collected_regrets"] > 300
+
+
+def test_blocks_moved_without_an_access_do_not_crowd_out_blocks_in_use(tmp_path):
+    """TPC-H on SQLite at three quarters of its footprint, where LRU misses nothing but cold
+    misses: the vetoed contexts' blocks moved to the default partition at ARC's MRU end pushed out
+    blocks in use (AMP 5.8% above ARC); at its LRU end AMP is within 2% of ARC on every seed."""
+    tpch = tmp_path / "tpch.csv"
+    tpch.write_bytes(gzip.decompress((ROOT / "traces" / "tpch.csv.gz").read_bytes()))
+    for seed in (1, 2, 3):
+        df = bufsim.sweep(tpch, ["amp", "arc"], [5770], seed=seed)
+        by = {r.policy: r for r in df.itertuples()}
+        assert by["amp"].misses <= 1.02 * by["arc"].misses, (seed, by["amp"].misses, by["arc"].misses)
+    moved = bufsim.simulate(tpch, "amp", 5770, seed=1).policy_metrics
+    assert moved["one_shot_vetoes"] > 0 and moved["rescued"] > 500, moved

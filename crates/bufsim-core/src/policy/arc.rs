@@ -124,6 +124,25 @@ impl Arc {
         }
     }
 
+    /// Puts a new block in T1, or in T2 after a demand ghost hit (Fig. 4 cases II-IV): at the
+    /// MRU end, or at the LRU end for a block moved in without an access (`cold`).
+    #[inline(always)]
+    fn place(&mut self, frame: Frame, a: &Access, origin: Origin, cold: bool) {
+        let f = frame as usize;
+        let in_t2 = origin == Origin::Demand && self.pending.ghost_hit != Ghost::None;
+        let list = if in_t2 { &mut self.t2 } else { &mut self.t1 };
+        if cold {
+            self.links.push_back(list, frame);
+        } else {
+            self.links.push_front(list, frame);
+        }
+        let deferred = if origin == Origin::Prefetch { self.pending.deferred } else { Ghost::None };
+        self.per_frame[f] = ArcFrame { in_t2, deferred };
+        self.keys[f] = a.key;
+        self.pending = NO_PENDING;
+        self.warm_next_miss();
+    }
+
     /// ARC Fig. 4 cases II and III: adapt p on a ghost hit in `which`.
     fn adapt(&mut self, which: Ghost) {
         let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
@@ -334,18 +353,11 @@ impl Policy for Arc {
 
     #[inline(always)]
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
-        let f = frame as usize;
-        let in_t2 = origin == Origin::Demand && self.pending.ghost_hit != Ghost::None;
-        if in_t2 {
-            self.links.push_front(&mut self.t2, frame);
-        } else {
-            self.links.push_front(&mut self.t1, frame);
-        }
-        let deferred = if origin == Origin::Prefetch { self.pending.deferred } else { Ghost::None };
-        self.per_frame[f] = ArcFrame { in_t2, deferred };
-        self.keys[f] = a.key;
-        self.pending = NO_PENDING;
-        self.warm_next_miss();
+        self.place(frame, a, origin, false);
+    }
+
+    fn insert_cold(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        self.place(frame, a, origin, true);
     }
 
     #[inline(always)]
@@ -503,6 +515,21 @@ mod tests {
     fn lists(s: &Steps<Arc>) -> (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, f64) {
         let d = s.policy().dump();
         (d.t1, d.t2, d.b1, d.b2, d.p)
+    }
+
+    #[test]
+    fn a_block_moved_in_without_an_access_is_the_next_victim() {
+        // AMP's rescued blocks: T1's LRU end, not its MRU end.
+        let mut arc = Arc::new(4, false);
+        let at = |key: u64| Access { key, block: key, ..Access::default() };
+        for (frame, key) in [(0, 1), (1, 2)] {
+            arc.prepare_insert(&at(key), Origin::Demand);
+            arc.insert(frame, &at(key), Origin::Demand);
+        }
+        arc.prepare_insert(&at(3), Origin::Demand);
+        arc.insert_cold(2, &at(3), Origin::Demand);
+        assert_eq!(arc.dump().t1, vec![2, 1, 3]);
+        assert_eq!(arc.victim(&Pins::none(), &at(4)), Some(2));
     }
 
     #[test]

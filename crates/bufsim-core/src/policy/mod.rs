@@ -224,6 +224,15 @@ pub trait Policy {
     /// The block `a.key` now sits in the free frame `frame`.
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin);
 
+    /// The block `a.key` now sits in the free frame `frame`, not accessed now: a partitioned
+    /// manager moves in a block it held elsewhere (AMP's rescued one-shot blocks). It goes where
+    /// the policy looks for its next victim, as the least recently used block would, so that it
+    /// claims no recency it does not have; a policy without such a place inserts it as `insert`
+    /// does. Called after `prepare_insert`, like `insert`.
+    fn insert_cold(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        self.insert(frame, a, origin)
+    }
+
     /// A demand access to a resident block that has been demanded before.
     fn hit(&mut self, frame: Frame, a: &Access);
 

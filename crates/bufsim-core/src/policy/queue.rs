@@ -66,6 +66,14 @@ impl<R: QueueRule> Policy for QueuePolicy<R> {
     fn insert(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
         self.links.push_front(&mut self.queue, frame);
     }
+    fn insert_cold(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
+        // The end the victim is taken from.
+        if R::EVICT_NEWEST {
+            self.links.push_front(&mut self.queue, frame);
+        } else {
+            self.links.push_back(&mut self.queue, frame);
+        }
+    }
     #[inline(always)]
     fn hit(&mut self, frame: Frame, _a: &Access) {
         if R::MOVE_ON_HIT {

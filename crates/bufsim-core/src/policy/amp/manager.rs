@@ -343,8 +343,9 @@ impl<D: Detector, P: Policy> Manager<D, P> {
     }
 
     /// Moves a resident block to partition `to` (§3.2: blocks "are simply moved among the
-    /// partitions and the partition sizes adjusted accordingly").
-    fn transfer(&mut self, frame: Frame, from: usize, to: usize, a: &Access) {
+    /// partitions and the partition sizes adjusted accordingly"); `cold`: the block was not
+    /// accessed now, and enters the default partition where its policy looks for a victim.
+    fn transfer(&mut self, frame: Frame, from: usize, to: usize, a: &Access, cold: bool) {
         self.unlink(frame, from);
         self.map.release(frame);
         self.map.assign(frame, to);
@@ -353,7 +354,11 @@ impl<D: Detector, P: Policy> Manager<D, P> {
                 g.take(a.key);
             }
             self.default.prepare_insert(a, Origin::Demand);
-            self.default.insert(frame, a, Origin::Demand);
+            if cold {
+                self.default.insert_cold(frame, a, Origin::Demand);
+            } else {
+                self.default.insert(frame, a, Origin::Demand);
+            }
         } else {
             self.shot_ctx[frame as usize] = a.ctx;
             self.link_front(to, frame);
@@ -622,14 +627,16 @@ impl<D: Detector, P: Policy> Manager<D, P> {
     }
 
     /// Moves `frame` from partition `from` to the default partition without an access to it:
-    /// the default policy sees it arrive as if `ctx` touched it at `now` (policies order by
-    /// time and expect it not to go back).
+    /// the default policy sees it arrive from `ctx` at `now` (policies order by time and expect
+    /// it not to go back), at the end it takes victims from ([`Policy::insert_cold`]). At the
+    /// front, as if just used, the moved blocks pushed out blocks in use: TPC-H on SQLite at
+    /// three quarters of its footprint missed 9,392 times against 9,017 at the back, ARC 8,881.
     fn move_unaccessed(&mut self, frame: Frame, from: usize, ctx: u64, now: u64) {
         let key = self.keys[frame as usize];
         let device = self.device[frame as usize];
         let block = crate::layout::key_block(device, key);
         let b = Access { key, device, block, time: now, ctx, ..Access::default() };
-        self.transfer(frame, from, DEFAULT, &b);
+        self.transfer(frame, from, DEFAULT, &b, true);
     }
 
     /// The timeline of partition sizes so far.
@@ -689,7 +696,7 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         let t = self.target_of(a.ctx);
         if p != t {
             self.stats.moves += 1;
-            self.transfer(frame, p, t, a);
+            self.transfer(frame, p, t, a, false);
         } else if p == DEFAULT {
             self.default.hit(frame, a);
         } else {
@@ -703,7 +710,7 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         let t = self.target_of(a.ctx);
         if p != t {
             self.stats.moves += 1;
-            self.transfer(frame, p, t, a);
+            self.transfer(frame, p, t, a, false);
         } else if p == DEFAULT {
             self.default.first_demand(frame, a);
         } else {
