@@ -46,10 +46,10 @@ macro_rules! forward_policy {
         fn insert(&mut self, f: $crate::policy::Frame, a: &$crate::policy::Access, o: $crate::policy::Origin) {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.insert(f, a, o))
         }
-        #[inline]
         fn insert_cold(&mut self, f: $crate::policy::Frame, a: &$crate::policy::Access, o: $crate::policy::Origin) {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.insert_cold(f, a, o))
         }
+        #[inline]
         fn hit(&mut self, f: $crate::policy::Frame, a: &$crate::policy::Access) {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.hit(f, a))
         }
