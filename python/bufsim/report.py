@@ -239,15 +239,13 @@ def _summary(df: "pandas.DataFrame", source: str) -> tuple[list[tuple[str, str]]
             rows.append((label, values(col)))
     if "seconds" in df.columns and df["seconds"].notna().any():
         rows.append(("simulation time", f"{df['seconds'].sum():.1f} s over all runs"))
-    first = None
-    if "finished_at" in df.columns and df["finished_at"].notna().any():
+    if "finished_at" in df.columns:
         import pandas as pd
 
         # A database gives timestamps, an exported CSV or JSON file their text.
         stamps = pd.to_datetime(df["finished_at"], errors="coerce").dropna()
-        first, last = (stamps.min(), stamps.max()) if len(stamps) else (None, None)
-    if first is not None:
-        rows.append(("finished", f"{first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S}"))
+        if len(stamps):
+            rows.append(("finished", f"{stamps.min():%Y-%m-%d %H:%M:%S} to {stamps.max():%Y-%m-%d %H:%M:%S}"))
     traces = []
     if "trace" in df.columns:
         for t, g in df.groupby("trace", sort=True):
