@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import signal
 import tempfile
@@ -649,6 +650,12 @@ def validate(
         raise ValidateError("give the command to run after --, e.g. bufsim validate --memory 64MiB -- cat big.file")
     if not memories:
         raise ValidateError("give at least one --memory SIZE (the cgroup's limit, e.g. --memory 64MiB)")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise ValidateError(f"--timeout {timeout} is not a time to wait; give a positive number of seconds")
+    # The model's specs are checked before anything runs: found after the command, a typo costs its run.
+    from bufsim.options import Options
+
+    Options().resolved([policy], [f"{max(1, min(memories) // PAGE)}blocks"], [prefetch or "none"])
     kind = check_environment()
 
     def interrupted(signum, frame):

@@ -6,13 +6,23 @@ import argparse
 
 from bufsim.errors import u64
 import json
+import sys
 
 from bufsim import _core
+from bufsim.cli.options import number_or_text
 
 
 def _seed(args: argparse.Namespace) -> dict:
     """The seed if given: the analyses default to the run options' seed."""
     return {} if args.seed is None else {"seed": args.seed}
+
+
+def _warn_if_empty(trace: str, count: int) -> None:
+    """The warning `bufsim run` gives for a trace without requests, so zeros are not taken for a result."""
+    if count == 0:
+        from bufsim.cli.simulation import EMPTY_TRACE
+
+        print(f"bufsim: warning: {trace}: {EMPTY_TRACE}", file=sys.stderr)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -32,6 +42,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         progress=args.progress,
         **_seed(args),
     )
+    _warn_if_empty(args.trace, a.requests["total"])
     print(json.dumps(a.to_dict()) if args.json else format_analysis(a))
     return 0
 
@@ -58,6 +69,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             **_seed(args),
         )
+        _warn_if_empty(args.trace, m["accesses"])
         print(json.dumps(m) if args.json else format_miniature(m))
         return 0
     if args.sample is not None:
@@ -77,6 +89,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
         progress=args.progress,
         **_seed(args),
     )
+    _warn_if_empty(args.trace, r["accesses"])
     print(json.dumps(r) if args.json else format_mrc(r))
     return 0
 
@@ -90,7 +103,13 @@ def add_commands(sub) -> None:
             metavar="F",
             help=f"trace format: auto (detect from content) or one of {', '.join(_core.FORMATS)} (default: auto)",
         )
-        p.add_argument("--block-size", default="4KiB", metavar="SIZE", help="cache block size (default: 4KiB)")
+        p.add_argument(
+            "--block-size",
+            default="4KiB",
+            type=number_or_text,
+            metavar="SIZE",
+            help="cache block size in bytes or with a unit, as `bufsim run --block-size` (default: 4KiB)",
+        )
         p.add_argument("--reads-only", action="store_true", help="drop write requests, as `bufsim run --reads-only`")
         p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 

@@ -40,7 +40,7 @@ EXTRA_HELP = {
 }
 
 
-def _number_or_text(text: str) -> int | str:
+def number_or_text(text: str) -> int | str:
     """Integer options that also take units (block sizes): digits are a number."""
     return int(text) if text.strip().isdigit() else text
 
@@ -73,7 +73,7 @@ def add_options(
         elif f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:
-            kind = u64 if f.sql == "UBIGINT" else _number_or_text if f.sql == "BIGINT" else str
+            kind = u64 if f.sql == "UBIGINT" else number_or_text if f.sql == "BIGINT" else str
             g.add_argument(
                 *names,
                 dest=f.name,
@@ -110,7 +110,6 @@ def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) 
     g.add_argument(
         "--first-level-cache",
         metavar="SIZE",
-        default=default["cache"],
         help=f"first-level cache size of every client (default: {default['cache']}; 0 passes everything)",
     )
     g.add_argument(
@@ -138,16 +137,23 @@ def first_level_of(args: argparse.Namespace):
     from bufsim.hierarchy import FirstLevel
 
     if not args.first_level:
-        if args.first_level_clients or args.first_level_write_back or args.first_level_client != "all":
+        given = (
+            args.first_level_clients
+            or args.first_level_write_back
+            or args.first_level_client != "all"
+            or args.first_level_cache is not None
+        )
+        if given:
             raise SpecError(
-                "--first-level-client, --first-level-clients and --first-level-write-back describe a "
-                "first level: give --first-level SPEC too"
+                "--first-level-cache, --first-level-client, --first-level-clients and --first-level-write-back "
+                "describe a first level: give --first-level SPEC too"
             )
         return None
     clients = dict(FirstLevel.parse_client(c) for c in args.first_level_clients)
+    cache = FirstLevel.DEFAULTS["cache"] if args.first_level_cache is None else args.first_level_cache
     return FirstLevel(
         args.first_level,
-        args.first_level_cache,
+        cache,
         client=args.first_level_client,
         write_back=args.first_level_write_back,
         clients=clients,

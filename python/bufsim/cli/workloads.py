@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+
+from bufsim._core import SpecError
 
 from bufsim.workloads import DEFAULT_DIR, format_table, load_manifest
 
 
 def cmd_workloads(args) -> int:
+    if args.dir is not None and not os.path.isdir(args.dir):
+        # Listed from a directory that is not there, every workload would look "not recorded".
+        what = "is not a directory" if os.path.exists(args.dir) else "no such directory"
+        raise SpecError(f"{args.dir}: {what}; give --dir the directory `make workloads` recorded into")
     entries = load_manifest(args.dir)
     if args.json:
         print(json.dumps(entries, indent=1))

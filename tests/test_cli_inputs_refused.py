@@ -1,0 +1,57 @@
+"""Arguments of `analyze`, `mrc`, `validate`, `workloads`, `timeline` and the first-level options:
+what a user can mistype is refused on one line (exit status 2) before any work starts, and what
+the other commands accept is accepted here too."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import block_trace, bufsim_cli, write_csv
+from test_cli import check_error
+
+
+@pytest.mark.parametrize("command", ["analyze", "mrc"])
+def test_a_block_size_in_bytes_is_taken_as_run_takes_it(tmp_path, command):
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    plain = bufsim_cli(command, trace, "--block-size", "4096", "--json")
+    unit = bufsim_cli(command, trace, "--block-size", "4KiB", "--json")
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == unit.stdout
+
+
+@pytest.mark.parametrize("command", [["analyze"], ["mrc"], ["mrc", "--policy", "arc", "--sample", "0.5"]])
+def test_a_header_only_trace_is_called_empty(tmp_path, command):
+    p = bufsim_cli(command[0], write_csv(tmp_path / "h.csv", []), *command[1:])
+    assert p.returncode == 0, p.stderr
+    assert "h.csv: the trace holds no requests" in p.stderr
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--timeout", "-1"], "--timeout -1.0 is not a time to wait"),
+        (["--timeout", "0"], "--timeout 0.0 is not a time to wait"),
+        (["--timeout", "nan"], "--timeout nan is not a time to wait"),
+        (["--policy", "nosuch"], "unknown policy `nosuch`"),
+        (["--prefetch", "linux-6(x=1)"], "has no parameter `x`"),
+    ],
+)
+def test_validate_refuses_bad_arguments_before_running_anything(tmp_path, args, fragment):
+    marker = tmp_path / "ran"
+    p = bufsim_cli("validate", "--memory", "64MiB", *args, "--", "touch", marker)
+    check_error(p, fragment)
+    assert not marker.exists(), "the command ran although an argument was bad"
+
+
+def test_workloads_from_a_directory_that_is_not_there(tmp_path):
+    check_error(bufsim_cli("workloads", "--dir", tmp_path / "none"), "none: no such directory", "--dir")
+    f = write_csv(tmp_path / "f.csv", [])
+    check_error(bufsim_cli("workloads", "--dir", f), "f.csv: is not a directory")
+
+
+def test_a_first_level_size_without_a_first_level_is_refused(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 1])
+    p = bufsim_cli("run", trace, "-c", "10blocks", "--first-level-cache", "4blocks")
+    check_error(p, "--first-level-cache", "give --first-level SPEC too")
+    # With a first level, its default size still applies when none is given.
+    ok = bufsim_cli("run", trace, "-c", "10blocks", "--first-level", "lru", "--json")
+    assert ok.returncode == 0, ok.stderr
