@@ -436,7 +436,53 @@ impl<'a> Args<'a> {
 
     /// [`Args::share`] in blocks of a cache, rounded to the nearest.
     pub fn blocks(&self, name: &str, env: &BuildEnv) -> Result<u64, SpecError> {
-        self.share(name).map(|r| r.blocks(env.capacity as u64, env.block_size))
+        let relative = self.share(name)?;
+        let blocks = relative.blocks(env.capacity as u64, env.block_size);
+        self.check_absolute_share(name, relative, blocks, env)?;
+        Ok(blocks)
+    }
+
+    /// Holds an absolute amount the user gave (a block count or a size, `blocks` of them) to
+    /// the share of the cache parameter `name` declares ([`Range::Share`]), as the registry
+    /// holds a share: policies size their state by such amounts.
+    pub fn check_absolute_share(
+        &self,
+        name: &str,
+        given: Relative,
+        blocks: u64,
+        env: &BuildEnv,
+    ) -> Result<(), SpecError> {
+        let (Relative::Absolute(_), Some(Range::Share(lo, hi))) = (given, self.range(name)) else {
+            return Ok(());
+        };
+        if !self.is_given(name) {
+            return Ok(());
+        }
+        let capacity = env.capacity as f64;
+        let (least, most) = (lo * capacity, hi * capacity);
+        if blocks as f64 > most {
+            return Err(self.invalid(
+                name,
+                &format!(
+                    "{blocks} blocks is too many: it takes {} and this cache holds {} blocks; give at most {} blocks, or a share",
+                    Range::Share(lo, hi),
+                    env.capacity,
+                    most.floor() as u64
+                ),
+            ));
+        }
+        if (blocks as f64) < least {
+            return Err(self.invalid(
+                name,
+                &format!(
+                    "{blocks} blocks is too few: it takes {} and this cache holds {} blocks; give at least {} blocks, or a share",
+                    Range::Share(lo, hi),
+                    env.capacity,
+                    least.ceil() as u64
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// A time such as `6.5ms`, `500us`, `2s`, `0`, in nanoseconds (fractional allowed).

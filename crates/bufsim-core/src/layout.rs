@@ -44,14 +44,16 @@ impl FileExtents {
     /// show that data exists (the kernel reads a hint's range no further than the file's end).
     #[inline]
     pub fn push(&mut self, r: &Request, block_size: u64) {
-        if !r.op.is_access() {
-            return;
-        }
-        let (first, n) = r.block_range(block_size);
+        // Every file the trace names gets its entry, even one only hinted or dropped: the
+        // layout places it (at no room) all the same.
         let f = r.file as usize;
         if self.blocks.len() <= f {
             self.blocks.resize(f + 1, 0);
         }
+        if !r.op.is_access() {
+            return;
+        }
+        let (first, n) = r.block_range(block_size);
         self.blocks[f] = self.blocks[f].max(first.saturating_add(n));
     }
 

@@ -34,6 +34,7 @@ pub mod row;
 pub mod run;
 pub mod sample_set;
 pub mod timed;
+pub mod zeroed;
 
 pub use bufsim_config as config;
 pub use bufsim_config::{rng, spec};

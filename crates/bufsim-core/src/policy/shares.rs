@@ -13,7 +13,10 @@ pub(crate) fn parse_share(args: &Args, _policy: &str, name: &str) -> Result<Rela
 
 /// Blocks for parameter `name` of `policy`, a share of the cache rounded down ([`parse_share`]).
 pub(crate) fn blocks_floor(args: &Args, policy: &str, name: &str, env: &BuildEnv) -> Result<usize, SpecError> {
-    Ok(floor(parse_share(args, policy, name)?, env))
+    let r = parse_share(args, policy, name)?;
+    let n = floor(r, env);
+    args.check_absolute_share(name, r, n as u64, env)?;
+    Ok(n)
 }
 
 fn floor(r: Relative, env: &BuildEnv) -> usize {

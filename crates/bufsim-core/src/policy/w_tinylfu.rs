@@ -16,6 +16,7 @@ use crate::frames::FrameVec;
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
 use crate::spec::{Relative, SpecError};
+use crate::zeroed::zeroed;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Segment {
@@ -50,22 +51,23 @@ fn mix(mut z: u64) -> u64 {
 }
 
 impl Sketch {
-    /// A sketch for a cache of `capacity` blocks, reset every `sample` additions.
-    pub fn new(capacity: usize, sample: u64, doorkeeper: bool) -> Self {
+    /// A sketch for a cache of `capacity` blocks, reset every `sample` additions; an error when
+    /// the machine cannot hold its tables.
+    pub fn new(capacity: usize, sample: u64, doorkeeper: bool) -> Result<Self, SpecError> {
         let width = (capacity.max(256) as u64).next_power_of_two();
         // About 8 bits per block the doorkeeper sees between resets, which is at most W, and no
         // more than 16 x the cache's worth (a huge W must not allocate a huge filter).
         let seen = sample.clamp(64, 16 * capacity.max(4) as u64);
         let door_bits = if doorkeeper { (seen * 8).next_power_of_two() } else { 0 };
-        Sketch {
-            table: vec![0; (4 * width / 16) as usize],
+        Ok(Sketch {
+            table: zeroed((4 * width / 16) as usize, "policy `w-tinylfu`: the frequency sketch")?,
             width,
-            door: vec![0; (door_bits / 64) as usize],
+            door: zeroed((door_bits / 64) as usize, "policy `w-tinylfu`: the doorkeeper")?,
             door_mask: door_bits.wrapping_sub(1),
             size: 0,
             sample: sample.max(1),
             resets: 0,
-        }
+        })
     }
 
     #[inline]
@@ -143,11 +145,11 @@ pub struct Cbf {
 }
 
 impl Cbf {
-    pub fn new(entries: usize) -> Self {
+    pub fn new(entries: usize) -> Result<Self, SpecError> {
         let per_entry = -(0.001f64.ln()) / (2f64.ln() * 2f64.ln());
         let hashes = (2f64.ln() * per_entry).ceil() as u32;
         let n = ((per_entry * entries as f64).ceil() as usize).max(2 * hashes as usize);
-        Cbf { counters: vec![0; n], hashes }
+        Ok(Cbf { counters: zeroed(n, "policy `w-tinylfu`: the counting Bloom filter")?, hashes })
     }
 
     #[inline]
@@ -251,7 +253,13 @@ pub struct WTinyLfu {
 }
 
 impl WTinyLfu {
-    pub fn new(capacity: usize, window: f64, protected_share: f64, doorkeeper: bool, adaptive: bool) -> Self {
+    pub fn new(
+        capacity: usize,
+        window: f64,
+        protected_share: f64,
+        doorkeeper: bool,
+        adaptive: bool,
+    ) -> Result<Self, SpecError> {
         Self::with_sample(capacity, window, protected_share, doorkeeper, adaptive, 10)
     }
 
@@ -262,7 +270,7 @@ impl WTinyLfu {
         doorkeeper: bool,
         adaptive: bool,
         sample: u64,
-    ) -> Self {
+    ) -> Result<Self, SpecError> {
         let mut p = WTinyLfu {
             capacity,
             links: Links::with_nodes(capacity),
@@ -275,9 +283,9 @@ impl WTinyLfu {
             window_max: 0,
             protected_max: 0,
             protected_share,
-            sketch: Sketch::new(capacity, sample.saturating_mul(capacity as u64), doorkeeper),
+            sketch: Sketch::new(capacity, sample.saturating_mul(capacity as u64), doorkeeper)?,
             rules: Rules::Paper,
-            cbf: Cbf::new(0),
+            cbf: Cbf::new(0)?,
             main_hits: 0,
             decay_period: 0,
             climber: adaptive.then(|| Climber::new(capacity)),
@@ -285,16 +293,16 @@ impl WTinyLfu {
             rejected: 0,
         };
         p.resize(0.0);
-        p
+        Ok(p)
     }
 
     /// libCacheSim's counting rules and filter (`variant=libcachesim`).
-    pub fn libcachesim_rules(mut self) -> Self {
+    pub fn libcachesim_rules(mut self) -> Result<Self, SpecError> {
         let main = self.capacity - self.window_max.min(self.capacity);
         self.rules = Rules::LibCacheSim;
-        self.cbf = Cbf::new(main);
+        self.cbf = Cbf::new(main)?;
         self.decay_period = 32 * main as u64;
-        self
+        Ok(self)
     }
 
     #[inline]
@@ -563,11 +571,11 @@ impl PolicyDef for WTinyLfu {
             args.bool("doorkeeper")?,
             args.bool("adaptive")?,
             sample,
-        );
-        Ok(match args.choice("variant", &["paper", "libcachesim"])? {
+        )?;
+        match args.choice("variant", &["paper", "libcachesim"])? {
             "libcachesim" => p.libcachesim_rules(),
-            _ => p,
-        })
+            _ => Ok(p),
+        }
     }
 }
 
@@ -578,7 +586,7 @@ mod tests {
 
     fn small(cap: usize) -> Steps<WTinyLfu> {
         // Window 1 block, main 3 (protected share 2 of 3), no doorkeeper, no climbing.
-        Steps::new(WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false), cap)
+        Steps::new(WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false).unwrap(), cap)
     }
 
     #[test]
@@ -612,7 +620,7 @@ mod tests {
 
     #[test]
     fn sketch_counts_saturate_halve_and_pass_the_doorkeeper() {
-        let mut k = Sketch::new(64, 1000, true);
+        let mut k = Sketch::new(64, 1000, true).unwrap();
         k.add(7);
         // The first sighting only sets the doorkeeper.
         assert_eq!(k.estimate(7), 1);
@@ -621,7 +629,7 @@ mod tests {
         }
         // 4-bit counters stop at 15, plus the doorkeeper's one.
         assert_eq!(k.estimate(7), 16);
-        let mut k = Sketch::new(64, 20, false);
+        let mut k = Sketch::new(64, 20, false).unwrap();
         for _ in 0..12 {
             k.add(9);
         }
@@ -645,7 +653,7 @@ mod tests {
 
     #[test]
     fn the_climber_moves_the_window_and_keeps_the_invariants() {
-        let mut s = Steps::new(WTinyLfu::new(50, 0.01, 0.8, true, true), 50);
+        let mut s = Steps::new(WTinyLfu::new(50, 0.01, 0.8, true, true).unwrap(), 50);
         let start = s.policy().window_max();
         for i in 0..5000u64 {
             // A loop over 40 blocks with a scan of new blocks every 7th access.

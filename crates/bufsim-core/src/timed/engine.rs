@@ -170,6 +170,9 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
 
     /// Runs the whole trace: every stream to its end, then every I/O still in flight.
     pub fn run<E>(&mut self, mut source: impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+        if self.state.is_empty() {
+            self.streams.end_without_streams(&mut source)?;
+        }
         for s in 0..self.state.len() {
             let start = self.starts[s];
             self.schedule_next(s, start, &mut source)?;

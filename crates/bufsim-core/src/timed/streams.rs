@@ -209,6 +209,14 @@ impl Streams {
         }
     }
 
+    /// Reads the trace to its end when there is no stream to ask for it (a trace with no
+    /// request: every stream comes from a request).
+    pub fn end_without_streams<E>(&mut self, source: &mut impl FnMut() -> Result<Option<Request>, E>) -> Result<(), E> {
+        debug_assert!(self.streams.is_empty());
+        while self.read_one(source, &mut |_| {})? {}
+        Ok(())
+    }
+
     /// Whether every request read has been handed out and the trace is at its end.
     pub fn drained(&self) -> bool {
         self.exhausted && self.streams.iter().all(|s| s.queue.is_empty())
