@@ -77,13 +77,64 @@ _SCHEDULER = re.compile(
 
 
 def check_scheduler(address: str) -> str:
-    """Refuses a Dask scheduler address without a host and a port before connecting to it."""
+    """Refuses a Dask scheduler address without a host and a port (from 1 to 65535) before
+    connecting to it."""
     if not _SCHEDULER.match(address):
         raise SpecError(
             f"--dask {address!r} is not a Dask scheduler address; "
             "give tcp://HOST:PORT (the address `dask scheduler` prints, e.g. tcp://127.0.0.1:8786)"
         )
+    port = scheduler_port(address)
+    if port is not None and not 0 < port < 1 << 16:
+        raise SpecError(
+            f"--dask {address!r}: port {port} is out of range; give the port `dask scheduler` prints "
+            "(1 to 65535, e.g. tcp://127.0.0.1:8786)"
+        )
     return address
+
+
+def scheduler_port(address: str) -> int | None:
+    """The port of a scheduler address :func:`check_scheduler` accepts (``None`` for inproc://)."""
+    if address.startswith("inproc://"):
+        return None
+    return int(address.rsplit(":", 1)[1])
+
+
+def check_output(path: Any, option: str) -> str:
+    """Refuses, before any work, an output path no file can be written to: a directory, or a
+    name in a directory that does not exist. Returns the path as text."""
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        raise SpecError(f"{text}: is a directory; give a file name for {option}")
+    parent = os.path.dirname(text) or "."
+    if not os.path.isdir(parent):
+        raise SpecError(f"{parent}: no such directory for {option}; create it first or give another path")
+    return text
+
+
+# What DuckDB says of a database another process holds, and of one that is damaged.
+_DB_LOCKED = re.compile(r"could not set lock|conflicting lock", re.IGNORECASE)
+_DB_CORRUPT = re.compile(
+    r"corrupt|checksum|could not read enough bytes|not a valid duckdb database|truncated|invalid block",
+    re.IGNORECASE,
+)
+
+
+def database_message(e: BaseException, path: str | None = None) -> str:
+    """The one line for a DuckDB error on the results database at ``path`` (``None``: not known):
+    held by another process, damaged, or something else DuckDB says."""
+    text = " ".join(str(e).split())
+    subject = f"{path}: the results database" if path is not None else "the results database"
+    if _DB_LOCKED.search(text):
+        return (
+            f"{subject} is locked ({text}); another bufsim (or program) has it open: wait for it to "
+            "finish, or write to another file"
+        )
+    if _DB_CORRUPT.search(text):
+        lower = text.lower()
+        why = "checksum mismatch" if "checksum" in lower else "cut short" if "enough bytes" in lower else text
+        return f"{subject} is corrupt ({why}); restore it from a copy or run the sweep again into a new file"
+    return f"{path}: results database: {text}" if path is not None else f"results database: {text}"
 
 
 def message(e: BaseException) -> str | None:
@@ -103,12 +154,7 @@ def message(e: BaseException) -> str | None:
         needed = re.search(r"'(\w+)' is required for this operation but it was not installed", text)
         if needed and needed.group(1) in OPTIONAL:
             return missing_package(needed.group(1), OPTIONAL[needed.group(1)])
-        if "lock" in text.lower():
-            return (
-                f"results database: {text}; another bufsim (or program) has it open: wait for it to finish, "
-                f"or write to another file"
-            )
-        return f"results database: {text}; give another file (-o) or remove this one"
+        return database_message(e)
     if isinstance(e, OverflowError):
         return f"a number is out of range ({e}); check the numbers given"
     return None

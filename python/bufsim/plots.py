@@ -210,49 +210,123 @@ def _family(spec: str) -> str:
 
 def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
     """Reads a results database (``.duckdb``: its ``runs`` table), a Parquet, CSV or JSON
-    (records or lines) file into a DataFrame."""
+    (records or lines) file into a DataFrame. Every number of the core's result table it holds
+    is checked (:func:`check_numbers`): a count is a whole number, a ratio a fraction from 0 to
+    1, and every run has its cache size."""
     import pandas as pd
 
     path = os.fspath(source)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file; give a results database, Parquet, CSV or JSON file")
+    if os.path.isdir(path):
+        raise SpecError(f"{path}: is a directory; give a results database, Parquet, CSV or JSON file")
     suffix = Path(path).suffix.lower()
     if suffix in (".duckdb", ".db"):
-        from bufsim.sweeps import read_only_results
+        from bufsim.sweeps import database_errors, read_only_results
 
         con = read_only_results(path, table)
         try:
-            return con.execute(f'SELECT * FROM "{table}"').df().pipe(_runs_order)
+            with database_errors(path):
+                df = con.execute(f'SELECT * FROM "{table}"').df()
         finally:
             con.close()
+        return check_numbers(df, lambda i: f"{path}: row {i + 1}").pipe(_runs_order)
     if suffix == ".parquet":
         import duckdb  # reads Parquet without pyarrow
 
-        return duckdb.connect().execute("SELECT * FROM read_parquet(?)", [path]).df().pipe(_runs_order)
+        try:
+            df = duckdb.connect().execute("SELECT * FROM read_parquet(?)", [path]).df()
+        except duckdb.Error as e:
+            raise SpecError(f"{path}: not a readable Parquet file ({' '.join(str(e).split())})") from None
+        return check_numbers(df, lambda i: f"{path}: row {i + 1}").pipe(_runs_order)
     if suffix == ".csv":
         try:
-            return pd.read_csv(path)
+            df = pd.read_csv(path, encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise SpecError(f"{path}: not a CSV table ({_not_utf8(e)})") from None
         except (ValueError, pd.errors.ParserError) as e:  # EmptyDataError is a ValueError
             raise SpecError(f"{path}: not a readable CSV table ({str(e).splitlines()[0]})") from None
+        # Line 1 is the header.
+        return check_numbers(df, lambda i: f"{path}:{i + 2}")
     if suffix in (".json", ".jsonl"):
-        with open(path) as f:
-            text = f.read()
+        what = "not JSON records, JSON lines, `bufsim mrc --json` or `bufsim analyze --json` output"
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError as e:
+            raise SpecError(f"{path}: {what} ({_not_utf8(e)})") from None
         report = _json_object(text)
         if report is not None and {"sizes", "miss_ratio", "shards"} <= report.keys():
-            return mrc_curves(report)
+            return check_numbers(mrc_curves(report), lambda i: f"{path}: curve point {i + 1}")
         if report is not None and "temporal_distance" in report and "footprint" in report:
             return temporal_distances(report)
         lines = suffix == ".jsonl" or not text.lstrip().startswith("[")
         import io
 
         try:
-            return pd.read_json(io.StringIO(text), lines=lines, precise_float=True)
+            df = pd.read_json(io.StringIO(text), lines=lines, precise_float=True)
         except ValueError as e:
-            raise SpecError(
-                f"{path}: not JSON records, JSON lines, `bufsim mrc --json` or `bufsim analyze "
-                f"--json` output ({str(e).splitlines()[0]})"
-            ) from None
+            raise SpecError(f"{path}: {what} ({str(e).splitlines()[0]})") from None
+        return check_numbers(df, (lambda i: f"{path}:{i + 1}") if lines else (lambda i: f"{path}: record {i + 1}"))
     raise SpecError(f"{path}: unknown file type `{suffix}`; give .duckdb, .parquet, .csv or .json")
+
+
+def _not_utf8(e: UnicodeDecodeError) -> str:
+    return f"not UTF-8 text: byte {e.object[e.start]:#04x} at offset {e.start}"
+
+
+# Columns every run has, at least 1: without them no point has a place on the cache axis.
+_SIZE_COLUMNS = ("cache_blocks", "block_size")
+
+
+def check_numbers(df: "pandas.DataFrame", where: Callable[[int], str]) -> "pandas.DataFrame":
+    """Checks the numbers of the core's result table among ``df``'s columns and returns ``df``
+    with them as numbers: a count is a whole number of zero or more, a ratio (``*_ratio``) a
+    fraction from 0 to 1 (what bufsim draws, docs/plots.md), any other a finite number of zero
+    or more; an empty cell is a NULL (a timing column of a count-mode run), except that every
+    run needs its ``cache_blocks`` (and ``block_size``, when the column is filled at all).
+    ``where(i)`` names the ``i``-th row (0-based) for the SpecError that refuses the first
+    wrong cell, such as ``runs.csv:7``."""
+    import numpy as np
+    import pandas as pd
+
+    from bufsim.results import RESULT_FIELDS
+
+    for f in RESULT_FIELDS:
+        name = f["name"]
+        if name not in df.columns or f["kind"] not in ("int", "float"):
+            continue
+        col = df[name]
+        given = col.notna() & (col.astype(str).str.strip() != "")
+        num = pd.to_numeric(col.where(given), errors="coerce")
+        values = num.to_numpy(dtype=float, na_value=np.nan)
+        low = 1 if name in _SIZE_COLUMNS else 0
+        problems = [
+            (~given if name in _SIZE_COLUMNS and (name == "cache_blocks" or given.any()) else None, "is empty"),
+            (given & num.isna(), "must be a number"),
+            (given & ~np.isfinite(values), "must be a finite number"),
+            (values < low, f"must be {low} or more"),
+            (np.isfinite(values) & (values % 1 != 0) if f["kind"] == "int" else None, "must be a whole number"),
+            (values > 1 if name.endswith("_ratio") else None, "must be a fraction from 0 to 1"),
+        ]
+        # The first wrong row, and the first thing wrong with it.
+        found = [
+            (int(rows[0]), k)
+            for k, (mask, _) in enumerate(problems)
+            if mask is not None and len(rows := np.flatnonzero(np.asarray(mask, dtype=bool)))
+        ]
+        if found:
+            i, k = min(found)
+            value = col.iloc[i]
+            value = value.item() if hasattr(value, "item") else value
+            shown = f", not {value!r}" if isinstance(value, str) else f", not {value}" if given.iloc[i] else ""
+            raise SpecError(
+                f"{where(i)}: {name} {problems[k][1]}{shown}; correct the file, or export the runs again "
+                "(`bufsim results export`)"
+            )
+        if col.dtype == object:
+            df = df.assign(**{name: num})
+    return df
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -530,13 +604,24 @@ def _stem(path: Any) -> str:
     return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
 
-def _save(fig, out: str | os.PathLike) -> Path:
+def check_figure_path(out: str | os.PathLike) -> Path:
+    """Refuses a figure name matplotlib cannot save to (an extension other than .png, .pdf or
+    .svg, a directory, a name in a directory that does not exist); a command checks it before
+    its work, not after."""
     path = Path(out)
     suffix = path.suffix.lower()
+    if os.path.isdir(path):
+        raise SpecError(f"{path}: is a directory; give a figure file name (.png, .pdf or .svg)")
     if suffix not in FORMATS:
         raise SpecError(f"{path}: unknown figure format `{suffix or '(none)'}`; end the name with .png, .pdf or .svg")
     if path.parent and not path.parent.exists():
         raise FileNotFoundError(f"{path.parent}: no such directory for the figure")
+    return path
+
+
+def _save(fig, out: str | os.PathLike) -> Path:
+    path = check_figure_path(out)
+    suffix = path.suffix.lower()
     import matplotlib
 
     # Dates and random ids would make two renderings of the same data differ.

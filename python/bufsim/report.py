@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from bufsim import plots
 from bufsim._core import SpecError
 from bufsim.display import NOT_TABULAR
+from bufsim.errors import check_output
 
 if TYPE_CHECKING:
     import pandas
@@ -91,6 +92,12 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _block_size(v: Any) -> int | None:
+    """A run's block size; ``None`` when not recorded (a NULL, or an empty cell of a CSV file)."""
+    f = _num(v)
+    return int(f) if f else None
+
+
 def _cache_label(blocks: int, block_size: int | None) -> str:
     if not block_size:
         return f"{blocks} blocks"
@@ -130,7 +137,7 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                 x, _ = plots._cache_axis(g)
                 bs = g["block_size"] if "block_size" in g.columns else [None] * len(g)
                 points = [
-                    [float(xv), float(yv) * scale, _cache_label(int(cb), b and int(b))]
+                    [float(xv), float(yv) * scale, _cache_label(int(cb), _block_size(b))]
                     for xv, yv, cb, b in zip(x, g[column], g["cache_blocks"], bs)
                 ]
                 style = line_styles[plots._label(ident)]
@@ -184,7 +191,7 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                         pts.append([float(xv), prev, ""])
                         pts.append([float(xv), yv, f"{int(xv)} blocks"])
                         prev = yv
-                    bs = int(g["block_size"].iloc[0]) if "block_size" in g.columns else None
+                    bs = _block_size(g["block_size"].iloc[0]) if "block_size" in g.columns else None
                     name = f"{_cache_label(int(cb), bs)}{'' if prefetch == 'none' else ' + ' + prefetch}"
                     series.append(
                         {
@@ -274,7 +281,7 @@ def _table(df: "pandas.DataFrame", table_id: str) -> str:
         out.append("<tr>")
         for c in cols:
             if c == "cache":
-                bs = int(r["block_size"]) if "block_size" in df.columns else None
+                bs = _block_size(r["block_size"]) if "block_size" in df.columns else None
                 text, key = _cache_label(int(r["cache_blocks"]), bs), int(r["cache_blocks"]) * (bs or 1)
             else:
                 v = r[c]
@@ -359,6 +366,7 @@ def write(
     terminal (:mod:`bufsim.progress`)."""
     from bufsim.progress import bar
 
+    check_output(out, "-o")
     with bar(total=3, desc="report", unit="step") as steps:
         df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
         steps.update(1)

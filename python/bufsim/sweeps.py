@@ -12,10 +12,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import asdict, field, make_dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
@@ -24,7 +28,7 @@ from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result
 from bufsim.options import OPTION_FIELDS, Options, SizeLike, size_text
-from bufsim.errors import check_scheduler
+from bufsim.errors import check_output, check_scheduler, database_message
 
 DEFAULT_DB = "results.duckdb"
 
@@ -77,10 +81,15 @@ _JSON_KINDS = ("histogram", "json")
 _KIND = {f["name"]: f["kind"] for f in RESULT_FIELDS}
 
 
+# The most sizes one cache range may give.
+MAX_RANGE_SIZES = 100_000
+
+
 def cache_range(text: str, block_size: int = 4096) -> list[str]:
     """Expands ``START:END:xK`` (geometric) or ``START:END:+STEP`` (arithmetic) into sizes in
     blocks; a plain size stays as it is. ``1024blocks:8192blocks:x2`` gives 1024, 2048, 4096,
-    8192 blocks; the step of ``+`` is a size (``+4MiB``) or a block count (``+1024``)."""
+    8192 blocks; the step of ``+`` is a size (``+4MiB``) or a block count (``+1024``). A range
+    of more than :data:`MAX_RANGE_SIZES` sizes is refused before any is listed."""
     parts = text.split(":")
     if len(parts) == 1:
         return [text]
@@ -90,30 +99,56 @@ def cache_range(text: str, block_size: int = 4096) -> list[str]:
     step = parts[2].strip()
     if start <= 0 or end < start:
         raise SpecError(f"cache range `{text}`: need 0 < START <= END (in blocks: {start}, {end})")
-    out: list[int] = []
     if step[:1] in ("x", "X", "*"):
         try:
             factor = float(step[1:])
         except ValueError:
             raise SpecError(f"cache range `{text}`: `{step}` is not a factor like x2") from None
-        if not factor > 1:
-            raise SpecError(f"cache range `{text}`: the factor must be above 1")
-        v = float(start)
-        while round(v) <= end:
-            if not out or round(v) != out[-1]:
-                out.append(round(v))
-            v *= factor
+        if not (factor > 1 and math.isfinite(factor)):
+            raise SpecError(f"cache range `{text}`: the factor must be a finite number above 1, like x2")
+        out = _geometric(text, start, end, factor)
     elif step.startswith("+"):
         amount = step[1:].strip()
         n = int(amount) if amount.isdigit() else _core.size_to_blocks(amount, block_size)
         if n <= 0:
             raise SpecError(f"cache range `{text}`: the step must be at least one block")
+        count = (end - start) // n + 1
+        if count > MAX_RANGE_SIZES:
+            raise SpecError(_too_many(text, f"{count:,}"))
         out = list(range(start, end + 1, n))
     else:
         raise SpecError(f"cache range `{text}`: the step must look like x2 or +1024")
-    if len(out) > 100_000:
-        raise SpecError(f"cache range `{text}` gives {len(out)} sizes; use a coarser step")
     return [f"{b}blocks" for b in out]
+
+
+def _too_many(text: str, count: str) -> str:
+    return f"cache range `{text}` gives {count} sizes (at most {MAX_RANGE_SIZES:,}); use a coarser step"
+
+
+def _geometric(text: str, start: int, end: int, factor: float) -> list[int]:
+    """``round(start * factor**k)`` for k = 0, 1, ... up to ``end``, each size once. While a
+    step is under one block (below ``1 / (factor - 1)`` blocks) the rounded sizes climb one
+    block at a time, so that stretch is every whole size and is counted, not stepped through
+    (a factor of x1.0000000001 would take billions of steps)."""
+    v = float(start)
+    out: list[int] = []
+    dense = 1 / (factor - 1)
+    if dense > start:
+        # The first step of at least one block, and every size below it.
+        k = math.ceil(math.log(dense / start) / math.log(factor))
+        v = start * factor**k
+        top = min(end, round(v))
+        if top - start + 1 > MAX_RANGE_SIZES:
+            raise SpecError(_too_many(text, f"{top - start + 1:,}" if top == end else f"over {MAX_RANGE_SIZES:,}"))
+        out = list(range(start, top + 1))
+    # From here each step adds at least one block: as many steps as sizes.
+    while round(v) <= end:
+        if not out or round(v) != out[-1]:
+            out.append(round(v))
+            if len(out) > MAX_RANGE_SIZES:
+                raise SpecError(_too_many(text, f"over {MAX_RANGE_SIZES:,}"))
+        v *= factor
+    return out
 
 
 def file_hash(path: str) -> str:
@@ -227,6 +262,13 @@ class SweepSpec:
                 data = tomllib.load(f)
         except FileNotFoundError:
             raise FileNotFoundError(f"{path}: no such experiment file; check the path") from None
+        except IsADirectoryError:
+            raise SpecError(f"{path}: is a directory; give the experiment file (.toml) for --config") from None
+        except UnicodeDecodeError as e:
+            raise SpecError(
+                f"{path}: not valid TOML (not UTF-8 text: byte {e.object[e.start]:#04x} at offset {e.start}); "
+                "give the experiment file (.toml) for --config"
+            ) from None
         except tomllib.TOMLDecodeError as e:
             raise SpecError(f"{path}: not valid TOML: {e}") from None
         known = set(cls.GRID) | {"storage"} | {f.name for f in RUN_OPTIONS} | {"format"}
@@ -301,26 +343,142 @@ class SweepSpec:
             )
 
 
-def read_only_results(path: str, table: str = "runs"):
-    """A read-only DuckDB connection to the results database at ``path``, which must hold
-    ``table``; SpecError otherwise. Read-only because opening a store creates its table, which
-    looking must not do to a database of other things; the magic bytes are checked first because
-    DuckDB opens some other files (a CSV) as databases without complaint."""
+# Columns every runs table bufsim has written holds (the first version's): a `runs` table
+# without them is some other program's, and bufsim neither reads nor changes it.
+REQUIRED_COLUMNS = ("key", "trace", "policy", "prefetch", "cache_blocks", "accesses", "hits", "misses", "finished_at")
+
+
+@contextmanager
+def database_errors(path: str) -> Iterator[None]:
+    """DuckDB's errors on the results database at ``path`` as one-line SpecErrors naming it
+    (locked, corrupt, or what DuckDB said); see :func:`bufsim.errors.database_message`."""
     import duckdb
 
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
+    except duckdb.Error as e:
+        raise SpecError(database_message(e, path)) from None
+
+
+def check_results_file(path: str, option: str | None = None) -> None:
+    """Refuses a path that is not a DuckDB database file (the magic bytes at offset 8): DuckDB
+    opens some other files (a CSV, a Parquet file) as empty in-memory databases without
+    complaint, so reads would find nothing and writes would be lost. ``option``: the option that
+    named an output (a sweep's ``-o``), said in the advice."""
+    if os.path.isdir(path):
+        raise SpecError(
+            f"{path}: is a directory; give a file name for {option}"
+            if option
+            else f"{path}: is a directory; give a results database file (the one `bufsim sweep -o DB` wrote)"
+        )
+    advice = (
+        f"a sweep would keep none of its runs there: give {option} a new file name or a results database"
+        if option
+        else "give the file `bufsim sweep -o DB` wrote"
+    )
+    if not os.path.isfile(path):  # a FIFO's open would wait for a writer
+        raise SpecError(f"{path}: not a results database (not a regular file); {advice}")
     with open(path, "rb") as f:
         magic = f.read(12)[8:]
     if magic != b"DUCK":
+        raise SpecError(f"{path}: not a results database (not a valid DuckDB database file); {advice}")
+
+
+def check_store(path: str, option: str = "-o") -> None:
+    """Refuses, before a sweep runs, an output its results cannot be kept in: a directory, a
+    name in a directory that does not exist, or an existing file that is not a DuckDB database."""
+    check_output(path, option)
+    if os.path.lexists(path):
+        check_results_file(path, option)
+
+
+def _check_runs_columns(con: Any, path: str, table: str = "runs") -> None:
+    have = {
+        n
+        for (n,) in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+        ).fetchall()
+    }
+    missing = [c for c in REQUIRED_COLUMNS if c not in have]
+    if have and missing:
         raise SpecError(
-            f"results database: {path} is not a valid DuckDB database file; give the file `bufsim sweep -o DB` wrote"
+            f"{path}: its `{table}` table is not bufsim's (it lacks {', '.join(missing)}); give a results "
+            "database `bufsim sweep -o DB` wrote"
         )
-    # A database another process holds raises duckdb's error, which bufsim.errors words.
-    con = duckdb.connect(path, read_only=True)
-    tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    if table not in tables:
-        con.close()
-        raise SpecError(f"{path}: no `{table}` table; is this a bufsim results database (`bufsim sweep -o DB`)?")
+
+
+def read_only_results(path: str, table: str = "runs"):
+    """A read-only DuckDB connection to the results database at ``path``, which must hold
+    ``table`` (a ``runs`` table: with bufsim's columns); SpecError otherwise. Read-only because
+    looking must never change the database (a store adds its table and columns to what it
+    opens)."""
+    import duckdb
+
+    check_results_file(path)
+    with database_errors(path):
+        con = duckdb.connect(path, read_only=True)
+        try:
+            tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            if table not in tables:
+                raise SpecError(
+                    f"{path}: no `{table}` table; is this a bufsim results database (`bufsim sweep -o DB`)?"
+                )
+            if table == "runs":
+                _check_runs_columns(con, path)
+        except BaseException:
+            con.close()
+            raise
     return con
+
+
+# What `export` writes, chosen by the output's extension.
+EXPORT_FORMATS = {".csv": "(FORMAT CSV, HEADER)", ".jsonl": "(FORMAT JSON)", ".parquet": "(FORMAT PARQUET)"}
+
+
+def export_runs(con: Any, out: str, db: str | None = None) -> int:
+    """Writes the runs table of the connection ``con`` (to the database ``db``) to ``out`` as
+    CSV, JSON lines or Parquet, by its extension; returns the number of runs. A regular file (or
+    the file a symbolic link names) is written beside itself and renamed into place, so a failed
+    export leaves no half file; a device or FIFO (``/dev/stdout``, a named pipe) is written
+    into, never replaced."""
+    ext = os.path.splitext(out)[1].lower()
+    if ext not in EXPORT_FORMATS:
+        raise SpecError(f"{out}: unknown export format `{ext or '(none)'}`; name the file .csv, .jsonl or .parquet")
+    check_output(out, "-o")
+    target = os.path.realpath(out)
+    if db is not None and os.path.exists(target) and os.path.samefile(target, db):
+        raise SpecError(f"{out}: is the results database itself; export to another file")
+    import duckdb
+
+    def copy(to: str) -> None:
+        try:
+            con.execute(f"COPY (SELECT * FROM runs ORDER BY key) TO '{_sql_text(to)}' {EXPORT_FORMATS[ext]}")
+        except duckdb.Error as e:
+            text = " ".join(str(e).split()).replace(to, out)
+            raise SpecError(f"{out}: cannot write the export ({text}); check the path and the free space") from None
+
+    try:
+        if os.path.exists(target) and not os.path.isfile(target):
+            with tempfile.TemporaryDirectory(prefix="bufsim-export-") as tmp:
+                part = os.path.join(tmp, f"runs{ext}")
+                copy(part)
+                with open(part, "rb") as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        else:
+            part = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{os.getpid()}.partial{ext}")
+            try:
+                copy(part)
+                os.replace(part, target)
+            finally:
+                if os.path.exists(part):
+                    os.remove(part)
+    except OSError as e:
+        raise SpecError(
+            f"{out}: cannot write the export ({e.strerror or e}); check the path and its permissions"
+        ) from None
+    return con.execute("SELECT count(*) FROM runs").fetchone()[0]
 
 
 class ResultsStore:
@@ -330,23 +488,30 @@ class ResultsStore:
         import duckdb
 
         self.path = path
-        self.db = duckdb.connect(path)
-        cols = ", ".join(f'"{n}" {t}' for n, t in COLUMNS)
-        self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
-        # Databases written before timed mode lack its columns.
-        have = {
-            n
-            for (n,) in self.db.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'"
-            ).fetchall()
-        }
-        for n, t in COLUMNS:
-            if n not in have:
-                self.db.execute(f'ALTER TABLE runs ADD COLUMN "{n}" {t}')
-        # Keys present when the sweep started: only those need INSERT OR REPLACE, which costs
-        # DuckDB about 2.5x a plain INSERT (3.8 ms against 1.4 ms a row, on the main thread
-        # that otherwise only waits for runs).
-        self.existing = self.done_keys()
+        check_store(path)
+        with database_errors(path):
+            self.db = duckdb.connect(path)
+            try:
+                _check_runs_columns(self.db, path)
+                cols = ", ".join(f'"{n}" {t}' for n, t in COLUMNS)
+                self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
+                # Databases written before timed mode lack its columns.
+                have = {
+                    n
+                    for (n,) in self.db.execute(
+                        "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'"
+                    ).fetchall()
+                }
+                for n, t in COLUMNS:
+                    if n not in have:
+                        self.db.execute(f'ALTER TABLE runs ADD COLUMN "{n}" {t}')
+                # Keys present when the sweep started: only those need INSERT OR REPLACE, which
+                # costs DuckDB about 2.5x a plain INSERT (3.8 ms against 1.4 ms a row, on the main
+                # thread that otherwise only waits for runs).
+                self.existing = self.done_keys()
+            except BaseException:
+                self.db.close()
+                raise
 
     def done_keys(self) -> set[str]:
         return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
@@ -384,25 +549,6 @@ class ResultsStore:
         self.db.executemany("INSERT INTO wanted VALUES (?, ?)", [(k, i) for i, k in enumerate(keys)])
         return self.db.execute("SELECT runs.* FROM runs JOIN wanted USING (key) ORDER BY wanted.pos").df()
 
-    # What `export` writes, chosen by the output's extension.
-    EXPORT_FORMATS = {".csv": "(FORMAT CSV, HEADER)", ".jsonl": "(FORMAT JSON)", ".parquet": "(FORMAT PARQUET)"}
-
-    def export(self, out: str) -> int:
-        """Writes the runs table to ``out`` as CSV, JSON lines or Parquet, by its extension;
-        returns the number of runs."""
-        ext = os.path.splitext(out)[1].lower()
-        if ext not in self.EXPORT_FORMATS:
-            raise SpecError(f"{out}: unknown export format `{ext or '(none)'}`; name the file .csv, .jsonl or .parquet")
-        # Written beside the target and renamed into place: a failed export leaves no half file.
-        tmp = f"{out}.{os.getpid()}.partial{ext}"
-        try:
-            self.db.execute(f"COPY (SELECT * FROM runs ORDER BY key) TO '{_sql_text(tmp)}' {self.EXPORT_FORMATS[ext]}")
-            os.replace(tmp, out)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-        return self.db.execute("SELECT count(*) FROM runs").fetchone()[0]
-
     def close(self) -> None:
         self.db.close()
 
@@ -419,19 +565,20 @@ def decode_json(column: str, value: Any) -> Any:
     return {int(k): int(n) for k, n in v.items()} if _KIND[column] == "histogram" else v
 
 
+def _plain(v: Any) -> Any:
+    """A DataFrame cell as a plain Python value; a NULL (None, NaN, pandas' NA) as ``None``."""
+    if v is None or v is getattr(sys.modules.get("pandas"), "NA", None):
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and v != v:  # NaN: a NULL in a numeric column
+        return None
+    return v
+
+
 def result_of_row(row: Mapping[str, Any]) -> Any:
     """A :class:`bufsim.Result` from a row of the ``runs`` table (NULLs become ``None``)."""
-
-    def plain(v: Any) -> Any:
-        if v is None:
-            return None
-        if hasattr(v, "item"):
-            v = v.item()
-        if isinstance(v, float) and v != v:  # NaN: a NULL in a numeric column
-            return None
-        return v
-
-    vals = {k: decode_json(k, plain(v)) for k, v in row.items()}
+    vals = {k: decode_json(k, _plain(v)) for k, v in row.items()}
     if vals.get("storage"):
         vals.update(json.loads(vals["storage"]))
     if not vals.get("timing"):
@@ -442,6 +589,28 @@ def result_of_row(row: Mapping[str, Any]) -> Any:
         if f["kind"] == "int" and vals.get(f["name"]) is not None:
             vals[f["name"]] = int(vals[f["name"]])
     return Result(**{f["name"]: vals.get(f["name"]) for f in RESULT_FIELDS})
+
+
+def json_of_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of the ``runs`` table as the JSON object ``bufsim sweep --json`` prints: the run's
+    result exactly as ``bufsim run --json`` gives it (the core's encoding: timing fields left
+    out of a count-mode run), with the sweep's own columns (``key``, ``trace``, the options,
+    ``seconds``) in table order, NULLs as ``null``; ``config`` and ``finished_at`` left out."""
+    from bufsim.tables import results_text
+
+    result = json.loads(results_text([result_of_row(row)], as_json=True))
+    out = {}
+    for k, v in row.items():
+        if k in ("config", "finished_at"):
+            continue
+        if k in _KIND:
+            if k in result:
+                out[k] = result[k]
+        else:
+            out[k] = _plain(v)
+    # What the table keeps in another column (`array`, in `storage`), as `run --json` gives it.
+    out.update({k: v for k, v in result.items() if k not in out})
+    return out
 
 
 def _run_spec(spec: Any, trace: Any) -> dict[str, Any]:
@@ -485,10 +654,11 @@ def run_sweep(
     # surface after an hour.
     if dask:
         check_scheduler(dask)
+        reach_scheduler(dask)
     runs = list(spec.runs())
     if not runs:
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
-    store = ResultsStore(out)
+    store = ResultsStore(out)  # refuses an output that is not a results database, untouched
     try:
         done = store.existing if resume else set()
         # A grid that names a run twice (`-p lru -p lru`) runs it once.
@@ -582,6 +752,39 @@ class _InterruptAsFlag:
 
 # How long a Dask sweep waits for a first worker before saying so.
 WORKER_WAIT_S = 60
+
+
+# How long a Dask sweep waits for the scheduler's port to answer before saying so.
+CONNECT_WAIT_S = 5
+
+
+def reach_scheduler(address: str) -> None:
+    """Fails at once when nothing answers at a TCP scheduler address (connection refused, no
+    such host, no answer within :data:`CONNECT_WAIT_S` s), where Dask's client would retry for
+    its whole timeout before saying so."""
+    import socket
+
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp", "tls", "ws", "wss"):
+        return  # inproc:// and ucx:// are not plain TCP
+    host, _, port = rest.rpartition(":")
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_WAIT_S):
+            pass
+    except socket.gaierror:
+        raise SpecError(f"--dask {address}: no such host `{host}`; check the address") from None
+    except ConnectionRefusedError:
+        raise SpecError(
+            f"--dask {address}: connection refused: no Dask scheduler listens there; start one "
+            "(`dask scheduler`) or check the address"
+        ) from None
+    except TimeoutError:
+        raise SpecError(
+            f"--dask {address}: no answer within {CONNECT_WAIT_S} s; check the address and that the scheduler runs"
+        ) from None
+    except OSError as e:
+        raise SpecError(f"--dask {address}: cannot connect ({e.strerror or e}); check the address") from None
 
 
 def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Any, address: str) -> None:

@@ -7,7 +7,7 @@ import sys
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.errors import u64
+from bufsim.errors import check_output, u64
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -39,6 +39,10 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
     from bufsim import plots
     from bufsim.heatmap import hit_ratio_over_time
 
+    # Checked before the runs, which can take long.
+    plots.check_figure_path(args.out)
+    if args.csv:
+        check_output(args.csv, "--csv")
     df = hit_ratio_over_time(
         args.trace,
         policy=args.policy,

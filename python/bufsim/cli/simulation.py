@@ -33,12 +33,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     # After the runs, so a failing command still prints one line.
     note_si_sizes(args.cache, args.block_size)
-    if results and results[0].skipped:
-        print(f"bufsim: warning: {args.trace}: {results[0].skipped}", file=sys.stderr)
+    if results:
+        warn_skipped(args.trace, results[0].skipped)
     if results and results[0].requests == 0:
         print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
     print(results_text(results, args.json))
     return 0
+
+
+def warn_skipped(trace: str, skipped: str) -> None:
+    """Says on standard error that a trace read with --skip-bad passed over malformed records:
+    ``skipped`` is the core's line (how many, and where the first are; "" for none)."""
+    if skipped:
+        print(f"bufsim: warning: {trace}: {skipped}", file=sys.stderr)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -82,72 +89,67 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         progress=False if args.quiet else args.progress,
     )
     note_si_sizes(args.cache, args.block_size)
-    if args.json:
-        for row in df.to_dict("records"):
-            print(
-                json.dumps(
-                    {
-                        k: (v.item() if hasattr(v, "item") else v)
-                        for k, v in row.items()
-                        if k not in ("config", "finished_at")
-                    },
-                    default=str,
-                )
-            )
-    else:
-        from bufsim.sweeps import result_of_row
+    from bufsim.sweeps import json_of_row, result_of_row
 
-        results = [result_of_row(row) for row in df.to_dict("records")]
-        print(results_table(results))
+    rows = df.to_dict("records")
+    # Each trace's reader says what it skipped; every run of a trace has the same line.
+    for trace, skipped in dict.fromkeys((row["trace"], row.get("skipped") or "") for row in rows):
+        warn_skipped(trace, skipped)
+    if args.json:
+        for row in rows:
+            print(json.dumps(json_of_row(row), default=str))
+    else:
+        print(results_table([result_of_row(row) for row in rows]))
         print(f"\n{len(df)} runs in {args.out}")
     return 0
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from bufsim.sweeps import ResultsStore, read_only_results
+    from bufsim.sweeps import database_errors, export_runs, read_only_results
 
-    if not os.path.exists(args.db):
+    if not os.path.lexists(args.db):
         raise FileNotFoundError(f"{args.db}: no such results database; run `bufsim sweep` first")
-    read_only_results(args.db).close()
-    store = ResultsStore(args.db)
+    if args.action == "export" and not args.out:
+        raise SpecError("say where to write: bufsim results export DB -o OUT.csv (or .jsonl, .parquet)")
+    # Read-only: looking at or exporting a database never changes it.
+    con = read_only_results(args.db)
     try:
-        if args.action == "export":
-            if not args.out:
-                raise SpecError("say where to write: bufsim results export DB -o OUT.csv (or .jsonl, .parquet)")
-            n = store.export(args.out)
-            print(f"{n} runs written to {args.out}")
-        else:
-            df = store.frame()
-            for cond in args.where or []:
-                column, sep, value = cond.partition("=")
-                if not sep or column not in df.columns:
-                    raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
-                df = df[df[column].astype(str) == value]
-            if args.columns:
-                cols = [c.strip() for c in args.columns.split(",") if c.strip()]
-                unknown = [c for c in cols if c not in df.columns]
-                if unknown:
-                    raise SpecError(f"--columns: no column {', '.join(unknown)}; known: {', '.join(df.columns)}")
+        with database_errors(args.db):
+            if args.action == "export":
+                n = export_runs(con, args.out, args.db)
+                print(f"{n} runs written to {args.out}")
             else:
-                cols = [
-                    "trace",
-                    "policy",
-                    "prefetch",
-                    "cache_blocks",
-                    "accesses",
-                    "misses",
-                    "miss_ratio",
-                    "disk_requests",
-                ]
-                if "exec_time_s" in df and df["exec_time_s"].notna().any():
-                    cols += ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time_s"]
-            shown = df[cols]
-            if "trace" in cols:
-                shown = shown.assign(trace=df["trace"].map(os.path.basename))
-            print(shown.to_string(index=False))
+                print(_runs_text(con.execute("SELECT * FROM runs ORDER BY finished_at, key").df(), args))
     finally:
-        store.close()
+        con.close()
     return 0
+
+
+# What `results show` prints without --columns (those the database has), and for timed runs.
+SHOWN = ["trace", "policy", "prefetch", "cache_blocks", "accesses", "misses", "miss_ratio", "disk_requests"]
+SHOWN_TIMED = ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time_s"]
+
+
+def _runs_text(df, args: argparse.Namespace) -> str:
+    for cond in args.where or []:
+        column, sep, value = cond.partition("=")
+        if not sep or column not in df.columns:
+            raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
+        df = df[df[column].astype(str) == value]
+    if args.columns:
+        cols = [c.strip() for c in args.columns.split(",") if c.strip()]
+        unknown = [c for c in cols if c not in df.columns]
+        if unknown:
+            raise SpecError(f"--columns: no column {', '.join(unknown)}; known: {', '.join(df.columns)}")
+    else:
+        cols = SHOWN
+        if "exec_time_s" in df and df["exec_time_s"].notna().any():
+            cols = cols + SHOWN_TIMED
+        cols = [c for c in cols if c in df.columns]
+    shown = df[cols]
+    if "trace" in cols:
+        shown = shown.assign(trace=df["trace"].map(lambda t: os.path.basename(str(t))))
+    return shown.to_string(index=False)
 
 
 def add_run(sub) -> None:
