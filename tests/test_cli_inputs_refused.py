@@ -55,3 +55,27 @@ def test_a_first_level_size_without_a_first_level_is_refused(tmp_path):
     # With a first level, its default size still applies when none is given.
     ok = bufsim_cli("run", trace, "-c", "10blocks", "--first-level", "lru", "--json")
     assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--plot", "t.txt"], "unknown figure format `.txt`"),
+        (["--plot", "noext"], "unknown figure format `(none)`"),
+        (["--plot", "nodir/t.png"], "nodir: no such directory"),
+        (["--csv", "nodir/t.csv"], "nodir: no such directory for --csv"),
+    ],
+)
+def test_timeline_checks_its_outputs_before_simulating(tmp_path, args, fragment):
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 2, 0, 1, 2])
+    p = bufsim_cli(
+        "timeline", trace, "-p", "amp", "-c", "4blocks", *[str(tmp_path / a) if "/" in a else a for a in args]
+    )
+    check_error(p, fragment)
+
+
+def test_validate_checks_its_figure_before_running_anything(tmp_path):
+    marker = tmp_path / "ran"
+    p = bufsim_cli("validate", "--memory", "64MiB", "--plot", tmp_path / "out.txt", "--", "touch", marker)
+    check_error(p, "unknown figure format `.txt`")
+    assert not marker.exists()

@@ -28,8 +28,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_timeline(args: argparse.Namespace) -> int:
     from bufsim.amp import partition_timeline, plot_partition_timeline
+    from bufsim.errors import check_output
     from bufsim.options import OPTION_FIELDS
+    from bufsim.plots import check_figure_path
 
+    # Output names are checked before the simulation, not after it.
+    if args.plot:
+        check_figure_path(args.plot)
+    if args.csv:
+        check_output(args.csv, "--csv")
     options = options_of(args)
     storage = [f.name for f in OPTION_FIELDS if f.section == "storage"]
     timed_or_storage = options.resolved()["timing"] or any(k in options for k in storage)

@@ -12,6 +12,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from bufsim.collect import CollectError
     from bufsim.validate import MIN_MEMORY, format_table, plot, to_json, validate
 
+    if args.plot:
+        from bufsim.plots import check_figure_path
+
+        check_figure_path(args.plot)  # before the command runs, not after
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
