@@ -11,6 +11,8 @@ use crate::request::AddressKind;
 use crate::{cloudphysics, msr, ORACLE_RECORD};
 
 pub(crate) const HEAD: usize = 64 * 1024;
+/// The UTF-8 byte-order mark some tools (Excel) write at the start of a text file.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Content lines looked at (a separator or a named object can sit a few lines in).
 const SAMPLE_LINES: usize = 64;
 
@@ -56,7 +58,9 @@ pub(crate) fn detect_opened(o: &mut Opened, path: &str) -> Result<(Format, u64),
 
 /// For a text head whose whole lines are all blank or `#` comments: the bytes and the number of
 /// those lines, and whether the cut-off line after them is a comment too. `None` otherwise.
-fn leading_comments(head: &[u8]) -> Option<(usize, u64, bool)> {
+fn leading_comments(full: &[u8]) -> Option<(usize, u64, bool)> {
+    let bom = if full.starts_with(BOM) { BOM.len() } else { 0 };
+    let head = &full[bom..];
     let end = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
     let mut lines = 0;
     let whole = if end > 0 { &head[..end - 1] } else { &[][..] };
@@ -73,7 +77,7 @@ fn leading_comments(head: &[u8]) -> Option<(usize, u64, bool)> {
         // A content line longer than the head is no trace bufsim reads.
         return None;
     }
-    (end > 0 || cut_comment).then_some((if cut_comment { head.len() } else { end }, lines, cut_comment))
+    (end > 0 || cut_comment).then_some((bom + if cut_comment { head.len() } else { end }, lines, cut_comment))
 }
 
 /// The format of a trace whose (decompressed) content starts with `head`; `len` is the whole
@@ -89,8 +93,11 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
     let is_text =
         head.iter().all(|&c| c == b'\n' || c == b'\r' || c == b'\t' || (0x20..0x7f).contains(&c) || c >= 0x80);
     if !is_text {
-        return (!matches!(len, Some(l) if l % ORACLE_RECORD as u64 != 0)).then_some(Format::Oracle);
+        let whole = !matches!(len, Some(l) if l % ORACLE_RECORD as u64 != 0);
+        return (whole && plausible_oracle(head)).then_some(Format::Oracle);
     }
+    // Excel and some Windows tools open a text file with a UTF-8 byte-order mark.
+    let head = head.strip_prefix(BOM).unwrap_or(head);
     // A head cut off by the 64 KiB limit ends inside a line: drop that line.
     let head = match (len, memchr::memrchr(b'\n', head)) {
         (None, Some(i)) => &head[..=i],
@@ -135,6 +142,29 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
         return Some(if numeric { Format::Lirs } else { Format::LcsTxt });
     }
     None
+}
+
+/// Whether the whole records of `head` read as libCacheSim's oracleGeneral
+/// (`u32 time, u64 obj_id, u32 size, i64 next_access`): times never go back, an object id is a
+/// block bufsim can address (below `u64::MAX`), and each next-access time is -1 (never again;
+/// `i64::MAX` in older libCacheSim) or a later request than this one, counted from 0 or 1. Any
+/// length divides into 24-byte records, so without this an executable or random bytes would be
+/// simulated as a trace; random records pass each check about half the time, so a few thousand
+/// (the head holds up to 2,730) leave no doubt. `--format oracle` reads a file without it.
+fn plausible_oracle(head: &[u8]) -> bool {
+    let mut last_time = 0u32;
+    let mut any = false;
+    for (i, rec) in head.chunks_exact(ORACLE_RECORD).enumerate() {
+        let time = u32::from_le_bytes(rec[0..4].try_into().unwrap());
+        let obj = u64::from_le_bytes(rec[4..12].try_into().unwrap());
+        let next = i64::from_le_bytes(rec[16..24].try_into().unwrap());
+        if time < last_time || obj == u64::MAX || !(next == -1 || next > i as i64) {
+            return false;
+        }
+        last_time = time;
+        any = true;
+    }
+    any
 }
 
 fn digits(s: &[u8]) -> bool {
@@ -199,4 +229,59 @@ fn data_line_format(line: &[u8]) -> Option<Format> {
         return Some(Format::Arc);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode_oracle_record;
+
+    fn records(recs: &[(u32, u64, u32, i64)]) -> Vec<u8> {
+        recs.iter().flat_map(|&(t, o, s, n)| encode_oracle_record(t, o, s, n)).collect()
+    }
+
+    #[test]
+    fn oracle_is_told_by_plausible_records_not_by_length() {
+        // As libCacheSim and `bufsim convert --to oracle` write them: next access -1, or a later
+        // request counted from 0 or from 1; i64::MAX in older files.
+        for recs in [
+            vec![(0, 7, 1, -1), (0, 8, 1, -1), (1, 7, 1, -1)],
+            vec![(0, 7, 4096, 3), (0, 8, 4096, -1), (5, 7, 4096, -1)],
+            vec![(0, 7, 4096, 2), (0, 8, 4096, i64::MAX), (5, 7, 4096, -1)],
+        ] {
+            let b = records(&recs);
+            assert_eq!(detect_bytes(&b, Some(b.len() as u64)), Some(Format::Oracle), "{recs:?}");
+        }
+        // Time going back, a next access at or before the request itself, or before -1.
+        for recs in [
+            vec![(5, 7, 1, -1), (4, 8, 1, -1)],
+            vec![(0, 7, 1, -1), (0, 8, 1, 1)],
+            vec![(0, 7, 1, 0)],
+            vec![(0, 7, 1, -2)],
+            vec![(0, u64::MAX, 1, -1)],
+        ] {
+            let b = records(&recs);
+            assert_eq!(detect_bytes(&b, Some(b.len() as u64)), None, "{recs:?}");
+        }
+        // Bytes that are no trace, a whole number of records long.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..2400)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        assert_eq!(detect_bytes(&noise, Some(2400)), None);
+        assert_eq!(detect_bytes(&[0u8; 2400], Some(2400)), None);
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_hide_the_header() {
+        let t = b"\xEF\xBB\xBFop,file,offset,size\nR,a,0,4096\n";
+        assert_eq!(detect_bytes(t, Some(t.len() as u64)), Some(Format::Csv));
+        let t = b"\xEF\xBB\xBFobj_id\n1\n";
+        assert_eq!(detect_bytes(t, Some(t.len() as u64)), Some(Format::LcsCsv));
+    }
 }

@@ -65,6 +65,10 @@ impl LineReader {
         if !seen {
             return Ok(false);
         }
+        if self.line_no == 0 && self.buf.starts_with(crate::detect::BOM) {
+            // A byte-order mark (Excel's CSV) is not part of the first line's text.
+            self.buf.drain(..crate::detect::BOM.len());
+        }
         self.line_no += 1;
         if !seen_newline {
             self.unterminated = true;
@@ -275,6 +279,21 @@ mod tests {
         let mut f = Vec::new();
         split_commas(&mut line, &mut f)?;
         Ok(f.iter().map(|&(a, b)| String::from_utf8(line[a..b].to_vec()).unwrap()).collect())
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_at_the_start_only() {
+        use crate::{Format, ReadOptions, TraceReader};
+        let csv = b"\xEF\xBB\xBFop,file,offset,size\nR,a,0,4096\n".to_vec();
+        let mut r = TraceReader::from_bytes(csv.clone(), "bom.csv", Format::Csv, &ReadOptions::default()).unwrap();
+        assert_eq!(r.next_request().unwrap().unwrap().size, 4096);
+        let mut r =
+            TraceReader::detect_read(Box::new(std::io::Cursor::new(csv)), "bom.csv", &ReadOptions::default()).unwrap();
+        assert_eq!((r.format(), r.next_request().unwrap().unwrap().offset), (Format::Csv, 0));
+        // Inside the text it is data, as any other character.
+        let mut l = LineReader::new(Box::new(std::io::Cursor::new(b"a\n\xEF\xBB\xBFb\n".to_vec())), "t");
+        assert!(l.advance().unwrap() && l.advance().unwrap());
+        assert_eq!(l.buf, b"\xEF\xBB\xBFb");
     }
 
     #[test]

@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from bufsim import _core
-from bufsim.cli.options import add_first_level_options, add_options, first_level_of, options_of
+from bufsim.cli.options import EXIT_USAGE, add_first_level_options, add_options, first_level_of, options_of
 from bufsim.tables import format_table, human_bytes
 
 
 def cmd_filter_trace(args: argparse.Namespace) -> int:
     from bufsim.hierarchy import filter_trace
 
+    # The output is opened (and truncated) before the trace is read: writing over the trace
+    # itself, by any name (a symlink, a hard link), would destroy it.
+    if args.trace != "-":
+        try:
+            same = os.path.samefile(args.trace, args.out)
+        except OSError:
+            same = False  # either is missing: nothing to destroy, and the reader reports a missing trace
+        if same:
+            print(
+                f"bufsim: error: {args.out}: is the input trace; write the second-level trace to another file",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     df = filter_trace(args.trace, args.out, first_level_of(args), **options_of(args).replace(first_level=None))
     if args.json:
         for row in df.to_dict("records"):
@@ -43,6 +57,7 @@ def cmd_filter_trace(args: argparse.Namespace) -> int:
 def cmd_convert(args: argparse.Namespace) -> int:
     import warnings
 
+    from bufsim.cli.simulation import warn_skipped
     from bufsim.formats import convert, drops_note
 
     with warnings.catch_warnings():
@@ -57,8 +72,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             block_size=args.block_size,
             reads_only=args.reads_only,
         )
-    if c.skipped:
-        print(f"bufsim: warning: {args.trace}: {c.skipped}", file=sys.stderr)
+    warn_skipped(args.trace, c.skipped)
     if c.drops_left_out or c.hints_left_out:
         print(f"bufsim: warning: {drops_note(args.trace, c.drops_left_out, c.hints_left_out)}", file=sys.stderr)
     if args.json:
@@ -124,7 +138,7 @@ def add_filter_and_convert(sub) -> None:
         "convert",
         help="convert a trace into bufsim's binary format (.bst) or libCacheSim's (oracleGeneral, csv)",
         description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
-        "it as a .bst file: fixed-size records with only the columns the trace has, read memory-mapped; "
+        "it as a .bst file: fixed-size records with only the columns the trace has, read in large sequential reads; "
         "or, with --to, as libCacheSim's oracleGeneral or csv, one record per block access (the stream "
         "bufsim simulates), to cross-check bufsim with libCacheSim. "
         "The output appears only if the whole trace was read.",

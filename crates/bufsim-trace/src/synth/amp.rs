@@ -6,7 +6,7 @@
 
 use bufsim_config::{Rng, SpecError};
 
-use super::Synthetic;
+use super::{Synthetic, MAX_BLOCKS};
 use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
 const LENGTH: Param =
@@ -58,11 +58,11 @@ pub const GENERATORS: &[Info] = &[
         summary: "context 1 loops over file loop1, context 2 over file loop2, context 3 makes temporally clustered accesses to file hot; each access picks a context by its share",
         params: &[
             Param { name: "accesses", default: "200000", doc: "accesses in the trace", range: Range::Whole(1, 100_000_000) },
-            Param { name: "loop1", default: "1500", doc: "blocks of context 1's loop", range: Range::Whole(0, u64::MAX) },
+            Param { name: "loop1", default: "1500", doc: "blocks of context 1's loop", range: Range::Whole(0, MAX_BLOCKS) },
             Param { name: "loop1-share", default: "0.5", doc: "fraction of accesses made by context 1", range: Range::Number(0.0, 1.0) },
-            Param { name: "loop2", default: "0", doc: "blocks of context 2's loop (0: no second loop)", range: Range::Whole(0, u64::MAX) },
+            Param { name: "loop2", default: "0", doc: "blocks of context 2's loop (0: no second loop)", range: Range::Whole(0, MAX_BLOCKS) },
             Param { name: "loop2-share", default: "0", doc: "fraction of accesses made by context 2", range: Range::Number(0.0, 1.0) },
-            Param { name: "hot", default: "20000", doc: "blocks of the file context 3 moves through", range: Range::Whole(0, u64::MAX) },
+            Param { name: "hot", default: "20000", doc: "blocks of the file context 3 moves through", range: Range::Whole(0, MAX_BLOCKS) },
             Param { name: "lag", default: "40", doc: "mean blocks an access of context 3 lags its moving front", range: Range::Whole(0, u64::MAX) },
             Param { name: "drift", default: "0.05", doc: "blocks context 3's front advances per access", range: Range::Number(0.0, 1.0) },
         ],

@@ -7,8 +7,13 @@
 
 use bufsim_config::{rng::Rng, SpecError};
 
-use super::Synthetic;
+use super::{Synthetic, MAX_BLOCKS};
 use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
+
+/// Files a trace may name: their names are held in memory, one string each.
+const MAX_FILES: u64 = 1_000_000;
+/// Distinct random blocks, all drawn (and held) before the first access: a few tens of MB.
+const MAX_RANDOM_BLOCKS: u64 = 1_000_000;
 
 pub const GENERATORS: &[Info] = &[Info {
     name: "dulo-mix",
@@ -20,9 +25,14 @@ pub const GENERATORS: &[Info] = &[Info {
             name: "files",
             default: "40",
             doc: "files scanned; each scan reads one whole file, chosen at random",
-            range: Range::Whole(0, u64::MAX),
+            range: Range::Whole(0, MAX_FILES),
         },
-        Param { name: "file-blocks", default: "256", doc: "blocks per scanned file", range: Range::Whole(0, u64::MAX) },
+        Param {
+            name: "file-blocks",
+            default: "256",
+            doc: "blocks per scanned file",
+            range: Range::Whole(0, MAX_BLOCKS),
+        },
         Param {
             name: "random-share",
             default: "0.3",
@@ -33,13 +43,13 @@ pub const GENERATORS: &[Info] = &[Info {
             name: "random-blocks",
             default: "8000",
             doc: "distinct blocks the random reads revisit",
-            range: Range::Whole(0, u64::MAX),
+            range: Range::Whole(0, MAX_RANDOM_BLOCKS),
         },
         Param {
             name: "random-span",
             default: "1000000",
             doc: "blocks of the file the random blocks are scattered over",
-            range: Range::Whole(0, u64::MAX),
+            range: Range::Whole(0, MAX_BLOCKS),
         },
     ],
     aliases: &[],
@@ -78,16 +88,44 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
     while (accesses.len() as u64) < n {
         if share < 1.0 {
             let file = rng.below(files) as u32;
-            accesses.extend((0..file_blocks).map(|b| (file, b, 1)));
+            // Reads past the `n`th are never kept: a file longer than the trace is cut short.
+            let scan = file_blocks.min(n - accesses.len() as u64);
+            accesses.extend((0..scan).map(|b| (file, b, 1)));
             owed += per_block * file_blocks as f64;
         } else {
             owed = (n - accesses.len() as u64) as f64;
         }
-        while owed >= 1.0 && (accesses.len() as u64) < n + file_blocks {
+        while owed >= 1.0 && (accesses.len() as u64) < n {
             owed -= 1.0;
             accesses.push((random_file, positions[rng.below(positions.len() as u64) as usize], 2));
         }
     }
     accesses.truncate(n as usize);
     Ok(Synthetic::from_blocks(names, accesses))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::generate;
+
+    #[test]
+    fn sizes_are_bounded_and_a_scan_past_the_trace_costs_nothing() {
+        // A file longer than the trace is read as far as the trace goes, at once.
+        let t = generate("dulo-mix(accesses=10,file-blocks=1099511627776,random-share=0)", 1).unwrap();
+        assert_eq!(t.requests.len(), 10);
+        assert!(t.requests.iter().enumerate().all(|(i, r)| r.offset == i as u64 * 4096));
+        // Cutting scans short keeps every trace as it was (the default's first 1000 reads).
+        let full = generate("dulo-mix", 1).unwrap();
+        assert_eq!(generate("dulo-mix(accesses=1000)", 1).unwrap().requests, full.requests[..1000]);
+        for (spec, rule) in [
+            ("dulo-mix(files=1000001)", "files must be a whole number, at most 1000000"),
+            ("dulo-mix(random-blocks=1000001)", "random-blocks must be a whole number, at most 1000000"),
+            ("dulo-mix(random-span=1099511627777)", "random-span must be a whole number, at most 1099511627776"),
+            ("dulo-mix(file-blocks=1099511627777)", "file-blocks must be a whole number, at most 1099511627776"),
+            ("dulo-mix(random-blocks=100,random-span=10)", "1 <= random-blocks <= random-span"),
+        ] {
+            let e = generate(spec, 1).unwrap_err().to_string();
+            assert!(e.contains(rule) && !e.contains('\n'), "{spec}: {e}");
+        }
+    }
 }

@@ -25,6 +25,10 @@ pub struct Synthetic {
 /// Bytes per block of generated traces (each request reads one block).
 pub const BLOCK: u64 = 4096;
 
+/// The most blocks a generated file or volume spans (4 PiB): parameters that size one are
+/// bounded by it, so every offset (block x [`BLOCK`]) stays far from overflowing 64 bits.
+pub const MAX_BLOCKS: u64 = 1 << 40;
+
 /// One generator: an entry of the shared registry shape.
 pub type GeneratorInfo = Info;
 

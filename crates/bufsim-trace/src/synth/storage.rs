@@ -31,7 +31,7 @@
 
 use bufsim_config::{Rng, Size, SpecError};
 
-use super::{Synthetic, BLOCK};
+use super::{Synthetic, BLOCK, MAX_BLOCKS};
 use crate::request::Request;
 use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
@@ -46,7 +46,7 @@ const COMMON: [Param; 6] = [
         name: "unit",
         default: "8KiB",
         doc: "stripe unit of that array (as --array)",
-        range: Range::Text("a whole number of 4 KiB blocks such as 8KiB"),
+        range: Range::Text("a whole number of 4 KiB blocks such as 8KiB, at most 1GiB"),
     },
     Param { name: "mean-disk", default: "7", doc: "Gaussian disks: mean disk", range: Range::Number(-1e6, 1e6) },
     Param {
@@ -81,7 +81,9 @@ macro_rules! table1 {
                     name: "request-size",
                     default: $mean,
                     doc: "mean request size",
-                    range: Range::Text("a size above zero such as 256KB or 64blocks"),
+                    range: Range::Text(
+                        "a size above zero such as 256KB or 64blocks; at most 2GiB (uniform), 256MiB (exponential) or 4GiB - 4KiB (fixed)",
+                    ),
                 },
                 Param {
                     name: "sizes",
@@ -93,7 +95,7 @@ macro_rules! table1 {
                     name: "working-set",
                     default: $ws,
                     doc: "bytes the requests fall in",
-                    range: Range::Text("a size above zero such as 256KB or 64blocks"),
+                    range: Range::Text("a size above zero such as 256KB or 64blocks, at most 4PiB"),
                 },
                 Param {
                     name: "disks",
@@ -148,10 +150,16 @@ pub const GENERATORS: &[Info] = &[
     ),
 ];
 
+/// The most blocks one request may read: bufsim reads requests of up to
+/// [`crate::MAX_REQUEST_SIZE`] bytes, so a generated trace never holds one it would refuse.
+const MAX_REQUEST_BLOCKS: u64 = crate::MAX_REQUEST_SIZE / BLOCK;
+/// The largest stripe unit, in blocks (1 GiB).
+const MAX_UNIT_BLOCKS: u64 = 1 << 18;
+
 fn bytes(args: &Args, name: &str) -> Result<u64, SpecError> {
     match Size::parse(args.text(name)) {
         Ok(Size::Bytes(b)) if b > 0 => Ok(b),
-        Ok(Size::Blocks(n)) if n > 0 => Ok(n * BLOCK),
+        Ok(Size::Blocks(n)) if n > 0 => n.checked_mul(BLOCK).ok_or_else(|| args.bad(name, "a size below 2^64 bytes")),
         _ => Err(args.bad(name, "a size above zero such as 256KB")),
     }
 }
@@ -192,14 +200,37 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
         "hot" => Disks::Hot,
         _ => return Err(args.bad("disks", "uniform, gaussian or hot")),
     };
+    // Uniform sizes reach twice the mean; exponential ones have a tail, cut at the largest
+    // request, that stays out of sight (beyond 16 means: e^-16 of the requests) up to here.
+    let max = MAX_REQUEST_BLOCKS as f64;
+    let too_large = match sizes {
+        Sizes::Fixed => mean_blocks.round() > max,
+        Sizes::Uniform => (2.0 * mean_blocks).round() - 1.0 > max,
+        Sizes::Exponential => mean_blocks > (max + 1.0) / 16.0,
+    };
+    if too_large {
+        let (most, why) = match sizes {
+            Sizes::Fixed => ("4GiB - 4KiB", "the largest request bufsim reads is 2^32 - 1 bytes"),
+            Sizes::Uniform => {
+                ("2GiB", "uniform sizes reach twice the mean, and bufsim reads requests of up to 2^32 - 1 bytes")
+            }
+            Sizes::Exponential => {
+                ("256MiB", "exponential sizes have a long tail, and bufsim reads requests of up to 2^32 - 1 bytes")
+            }
+        };
+        return Err(args.bad("request-size", &format!("at most {most} with sizes={} ({why})", args.text("sizes"))));
+    }
     let ws_blocks = bytes(args, "working-set")?.div_ceil(BLOCK);
+    if ws_blocks > MAX_BLOCKS {
+        return Err(args.bad("working-set", "at most 4PiB"));
+    }
     let devices = args.u64("devices")?;
     if !(1..=254).contains(&devices) {
         return Err(args.bad("devices", "a whole number from 1 to 254"));
     }
     let unit = bytes(args, "unit")?;
-    if unit % BLOCK != 0 {
-        return Err(args.bad("unit", "a whole number of 4 KiB blocks"));
+    if unit % BLOCK != 0 || unit / BLOCK > MAX_UNIT_BLOCKS {
+        return Err(args.bad("unit", "a whole number of 4 KiB blocks, at most 1GiB"));
     }
     let unit = unit / BLOCK;
     let mean_disk: f64 = args.text("mean-disk").parse().map_err(|_| args.bad("mean-disk", "a number"))?;
@@ -254,7 +285,7 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
             Sizes::Uniform => 1 + rng.below(span),
             Sizes::Fixed => fixed,
             Sizes::Exponential if q <= 0.0 => 1,
-            Sizes::Exponential => 1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64,
+            Sizes::Exponential => (1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64).min(MAX_REQUEST_BLOCKS),
         };
         requests.push(Request::read(0, start * BLOCK, blocks * BLOCK));
     }
@@ -310,6 +341,31 @@ mod tests {
         {
             let e = generate_spec(spec, 1).unwrap_err().to_string();
             assert!(e.contains(word), "{spec}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_request_is_one_bufsim_reads() {
+        let max = crate::MAX_REQUEST_SIZE;
+        for (spec, most) in [
+            ("sa-trace1(requests=10,sizes=fixed,request-size=5GB)", "at most 4GiB - 4KiB with sizes=fixed"),
+            ("sa-trace1(requests=10,request-size=2200MB)", "at most 2GiB with sizes=uniform"),
+            ("sa-trace2(requests=10,request-size=268435457B)", "at most 256MiB with sizes=exponential"),
+            ("sa-trace2(working-set=4097TiB)", "working-set=`4097TiB` must be at most 4PiB"),
+            ("sa-trace2(unit=2GiB)", "at most 1GiB"),
+            ("sa-trace2(request-size=18446744073709551615blocks)", "a size below 2^64 bytes"),
+        ] {
+            let e = generate_spec(spec, 1).unwrap_err().to_string();
+            assert!(e.contains(most) && e.contains("request-size") == spec.contains("request-size"), "{spec}: {e}");
+        }
+        // At each bound, the largest requests still fit.
+        for spec in [
+            "sa-trace1(requests=5,sizes=fixed,request-size=1048575blocks)",
+            "sa-trace1(requests=2000,request-size=2GiB)",
+            "sa-trace2(requests=2000,request-size=256MiB)",
+        ] {
+            let t = generate_spec(spec, 1).unwrap();
+            assert!(t.requests.iter().all(|r| r.size <= max), "{spec}");
         }
     }
 
