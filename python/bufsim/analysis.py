@@ -216,7 +216,20 @@ def mrc_report(
         block_size=block_size_bytes(block_size),
         reads_only=reads_only,
     )
-    return json.loads(text)
+    r = json.loads(text)
+    if r["shards"] is not None:
+        _check_sampled(r["shards"]["sampled_refs"], r["accesses"], "SHARDS sample", "--shards or --shards-size")
+    return r
+
+
+def _check_sampled(sampled: int, accesses: int, what: str, larger: str) -> None:
+    """Refuses an estimate from a sample that holds no access of a trace that has some: its
+    curve would read 0 misses whatever the trace."""
+    if sampled == 0 and accesses > 0:
+        raise SpecError(
+            f"the {what} holds none of the trace's {accesses} block accesses, so it estimates "
+            f"nothing; give a larger rate ({larger})"
+        )
 
 
 def mrc(
@@ -298,6 +311,7 @@ def miniature_mrc(
     )
     r = json.loads(text)
     r["block_size"] = block_size_bytes(block_size)
+    _check_sampled(r["sampled_accesses"], r["accesses"], f"sample at rate {sample}", "--sample")
     return r
 
 

@@ -78,8 +78,10 @@ def run(
         from bufsim.formats import warn_skipped
 
         warn_skipped(trace, results[0].skipped)
-        if results[0].requests == 0:
-            warnings.warn(f"{os.fspath(trace)}: the trace holds no requests; every count is 0", stacklevel=3)
+    if results and results[0].requests == 0:
+        # A header-only trace (or one whose every record was skipped or filtered out): zeros
+        # that are not a measurement.
+        warnings.warn(f"{os.fspath(trace)}: the trace holds no requests; every count is 0", stacklevel=3)
     return results
 
 
@@ -111,10 +113,10 @@ def simulate(
 
 def sweep(
     trace: PathLike | Sequence[PathLike],
-    policies: Sequence[str],
-    caches: Sequence[SizeLike],
+    policies: Sequence[str] | str,
+    caches: Sequence[SizeLike] | SizeLike,
     *,
-    prefetches: Sequence[str] = ("none",),
+    prefetches: Sequence[str] | str = ("none",),
     out: PathLike | None = None,
     resume: bool = False,
     dask: str | None = None,
@@ -138,10 +140,13 @@ def sweep(
     from bufsim.sweeps import SweepSpec, cache_range, result_of_row, run_sweep
 
     traces = [os.fspath(trace)] if isinstance(trace, (str, os.PathLike)) else [os.fspath(t) for t in trace]
-    if isinstance(policies, str):
-        policies = [policies]
-    if isinstance(prefetches, str):
-        prefetches = [prefetches]
+    if not traces:
+        raise SpecError("no trace given; name at least one trace file")
+    # Lists once, as run() takes them: a single name or size, or any iterable (a generator is
+    # read here, not exhausted by a check before the runs).
+    policies = [str(p) for p in _listed(policies, "policy", "name at least one, such as 'lru'")]
+    caches = _listed(caches, "cache size", "give at least one, such as '64MiB'")
+    prefetches = [str(p) for p in _listed(prefetches, "prefetch setting", "use 'none' to turn read-ahead off")]
     opts = Options(options)
     if out is not None:
         if opts.get("check"):
@@ -174,9 +179,9 @@ def sweep(
 
 def registry(kind: str) -> list[dict[str, Any]]:
     """One registry of the core: ``policy``, ``prefetch``, ``device``, ``scheduler`` or
-    ``generator``. Each entry has kind, name, aliases, paper, summary, ``preset_of``, parameters
-    ``(name, default, doc)`` with their ``ranges`` in the same order, and the capability flags
-    ``needs_future`` and ``partitioned``."""
+    ``generator``. Each entry has kind, name, aliases, paper, summary, ``preset_of``, ``params``
+    (each ``(name, default, doc)``) with their ``ranges`` in the same order, and the capability
+    flags ``needs_future`` and ``partitioned``."""
     return _core.registry(kind)
 
 

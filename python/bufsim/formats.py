@@ -97,7 +97,7 @@ def convert(
     reads_only: bool = False,
 ) -> Conversion:
     """Converts ``trace`` (any format bufsim reads, gzip or zstd compressed or not) into bufsim's
-    binary format at ``out`` (``.bst``: fixed-size records, memory-mapped when read; see
+    binary format at ``out`` (``.bst``: fixed-size records, read in large sequential reads; see
     docs/trace-formats.md), or with ``to="oracle"`` / ``"lcs-csv"`` (or ``out`` ending in
     ``.oracleGeneral``) into libCacheSim's oracleGeneral binary or csv: one record per block
     access of ``block_size`` bytes (the run option's default when None; ``reads_only`` keeps reads only), so libCacheSim can replay the

@@ -32,13 +32,23 @@ class Frozen:
         return self._values() == other._values()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash(self._values())
+        return hash(_hashable(self._values()))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
     def __reduce__(self):
         return (_refilled, (type(self), self._values()))
+
+
+def _hashable(value: object) -> object:
+    """``value`` with its mappings and lists (a result's ``request_sizes``, a first level's
+    ``clients``) as tuples, so that equal records hash alike."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
 
 
 def _refilled(cls: type, values: tuple) -> Frozen:

@@ -30,6 +30,10 @@ _HEADER = struct.Struct("<8sHHIBB6xQQI20x")
 _MAGIC = b"\x89BST\r\n\x1a\n"
 
 
+#: The columns of :func:`hit_ratio_over_time`'s frame (also when the trace has no request).
+COLUMNS = ["window", "first_request", "last_request", "cache_blocks", "block_size", "accesses", "hits", "hit_ratio"]
+
+
 def hit_ratio_over_time(
     trace: PathLike,
     *,
@@ -80,7 +84,10 @@ def hit_ratio_over_time(
         if magic != _MAGIC or version != 1 or hlen != _HEADER.size:
             raise SpecError(f"{os.fspath(trace)}: converted trace has an unknown layout (bst version {version})")
         names = data[names_at:]
-        cuts = sorted({round(count * i / windows) for i in range(1, windows + 1)} - {0})
+        # No more windows than requests: a window holds at least one (and the cuts are counted
+        # over the requests, not over a huge `windows`).
+        slices = min(windows, count)
+        cuts = sorted({round(count * i / slices) for i in range(1, slices + 1)} - {0}) if slices else []
         prefix = os.path.join(tmp, "prefix.bst")
         rows, before = [], {}
         start = 0
@@ -107,6 +114,6 @@ def hit_ratio_over_time(
                 )
                 before[r.cache_blocks] = (r.hits, r.accesses)
             start = cut
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(rows, columns=COLUMNS)
     df.attrs.update({"trace": os.fspath(trace), "policy": str(policy), "requests": count})
     return df

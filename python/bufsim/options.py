@@ -8,6 +8,7 @@ A low-level module: it imports nothing of bufsim but the core and `bufsim.frozen
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 
@@ -89,6 +90,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _not_finite(value: Any) -> bool:
+    """Whether a plain option value holds a NaN or an infinity anywhere."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_not_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_not_finite(v) for v in value)
+    return False
+
+
 class Options(Mapping):
     """The options of a run: only those set (``None`` means unset). Names and meanings are the
     core's (:data:`OPTION_FIELDS`, ``bufsim options``); an unknown name is a ``SpecError``."""
@@ -101,6 +113,10 @@ class Options(Mapping):
         if unknown:
             raise SpecError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(FIELDS_BY_NAME)}")
         self._set = {k: _plain(v) for k, v in merged.items() if v is not None}
+        for k, v in self._set.items():
+            # JSON has no NaN or infinity: said here by name, not as a parse error in the core.
+            if _not_finite(v):
+                raise SpecError(f"option {k} must be a finite value, not {v!r}")
 
     def __getitem__(self, name: str) -> Any:
         return self._set[name]

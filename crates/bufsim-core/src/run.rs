@@ -496,8 +496,9 @@ impl Simulate<'_> {
             // Event times saturate rather than wrap: a run that reached the end of the clock
             // has no meaningful times left to report.
             return Err(SpecError(
-                "simulated time ran past its limit (2^64 ns, about 584 years): a device or the network is far too slow \
-                 for this trace; check the device specs (--device, --device-for, ages), fault slowdowns and --network"
+                "simulated time ran past its limit (2^64 ns, about 584 years): the think time is far too long, or a \
+                 device or the network far too slow, for this trace; check the think time (think), the device specs \
+                 (device, device_for, ages), fault slowdowns (faults) and the network (network)"
                     .into(),
             )
             .into());

@@ -303,6 +303,8 @@ fn filter_trace<'py>(
     let (path, out) = (path.to_string(), out.to_string());
     let (written, stats) = py
         .allow_threads(|| -> Result<_, SimError> {
+            // Before the output is created (truncated): it may be the input itself.
+            bufsim_core::trace::check_not_input(&path, &out)?;
             let file = std::fs::File::create(&out).map_err(|e| bufsim_core::trace::TraceError::io(&out, &e))?;
             let mut w = BlockCsvWriter::new(std::io::BufWriter::new(file), &out, block_size)?;
             let stats = filter_file(&path, fmt, &cfg, &engine, seed, |r| w.write(r))?;

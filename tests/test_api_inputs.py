@@ -1,0 +1,83 @@
+"""The Python API on inputs a notebook user gives: single values and generators where lists are
+expected, empty traces, samples that hold nothing, values JSON cannot carry, huge window counts,
+and the same file as input and output. Each gives a result, a warning or a clear SpecError."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import warnings
+
+import pytest
+from conftest import block_trace, write_csv
+
+import bufsim
+from bufsim._core import SpecError
+from bufsim.analysis import miniature_mrc
+from bufsim.heatmap import COLUMNS, hit_ratio_over_time
+
+
+def test_sweep_takes_what_run_takes(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 0, 1])
+    assert bufsim.sweep(trace, (p for p in ["lru", "fifo"]), [4]).policy.tolist() == ["lru", "fifo"]
+    assert bufsim.sweep(trace, ["lru"], [4], prefetches=(p for p in ["none", "linux"])).prefetch.tolist() == [
+        "none",
+        "linux",
+    ]
+    assert bufsim.sweep(trace, "lru", "64MiB").cache_blocks.tolist() == [16384]
+    assert bufsim.sweep(trace, "lru", 4096).cache_blocks.tolist() == [4096]
+    assert bufsim.sweep(trace, "lru", "1024blocks:4096blocks:x2").cache_blocks.tolist() == [1024, 2048, 4096]
+    with pytest.raises(SpecError, match="no trace given"):
+        bufsim.sweep([], ["lru"], [4])
+
+
+def test_an_empty_trace_warns_in_the_api_too(tmp_path):
+    trace = write_csv(tmp_path / "e.csv", [])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = bufsim.simulate(trace, "lru", 64)
+    assert r.requests == 0
+    assert any("holds no requests" in str(w.message) for w in caught)
+    assert list(hit_ratio_over_time(trace, caches=[4], windows=2).columns) == COLUMNS
+
+
+def test_an_estimate_from_an_empty_sample_is_refused(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", list(range(200)))
+    with pytest.raises(SpecError, match="SHARDS sample holds none of the trace's 200 block accesses"):
+        bufsim.mrc(trace, sizes=[8, 64], shards=1e-6)
+    with pytest.raises(SpecError, match="sample at rate 1e-06 holds none"):
+        miniature_mrc(trace, "lru", sample=1e-6, sizes=[8, 64])
+    assert miniature_mrc(trace, "lru", sample=1.0, sizes=[8])["miss_ratio"] == [1.0]
+
+
+@pytest.mark.parametrize("name", ["seed", "block_size", "think", "cluster"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_values_json_cannot_carry_are_named(tmp_path, name, value):
+    trace = block_trace(tmp_path / "t.csv", [0])
+    with pytest.raises(SpecError, match=f"option {name} must be a finite value"):
+        bufsim.simulate(trace, "lru", 64, **{name: value})
+
+
+def test_more_windows_than_requests_cost_no_more_than_one_each(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 0])
+    t0 = time.perf_counter()
+    df = hit_ratio_over_time(trace, caches=[4], windows=10**9)
+    assert len(df) == 2 and df.hits.tolist() == [0, 1]
+    assert time.perf_counter() - t0 < 30  # was minutes: the cuts were listed over 10^9 windows
+
+
+def test_filter_trace_never_writes_over_its_input(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 1])
+    before = hashlib.md5(trace.read_bytes()).hexdigest()
+    for out in (trace, tmp_path / "." / "t.csv"):
+        with pytest.raises(Exception, match="is the input trace"):
+            bufsim.filter_trace(trace, out, bufsim.FirstLevel("lru", 1))
+    assert hashlib.md5(trace.read_bytes()).hexdigest() == before
+
+
+def test_results_and_first_levels_hash_as_they_compare(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    a, b = bufsim.simulate(trace, "lru", 4), bufsim.simulate(trace, "lru", 4)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert hash(bufsim.FirstLevel("lru", 1)) == hash(bufsim.FirstLevel("lru", 1))
+    assert "params" in bufsim.policies()[0]
