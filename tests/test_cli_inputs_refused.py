@@ -79,3 +79,15 @@ def test_validate_checks_its_figure_before_running_anything(tmp_path):
     p = bufsim_cli("validate", "--memory", "64MiB", "--plot", tmp_path / "out.txt", "--", "touch", marker)
     check_error(p, "unknown figure format `.txt`")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["sweep", "t.csv", "--seed", "-1", "-o", "x.duckdb"], "see `bufsim sweep --help`"),
+        (["run"], "the following arguments are required: trace; see `bufsim run --help`"),
+        (["nosuch"], "invalid choice: 'nosuch'"),
+    ],
+)
+def test_usage_errors_take_one_line(args, fragment):
+    check_error(bufsim_cli(*args), fragment)

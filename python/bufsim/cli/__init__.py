@@ -8,6 +8,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 from bufsim import _core
 from bufsim.cli.options import EXIT_USAGE
@@ -54,6 +55,11 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """A usage error on one line, as every other error (argparse prints the whole usage
+        first): what is wrong and where the command's options are described."""
+        self.exit(2, f"bufsim: error: {message}; see `{self.prog} --help`\n")
 
 
 # The function of each command module that adds the commands listed, in the order
