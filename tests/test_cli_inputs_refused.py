@@ -91,3 +91,17 @@ def test_validate_checks_its_figure_before_running_anything(tmp_path):
 )
 def test_usage_errors_take_one_line(args, fragment):
     check_error(bufsim_cli(*args), fragment)
+
+
+def test_results_show_says_when_nothing_matches(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 0])
+    db = tmp_path / "r.duckdb"
+    assert bufsim_cli("sweep", trace, "-c", "10blocks", "-o", db).returncode == 0
+    p = bufsim_cli("results", "show", db, "--where", "cache_blocks=abc")
+    assert p.returncode == 0 and p.stdout.strip() == "no runs match cache_blocks=abc"
+    check_error(bufsim_cli("results", "show", db, "--columns", ",,"), "give column names")
+
+
+def test_a_heatmap_of_an_empty_trace_says_so(tmp_path):
+    p = bufsim_cli("heatmap", write_csv(tmp_path / "h.csv", []), "-c", "10blocks", "-o", tmp_path / "h.png")
+    assert p.returncode == 0 and "h.csv: the trace holds no requests" in p.stderr

@@ -43,20 +43,28 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
     plots.check_figure_path(args.out)
     if args.csv:
         check_output(args.csv, "--csv")
-    df = hit_ratio_over_time(
-        args.trace,
-        policy=args.policy,
-        caches=args.cache,
-        windows=args.windows,
-        format=args.format,
-        seed=args.seed,
-        progress=args.progress,
-    )
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an empty trace is said below, once
+        df = hit_ratio_over_time(
+            args.trace,
+            policy=args.policy,
+            caches=args.cache,
+            windows=args.windows,
+            format=args.format,
+            seed=args.seed,
+            progress=args.progress,
+        )
+    if df.attrs.get("requests") == 0:
+        from bufsim.cli.simulation import EMPTY_TRACE
+
+        print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
     if args.csv:
         df.to_csv(args.csv, index=False)
     result = plots.heatmap(df, args.out, title=args.title)
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"bufsim: note: {note}", file=sys.stderr)
     print(f"wrote {args.out} ({len(df)} cells)")
     return 0
 

@@ -138,6 +138,8 @@ def _runs_text(df, args: argparse.Namespace) -> str:
         df = df[df[column].astype(str) == value]
     if args.columns:
         cols = [c.strip() for c in args.columns.split(",") if c.strip()]
+        if not cols:
+            raise SpecError(f"--columns {args.columns!r}: give column names separated by commas, such as policy,misses")
         unknown = [c for c in cols if c not in df.columns]
         if unknown:
             raise SpecError(f"--columns: no column {', '.join(unknown)}; known: {', '.join(df.columns)}")
@@ -146,6 +148,9 @@ def _runs_text(df, args: argparse.Namespace) -> str:
         if "exec_time_s" in df and df["exec_time_s"].notna().any():
             cols = cols + SHOWN_TIMED
         cols = [c for c in cols if c in df.columns]
+    if df.empty:
+        # Said in words, not as pandas' "Empty DataFrame".
+        return f"no runs match {' and '.join(args.where)}" if args.where else "no runs in this database"
     shown = df[cols]
     if "trace" in cols:
         shown = shown.assign(trace=df["trace"].map(lambda t: os.path.basename(str(t))))
