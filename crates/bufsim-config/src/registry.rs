@@ -460,29 +460,21 @@ impl<'a> Args<'a> {
         }
         let capacity = env.capacity as f64;
         let (least, most) = (lo * capacity, hi * capacity);
-        if blocks as f64 > most {
-            return Err(self.invalid(
-                name,
-                &format!(
-                    "{blocks} blocks is too many: it takes {} and this cache holds {} blocks; give at most {} blocks, or a share",
-                    Range::Share(lo, hi),
-                    env.capacity,
-                    most.floor() as u64
-                ),
-            ));
-        }
-        if (blocks as f64) < least {
-            return Err(self.invalid(
-                name,
-                &format!(
-                    "{blocks} blocks is too few: it takes {} and this cache holds {} blocks; give at least {} blocks, or a share",
-                    Range::Share(lo, hi),
-                    env.capacity,
-                    least.ceil() as u64
-                ),
-            ));
-        }
-        Ok(())
+        let (wrong, bound) = if blocks as f64 > most {
+            ("many", format!("at most {}", most.floor() as u64))
+        } else if (blocks as f64) < least {
+            ("few", format!("at least {}", least.ceil() as u64))
+        } else {
+            return Ok(());
+        };
+        Err(self.invalid(
+            name,
+            &format!(
+                "{blocks} blocks is too {wrong}: it takes {} and this cache holds {} blocks; give {bound} blocks, or a share",
+                Range::Share(lo, hi),
+                env.capacity
+            ),
+        ))
     }
 
     /// A time such as `6.5ms`, `500us`, `2s`, `0`, in nanoseconds (fractional allowed).
