@@ -8,14 +8,13 @@ import argparse
 import importlib
 import os
 import sys
-from typing import NoReturn
 
 from bufsim import _core
 from bufsim.cli.options import EXIT_USAGE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Sequence
+    from typing import Callable, NoReturn, Sequence
 
 __all__ = ["build_parser", "main", "EXIT_USAGE"]
 
