@@ -100,6 +100,11 @@ def scheduler_port(address: str) -> int | None:
     return int(address.rsplit(":", 1)[1])
 
 
+def not_utf8(e: UnicodeDecodeError) -> str:
+    """Where a file that should be UTF-8 text is not: the first byte that is not."""
+    return f"not UTF-8 text: byte {e.object[e.start]:#04x} at offset {e.start}"
+
+
 def check_output(path: Any, option: str) -> str:
     """Refuses, before any work, an output path no file can be written to: a directory, or a
     name in a directory that does not exist. Returns the path as text."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from bufsim._core import SpecError
+from bufsim.errors import not_utf8
 
 if TYPE_CHECKING:
     import pandas
@@ -243,7 +244,7 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         try:
             df = pd.read_csv(path, encoding="utf-8")
         except UnicodeDecodeError as e:
-            raise SpecError(f"{path}: not a CSV table ({_not_utf8(e)})") from None
+            raise SpecError(f"{path}: not a CSV table ({not_utf8(e)})") from None
         except (ValueError, pd.errors.ParserError) as e:  # EmptyDataError is a ValueError
             raise SpecError(f"{path}: not a readable CSV table ({str(e).splitlines()[0]})") from None
         # Line 1 is the header.
@@ -254,7 +255,7 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
             with open(path, encoding="utf-8") as f:
                 text = f.read()
         except UnicodeDecodeError as e:
-            raise SpecError(f"{path}: {what} ({_not_utf8(e)})") from None
+            raise SpecError(f"{path}: {what} ({not_utf8(e)})") from None
         report = _json_object(text)
         if report is not None and {"sizes", "miss_ratio", "shards"} <= report.keys():
             return check_numbers(mrc_curves(report), lambda i: f"{path}: curve point {i + 1}")
@@ -269,10 +270,6 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
             raise SpecError(f"{path}: {what} ({str(e).splitlines()[0]})") from None
         return check_numbers(df, (lambda i: f"{path}:{i + 1}") if lines else (lambda i: f"{path}: record {i + 1}"))
     raise SpecError(f"{path}: unknown file type `{suffix}`; give .duckdb, .parquet, .csv or .json")
-
-
-def _not_utf8(e: UnicodeDecodeError) -> str:
-    return f"not UTF-8 text: byte {e.object[e.start]:#04x} at offset {e.start}"
 
 
 # Columns every run has, at least 1: without them no point has a place on the cache axis.

@@ -6,7 +6,6 @@ import argparse
 
 from bufsim.errors import u64
 import json
-import sys
 
 from bufsim import _core
 from bufsim.cli.options import number_or_text
@@ -17,16 +16,9 @@ def _seed(args: argparse.Namespace) -> dict:
     return {} if args.seed is None else {"seed": args.seed}
 
 
-def _warn_if_empty(trace: str, count: int) -> None:
-    """The warning `bufsim run` gives for a trace without requests, so zeros are not taken for a result."""
-    if count == 0:
-        from bufsim.cli.simulation import EMPTY_TRACE
-
-        print(f"bufsim: warning: {trace}: {EMPTY_TRACE}", file=sys.stderr)
-
-
 def cmd_analyze(args: argparse.Namespace) -> int:
     from bufsim.analysis import analyze, format_analysis
+    from bufsim.cli.simulation import warn_if_empty
 
     a = analyze(
         args.trace,
@@ -42,13 +34,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         progress=args.progress,
         **_seed(args),
     )
-    _warn_if_empty(args.trace, a.requests["total"])
+    warn_if_empty(args.trace, a.requests["total"])
     print(json.dumps(a.to_dict()) if args.json else format_analysis(a))
     return 0
 
 
 def cmd_mrc(args: argparse.Namespace) -> int:
     from bufsim.analysis import format_miniature, format_mrc, miniature_mrc, mrc_report
+    from bufsim.cli.simulation import warn_if_empty
     from bufsim.errors import SpecError
 
     sizes = None
@@ -69,7 +62,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             **_seed(args),
         )
-        _warn_if_empty(args.trace, m["accesses"])
+        warn_if_empty(args.trace, m["accesses"])
         print(json.dumps(m) if args.json else format_miniature(m))
         return 0
     if args.sample is not None:
@@ -89,7 +82,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
         progress=args.progress,
         **_seed(args),
     )
-    _warn_if_empty(args.trace, r["accesses"])
+    warn_if_empty(args.trace, r["accesses"])
     print(json.dumps(r) if args.json else format_mrc(r))
     return 0
 

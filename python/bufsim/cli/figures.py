@@ -56,10 +56,9 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
             seed=args.seed,
             progress=args.progress,
         )
-    if df.attrs.get("requests") == 0:
-        from bufsim.cli.simulation import EMPTY_TRACE
+    from bufsim.cli.simulation import warn_if_empty
 
-        print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
+    warn_if_empty(args.trace, df.attrs["requests"])
     if args.csv:
         df.to_csv(args.csv, index=False)
     result = plots.heatmap(df, args.out, title=args.title)

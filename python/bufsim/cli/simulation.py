@@ -35,10 +35,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     note_si_sizes(args.cache, args.block_size)
     if results:
         warn_skipped(args.trace, results[0].skipped)
-    if results and results[0].requests == 0:
-        print(f"bufsim: warning: {args.trace}: {EMPTY_TRACE}", file=sys.stderr)
+    if results:
+        warn_if_empty(args.trace, results[0].requests)
     print(results_text(results, args.json))
     return 0
+
+
+def warn_if_empty(trace: str, count: int) -> None:
+    """Says on standard error that a trace holds no requests (``count``: its requests or block
+    accesses), so a table of zeros is not taken for a result."""
+    if count == 0:
+        print(f"bufsim: warning: {trace}: {EMPTY_TRACE}", file=sys.stderr)
 
 
 def warn_skipped(trace: str, skipped: str) -> None:
