@@ -313,31 +313,44 @@ impl<P: Policy> Cache<P> {
             Ok(i) => self.policy.prepare_insert_ghost(a, origin, self.map.value_at(i) & !GHOST),
             Err(_) => self.policy.prepare_insert(a, origin),
         }
-        // The ghost the key was is the policy's no longer; the entry stays until the block
-        // takes it, or goes if the block is not cached.
-        let was_ghost = found.is_ok();
-        self.drop_forgotten();
+        // The index is not touched until the frame is known: then the block's entry is written
+        // where the lookup stopped (the ghost's slot, or the vacant one, which a forgotten
+        // ghost's removal shares a probe with), and only then do forgotten ghosts go and the
+        // victim's entry turn into a ghost. Removing first would move entries and cost a
+        // second probe for the block's key.
         let value = if origin == Origin::Prefetch { MAP_PREFETCHED } else { 0 };
-        let frame = match self.take_free() {
-            Some(f) => f,
+        let (frame, evicted) = match self.take_free() {
+            Some(f) => (f, None),
             None => {
                 let victim = self.policy.victim(&Pins::new(&self.flags), a).filter(|v| !group.contains(v));
                 let Some(v) = victim else {
-                    if was_ghost {
+                    // The ghost the key was is the policy's no longer, and the block is not
+                    // cached: its entry goes.
+                    self.drop_forgotten();
+                    if found.is_ok() {
                         self.map.remove(a.key);
                     }
                     return None;
                 };
-                let old = self.release(v);
-                self.drop_forgotten();
-                self.leave_ghost(old);
-                self.warm_next_victim();
-                v
+                (v, Some(self.release(v)))
             }
         };
-        match self.map.find(a.key) {
-            Ok(i) => *self.map.value_at_mut(i) = frame | value,
-            Err(vacant) => self.map.insert_vacant(vacant, a.key, frame | value),
+        match found {
+            Ok(i) => {
+                *self.map.value_at_mut(i) = frame | value;
+                self.drop_forgotten();
+            }
+            Err(vacant) => match self.policy.take_forgotten() {
+                Some(k) => {
+                    self.map.replace(k, vacant, a.key, frame | value);
+                    self.drop_forgotten();
+                }
+                None => self.map.insert_vacant(vacant, a.key, frame | value),
+            },
+        }
+        if let Some(old) = evicted {
+            self.leave_ghost(old);
+            self.warm_next_victim();
         }
         self.place(frame, a, origin);
         Some(frame)
