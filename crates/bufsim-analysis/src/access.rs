@@ -6,7 +6,7 @@
 use bufsim_core::engine::{included, EngineConfig};
 use bufsim_core::layout::{block_key, FileExtents, Layout};
 use bufsim_core::trace::progress::Ticker;
-use bufsim_core::trace::{AddressKind, Format, Meter, ReadOptions, Request, TraceError, TraceReader};
+use bufsim_core::trace::{AddressKind, Format, Location, Meter, ReadOptions, Request, TraceError, TraceReader};
 
 /// One demand access to one block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +96,13 @@ pub fn layout(source: &Source, cfg: &EngineConfig) -> Result<Layout, TraceError>
     }
     let mut extents = FileExtents::default();
     source.for_each_request(|r| extents.push(r, cfg.block_size))?;
-    Ok(Layout::first_touch(&extents.finish(), 0))
+    Layout::first_touch(&extents.finish(), 0).map_err(|e| {
+        let path = match source {
+            Source::File { path, .. } => path,
+            Source::Memory { .. } => "the trace",
+        };
+        TraceError::malformed(path, Location::File, e.0)
+    })
 }
 
 /// Streams every block access of `source` to `visitor` (one pass, or two for file traces).

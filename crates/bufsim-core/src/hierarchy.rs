@@ -412,7 +412,7 @@ pub fn filter_file(
             for r in TraceReader::open(path, Some(format))? {
                 ext.push(&r?, engine.block_size);
             }
-            Layout::first_touch(&ext.finish(), 0)
+            Layout::first_touch(&ext.finish(), 0)?
         }
     };
     let mut level = FirstLevel::new(cfg.clone(), *engine, &layout, seed)?;
@@ -440,7 +440,7 @@ pub fn second_level(
     engine: &EngineConfig,
     seed: u64,
 ) -> Result<(Vec<Request>, Vec<ClientStats>), SpecError> {
-    let layout = Layout::for_trace(kind, requests.iter(), engine.block_size);
+    let layout = Layout::for_trace(kind, requests.iter(), engine.block_size)?;
     let mut level = FirstLevel::new(cfg.clone(), *engine, &layout, seed)?;
     let mut out = Vec::new();
     for r in requests {

@@ -5,6 +5,8 @@
 
 use bufsim_trace::{AddressKind, Request};
 
+use crate::spec::SpecError;
+
 /// Bits of a cache key that hold the device block when the device number is not 0.
 pub const DEVICE_SHIFT: u32 = 48;
 const BLOCK_MASK: u64 = (1 << DEVICE_SHIFT) - 1;
@@ -76,22 +78,38 @@ pub enum Layout {
 
 impl Layout {
     /// First-touch placement for files of the given sizes in blocks, listed in order of first
-    /// touch, with `gap` free blocks between consecutive files.
-    pub fn first_touch(file_blocks: &[u64], gap: u64) -> Layout {
+    /// touch, with `gap` free blocks between consecutive files. Refuses files that do not fit
+    /// one after another on a device of 2^64 blocks: placed past its end they would wrap onto
+    /// other files' blocks and share their cache entries.
+    pub fn first_touch(file_blocks: &[u64], gap: u64) -> Result<Layout, SpecError> {
         let mut base = Vec::with_capacity(file_blocks.len());
-        let mut next = 0u64;
-        for &n in file_blocks {
-            base.push(next);
-            next = next.saturating_add(n).saturating_add(gap);
+        let mut next = Some(0u64);
+        for (i, &n) in file_blocks.iter().enumerate() {
+            let (Some(start), Some(end)) = (next, next.and_then(|b| b.checked_add(n))) else {
+                let gap = if gap > 0 { format!(" with --file-gap {gap}blocks between them") } else { String::new() };
+                return Err(SpecError(format!(
+                    "the {} files of this trace, laid one after another on one device{gap} (first-touch layout), \
+                     need more than 2^64 blocks: file {} of them would reach past the last block; give a larger \
+                     --block-size (a file reaching offset X takes X / block size blocks) or a smaller --file-gap",
+                    file_blocks.len(),
+                    i + 1
+                )));
+            };
+            base.push(start);
+            next = end.checked_add(gap);
         }
-        Layout::FirstTouch { base, blocks: file_blocks.to_vec() }
+        Ok(Layout::FirstTouch { base, blocks: file_blocks.to_vec() })
     }
 
     /// The layout the engine uses for a trace: identity for block traces, first-touch for file
     /// traces (one pass over `requests` for the file sizes).
-    pub fn for_trace<'r>(kind: AddressKind, requests: impl Iterator<Item = &'r Request>, block_size: u64) -> Layout {
+    pub fn for_trace<'r>(
+        kind: AddressKind,
+        requests: impl Iterator<Item = &'r Request>,
+        block_size: u64,
+    ) -> Result<Layout, SpecError> {
         match kind {
-            AddressKind::Device => Layout::Identity,
+            AddressKind::Device => Ok(Layout::Identity),
             AddressKind::File => {
                 let mut ext = FileExtents::default();
                 requests.for_each(|r| ext.push(r, block_size));
@@ -176,18 +194,34 @@ mod tests {
 
     #[test]
     fn files_follow_each_other_in_first_touch_order() {
-        let l = Layout::first_touch(&[3, 5, 1], 0);
+        let l = Layout::first_touch(&[3, 5, 1], 0).unwrap();
         assert_eq!(l.place(0, 2), (0, 2));
         assert_eq!(l.place(1, 0), (0, 3));
         assert_eq!(l.place(2, 0), (0, 8));
-        let g = Layout::first_touch(&[3, 5], 10);
+        let g = Layout::first_touch(&[3, 5], 10).unwrap();
         assert_eq!(g.place(1, 0), (0, 13));
+    }
+
+    #[test]
+    fn files_that_do_not_fit_one_device_are_refused_not_wrapped() {
+        // Files each reaching offset 2^64 - 4 KiB: 2^52 blocks each, so 4096 of them would end
+        // at block 2^64 (block 2^64 - 1 cannot be addressed); once they wrapped onto block 0.
+        let huge = vec![1u64 << 52; 4200];
+        let e = Layout::first_touch(&huge, 0).unwrap_err().to_string();
+        assert!(e.contains("4200 files") && e.contains("file 4096 of them") && e.contains("--block-size"), "{e}");
+        let fits = Layout::first_touch(&huge[..4095], 0).unwrap();
+        assert_eq!(fits.place(4094, (1 << 52) - 1), (0, u64::MAX - (1 << 52)));
+        // The gap counts, but none follows the last file.
+        let e = Layout::first_touch(&[1, 1], u64::MAX - 1).unwrap_err().to_string();
+        assert!(e.contains("--file-gap 18446744073709551614blocks"), "{e}");
+        assert_eq!(Layout::first_touch(&[1, 1], u64::MAX - 2).unwrap().place(1, 0), (0, u64::MAX - 1));
+        assert!(Layout::first_touch(&[5], u64::MAX).is_ok());
     }
 
     #[test]
     fn striping_deals_the_logical_volume_over_the_array() {
         let array = crate::array::Raid0 { devices: 3, unit_blocks: 2 };
-        let l = Layout::Striped { base: Box::new(Layout::first_touch(&[4, 4], 0)), array };
+        let l = Layout::Striped { base: Box::new(Layout::first_touch(&[4, 4], 0).unwrap()), array };
         // File 1 starts at logical block 4: unit 2, device 2.
         assert_eq!(l.place(1, 0), (2, 0));
         assert_eq!(l.place(1, 2), (0, 2));

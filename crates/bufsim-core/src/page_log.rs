@@ -185,7 +185,7 @@ pub fn page_log(
             blocks[i] = blocks[i].max(bytes.div_ceil(engine.block_size));
         }
     }
-    let layout = Layout::first_touch(&blocks, 0);
+    let layout = Layout::first_touch(&blocks, 0)?;
     let env = BuildEnv { capacity: frames as usize, block_size: engine.block_size, seed: 42 };
     let built = build(policy, &env)?;
     let mut maxima = vec![0u64; trace.file_names.len()];

@@ -311,7 +311,7 @@ pub(crate) fn prepare(
     let blocks = extents.finish();
     let mut layout = match kind {
         AddressKind::Device => Layout::Identity,
-        AddressKind::File => Layout::first_touch(&blocks, opts.file_gap_blocks),
+        AddressKind::File => Layout::first_touch(&blocks, opts.file_gap_blocks)?,
     };
     // The devices timed mode must build: wherever the layout puts the files the run reads.
     let mut devices: Vec<u16> =

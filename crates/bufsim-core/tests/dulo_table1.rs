@@ -25,7 +25,7 @@ fn requests() -> Vec<Request> {
 }
 
 fn run<P: Policy>(policy: P, prefetch: bool, mut each: impl FnMut(usize, &P)) -> Stats {
-    let layout = Layout::first_touch(&SIZES, 100);
+    let layout = Layout::first_touch(&SIZES, 100).unwrap();
     let mut e = Engine::new(policy, 8, EngineConfig::default(), &layout, None);
     if prefetch {
         let readahead = bufsim_core::prefetch::build("linux").unwrap().unwrap();

@@ -18,7 +18,7 @@ fn requests() -> Vec<Request> {
 /// Runs the table's string; returns the disk requests, misses and the resident set after
 /// each access (as sorted letters).
 fn run(policy: &str, prefetch: &str) -> (u64, u64, Vec<String>) {
-    let layout = Layout::first_touch(&[16], 0);
+    let layout = Layout::first_touch(&[16], 0).unwrap();
     let cfg = EngineConfig::default();
     let mut fb = FutureBuilder::default();
     let reqs = requests();

@@ -171,6 +171,20 @@ fn a_file_gap_moves_the_next_file_away() {
 }
 
 #[test]
+fn a_file_gap_past_the_last_block_is_refused_not_wrapped() {
+    // Three one-block files read once each: three misses. A gap that pushes the third file past
+    // block 2^64 once wrapped it onto another file's block, and made a miss a hit.
+    let reqs = [read(0, 0, 1), read(1, 0, 1), read(2, 0, 1)];
+    let run_gap = |gap: u64| {
+        let opts = RunOptions { file_gap_blocks: gap, jobs: 1, ..RunOptions::default() };
+        run_requests(&reqs, AddressKind::File, &[RunConfig::new("lru", "8blocks")], &opts)
+    };
+    assert_eq!(run_gap(1 << 62).unwrap()[0].stats.misses, 3);
+    let e = run_gap(u64::MAX / 2).err().unwrap().to_string();
+    assert!(e.contains("need more than 2^64 blocks") && e.contains("--file-gap"), "{e}");
+}
+
+#[test]
 fn streams_interleave_by_time_and_single_stream_merges_them() {
     // Two pids reading different files, 10 ms apart in the trace each. Concurrently, their
     // misses queue on the one disk; merged, they run one after the other.

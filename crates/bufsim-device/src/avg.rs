@@ -20,7 +20,7 @@ pub const INFO: Info = Info {
         Param { name: "rotation", default: "3.0ms", doc: "average rotational delay (half a turn)", range: Range::Time(0.0, 1e12) },
         Param { name: "transfer", default: "0ms", doc: "time per block (such as 0.2ms) or a rate (such as 20MB/s); DULO ignores it", range: Range::Text("a time per block such as 0.2ms or a rate such as 20MB/s") },
         Param { name: "contiguous", default: "pay", doc: "pay: a request continuing the last one still pays seek + rotation (DULO Table 1); free: it pays transfer only", range: Range::Choice(&["pay", "free"]) },
-        Param { name: "capacity", default: "18.2GB", doc: "device size", range: Range::Bytes(1, 1 << 60) },
+        Param { name: "capacity", default: "18.2GB", doc: "device size", range: Range::Bytes(1, crate::MAX_CAPACITY_BYTES) },
     ],
     preset_of: None,
     caps: Capabilities::NONE,

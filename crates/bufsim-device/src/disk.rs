@@ -112,6 +112,17 @@ impl Disk {
         let skew = p.u64("track-skew")? as u32;
         let geo =
             Geometry::parse(p.text("zones"), cylinders, surfaces, skew).map_err(|why| p.invalid("zones", &why))?;
+        if geo.sectors() as u128 * sector_bytes as u128 > crate::MAX_CAPACITY_BYTES as u128 {
+            return Err(p.invalid(
+                "zones",
+                &format!(
+                    "the zones hold {} sectors of {sector_bytes} B, more than a device's {} B (1 EiB); give fewer \
+                     cylinders, surfaces or sectors per track",
+                    geo.sectors(),
+                    crate::MAX_CAPACITY_BYTES
+                ),
+            ));
+        }
         let seek_single = p.time_ns("seek-single")? / mech;
         let seek_avg = p.time_ns("seek-avg")? / mech;
         let seek_full = p.time_ns("seek-full")? / mech;
@@ -130,8 +141,12 @@ impl Disk {
                 p.bad("seek-knee", "a cylinder count of at least 2 such as 1200, or a share such as 17%")
             })? as u32
         };
-        let seek = SeekCurve::fit(cylinders, seek_single, seek_avg, seek_full, knee)
-            .map_err(|why| p.invalid("seek-avg", &why))?;
+        let seek = SeekCurve::fit(cylinders, seek_single, seek_avg, seek_full, knee).map_err(|why| {
+            // A knee outside the cylinders is seek-knee's fault; a curve that cannot pass
+            // through the three times, seek-avg's.
+            let knee_fits = (2..=cylinders.saturating_sub(2)).contains(&knee);
+            p.invalid(if knee_fits { "seek-avg" } else { "seek-knee" }, &why)
+        })?;
         let rotation = match p.choice("rotation", &["position", "random"])? {
             "random" => Rotation::Random,
             _ => Rotation::Position,

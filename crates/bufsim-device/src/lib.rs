@@ -19,6 +19,10 @@ pub mod ssd;
 pub mod zones;
 
 pub use bufsim_config::SpecError;
+
+/// The largest device, in bytes (1 EiB): block and sector numbers on it, and the bytes of a
+/// request past them, stay far from 2^64.
+pub const MAX_CAPACITY_BYTES: u64 = 1 << 60;
 pub use registry::{build_device, build_disk, build_scheduler, DEVICES, SCHEDULERS};
 
 /// One request as the device sees it: a run of contiguous device blocks.

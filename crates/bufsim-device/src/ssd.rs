@@ -36,7 +36,12 @@ pub const INFO: Info = Info {
             doc: "host link rate shared by all channels",
             range: Range::Rate(1.0, 1e15),
         },
-        Param { name: "capacity", default: "480GB", doc: "device size", range: Range::Bytes(1, 1 << 60) },
+        Param {
+            name: "capacity",
+            default: "480GB",
+            doc: "device size",
+            range: Range::Bytes(1, crate::MAX_CAPACITY_BYTES),
+        },
     ],
     preset_of: None,
     caps: Capabilities::NONE,

@@ -83,7 +83,11 @@ impl Geometry {
             }
             let zone =
                 Zone { first_cyl: first, last_cyl: last, sectors_per_track: spt, skew: skew % spt, first_lbn: lbn };
-            lbn += zone.tracks(surfaces) * spt as u64;
+            lbn = zone
+                .tracks(surfaces)
+                .checked_mul(spt as u64)
+                .and_then(|n| n.checked_add(lbn))
+                .ok_or_else(|| format!("zone `{part}`: the zones hold more than 2^64 sectors"))?;
             zones.push(zone);
         }
         if zones.is_empty() {
@@ -168,5 +172,8 @@ mod tests {
             let e = Geometry::parse(bad, 50, 2, 0).unwrap_err();
             assert!(e.contains("zone"), "{bad}: {e}");
         }
+        // 2^32 cylinders x 2^16 surfaces x 2^32 sectors per track: 2^80 sectors, once wrapped.
+        let e = Geometry::parse("0-4294967294:4294967295", u32::MAX, 65536, 0).unwrap_err();
+        assert!(e.contains("more than 2^64 sectors"), "{e}");
     }
 }

@@ -268,6 +268,14 @@ fn bad_specs_name_what_is_wrong() {
         ("ssd(channels=0)", &["channels", "1 to 4096"]),
         ("ssd(read=5)", &["read", "such as 6.5ms"]),
         ("avg(capacity=12)", &["capacity"]),
+        // A knee beyond the cylinders is seek-knee's fault, not seek-avg's.
+        ("disk(cylinders=4,surfaces=1,zones=0-3:1)", &["parameter seek-knee:", "between 2 and 2"]),
+        // Zones holding more than a device's 2^60 bytes (once their sector count wrapped).
+        ("disk(cylinders=1000000,surfaces=65536,zones=0-999999:100000,seek-knee=17%)", &["parameter zones:", "1 EiB"]),
+        (
+            "disk(cylinders=4294967295,surfaces=65536,zones=0-4294967294:4294967295)",
+            &["zones", "more than 2^64 sectors"],
+        ),
     ];
     for (spec, words) in cases {
         let e = build_device(spec, 1).err().unwrap_or_else(|| panic!("{spec} built")).to_string();

@@ -3,9 +3,9 @@
 
 use std::io::BufRead;
 
-use crate::error::{excerpt, Location, TraceError};
+use crate::error::{excerpt, Location, TraceError, TraceErrorKind};
 
-/// The longest line a text reader keeps. Longer lines are consumed and reported, never
+/// The longest line a text reader keeps. Longer lines are reported and passed over, never
 /// buffered, so arbitrary input (a binary file read as text) cannot exhaust memory.
 pub(crate) const MAX_LINE: usize = 1 << 20;
 
@@ -16,11 +16,21 @@ pub(crate) struct LineReader {
     pub(crate) line_no: u64,
     /// The last line read had no line terminator: the input ended inside it.
     pub(crate) unterminated: bool,
+    /// The last line was reported as too long before its end was read: the next line starts
+    /// after its line end.
+    long_line_rest: bool,
 }
 
 impl LineReader {
     pub(crate) fn new(inner: Box<dyn BufRead + Send>, path: &str) -> Self {
-        LineReader { inner, path: path.to_string(), buf: Vec::with_capacity(256), line_no: 0, unterminated: false }
+        LineReader {
+            inner,
+            path: path.to_string(),
+            buf: Vec::with_capacity(256),
+            line_no: 0,
+            unterminated: false,
+            long_line_rest: false,
+        }
     }
 
     /// A reader whose first line is line `before + 1` (lines before it were read elsewhere).
@@ -31,9 +41,16 @@ impl LineReader {
 
     /// Reads the next line into `self.buf` without its line terminator.
     /// Returns false at end of input. Blank lines are returned (as empty) so callers decide.
-    /// A line longer than [`MAX_LINE`] is consumed whole and reported as malformed.
+    /// A line longer than [`MAX_LINE`] is reported as malformed as soon as it is found, and its
+    /// rest passed over only when reading goes on (`--skip-bad`): input without line ends
+    /// (`/dev/zero`) stops the read at once instead of being read for ever. A comment of any
+    /// length is consumed whole.
     pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
+        if std::mem::take(&mut self.long_line_rest) && !self.pass_line_end()? {
+            self.unterminated = true;
+            return Ok(false);
+        }
         let mut seen = false;
         let mut too_long = false;
         let mut seen_newline = false;
@@ -51,14 +68,18 @@ impl LineReader {
                 Some(i) => (i, true),
                 None => (avail.len(), false),
             };
-            if !too_long && self.buf.len() + take <= MAX_LINE {
-                self.buf.extend_from_slice(&avail[..take]);
-            } else {
-                too_long = true;
+            if !too_long {
+                let fits = take.min(MAX_LINE - self.buf.len());
+                self.buf.extend_from_slice(&avail[..fits]);
+                too_long = fits < take;
             }
             self.inner.consume(if done { take + 1 } else { take });
             if done {
                 seen_newline = true;
+                break;
+            }
+            if too_long && !self.comment_so_far() {
+                self.long_line_rest = true;
                 break;
             }
         }
@@ -70,7 +91,7 @@ impl LineReader {
             self.buf.drain(..crate::detect::BOM.len());
         }
         self.line_no += 1;
-        if !seen_newline {
+        if !seen_newline && !self.long_line_rest {
             self.unterminated = true;
         }
         if too_long {
@@ -81,14 +102,54 @@ impl LineReader {
                 self.buf[0] = b'#';
                 return Ok(true);
             }
+            // No text trace holds a NUL byte: binary data (`/dev/zero`, a disk image) is no
+            // malformed record for `--skip-bad` to pass over, possibly for ever.
+            let binary = memchr::memchr(0, &self.buf).is_some();
             self.buf.clear();
-            return Err(self
-                .error(format!("line longer than {} MiB; is this a text trace of the format given?", MAX_LINE >> 20)));
+            let e = self
+                .error(format!("line longer than {} MiB; is this a text trace of the format given?", MAX_LINE >> 20));
+            return Err(if binary {
+                self.long_line_rest = false;
+                TraceError { kind: TraceErrorKind::UnknownFormat, message: format!("binary data: {}", e.message), ..e }
+            } else {
+                e
+            });
         }
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
         Ok(true)
+    }
+
+    /// Whether the line read so far is a comment (after a byte-order mark at the start).
+    fn comment_so_far(&self) -> bool {
+        let bom =
+            if self.line_no == 0 && self.buf.starts_with(crate::detect::BOM) { crate::detect::BOM.len() } else { 0 };
+        trim(&self.buf[bom..]).first() == Some(&b'#')
+    }
+
+    /// Consumes input up to and including the next line end; false if the input ended first.
+    fn pass_line_end(&mut self) -> Result<bool, TraceError> {
+        loop {
+            let avail = match self.inner.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(TraceError::io(&self.path, &e)),
+            };
+            if avail.is_empty() {
+                return Ok(false);
+            }
+            match memchr::memchr(b'\n', avail) {
+                Some(i) => {
+                    self.inner.consume(i + 1);
+                    return Ok(true);
+                }
+                None => {
+                    let n = avail.len();
+                    self.inner.consume(n);
+                }
+            }
+        }
     }
 
     pub(crate) fn error(&self, message: impl Into<String>) -> TraceError {
@@ -352,5 +413,34 @@ mod tests {
         assert!(r.advance().unwrap());
         assert_eq!((r.line_no, &r.buf[..]), (2, &b"ok"[..]));
         assert!(!r.advance().unwrap());
+    }
+
+    #[test]
+    fn an_endless_line_is_reported_at_once_and_passed_over_only_when_reading_goes_on() {
+        use std::io::{BufReader, Read};
+        // `/dev/zero` read as text: no line ever ends. The error comes without reading on, and
+        // names binary data, which `--skip-bad` does not pass over (it would read for ever).
+        let mut r = LineReader::new(Box::new(BufReader::new(std::io::repeat(0))), "/dev/zero");
+        let e = r.advance().unwrap_err();
+        assert_eq!(e.kind, TraceErrorKind::UnknownFormat);
+        assert!(e.to_string().starts_with("/dev/zero:1: binary data: line longer than 1 MiB"), "{e}");
+        // Endless text: a malformed record, reported before its end.
+        let mut r = LineReader::new(Box::new(BufReader::new(std::io::repeat(b'x'))), "t");
+        assert_eq!(r.advance().unwrap_err().kind, TraceErrorKind::Malformed);
+        // Read in small pieces, a long line's rest is passed over before the next line; a long
+        // comment is still a comment, a byte-order mark before it included.
+        let mut text = b"\xEF\xBB\xBF#".to_vec();
+        text.extend(vec![b'c'; MAX_LINE + 10]);
+        text.extend(b"\n".iter().chain(&vec![b'x'; MAX_LINE + 10]).chain(b"\nok\n"));
+        let mut r = LineReader::new(Box::new(BufReader::with_capacity(4096, std::io::Cursor::new(text))), "t");
+        assert!(r.advance().unwrap() && r.buf == b"#");
+        assert!(r.advance().unwrap_err().to_string().starts_with("t:2: line longer"));
+        assert!(r.advance().unwrap());
+        assert_eq!((r.line_no, &r.buf[..], r.unterminated), (3, &b"ok"[..], false));
+        assert!(!r.advance().unwrap());
+        // A long last line without a line end still counts as cut short.
+        let cut = std::io::Cursor::new(vec![b'x'; MAX_LINE + 10]).take(u64::MAX);
+        let mut r = LineReader::new(Box::new(BufReader::with_capacity(4096, cut)), "t");
+        assert!(r.advance().is_err() && !r.advance().unwrap() && r.unterminated);
     }
 }

@@ -164,8 +164,15 @@ pub(crate) fn read_hints(args: &Args, name: &str) -> Result<Vec<(u64, ContextRep
 /// `pattern` (loop, one-shot, other) and optionally `unique_blocks`, `loop_size`, `loop_time`
 /// and `loop_time_dev`, as `bufsim detect --json` prints them. Blank lines are skipped.
 pub fn load_hints(path: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SpecError(format!("{path}: cannot read ({e}); give the output of `bufsim detect --json`")))?;
+    let cannot =
+        |why: String| SpecError(format!("{path}: cannot read ({why}); give the output of `bufsim detect --json`"));
+    // A file, not a FIFO or a device: every run of a sweep reads the hints again (a FIFO's
+    // second open waits for a writer that is gone), and `/dev/zero` never ends.
+    let meta = std::fs::metadata(path).map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(cannot("not a regular file; save the hints to a file first".into()));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| cannot(e.to_string()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -273,6 +280,11 @@ mod tests {
         assert!(e.contains("period must be auto or at least 1"), "{e}");
         let e = build("amp(hints=/nonexistent/hints.jsonl)", &env()).err().unwrap().to_string();
         assert!(e.contains("policy `amp`: hints: /nonexistent/hints.jsonl: cannot read"), "{e}");
+        // Neither endless (/dev/zero) nor readable once only (a FIFO, standard input).
+        for path in ["/dev/zero", "/tmp"] {
+            let e = build(&format!("pcc(hints={path})"), &env()).err().unwrap().to_string();
+            assert!(e.contains(&format!("policy `pcc`: hints: {path}: cannot read")), "{e}");
+        }
     }
 
     #[test]
