@@ -13,7 +13,7 @@ from bufsim._core import SpecError
 if TYPE_CHECKING:
     import pandas
 
-from bufsim.options import Options, PathLike, SizeLike, block_size_bytes, size_text
+from bufsim.options import Options, PathLike, SizeLike, size_text
 
 
 def partition_timeline(
@@ -42,9 +42,15 @@ def plot_partition_timeline(df: "pandas.DataFrame", path: Optional[PathLike] = N
     import matplotlib
 
     if path is not None:
+        from bufsim.plots import check_figure_path
+
+        check_figure_path(path)
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    missing = [c for c in ("time", "partition", "ctx", "blocks") if c not in getattr(df, "columns", ())]
+    if missing:
+        raise SpecError(f"the timeline lacks column(s) {', '.join(missing)}; give what partition_timeline() returned")
     wide = df.pivot_table(index="time", columns="partition", values="blocks", aggfunc="sum").fillna(0)
     order = [c for c in ["default", "one-shot"] if c in wide.columns]
     mru = sorted((c for c in wide.columns if c.startswith("mru")), key=lambda c: int(c[3:]))
@@ -80,8 +86,14 @@ def detect(
     ``loop_time`` and ``loop_time_dev`` (virtual time per loop)."""
     import pandas as pd
 
+    # Checked as every run's options are (a wrong type is a SpecError, not the binding's TypeError).
+    read = Options(format=format, block_size=block_size, reads_only=reads_only).resolved()
     rows = _core.detect(
-        os.fspath(trace), str(detector), format=format, block_size=block_size_bytes(block_size), reads_only=reads_only
+        os.fspath(trace),
+        str(detector),
+        format=read["format"],
+        block_size=read["block_size"],
+        reads_only=read["reads_only"],
     )
     cols = ["ctx", "pattern", "r_bar", "accesses", "unique_blocks", "loop_size", "loop_time", "loop_time_dev"]
     return pd.DataFrame(rows, columns=cols)
@@ -92,9 +104,12 @@ def generate(spec: str, seed: int = 1, out: Optional[PathLike] = None) -> Path:
     ``"amp-mix(loop1=1500,loop1-share=0.5)"``: looping and clustered contexts; see
     :func:`generators`) generated from ``seed`` to ``out`` (default ``<name>-<seed>.csv``) as
     interchange CSV with a ``ctx`` column, and returns the path."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SpecError(f"seed must be a whole number ≥ 0, not {seed!r}")
+    from bufsim.errors import check_output
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        raise SpecError(f"seed must be a whole number from 0 to 2^64-1, not {seed!r}")
     path = Path(out) if out is not None else Path(f"{str(spec).split('(')[0]}-{seed}.csv")
+    check_output(path, "--out")
     _core.generate(str(spec), os.fspath(path), seed=seed)
     return path
 

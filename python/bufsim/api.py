@@ -182,6 +182,8 @@ def registry(kind: str) -> list[dict[str, Any]]:
     ``generator``. Each entry has kind, name, aliases, paper, summary, ``preset_of``, ``params``
     (each ``(name, default, doc)``) with their ``ranges`` in the same order, and the capability
     flags ``needs_future`` and ``partitioned``."""
+    if not isinstance(kind, str):
+        raise SpecError(f"unknown registry {kind!r:.60}; use one of policy, prefetch, device, scheduler, generator")
     return _core.registry(kind)
 
 

@@ -117,6 +117,25 @@ def check_output(path: Any, option: str) -> str:
     return text
 
 
+def same_file(a: Any, b: Any) -> bool:
+    """Whether two paths name one file: the same path once symbolic links are followed (the
+    file need not exist yet), or one file under two names (a hard link)."""
+    try:
+        a, b = os.fspath(a), os.fspath(b)
+        if os.path.realpath(a) == os.path.realpath(b):
+            return True
+        return os.path.samefile(a, b)
+    except (OSError, TypeError, ValueError):
+        return False  # either is missing (or no path): nothing to destroy
+
+
+def check_not_input(out: Any, source: Any, what: str, option: str) -> None:
+    """Refuses, before any work, an output ``out`` that names ``source`` (``what`` it is, e.g.
+    "the input trace") by any name: writing it would destroy what is read or written besides."""
+    if source is not None and same_file(out, source):
+        raise SpecError(f"{os.fspath(out)}: is {what}; give {option} another file name")
+
+
 # What DuckDB says of a database another process holds, and of one that is damaged.
 _DB_LOCKED = re.compile(r"could not set lock|conflicting lock", re.IGNORECASE)
 _DB_CORRUPT = re.compile(

@@ -1307,8 +1307,10 @@ class _Child:
                 for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                     signal.signal(sig, signal.SIG_DFL)
                 os.close(go_w)
-                os.read(go_r, 1)
+                go = os.read(go_r, 1)
                 os.close(go_r)
+                if go != b"g":
+                    os._exit(127)  # the tracer gave up before starting it: run nothing untraced
                 os.execvp(command[0], command)
             except BaseException:
                 pass
@@ -1433,6 +1435,11 @@ def collect_kernel(
                 os.kill(proc.pid, signum if signals_seen == 1 else signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        elif proc is None or signals_seen > 1 or proc.returncode not in (-signum, 128 + signum):
+            # No command to pass it to (not started yet, or done: the trace is being read back),
+            # and not the one that ended the command (Ctrl-C reaches the command too): stop here,
+            # as the `finally` clauses clean up, rather than swallow it.
+            raise KeyboardInterrupt
 
     try:
         try:

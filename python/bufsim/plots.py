@@ -257,10 +257,16 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         except UnicodeDecodeError as e:
             raise SpecError(f"{path}: {what} ({not_utf8(e)})") from None
         report = _json_object(text)
-        if report is not None and {"sizes", "miss_ratio", "shards"} <= report.keys():
-            return check_numbers(mrc_curves(report), lambda i: f"{path}: curve point {i + 1}")
-        if report is not None and "temporal_distance" in report and "footprint" in report:
-            return temporal_distances(report)
+        for keys, shape, item in (
+            ({"sizes", "miss_ratio", "shards"}, mrc_curves, "curve point"),
+            ({"temporal_distance", "footprint"}, temporal_distances, "bin"),
+        ):
+            if report is not None and keys <= report.keys():
+                try:
+                    df = shape(report)
+                except SpecError as e:
+                    raise SpecError(f"{path}: {e}") from None
+                return check_numbers(df, lambda i, item=item: f"{path}: {item} {i + 1}")
         lines = suffix == ".jsonl" or not text.lstrip().startswith("[")
         import io
 
@@ -274,6 +280,22 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
 
 # Columns every run has, at least 1: without them no point has a place on the cache axis.
 _SIZE_COLUMNS = ("cache_blocks", "block_size")
+
+# Numbers of the long shapes the figures also draw from (a histogram's bins, a heatmap's
+# windows, a timeline's samples; docs/plots.md): when the column is there, every row has one.
+_SHAPE_FIELDS = tuple(
+    {"name": name, "kind": kind}
+    for name, kind in (
+        ("distance", "int"),
+        ("count", "int"),
+        ("size_blocks", "int"),
+        ("window", "int"),
+        ("first_request", "int"),
+        ("last_request", "int"),
+        ("time", "float"),
+        ("time_s", "float"),
+    )
+)
 
 
 def check_numbers(df: "pandas.DataFrame", where: Callable[[int], str]) -> "pandas.DataFrame":
@@ -289,7 +311,8 @@ def check_numbers(df: "pandas.DataFrame", where: Callable[[int], str]) -> "panda
 
     from bufsim.results import RESULT_FIELDS
 
-    for f in RESULT_FIELDS:
+    shape = {f["name"] for f in _SHAPE_FIELDS}
+    for f in (*RESULT_FIELDS, *_SHAPE_FIELDS):
         name = f["name"]
         if name not in df.columns or f["kind"] not in ("int", "float"):
             continue
@@ -299,7 +322,10 @@ def check_numbers(df: "pandas.DataFrame", where: Callable[[int], str]) -> "panda
         values = num.to_numpy(dtype=float, na_value=np.nan)
         low = 1 if name in _SIZE_COLUMNS else 0
         problems = [
-            (~given if name in _SIZE_COLUMNS and (name == "cache_blocks" or given.any()) else None, "is empty"),
+            (
+                ~given if name in ("cache_blocks", *shape) or (name == "block_size" and given.any()) else None,
+                "is empty",
+            ),
             (given & num.isna(), "must be a number"),
             (given & ~np.isfinite(values), "must be a finite number"),
             (values < low, f"must be {low} or more"),
@@ -346,6 +372,18 @@ def mrc_curves(report: dict[str, Any]) -> "pandas.DataFrame":
     :func:`mrc`, which draws the SHARDS curve dashed against the exact one."""
     import pandas as pd
 
+    what = "not `bufsim mrc --json` output"
+    sizes = report.get("sizes")
+    if not _numbers(sizes):
+        raise SpecError(f"{what}: `sizes` must be a list of cache sizes")
+    s = report.get("shards")
+    if s is not None and not isinstance(s, dict):
+        raise SpecError(f"{what}: `shards` must be an object (or null)")
+    for name, curve in (("miss_ratio", report.get("miss_ratio")), ("shards.miss_ratio", s and s.get("miss_ratio", []))):
+        if curve is not None and not (_numbers(curve) and len(curve) == len(sizes)):
+            raise SpecError(f"{what}: `{name}` must be a list of {len(sizes)} miss ratios, one per size")
+    if s is not None and s.get("mode") == "fixed-rate" and not _numbers([s.get("rate")]):
+        raise SpecError(f"{what}: `shards.rate` must be a number")
     rows = []
     base = {"trace": report.get("trace"), "block_size": report.get("block_size")}
     if report.get("miss_ratio") is not None:
@@ -370,13 +408,24 @@ def mrc_curves(report: dict[str, Any]) -> "pandas.DataFrame":
     return df
 
 
+def _numbers(values: Any) -> bool:
+    """Whether ``values`` is a list of numbers (JSON's, not true or false)."""
+    return isinstance(values, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
 def temporal_distances(analysis: dict[str, Any]) -> "pandas.DataFrame":
     """The temporal distance histogram of a `bufsim analyze --json` report (or
     ``Analysis.to_dict()``): ``distance`` (power-of-two bin), ``count``, ``trace``; the whole
     report is kept in ``df.attrs["analysis"]``."""
     import pandas as pd
 
-    bins = analysis["temporal_distance"]["bins"]
+    td = analysis.get("temporal_distance")
+    bins = td.get("bins") if isinstance(td, dict) else None
+    if not isinstance(bins, list) or not all(isinstance(b, dict) and {"distance", "count"} <= b.keys() for b in bins):
+        raise SpecError(
+            "not `bufsim analyze --json` output: `temporal_distance.bins` must be a list of objects with "
+            "`distance` and `count`"
+        )
     df = pd.DataFrame(
         [{"distance": b["distance"], "count": b["count"], "trace": analysis.get("trace")} for b in bins],
         columns=["distance", "count", "trace"],
@@ -911,7 +960,10 @@ def sequence_cdf(
                     continue
                 colour = ramp[sizes.index(ident["cache_blocks"])] if "cache_blocks" in ident else PALETTE[0]
                 dash = dashes.get(str(ident.get("prefetch", "none")), "-")
-                (line,) = ax.step(x, cdf, where="post", color=colour, linestyle=dash)
+                # One size alone (every disk request one block long) is a point: a step line
+                # through a single point draws nothing.
+                marker = "o" if len(x) == 1 else None
+                (line,) = ax.step(x, cdf, where="post", color=colour, linestyle=dash, marker=marker)
                 if "cache_blocks" in ident:
                     handles.setdefault(_cdf_label("cache_blocks", ident["cache_blocks"], g), (colour, "-"))
                 if len(prefetches) > 1:
@@ -1017,6 +1069,8 @@ def partition_timeline(
     tcol = "time" if "time" in df.columns else "time_s" if "time_s" in df.columns else None
     if tcol is None or "size_blocks" not in df.columns:
         return Plot(None, ["partition timeline: need `time` (or `time_s`), `partition` and `size_blocks`"])
+    if (df["partition"].isna() | (df["partition"].astype(str).str.strip() == "")).any():
+        return Plot(None, ["partition timeline: a sample has no partition name"])
     run_cols = [c for c in ("key", "trace", "policy", "prefetch", "cache_blocks") if c in df.columns]
     runs = [((), df)] if not run_cols else list(df.groupby(run_cols, sort=True))
     if len(runs) > max_runs:

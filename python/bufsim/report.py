@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from bufsim import plots
 from bufsim._core import SpecError
 from bufsim.display import NOT_TABULAR
-from bufsim.errors import check_output
+from bufsim.errors import check_not_input, check_output
 
 if TYPE_CHECKING:
     import pandas
@@ -367,6 +367,7 @@ def write(
     from bufsim.progress import bar
 
     check_output(out, "-o")
+    check_not_input(out, source, "the results file the report reads", "-o")
     with bar(total=3, desc="report", unit="step") as steps:
         df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
         steps.update(1)

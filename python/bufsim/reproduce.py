@@ -533,15 +533,26 @@ def main(name: str, json_out: bool = False, quick: bool = False, rows_out: bool 
     from bufsim.tables import format_table
     from bufsim._core import SpecError
 
+    if name not in REPRODUCTIONS:
+        raise SpecError(f"unknown reproduction `{name}`; known: {', '.join(sorted(REPRODUCTIONS))}")
     reproduction = REPRODUCTIONS[name]
     if quick and not reproduction.quick:
         raise SpecError(f"`{name}` has no reduced version; drop --quick")
     if out is not None and reproduction.figures is None:
         raise SpecError(f"`{name}` draws no figures; drop --out")
+    if out is not None:
+        # Made before the runs, which take minutes: a name that cannot be a directory is said now.
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise SpecError(f"{out}: is not a directory; give --out a directory for the figures")
+        try:
+            Path(out).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SpecError(f"{out}: cannot create the directory for --out ({e.strerror or e}); give another") from None
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise SpecError(f"{out}: cannot write into this directory; give --out one you may write to")
     rows = reproduction(quick=quick)
     findings = reproduction.findings(rows)
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
         for path in reproduction.figures(rows, Path(out)):
             print(f"wrote {path}", file=sys.stderr)
     if json_out:

@@ -28,7 +28,7 @@ from bufsim import _core
 from bufsim._core import SpecError
 from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result
 from bufsim.options import OPTION_FIELDS, Options, SizeLike, size_text
-from bufsim.errors import check_output, check_scheduler, database_message, not_utf8
+from bufsim.errors import check_not_input, check_output, check_scheduler, database_message, not_utf8
 
 DEFAULT_DB = "results.duckdb"
 
@@ -289,9 +289,9 @@ class SweepSpec:
         data["traces"] = [str(base / t) if not os.path.isabs(t) else t for t in data["traces"]]
         grid = {k: data.pop(k) for k in cls.GRID if k in data}
         storage = data.pop("storage", None)
-        spec = cls(**grid, storage=storage, options=data)
         try:
             # Checked now, so a wrong value is named with the file it came from.
+            spec = cls(**grid, storage=storage, options=data)
             spec.options.replace(**spec.storage_settings()).resolved()
         except SpecError as e:
             raise SpecError(f"{path}: {e}") from None
@@ -448,8 +448,7 @@ def export_runs(con: Any, out: str, db: str | None = None) -> int:
         raise SpecError(f"{out}: unknown export format `{ext or '(none)'}`; name the file .csv, .jsonl or .parquet")
     check_output(out, "-o")
     target = os.path.realpath(out)
-    if db is not None and os.path.exists(target) and os.path.samefile(target, db):
-        raise SpecError(f"{out}: is the results database itself; export to another file")
+    check_not_input(out, db, "the results database itself", "-o")
     import duckdb
 
     def copy(to: str) -> None:
@@ -649,6 +648,7 @@ def run_sweep(
 
     # spec.runs() checks every option, policy and read-ahead spec first: a typo must not
     # surface after an hour.
+    jobs = Options(jobs=jobs).resolved()["jobs"]
     if dask:
         check_scheduler(dask)
         reach_scheduler(dask)
@@ -787,7 +787,16 @@ def reach_scheduler(address: str) -> None:
 def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Any, address: str) -> None:
     from dask.distributed import Client, as_completed
 
-    with Client(address, timeout="30s") as client:
+    try:
+        client = Client(address, timeout="30s")
+    except (ValueError, TypeError) as e:
+        # Addresses Dask parses but cannot reach from here: an inproc:// address of another
+        # process, a ucx:// address without UCX installed.
+        raise SpecError(
+            f"--dask {address}: Dask cannot connect there ({str(e).splitlines()[0] if str(e) else type(e).__name__}); "
+            "give the tcp://HOST:PORT address `dask scheduler` prints"
+        ) from None
+    with client:
         try:
             client.wait_for_workers(1, timeout=WORKER_WAIT_S)
         except TimeoutError:

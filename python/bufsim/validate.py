@@ -632,6 +632,28 @@ def _trace_file_names(trace: str) -> list[str]:
 # Running
 
 
+#: The largest --memory: the model's cache holds fewer than 2^31 pages.
+MAX_MEMORY = (1 << 31) * PAGE - PAGE
+
+
+def memory_bytes(size: "int | str") -> int:
+    """A --memory size in bytes: an int is bytes, a string a size such as ``64MiB`` (whole
+    pages of it); refused unless a process can start in it and the model can hold it."""
+    from bufsim import _core
+
+    if isinstance(size, bool) or not isinstance(size, (int, str)):
+        raise ValidateError(f"--memory must be a size such as 64MiB (or a number of bytes), not {size!r:.60}")
+    if isinstance(size, int):
+        mem, shown = size, f"{size} bytes"
+    else:
+        mem, shown = _core.size_to_blocks(size, PAGE) * PAGE, size
+    if mem < MIN_MEMORY:
+        raise ValidateError(f"--memory {shown} is too small for a process to start; give at least 64KiB")
+    if mem > MAX_MEMORY:
+        raise ValidateError(f"--memory {shown} is more than the model's cache can hold; give less than 8TiB")
+    return mem
+
+
 def validate(
     command: Sequence[str],
     memories: Sequence[int],
@@ -646,16 +668,43 @@ def validate(
     directory, removed afterwards, when not given)."""
     from bufsim.ktrace import collect_kernel
 
+    if isinstance(command, (str, bytes, os.PathLike)) or not all(
+        isinstance(w, (str, os.PathLike)) for w in command or []
+    ):
+        raise ValidateError(
+            f"the command must be a list of words (the program, then its arguments), not {command!r:.60}"
+        )
+    command = [os.fspath(w) for w in command or []]
     if not command:
         raise ValidateError("give the command to run after --, e.g. bufsim validate --memory 64MiB -- cat big.file")
-    if not memories:
+    if isinstance(memories, (str, int)) or not memories:
         raise ValidateError("give at least one --memory SIZE (the cgroup's limit, e.g. --memory 64MiB)")
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+    memories = [memory_bytes(m) for m in memories]
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not (math.isfinite(timeout) and timeout > 0)
+    ):
         raise ValidateError(f"--timeout {timeout} is not a time to wait; give a positive number of seconds")
+    for option, spec in (("--policy", policy), ("--prefetch", prefetch)):
+        if not isinstance(spec, str) and (spec is not None or option == "--policy"):
+            raise ValidateError(f"{option} must be a spec such as `linux`, not {spec!r:.60}")
     # The model's specs are checked before anything runs: found after the command, a typo costs its run.
+    # Its cache follows the memory the page cache had (cache steps), which not every policy can do.
+    from bufsim._core import SpecError
     from bufsim.options import Options
 
-    Options().resolved([policy], [f"{max(1, min(memories) // PAGE)}blocks"], [prefetch or "none"])
+    model = ([policy], [f"{max(1, min(memories) // PAGE)}blocks"], [prefetch or "none"])
+    Options().resolved(*model)
+    try:
+        Options(cache_steps=["1=1blocks"]).resolved(*model)
+    except SpecError as e:
+        raise SpecError(
+            f"--policy {policy}: the model's cache follows the memory the command's page cache had, so it "
+            f"changes during the run, and {str(e).replace(' (cache_steps)', '')}"
+        ) from None
+    if out_dir is not None and (os.path.exists(out_dir) and not os.path.isdir(out_dir)):
+        raise ValidateError(f"{out_dir}: is not a directory; give --out-dir a directory for the traces")
     kind = check_environment()
 
     def interrupted(signum, frame):
@@ -674,12 +723,15 @@ def validate(
         tmp = tempfile.mkdtemp(prefix="bufsim-validate-")
         out_dir = tmp
     else:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ValidateError(
+                f"{out_dir}: cannot create the directory for --out-dir ({e.strerror or e}); give another"
+            ) from None
     results = []
     try:
         for mem in memories:
-            if mem < MIN_MEMORY:
-                raise ValidateError(f"--memory {mem} bytes is too small for a process to start; give at least 64KiB")
             trace = os.path.join(out_dir, f"validate-{mem}.csv")
             drop_caches()
             cg = MemoryCgroup(kind, mem)

@@ -43,7 +43,7 @@ def load_manifest(directory: Optional[str] = None) -> list[dict]:
     entries: dict[str, dict] = {}
     mf = d / MANIFEST
     if mf.exists():
-        for e in json.loads(mf.read_text()):
+        for e in _read_manifest(mf):
             e = dict(e)
             e["path"] = str(d / e["path"]) if e.get("path") else None
             entries[e["name"]] = e
@@ -53,6 +53,42 @@ def load_manifest(directory: Optional[str] = None) -> list[dict]:
         e.setdefault("description", what)
         out.append(e)
     return out
+
+
+#: What every recorded workload of a manifest has, and of what type.
+_RECORDED = {"requests": int, "block_accesses": int, "footprint_blocks": int}
+
+
+def _read_manifest(mf: Path) -> list[dict]:
+    """The entries of a manifest, each checked to have what :func:`format_table` shows;
+    SpecError naming the file and the entry otherwise."""
+    from bufsim._core import SpecError
+    from bufsim.errors import not_utf8
+
+    again = "record the suite again (`make workloads`) or give --dir another directory"
+    try:
+        data = json.loads(mf.read_text(encoding="utf-8"))
+    except IsADirectoryError:
+        raise SpecError(f"{mf}: is a directory, not the suite's manifest; {again}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{mf}: not the suite's manifest ({not_utf8(e)}); {again}") from None
+    except ValueError as e:
+        raise SpecError(f"{mf}: not valid JSON ({e}); {again}") from None
+    if not isinstance(data, list):
+        raise SpecError(f"{mf}: not the suite's manifest (a JSON list of workloads); {again}")
+    for i, e in enumerate(data, 1):
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            raise SpecError(f"{mf}: workload {i} is not an object with a `name`; {again}")
+        if e.get("path") is not None and not isinstance(e["path"], str):
+            raise SpecError(f"{mf}: workload {e['name']}: `path` must be a file name; {again}")
+        if e.get("path"):
+            for key, kind in _RECORDED.items():
+                if isinstance(e.get(key), bool) or not isinstance(e.get(key), kind):
+                    raise SpecError(f"{mf}: workload {e['name']}: `{key}` must be a whole number; {again}")
+            traced = e.get("traced_s", 0)
+            if isinstance(traced, bool) or not isinstance(traced, (int, float)):
+                raise SpecError(f"{mf}: workload {e['name']}: `traced_s` must be a number of seconds; {again}")
+    return data
 
 
 def format_table(entries: list[dict]) -> str:

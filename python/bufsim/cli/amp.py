@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import argparse
 
+from bufsim._core import SpecError
 from bufsim.errors import u64
 import json
 import sys
 
-from bufsim.cli.options import EXIT_USAGE, add_options, options_of
+from bufsim.cli.options import add_options, options_of
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from bufsim.amp import generate, generators
 
-    if args.list or not args.spec:
+    if args.list:
         for g in generators():
             print(f"{g['name']}: {g['summary']}")
             print(f"    source: {g['paper']}")
             for name, default, doc in g["params"]:
                 print(f"    {name}={default}  {doc}")
-        return 0 if args.list else EXIT_USAGE
+        return 0
+    if not args.spec:
+        raise SpecError(
+            "give the generator spec, e.g. bufsim generate amp-mix --seed 1 -o mix.csv "
+            "(`bufsim generate --list` lists the generators)"
+        )
     path = generate(args.spec, seed=args.seed, out=args.out)
     print(f"wrote {path}")
     return 0
@@ -28,15 +34,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_timeline(args: argparse.Namespace) -> int:
     from bufsim.amp import partition_timeline, plot_partition_timeline
-    from bufsim.errors import check_output
+    from bufsim.errors import check_not_input, check_output
     from bufsim.options import OPTION_FIELDS
     from bufsim.plots import check_figure_path
 
     # Output names are checked before the simulation, not after it.
     if args.plot:
         check_figure_path(args.plot)
+        check_not_input(args.plot, args.trace, "the input trace", "--plot")
     if args.csv:
         check_output(args.csv, "--csv")
+        check_not_input(args.csv, args.trace, "the input trace", "--csv")
+        check_not_input(args.csv, args.plot, "also the --plot figure", "--csv")
     options = options_of(args)
     storage = [f.name for f in OPTION_FIELDS if f.section == "storage"]
     timed_or_storage = options.resolved()["timing"] or any(k in options for k in storage)

@@ -7,12 +7,13 @@ import sys
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.errors import check_output, u64
+from bufsim.errors import check_not_input, check_output, u64
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from bufsim import plots
 
+    check_not_input(args.out, args.source, "the results file to plot", "--out")
     df = plots.load(args.source)
     caches = (
         []
@@ -41,8 +42,11 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
 
     # Checked before the runs, which can take long.
     plots.check_figure_path(args.out)
+    check_not_input(args.out, args.trace, "the input trace", "--out")
     if args.csv:
         check_output(args.csv, "--csv")
+        check_not_input(args.csv, args.trace, "the input trace", "--csv")
+        check_not_input(args.csv, args.out, "also the --out figure", "--csv")
     import warnings
 
     with warnings.catch_warnings():
@@ -183,12 +187,13 @@ def add_commands(sub) -> None:
         "finding | paper | bufsim | agrees or differs.",
     )
     rep.add_argument("paper", choices=sorted(REPRODUCTIONS), help="what to reproduce")
-    rep.add_argument(
+    printed = rep.add_mutually_exclusive_group()
+    printed.add_argument(
         "--json",
         action="store_true",
         help="print the findings as one JSON list of objects with keys finding, paper, bufsim, agrees",
     )
-    rep.add_argument("--rows", action="store_true", help="print the measured rows, one JSON object per line")
+    printed.add_argument("--rows", action="store_true", help="print the measured rows, one JSON object per line")
     rep.add_argument(
         "--out",
         metavar="DIR",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from bufsim import _core
-from bufsim.cli.options import EXIT_USAGE, add_first_level_options, add_options, first_level_of, options_of
+from bufsim.errors import check_not_input
+from bufsim.cli.options import add_first_level_options, add_options, first_level_of, options_of
 from bufsim.tables import format_table, human_bytes
 
 
@@ -18,16 +18,7 @@ def cmd_filter_trace(args: argparse.Namespace) -> int:
     # The output is opened (and truncated) before the trace is read: writing over the trace
     # itself, by any name (a symlink, a hard link), would destroy it.
     if args.trace != "-":
-        try:
-            same = os.path.samefile(args.trace, args.out)
-        except OSError:
-            same = False  # either is missing: nothing to destroy, and the reader reports a missing trace
-        if same:
-            print(
-                f"bufsim: error: {args.out}: is the input trace; write the second-level trace to another file",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
+        check_not_input(args.out, args.trace, "the input trace", "-o")
     df = filter_trace(args.trace, args.out, first_level_of(args), **options_of(args).replace(first_level=None))
     if args.json:
         for row in df.to_dict("records"):

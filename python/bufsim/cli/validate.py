@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bufsim import _core
-
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from bufsim.collect import CollectError
-    from bufsim.validate import MIN_MEMORY, format_table, plot, to_json, validate
+    from bufsim.validate import format_table, plot, to_json, validate
 
     if args.plot:
         from bufsim.plots import check_figure_path
@@ -19,18 +17,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    memories = [_core.size_to_blocks(m, 4096) * 4096 for m in args.memory or []]
-    for text, mem in zip(args.memory or [], memories):
-        if mem < MIN_MEMORY:
-            print(
-                f"bufsim: error: --memory {text} is too small for a process to start; give at least 64KiB",
-                file=sys.stderr,
-            )
-            return 2
     try:
         results = validate(
             command,
-            memories,
+            args.memory or [],
             out_dir=args.out_dir,
             policy=args.policy,
             prefetch=args.prefetch,
