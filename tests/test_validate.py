@@ -332,3 +332,46 @@ def test_a_failing_command_still_gives_its_comparison(tmp_path, capsys):
     assert c["command_status"] == 3 and c["kernel_pages_read"] >= 256
     assert {"kernel_pages_read", "model_pages_read", "readahead_match"} <= set(c)
     assert set(leftover_cgroups()) <= set(before)
+
+
+@kernel
+def test_json_output_holds_only_the_json(capfd):
+    # The command's own output goes to stderr: stdout parses as JSON whatever the command prints.
+    import json
+
+    before = leftover_cgroups()
+    assert main(["validate", "-m", "32MiB", "--json", "--", "echo", "from the command"]) == 0
+    out, err = capfd.readouterr()
+    assert [json.loads(line)["command_status"] for line in out.splitlines()] == [0]
+    assert "from the command" in err
+    assert set(leftover_cgroups()) <= set(before)
+
+
+@kernel
+def test_a_command_the_memory_limit_kills_is_told_so(capfd):
+    import json
+
+    grab = "x = bytearray(256 << 20); x[::4096] = b'1' * len(x[::4096])"
+    assert main(["validate", "-m", "64MiB", "--json", "--", sys.executable, "-c", grab]) == 137
+    c = json.loads(capfd.readouterr().out.splitlines()[0])
+    assert any("OOM killer killed" in n and "larger --memory" in n for n in c["notes"]), c["notes"]
+
+
+@kernel
+def test_a_validation_is_refused_while_another_one_runs(capsys):
+    # Each validation drops the page cache: started beside another, it would spoil that one.
+    kind = V.find_memory_cgroup()
+    owner = subprocess.Popen(["sleep", "60"])
+    running = os.path.join(kind.root, f"{V.CGROUP_PREFIX}{owner.pid}-1")
+    os.mkdir(running)
+    try:
+        with open(os.path.join(running, "cgroup.procs"), "w") as f:
+            f.write(str(owner.pid))
+        assert main(["validate", "-m", "32MiB", "--", "true"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert f"another bufsim validate (process {owner.pid})" in err and len(err.splitlines()) == 1
+    finally:
+        owner.kill()
+        owner.wait()
+        V.remove_cgroup(running)
+    assert V.other_validation(kind) is None

@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from bufsim._core import BufsimError
 from bufsim.collect_paths import NO_LIBS_PATTERNS  # --no-libs; docs/collect.md prints it
 from bufsim.syscalls import HANDLED_SYSCALLS, PathFilter, Record, Stats, TraceBuilder, csv_field
 
@@ -42,9 +43,10 @@ EXIT_OWN_ERROR = 2
 CSV_HEADER = "time_us,dur_us,pid,ctx,op,file,offset,size"
 
 
-class CollectError(Exception):
+class CollectError(BufsimError):
     """A problem of ``bufsim collect`` itself (not of the traced command); ``exit_status`` says
-    how the command line should exit."""
+    how the command line should exit. A :class:`bufsim.BufsimError`, as every error of the
+    package is."""
 
     def __init__(self, message: str, exit_status: int = EXIT_OWN_ERROR):
         super().__init__(message)

@@ -180,6 +180,26 @@ def remove_orphans(kind: CgroupKind) -> list[str]:
     return removed
 
 
+def other_validation(kind: CgroupKind) -> Optional[int]:
+    """The process of another validation whose command is running now (its cgroup holds
+    processes and its owner lives), if any. Each validation drops the page cache before its
+    command: run beside another, it would empty that one's cache mid-run and the kernel would
+    read everything again, which its model never sees (a whole-footprint run of multi2 read
+    three times the pages it reads alone, because another validation started)."""
+    try:
+        names = os.listdir(kind.root)
+    except OSError:
+        return None
+    for name in names:
+        parts = name.split("-")
+        if not name.startswith(CGROUP_PREFIX) or len(parts) != 4 or not parts[2].isdigit():
+            continue
+        owner = int(parts[2])
+        if owner != os.getpid() and os.path.exists(f"/proc/{owner}") and cgroup_procs(os.path.join(kind.root, name)):
+            return owner
+    return None
+
+
 def cgroup_procs(path: str) -> list[int]:
     try:
         with open(os.path.join(path, "cgroup.procs")) as f:
@@ -236,6 +256,8 @@ class MemoryCgroup:
         #: (CLOCK_MONOTONIC microseconds, bytes of non-file charges, of them anonymous), on
         #: the tracer's clock.
         self.samples: list[tuple[int, int, int]] = []
+        #: Processes the OOM killer killed in the cgroup, read when it is removed.
+        self.killed_by_limit = 0
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
 
@@ -292,10 +314,24 @@ class MemoryCgroup:
     def peak_non_file(self) -> int:
         return max((v for _, v, _ in self.samples), default=0)
 
+    def oom_kills(self) -> int:
+        """Processes the cgroup's OOM killer killed (``oom_kill`` of memory.events, or of
+        memory.oom_control in v1); 0 where the kernel does not count them."""
+        name = "memory.oom_control" if self.kind.version == 1 else "memory.events"
+        try:
+            for line in self._read(name).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
     def remove(self) -> None:
         self._stop.set()
         if self._sampler.is_alive():
             self._sampler.join(1)
+        self.killed_by_limit = self.oom_kills()
         remove_cgroup(self.path)
 
 
@@ -648,7 +684,10 @@ def memory_bytes(size: "int | str") -> int:
     else:
         mem, shown = _core.size_to_blocks(size, PAGE) * PAGE, size
     if mem < MIN_MEMORY:
-        raise ValidateError(f"--memory {shown} is too small for a process to start; give at least 64KiB")
+        raise ValidateError(
+            f"--memory {shown} is too small for a process to start (below 64KiB; most programs need a few MiB)"
+            "; give a larger size"
+        )
     if mem > MAX_MEMORY:
         raise ValidateError(f"--memory {shown} is more than the model's cache can hold; give less than 8TiB")
     return mem
@@ -706,6 +745,12 @@ def validate(
     if out_dir is not None and (os.path.exists(out_dir) and not os.path.isdir(out_dir)):
         raise ValidateError(f"{out_dir}: is not a directory; give --out-dir a directory for the traces")
     kind = check_environment()
+    busy = other_validation(kind)
+    if busy is not None:
+        raise ValidateError(
+            f"another bufsim validate (process {busy}) is running a command: this one would drop the page "
+            "cache under it and spoil both comparisons; wait for it to finish"
+        )
 
     def interrupted(signum, frame):
         # Outside the traced run (which forwards signals to the command): unwind, so that every
@@ -759,6 +804,11 @@ def validate(
                 outcome=r.outcome,
                 lost_events=r.lost_events,
             )
+            if cg.killed_by_limit:
+                c.notes.append(
+                    f"the memory limit ran out: the kernel's OOM killer killed {cg.killed_by_limit} of the "
+                    "command's processes; give a larger --memory"
+                )
             results.append(c)
             if r.outcome in ("was killed by SIGTERM", "was killed by SIGINT", "was killed by SIGHUP"):
                 break  # interrupted: the partial comparison, and no further sizes

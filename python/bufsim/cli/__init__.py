@@ -183,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (BufsimError, OSError) as e:
         print(f"bufsim: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        # A tracer's own error says how to exit (127: the command was not found).
+        return getattr(e, "exit_status", EXIT_USAGE)
     except KeyboardInterrupt:
         try:
             print("bufsim: interrupted", file=sys.stderr)

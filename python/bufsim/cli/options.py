@@ -41,8 +41,11 @@ EXTRA_HELP = {
 
 
 def number_or_text(text: str) -> int | str:
-    """Integer options that also take units (block sizes): digits are a number."""
-    return int(text) if text.strip().isdigit() else text
+    """Integer options that also take units (block sizes): digits are a number, at most 2^64 - 1
+    (past it the core would be handed a float)."""
+    if not text.strip().isdigit():
+        return text
+    return u64(str(int(text)))  # leading zeros allowed, as int() reads them
 
 
 def add_options(

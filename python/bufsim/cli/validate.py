@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 
 
@@ -18,14 +20,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if command[:1] == ["--"]:
         command = command[1:]
     try:
-        results = validate(
-            command,
-            args.memory or [],
-            out_dir=args.out_dir,
-            policy=args.policy,
-            prefetch=args.prefetch,
-            timeout=args.timeout,
-        )
+        with _command_output_to_stderr() if args.json else contextlib.nullcontext():
+            results = validate(
+                command,
+                args.memory or [],
+                out_dir=args.out_dir,
+                policy=args.policy,
+                prefetch=args.prefetch,
+                timeout=args.timeout,
+            )
     except CollectError as e:
         print(f"bufsim: error: {e}", file=sys.stderr)
         return e.exit_status
@@ -34,6 +37,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
         plot(results, args.plot)
     failed = [c.command_status for c in results if c.command_status]
     return failed[0] if failed else 0
+
+
+@contextlib.contextmanager
+def _command_output_to_stderr():
+    """Points standard output at standard error while the command runs (it inherits both), so
+    that with --json standard output holds only the JSON."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def add_commands(sub) -> None:
@@ -51,7 +69,9 @@ def add_commands(sub) -> None:
         "requests. See docs/validation.md.",
     )
     p.add_argument("--memory", "-m", action="append", metavar="SIZE", help="cgroup memory limit (repeatable)")
-    p.add_argument("--json", action="store_true", help="one JSON object per memory size")
+    p.add_argument(
+        "--json", action="store_true", help="one JSON object per memory size (the command's own output goes to stderr)"
+    )
     p.add_argument("--plot", metavar="OUT.png", help="also draw pages read and agreement by memory size")
     p.add_argument("--out-dir", metavar="DIR", help="keep the recorded traces here (default: a temporary directory)")
     p.add_argument("--policy", default="linux", metavar="SPEC", help="the model's policy (default: linux)")
