@@ -157,20 +157,27 @@ def find_memory_cgroup() -> Optional[CgroupKind]:
 CGROUP_PREFIX = "bufsim-validate-"
 
 
+def _validation_cgroups(kind: CgroupKind) -> list[tuple[str, int]]:
+    """The validations' cgroups under the hierarchy's root, each with its owner's PID."""
+    try:
+        names = os.listdir(kind.root)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        parts = name.split("-")
+        if name.startswith(CGROUP_PREFIX) and len(parts) == 4 and parts[2].isdigit():
+            found.append((name, int(parts[2])))
+    return found
+
+
 def remove_orphans(kind: CgroupKind) -> list[str]:
     """Removes the cgroups of earlier validations whose process is gone: one killed outright
     (SIGKILL, the OOM killer) cannot remove its own. Their processes, if any, are killed as
     :meth:`MemoryCgroup.remove` would have. Returns the names removed."""
     removed = []
-    try:
-        names = os.listdir(kind.root)
-    except OSError:
-        return removed
-    for name in names:
-        parts = name.split("-")
-        if not name.startswith(CGROUP_PREFIX) or len(parts) != 4 or not parts[2].isdigit():
-            continue
-        if int(parts[2]) == os.getpid() or os.path.exists(f"/proc/{parts[2]}"):
+    for name, owner in _validation_cgroups(kind):
+        if owner == os.getpid() or os.path.exists(f"/proc/{owner}"):
             continue
         try:
             remove_cgroup(os.path.join(kind.root, name))
@@ -186,15 +193,7 @@ def other_validation(kind: CgroupKind) -> Optional[int]:
     command: run beside another, it would empty that one's cache mid-run and the kernel would
     read everything again, which its model never sees (a whole-footprint run of multi2 read
     three times the pages it reads alone, because another validation started)."""
-    try:
-        names = os.listdir(kind.root)
-    except OSError:
-        return None
-    for name in names:
-        parts = name.split("-")
-        if not name.startswith(CGROUP_PREFIX) or len(parts) != 4 or not parts[2].isdigit():
-            continue
-        owner = int(parts[2])
+    for name, owner in _validation_cgroups(kind):
         if owner != os.getpid() and os.path.exists(f"/proc/{owner}") and cgroup_procs(os.path.join(kind.root, name)):
             return owner
     return None

@@ -166,26 +166,7 @@ impl Opened {
 
     /// Consumes the rest of the current line (it was not in the head); returns false at the end.
     pub(crate) fn skip_line(&mut self, path: &str) -> Result<bool, TraceError> {
-        loop {
-            let avail = match self.rest.fill_buf() {
-                Ok(a) => a,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(TraceError::io(path, &e)),
-            };
-            if avail.is_empty() {
-                return Ok(false);
-            }
-            match memchr::memchr(b'\n', avail) {
-                Some(i) => {
-                    self.rest.consume(i + 1);
-                    return Ok(true);
-                }
-                None => {
-                    let n = avail.len();
-                    self.rest.consume(n);
-                }
-            }
-        }
+        crate::lines::pass_line_end(self.rest.as_mut(), path)
     }
 
     /// The whole content: the head, then the rest.

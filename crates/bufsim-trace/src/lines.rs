@@ -47,7 +47,7 @@ impl LineReader {
     /// length is consumed whole.
     pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
-        if std::mem::take(&mut self.long_line_rest) && !self.pass_line_end()? {
+        if std::mem::take(&mut self.long_line_rest) && !pass_line_end(self.inner.as_mut(), &self.path)? {
             self.unterminated = true;
             return Ok(false);
         }
@@ -55,6 +55,7 @@ impl LineReader {
         let mut too_long = false;
         let mut seen_newline = false;
         loop {
+            // Not `fill`: once per line, and this match hands out the buffer with one call.
             let avail = match self.inner.fill_buf() {
                 Ok(a) => a,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -128,30 +129,6 @@ impl LineReader {
         trim(&self.buf[bom..]).first() == Some(&b'#')
     }
 
-    /// Consumes input up to and including the next line end; false if the input ended first.
-    fn pass_line_end(&mut self) -> Result<bool, TraceError> {
-        loop {
-            let avail = match self.inner.fill_buf() {
-                Ok(a) => a,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(TraceError::io(&self.path, &e)),
-            };
-            if avail.is_empty() {
-                return Ok(false);
-            }
-            match memchr::memchr(b'\n', avail) {
-                Some(i) => {
-                    self.inner.consume(i + 1);
-                    return Ok(true);
-                }
-                None => {
-                    let n = avail.len();
-                    self.inner.consume(n);
-                }
-            }
-        }
-    }
-
     pub(crate) fn error(&self, message: impl Into<String>) -> TraceError {
         TraceError::malformed(&self.path, Location::Line(self.line_no), message)
     }
@@ -178,6 +155,43 @@ impl LineReader {
 /// Splits `line` on commas into `fields` (byte ranges of `line`). A field wrapped in double
 /// quotes may contain commas; a doubled quote inside it stands for one quote and is unescaped in
 /// place, which is why the line is mutable. Returns an error message on an unterminated quote.
+/// The reader's buffered input, read again when a signal interrupts the read (for the cold
+/// paths; it may call `fill_buf` twice).
+fn fill<'a>(inner: &'a mut (dyn BufRead + Send), path: &str) -> Result<&'a [u8], TraceError> {
+    loop {
+        match inner.fill_buf() {
+            // The end of input: no second read (a terminal would wait for more).
+            Ok([]) => return Ok(&[]),
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(TraceError::io(path, &e)),
+        }
+    }
+    // Data is buffered: this hands it out without reading. (Returning the first call's slice from
+    // inside the loop would keep the reader borrowed across iterations.)
+    inner.fill_buf().map_err(|e| TraceError::io(path, &e))
+}
+
+/// Consumes input up to and including the next line end; false if the input ended first.
+pub(crate) fn pass_line_end(inner: &mut (dyn BufRead + Send), path: &str) -> Result<bool, TraceError> {
+    loop {
+        let avail = fill(inner, path)?;
+        if avail.is_empty() {
+            return Ok(false);
+        }
+        match memchr::memchr(b'\n', avail) {
+            Some(i) => {
+                inner.consume(i + 1);
+                return Ok(true);
+            }
+            None => {
+                let n = avail.len();
+                inner.consume(n);
+            }
+        }
+    }
+}
+
 pub(crate) fn split_commas(line: &mut [u8], fields: &mut Vec<(usize, usize)>) -> Result<(), &'static str> {
     fields.clear();
     let len = line.len();
