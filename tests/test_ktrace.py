@@ -528,3 +528,34 @@ def test_a_read_back_larger_than_the_memory_stops_with_an_error(tmp_path, monkey
         ktrace.check_readback_memory(str(tasks), str(system))
     msg = str(e.value)
     assert e.value.exit_status == 2 and "--timeout" in msg and "available" in msg and "\n" not in msg
+
+
+def test_a_dump_that_would_fill_the_disk_stops_the_command(tmp_path, monkeypatch):
+    # Free space below the floor at the first look: the command is stopped at once, one error
+    # says why, and nothing is left behind (dump, instances).
+    monkeypatch.setattr(ktrace, "DISK_FLOOR", 1 << 62)
+    monkeypatch.setattr(ktrace, "DISK_CHECK_BYTES", 1)
+    monkeypatch.setattr(ktrace.tempfile, "tempdir", str(tmp_path))
+    before = our_instances()
+    started = time.monotonic()
+    with pytest.raises(ktrace.CollectError, match="filled the disk to its last") as e:
+        collect_kernel(["sh", "-c", "while :; do cat /etc/passwd > /dev/null; done"], str(tmp_path / "t.csv"))
+    assert "TMPDIR" in str(e.value) and len(str(e.value).splitlines()) == 1
+    assert time.monotonic() - started < 30
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(ktrace.TMP_PREFIX)]
+    assert our_instances() <= before
+
+
+def test_a_killed_collections_dump_goes_with_its_instances(tmp_path, monkeypatch):
+    # A collection killed outright leaves its instances and its event dump; the next one removes both.
+    ktrace.find_tracefs()  # mounted if absent
+    monkeypatch.setattr(ktrace.tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    dump = tmp_path / (ktrace.TMP_PREFIX + "abcd1234")
+    dump.mkdir()
+    (dump / "tasks.txt").write_text("x")
+    name = f"bufsim-{dead.pid}-abcd1234-tasks"
+    os.mkdir(os.path.join(TRACEFS, "instances", name))
+    assert name in ktrace.remove_stale_instances(TRACEFS)
+    assert not dump.exists()

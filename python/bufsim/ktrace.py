@@ -283,7 +283,21 @@ def remove_stale_instances(root: str) -> list[str]:
         inst.try_write("events/enable", "0")
         inst.remove()
         removed.append(name)
+        # Its event dump too (the instance is named after it), which can be tens of GB.
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), TMP_PREFIX + parts[2]), ignore_errors=True)
     return removed
+
+
+#: The event dumps' directory is named TMP_PREFIX + 8 characters, which the instances' names carry.
+TMP_PREFIX = "bufsim-ktrace-"
+
+#: Free space the event dumps leave on their disk: the command is stopped before the disk fills
+#: (a kernel build's events passed 40 GB and filled this machine's disk, which stopped every
+#: program on it).
+DISK_FLOOR = 1 << 30
+
+#: Bytes a copier writes between two looks at the free space.
+DISK_CHECK_BYTES = 64 << 20
 
 
 class PipeCopier(DrainThread):
@@ -293,8 +307,13 @@ class PipeCopier(DrainThread):
         super().__init__()
         self.fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
         self.out = open(out_path, "wb")
+        self.dir = os.path.dirname(out_path)
         self.on_chunk = on_chunk
         self.rest = b""
+        self.written = 0
+        self.unchecked = 0
+        #: Set when the disk is (nearly) full: nothing more is written, and the run stops.
+        self.disk_full = False
 
     def drain(self) -> None:
         while True:
@@ -304,13 +323,33 @@ class PipeCopier(DrainThread):
                 return
             if not chunk:
                 return
-            self.out.write(chunk)
+            if not self.write(chunk):
+                continue  # the disk is full: the pipe keeps flowing until the run stops
             if self.on_chunk is not None:
                 data = self.rest + chunk
                 cut = data.rfind(b"\n") + 1
                 self.rest = data[cut:]
                 if cut:
                     self.on_chunk(data[:cut])
+
+    def write(self, chunk: bytes) -> bool:
+        """Writes ``chunk`` unless the disk is (nearly) full; whether it was written."""
+        self.unchecked += len(chunk)
+        if self.unchecked >= DISK_CHECK_BYTES:
+            self.unchecked = 0
+            v = os.statvfs(self.dir)
+            self.disk_full = self.disk_full or v.f_bavail * v.f_frsize < DISK_FLOOR
+        if self.disk_full:
+            return False
+        try:
+            self.out.write(chunk)
+        except OSError as e:
+            if e.errno != errno.ENOSPC:
+                raise
+            self.disk_full = True
+            return False
+        self.written += len(chunk)
+        return True
 
     def finish(self) -> None:
         super().finish()
@@ -1415,7 +1454,7 @@ def collect_kernel(
             *(["--no-stacks"] if not stacks else []),
         ]
     )
-    tmp = tempfile.mkdtemp(prefix="bufsim-ktrace-")
+    tmp = tempfile.mkdtemp(prefix=TMP_PREFIX)
     token = f"bufsim-{os.getpid()}-{os.path.basename(tmp)[-8:]}"
     instances: list[Instance] = []
     copiers: list[PipeCopier] = []
@@ -1507,6 +1546,15 @@ def collect_kernel(
             if deadline is not None and time.monotonic() > deadline and not timed_out:
                 timed_out = True
                 proc.kill()
+            if any(c.disk_full for c in copiers):
+                proc.kill()
+                proc.wait()
+                written = sum(c.written for c in copiers)
+                raise CollectError(
+                    f"the kernel tracer's events ({written / 1e9:.1f} GB in {tmp}) filled the disk to its last "
+                    f"{DISK_FLOOR >> 30} GiB: the command was stopped; free space there, point TMPDIR at a larger "
+                    "disk, or trace a shorter command"
+                )
         time.sleep(0.1)  # let the last events reach the pipes
         for inst in instances:
             inst.try_write("tracing_on", "0")
