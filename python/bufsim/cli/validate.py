@@ -66,7 +66,7 @@ def add_commands(sub) -> None:
         "at that time, followed as cache steps), and "
         "print both side by side: pages brought into the cache, read-ahead decisions (the share the model "
         "made with the same start, size and async size), evicted pages (overlap of the two sets), disk "
-        "requests. See docs/validation.md.",
+        "requests. One validation runs at a time (each drops the page cache). See docs/validation.md.",
     )
     p.add_argument("--memory", "-m", action="append", metavar="SIZE", help="cgroup memory limit (repeatable)")
     p.add_argument(
