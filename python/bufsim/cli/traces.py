@@ -87,24 +87,21 @@ def cmd_collect(args: argparse.Namespace) -> int:
         exclude=args.exclude or [],
         no_libs=args.no_libs,
     )
-    try:
-        if args.from_strace:
-            if command:
-                raise CollectError("give either --from-strace LOG or a command to run, not both")
-            result = collect_from_log(args.from_strace, args.output, **options)
-        elif args.tracer == "kernel":
-            from bufsim.ktrace import collect_kernel
+    # CollectErrors are BufsimErrors: the command line prints them and exits with their status.
+    if args.from_strace:
+        if command:
+            raise CollectError("give either --from-strace LOG or a command to run, not both")
+        result = collect_from_log(args.from_strace, args.output, **options)
+    elif args.tracer == "kernel":
+        from bufsim.ktrace import collect_kernel
 
-            if args.keep_strace:
-                raise CollectError("--keep-strace goes with --tracer strace, not --tracer kernel")
-            result = collect_kernel(command, args.output, stacks=not args.no_stacks, timeout=args.timeout, **options)
-        else:
-            if args.timeout is not None:
-                raise CollectError("--timeout goes with --tracer kernel")
-            result = collect(command, args.output, stacks=not args.no_stacks, keep_strace=args.keep_strace, **options)
-    except CollectError as e:
-        print(f"bufsim: error: {e}", file=sys.stderr)
-        return e.exit_status
+        if args.keep_strace:
+            raise CollectError("--keep-strace goes with --tracer strace, not --tracer kernel")
+        result = collect_kernel(command, args.output, stacks=not args.no_stacks, timeout=args.timeout, **options)
+    else:
+        if args.timeout is not None:
+            raise CollectError("--timeout goes with --tracer kernel")
+        result = collect(command, args.output, stacks=not args.no_stacks, keep_strace=args.keep_strace, **options)
     print(result.summary(), file=sys.stderr)
     return result.exit_status
 

@@ -9,7 +9,6 @@ import sys
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from bufsim.collect import CollectError
     from bufsim.validate import format_table, plot, to_json, validate
 
     if args.plot:
@@ -19,19 +18,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    try:
-        with _command_output_to_stderr() if args.json else contextlib.nullcontext():
-            results = validate(
-                command,
-                args.memory or [],
-                out_dir=args.out_dir,
-                policy=args.policy,
-                prefetch=args.prefetch,
-                timeout=args.timeout,
-            )
-    except CollectError as e:
-        print(f"bufsim: error: {e}", file=sys.stderr)
-        return e.exit_status
+    # Its errors (CollectError) are BufsimErrors, which the command line prints with their exit status.
+    with _command_output_to_stderr() if args.json else contextlib.nullcontext():
+        results = validate(
+            command,
+            args.memory or [],
+            out_dir=args.out_dir,
+            policy=args.policy,
+            prefetch=args.prefetch,
+            timeout=args.timeout,
+        )
     print(to_json(results) if args.json else format_table(results))
     if args.plot:
         plot(results, args.plot)
