@@ -6,13 +6,11 @@ use crate::bst;
 use crate::error::TraceError;
 use crate::format::Format;
 use crate::input::Opened;
-use crate::lines::{parse_fixed, parse_u64, split_ws, trim};
+use crate::lines::{parse_fixed, parse_u64, split_ws, trim, BOM};
 use crate::request::AddressKind;
 use crate::{cloudphysics, msr, ORACLE_RECORD};
 
 pub(crate) const HEAD: usize = 64 * 1024;
-/// The UTF-8 byte-order mark some tools (Excel) write at the start of a text file.
-pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Content lines looked at (a separator or a named object can sit a few lines in).
 const SAMPLE_LINES: usize = 64;
 

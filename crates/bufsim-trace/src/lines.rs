@@ -9,6 +9,10 @@ use crate::error::{excerpt, Location, TraceError, TraceErrorKind};
 /// buffered, so arbitrary input (a binary file read as text) cannot exhaust memory.
 pub(crate) const MAX_LINE: usize = 1 << 20;
 
+/// The UTF-8 byte-order mark some tools (Excel) write at the start of a text file; a reader
+/// passes over it on the first line, and format detection looks past it.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 pub(crate) struct LineReader {
     inner: Box<dyn BufRead + Send>,
     pub(crate) path: String,
@@ -87,9 +91,9 @@ impl LineReader {
         if !seen {
             return Ok(false);
         }
-        if self.line_no == 0 && self.buf.starts_with(crate::detect::BOM) {
+        if self.line_no == 0 && self.buf.starts_with(BOM) {
             // A byte-order mark (Excel's CSV) is not part of the first line's text.
-            self.buf.drain(..crate::detect::BOM.len());
+            self.buf.drain(..BOM.len());
         }
         self.line_no += 1;
         if !seen_newline && !self.long_line_rest {
@@ -125,7 +129,7 @@ impl LineReader {
     /// Whether the line read so far is a comment (after a byte-order mark at the start).
     fn comment_so_far(&self) -> bool {
         let bom =
-            if self.line_no == 0 && self.buf.starts_with(crate::detect::BOM) { crate::detect::BOM.len() } else { 0 };
+            if self.line_no == 0 && self.buf.starts_with(BOM) { BOM.len() } else { 0 };
         trim(&self.buf[bom..]).first() == Some(&b'#')
     }
 
