@@ -10,12 +10,14 @@ records ordered by start time, whole lines at a time, so a killed run leaves a v
 
 from __future__ import annotations
 
+import errno
 import heapq
 import os
 import re
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -183,8 +185,48 @@ def _one_line(comment: str) -> str:
     return comment.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _open_output(path: str) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+def check_trace_output(path: str, option: str = "-o", inputs: Sequence[tuple[Optional[str], str]] = ()) -> None:
+    """Refuses, before the command runs, a trace path no trace can be written to: a directory, a
+    name in a missing directory, a place this process may not write, a named pipe nobody reads
+    (opening it would wait for a reader forever), or a file ``inputs`` names ((path, what it is)
+    pairs: the log a conversion reads, the raw log kept beside)."""
+    from bufsim.errors import check_output, same_file
+
+    try:
+        check_output(path, option)
+    except BufsimError as e:
+        raise CollectError(str(e)) from None
+    for other, what in inputs:
+        if other is not None and same_file(path, other):
+            raise CollectError(f"{path}: is {what}; give {option} another file name")
+    parent = os.path.dirname(path) or "."
+    if os.path.exists(path):
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError as e:
+                if e.errno == errno.ENXIO:
+                    raise CollectError(
+                        f"{path}: is a named pipe that no program is reading; start its reader first, "
+                        f"or give {option} a file name"
+                    ) from None
+                raise
+        elif not os.access(path, os.W_OK):
+            raise CollectError(f"{path}: cannot write this file (permission denied); give {option} another path")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise CollectError(f"{parent}: cannot create files in this directory; give {option} another path")
+
+
+def _open_output(path: str, option: str = "-o") -> int:
+    # Non-blocking while opening: a named pipe without a reader fails at once instead of waiting.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise CollectError(f"{path}: is a named pipe that no program is reading; start its reader first") from None
+        raise CollectError(f"{path}: cannot write it ({e.strerror or e}); give {option} another path") from None
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _comments(command: Sequence[str], stack_depth: int, stacks: bool, options: str) -> list[str]:
@@ -275,6 +317,8 @@ def collect_from_log(
     paths now, so files changed or deleted since the run get ``?:?N:PATH`` names."""
     if not os.path.exists(log):
         raise FileNotFoundError(f"{log}: no such strace log")
+    # Opened for writing, the log itself would be emptied before it is read (and then removed).
+    check_trace_output(output, inputs=[(log, "the strace log to convert")])
     builder, writer, out_fd = _build(
         output,
         [f"(strace log {log})"],
@@ -344,12 +388,15 @@ def collect(
         raise CollectError(f"{exe}: command not found", EXIT_NOT_FOUND)
     if os.path.isdir(resolved) or not os.access(resolved, os.X_OK):
         raise CollectError(f"{exe}: not an executable file", EXIT_NOT_EXECUTABLE)
+    check_trace_output(output, inputs=[(keep_strace, "the --keep-strace file")])
+    if keep_strace:
+        check_trace_output(keep_strace, "--keep-strace")
     version = strace_version(strace)
 
+    keep_fd = _open_output(keep_strace, "--keep-strace") if keep_strace else None
     tmp = tempfile.mkdtemp(prefix="bufsim-collect-")
     fifo = os.path.join(tmp, "strace.fifo")
     os.mkfifo(fifo, 0o600)
-    keep_fd = os.open(keep_strace, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if keep_strace else None
     builder, writer, out_fd = _build(
         output,
         command,

@@ -24,6 +24,7 @@ import bisect
 import errno
 import heapq
 import itertools
+import math
 import os
 import re
 import shutil
@@ -35,12 +36,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
-from bufsim.collect import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, CSV_HEADER, CollectError, CollectResult
+from bufsim.collect import (
+    EXIT_NOT_EXECUTABLE,
+    EXIT_NOT_FOUND,
+    CSV_HEADER,
+    CollectError,
+    CollectResult,
+    check_trace_output,
+)
 from bufsim.collect_paths import NO_LIBS_PATTERNS
 from bufsim.fd_thread import DrainThread
 from bufsim.opened_files import OpenedFiles
 from bufsim import strace as st
-from bufsim.syscalls import PathFilter, Stats, context_id, csv_field, display_path
+from bufsim.syscalls import PathFilter, Stats, context_id, csv_field, display_path, fd_link_path
 
 TRACEFS = "/sys/kernel/tracing"
 PAGE = 4096
@@ -70,6 +78,7 @@ FD_CALLS = (
     "exit_group",
     "sendfile64",
     "copy_file_range",
+    "splice",
 )
 #: Calls that drop a file's data (truncation, hole punching, fadvise(DONTNEED)), and those
 #: whose deletions of page-cache pages drop a whole file (removal of a name, the last close,
@@ -90,7 +99,7 @@ DROP_CALLS = (
 HINT_CALLS = ("readahead",)
 TRACED_CALLS = DATA_READS + DATA_WRITES + FD_CALLS + DROP_CALLS + HINT_CALLS
 #: Calls that move data through a pipe inside the kernel, reading a few pages at a time.
-SPLICED = frozenset({"sendfile64", "copy_file_range"})
+SPLICED = frozenset({"sendfile64", "copy_file_range", "splice"})
 OPEN_CALLS = frozenset({"open", "openat", "openat2", "creat"})
 
 #: Events of the traced tasks (instance filtered by set_event_pid + event-fork).
@@ -417,7 +426,7 @@ def look_fd(tid: int, fd: int) -> Optional[FdLook]:
                     break
     except (OSError, ValueError, IndexError):
         pass
-    return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, path, accmode, append)
+    return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, fd_link_path(path, s.st_nlink), accmode, append)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -885,14 +894,17 @@ class Replay:
             of = table.fds.get(a.get("fd", -1))
             self.transfer(task, call, ex, "W", of, ret, a)
         elif name == "sendfile64":
+            # "at": the offset pointer (0: NULL, the descriptor's own offset).
             src = table.fds.get(a.get("in_fd", -1))
-            self.transfer(task, call, ex, "R", src, ret, {"fd": a.get("in_fd", -1)})
+            self.transfer(task, call, ex, "R", src, ret, {"fd": a.get("in_fd", -1), "at": a.get("offset", 0)})
             if not self.reads_only:
                 self.transfer(task, call, ex, "W", table.fds.get(a.get("out_fd", -1)), ret, {})
-        elif name == "copy_file_range":
-            self.transfer(task, call, ex, "R", table.fds.get(a.get("fd_in", -1)), ret, {})
+        elif name in ("copy_file_range", "splice"):
+            # splice has copy_file_range's arguments; its pipe end is no file and records nothing.
+            self.transfer(task, call, ex, "R", table.fds.get(a.get("fd_in", -1)), ret, {"at": a.get("off_in", 0)})
             if not self.reads_only:
-                self.transfer(task, call, ex, "W", table.fds.get(a.get("fd_out", -1)), ret, {})
+                dst = table.fds.get(a.get("fd_out", -1))
+                self.transfer(task, call, ex, "W", dst, ret, {"at": a.get("off_out", 0)})
 
     def on_drop_call(self, task: KTask, call: Event, ex: Event, a: dict) -> None:
         """A call that may drop data: truncation and hole punching of an open file and
@@ -1016,6 +1028,22 @@ class Replay:
             pieces.append((cursor, end - cursor))
         return pieces
 
+    @staticmethod
+    def _pointed_offset(task: KTask, f: KFile, op: str, size: int, fallback: int) -> int:
+        """Where a splicing call with an offset pointer transferred ``size`` bytes of ``f``: a
+        read starts in the first page it looked up, as far in as reaching the last one needs; a
+        write at the first page it put in the cache. ``fallback`` when the pages do not tell."""
+        if op == "R":
+            pages = [(first, last) for dev, ino, first, last in task.pages if (dev, ino) == (f.dev, f.ino)]
+            if pages:
+                first, last = pages[0][0], max(p[1] for p in pages)
+                return max(first * PAGE, min(first * PAGE + PAGE - 1, last * PAGE - size + 1))
+        else:
+            written = [i for dev, ino, i in task.inserted if (dev, ino) == (f.dev, f.ino)]
+            if written:
+                return min(written) * PAGE
+        return fallback
+
     def transfer(self, task: KTask, call: Event, ex: Event, op: str, of: Optional[KOpen], size: int, a: dict) -> None:
         name = call.call
         if of is None:
@@ -1047,13 +1075,18 @@ class Replay:
         pos = a.get("pos", a.get("pos_l", -1)) if positional else -1
         if name in ("preadv2", "pwritev2") and signed(pos) == -1:
             positional = False
+        # sendfile and copy_file_range given an offset pointer move that offset, not the
+        # descriptor's; its value lies in user memory, which the tracepoint does not show.
+        pointed = name in SPLICED and bool(a.get("at"))
         if op == "W" and (of.append or (positional and a.get("flags", 0) & 0x10)):
             offset = f.size
         elif positional:
             offset = pos
+        elif pointed:
+            offset = self._pointed_offset(task, f, op, size, of.offset)
         else:
             offset = of.offset
-        if not positional or (op == "W" and of.append):
+        if not (positional or pointed) or (op == "W" and of.append):
             of.offset = offset + size
         if op == "W":
             f.size = max(f.size, offset + size)
@@ -1321,7 +1354,8 @@ def iter_pagecache(path: str) -> Iterator[PageCacheEvent]:
 # Running
 
 
-def _resolve(command: Sequence[str]) -> str:
+def resolve_command(command: Sequence[str]) -> str:
+    """The program ``command`` runs; a CollectError (127: not found, 126: not executable) otherwise."""
     exe = command[0]
     resolved = shutil.which(exe) if "/" not in exe else (exe if os.path.exists(exe) else None)
     if resolved is None:
@@ -1440,8 +1474,18 @@ def collect_kernel(
         )
     if stack_depth < 0:
         raise CollectError(f"--stack-depth must be 0 (whole stack) or a positive number of frames, not {stack_depth}")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not (math.isfinite(timeout) and timeout > 0)
+    ):
+        # A deadline already past would kill the command at once; NaN would never.
+        raise CollectError(f"--timeout {timeout} is not a time to wait; give a positive number of seconds")
     root = find_tracefs()
-    _resolve(command)
+    resolve_command(command)
+    # The trace is written after the command ends: a path it cannot go to is said before it runs.
+    check_trace_output(output, inputs=[(keep_raw, "the raw event file kept beside")])
+    check_trace_output(pagecache_path(output), "-o (its page-cache file)")
     remove_stale_instances(root)
     excl = list(exclude) + (list(NO_LIBS_PATTERNS) if no_libs else [])
     options = " ".join(

@@ -20,6 +20,7 @@ import stat as stat_mod
 import struct
 
 from bufsim.fd_thread import DrainThread
+from bufsim.syscalls import fd_link_path
 
 _FAN_CLOEXEC = 0x1
 _FAN_NONBLOCK = 0x2
@@ -113,7 +114,8 @@ class OpenedFiles(DrainThread):
                 try:
                     s = os.fstat(efd)
                     if stat_mod.S_ISREG(s.st_mode) and (s.st_dev, s.st_ino) not in self.names:
-                        self.names[(s.st_dev, s.st_ino)] = (os.readlink(b"/proc/self/fd/%d" % efd), s.st_size)
+                        link = os.readlink(b"/proc/self/fd/%d" % efd)
+                        self.names[(s.st_dev, s.st_ino)] = (fd_link_path(link, s.st_nlink), s.st_size)
                 except OSError:
                     pass
                 finally:

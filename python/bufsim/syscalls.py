@@ -104,6 +104,15 @@ def display_path(path: bytes) -> str:
     return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" for c in text)
 
 
+DELETED_MARK = b" (deleted)"
+
+
+def fd_link_path(link: bytes, nlink: int) -> bytes:
+    """The path behind a ``/proc/PID/fd/N`` link: the kernel appends `` (deleted)`` to the name
+    of a file whose last name is gone (no link left), which is no part of its name."""
+    return link[: -len(DELETED_MARK)] if nlink == 0 and link.endswith(DELETED_MARK) else link
+
+
 def csv_field(s: str) -> str:
     if "," in s or '"' in s:
         return '"' + s.replace('"', '""') + '"'

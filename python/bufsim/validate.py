@@ -741,6 +741,10 @@ def validate(
             f"--policy {policy}: the model's cache follows the memory the command's page cache had, so it "
             f"changes during the run, and {str(e).replace(' (cache_steps)', '')}"
         ) from None
+    # A command that is not there is said before the machine's whole page cache is dropped for it.
+    from bufsim.ktrace import resolve_command
+
+    resolve_command(command)
     if out_dir is not None and (os.path.exists(out_dir) and not os.path.isdir(out_dir)):
         raise ValidateError(f"{out_dir}: is not a directory; give --out-dir a directory for the traces")
     kind = check_environment()
