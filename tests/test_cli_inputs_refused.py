@@ -105,3 +105,21 @@ def test_results_show_says_when_nothing_matches(tmp_path):
 def test_a_heatmap_of_an_empty_trace_says_so(tmp_path):
     p = bufsim_cli("heatmap", write_csv(tmp_path / "h.csv", []), "-c", "10blocks", "-o", tmp_path / "h.png")
     assert p.returncode == 0 and "h.csv: the trace holds no requests" in p.stderr
+
+
+def test_a_value_that_looks_like_an_option_is_told_to_go_after_an_equals_sign(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    p = bufsim_cli("run", trace, "--cache", "2blocks", "--think", "-1s")
+    check_error(
+        p, "argument --think: expected one argument (a value that starts with `-` goes after `=`: --think=VALUE)"
+    )
+    p = bufsim_cli("run", trace, "--cache", "2blocks", "--think=-1s")
+    check_error(p, "think time `-1s` must be `trace` or a time that is not negative")
+
+
+def test_cache_steps_joined_by_commas_are_told_the_separator(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    p = bufsim_cli("run", trace, "--cache", "2blocks", "--cache-steps", "1=1,2=2")
+    check_error(p, "cache step `1=1,2=2` holds more than one step: separate steps with `;`")
+    p = bufsim_cli("run", trace, "--cache", "2blocks", "--cache-steps", "1=1;2=2", "--json")
+    assert p.returncode == 0, p.stderr

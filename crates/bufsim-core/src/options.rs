@@ -342,6 +342,14 @@ fn cache_steps(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
         _ => {
             for item in strings(name, v)? {
                 match item.split_once('=') {
+                    // `10=50,20=80`: a comma is what a user reaches for, and reading the
+                    // rest as a size would blame its unit.
+                    Some((_, s)) if s.contains('=') => {
+                        return Err(SpecError(format!(
+                            "cache step `{item}` holds more than one step: separate steps with `{LIST_SEP}` \
+                             (such as 10=50{LIST_SEP}20=80) or give each as its own value"
+                        )))
+                    }
                     Some((k, s)) if !s.trim().is_empty() => {
                         // A bare integer counts blocks, as a number does.
                         let s = s.trim();
@@ -800,6 +808,7 @@ mod tests {
             (r#"{"cache_steps": "x=1MiB"}"#, "request index must be a whole number"),
             (r#"{"cache_steps": "5=1MiB;5=2MiB"}"#, "two cache steps at request 5"),
             (r#"{"cache_steps": "5"}"#, "must be INDEX=SIZE"),
+            (r#"{"cache_steps": "10=50,20=80"}"#, "holds more than one step: separate steps with `;`"),
             (r#"{"cache_steps": "5=1KiB"}"#, "smaller than one block"),
             (r#"{"cache_steps": "5=0"}"#, "positive number of blocks"),
             (r#"{"cache_steps": "5=1MiB", "device": "ssd"}"#, "count mode only"),

@@ -128,8 +128,7 @@ impl LineReader {
 
     /// Whether the line read so far is a comment (after a byte-order mark at the start).
     fn comment_so_far(&self) -> bool {
-        let bom =
-            if self.line_no == 0 && self.buf.starts_with(BOM) { BOM.len() } else { 0 };
+        let bom = if self.line_no == 0 && self.buf.starts_with(BOM) { BOM.len() } else { 0 };
         trim(&self.buf[bom..]).first() == Some(&b'#')
     }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from bufsim import _core
@@ -58,6 +59,10 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """A usage error on one line, as every other error (argparse prints the whole usage
         first): what is wrong and where the command's options are described."""
+        m = re.fullmatch(r"argument (--[\w-]+)(?:/[\w-]+)*: expected one argument", message)
+        if m:
+            # argparse takes a value that starts with `-` (`--think -1s`) for another option.
+            message += f" (a value that starts with `-` goes after `=`: {m.group(1)}=VALUE)"
         self.exit(2, f"bufsim: error: {message}; see `{self.prog} --help`\n")
 
 
