@@ -122,6 +122,39 @@ mod tests {
     }
 
     #[test]
+    fn several_devices_keep_their_blocks_below_the_shared_key_space() {
+        // Device 0's block 2^48 and device 1's block 0 have one cache key: refused, whichever
+        // comes first, at the line that makes them meet.
+        let far = 1u64 << 60; // block 2^48 of 4 KiB, past 2^57 bytes
+        for (text, want) in [
+            (
+                format!("op,device,offset,size\nR,0,{far},4096\nR,1,0,4096\n"),
+                ":3: byte 0 (+ 4096) of device 1 joins device 0, which reached past 2^57 bytes (128 PiB) at line 2",
+            ),
+            (
+                format!("op,device,offset,size\nR,1,0,4096\nR,0,{far},4096\n"),
+                ":3: byte 1152921504606846976 (+ 4096) of device 0 is past 2^57 bytes",
+            ),
+            (
+                format!("op,device,offset,size\nR,2,{far},4096\n"),
+                ":2: byte 1152921504606846976 (+ 4096) of device 2 is past",
+            ),
+        ] {
+            let err = read_all(&text, Format::BlockCsv).unwrap_err().to_string();
+            assert!(err.contains(want), "{err:?} should contain {want:?}");
+        }
+        // One device takes any address; several take any below the limit.
+        let near = (1u64 << 57) - 4096;
+        let text = format!("op,device,offset,size\nR,0,{far},4096\nR,0,0,1\n");
+        assert_eq!(read_all(&text, Format::BlockCsv).unwrap().len(), 2);
+        let text = format!("op,device,offset,size\nR,0,{near},4096\nR,3,{near},4096\nR,0,{near},4096\n");
+        assert_eq!(read_all(&text, Format::BlockCsv).unwrap().len(), 3);
+        // File traces place every file on one device: no limit.
+        let text = format!("op,file,offset,size\nR,a,{far},4096\nR,b,{far},4096\n");
+        assert_eq!(read_all(&text, Format::Csv).unwrap().len(), 2);
+    }
+
+    #[test]
     fn cloudphysics_converts_sectors_and_opcodes() {
         let reqs =
             read_all("version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,7,28,4096,8\n", Format::CloudPhysics)

@@ -95,6 +95,39 @@ pub struct TraceReader {
     skipped: SkipReport,
     /// Requests still to give before the reader says the trace has ended (`u64::MAX`: all).
     left: u64,
+    /// Block traces: what [`DeviceBlocks`] has seen of the devices' addresses.
+    devices: Option<DeviceBlocks>,
+}
+
+/// The engine's cache key of a block on device 0 is the block number itself (so one device takes
+/// any 64-bit block id, such as libCacheSim's hashed object ids), and on any other device the
+/// device number above the block's low 48 bits (`layout::block_key` in bufsim-core). Blocks of a
+/// trace of several devices past 2^48 would share keys with other blocks and count each other's
+/// hits, so such a trace is refused at the first request that would: on a device other than 0,
+/// or on device 0 once another device has appeared (and another device once device 0 went
+/// that far). Byte addresses are held to 2^48 blocks of the smallest block size, 512 bytes
+/// (128 PiB; no device is larger), so the limit does not depend on `--block-size`.
+#[derive(Default)]
+struct DeviceBlocks {
+    /// A device other than 0 has appeared.
+    several: bool,
+    /// Where device 0 first reached past the limit.
+    far0: Option<Location>,
+}
+
+/// Blocks a device of a trace of several devices can have (see [`DeviceBlocks`]).
+pub const MAX_DEVICE_BLOCKS: u64 = 1 << 48;
+/// The byte address that is [`MAX_DEVICE_BLOCKS`] blocks of the smallest block size.
+const MAX_DEVICE_BYTES: u64 = MAX_DEVICE_BLOCKS * 512;
+
+impl DeviceBlocks {
+    /// Whether `r` can need a look: it reaches past the limit, or is the first on a device
+    /// other than 0. Cheap: most requests of most traces are neither.
+    #[inline]
+    fn unusual(&self, r: &Request) -> bool {
+        let limit = if r.in_blocks { MAX_DEVICE_BLOCKS } else { MAX_DEVICE_BYTES };
+        r.offset + r.size > limit || (r.file != 0 && !self.several)
+    }
 }
 
 /// The format to read `path` with: `format` if given (a `bst` file's address kind is read
@@ -166,7 +199,8 @@ impl TraceReader {
     }
 
     fn with(inner: Inner, format: Format, opts: &ReadOptions) -> TraceReader {
-        TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default(), left: u64::MAX }
+        let devices = (format.address_kind() == AddressKind::Device).then(DeviceBlocks::default);
+        TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default(), left: u64::MAX, devices }
     }
 
     /// Reads a whole trace held in memory (decompressing it if it is gzip or zstd); a `bst`
@@ -375,6 +409,7 @@ impl TraceReader {
                 Ok(Some(r)) if r.size > MAX_REQUEST_SIZE || (r.in_blocks && r.offset.checked_add(r.size).is_none()) => {
                     Err(self.out_of_range(&r))
                 }
+                Ok(Some(r)) if self.devices.as_ref().is_some_and(|d| d.unusual(&r)) => self.check_devices(r),
                 Ok(None) => {
                     self.note_end();
                     Ok(None)
@@ -435,6 +470,40 @@ impl TraceReader {
             )
         };
         TraceError::malformed(&path, self.location(), m)
+    }
+
+    /// Notes what `r` shows of the devices' addresses ([`DeviceBlocks`]) and gives it back, or
+    /// the error of a block whose cache key another device's block would share.
+    #[cold]
+    #[inline(never)]
+    fn check_devices(&mut self, r: Request) -> Result<Option<Request>, TraceError> {
+        let Some(d) = self.devices.as_ref() else { return Ok(Some(r)) };
+        let (limit, limit_text) =
+            if r.in_blocks { (MAX_DEVICE_BLOCKS, "2^48 blocks") } else { (MAX_DEVICE_BYTES, "2^57 bytes (128 PiB)") };
+        let far = r.offset + r.size > limit;
+        let unit = if r.in_blocks { "block" } else { "byte" };
+        let what = format!("{unit} {} (+ {}) of device {}", r.offset, r.size, r.file);
+        let why = "the most bufsim addresses on each device of a trace of several devices (their blocks share \
+                   64-bit cache keys); split the trace by device";
+        let m = if far && (r.file != 0 || d.several) {
+            format!("{what} is past {limit_text}, {why}")
+        } else if r.file != 0 && d.far0.is_some() {
+            let at = match d.far0 {
+                Some(Location::Line(n)) => format!("line {n}"),
+                Some(Location::Byte(n)) => format!("byte {n}"),
+                _ => "an earlier record".to_string(),
+            };
+            format!("{what} joins device 0, which reached past {limit_text} at {at}, {why}")
+        } else {
+            let location = (far && d.far0.is_none()).then(|| self.location());
+            let d = self.devices.as_mut().expect("checked above");
+            d.several |= r.file != 0;
+            if location.is_some() {
+                d.far0 = location;
+            }
+            return Ok(Some(r));
+        };
+        Err(TraceError::malformed(&self.path(), self.location(), m))
     }
 
     fn path(&self) -> String {

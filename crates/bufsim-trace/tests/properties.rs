@@ -100,7 +100,9 @@ proptest! {
                 ctx: if columns.ctx { ctx } else { 0 },
                 op: if write { Op::Write } else { Op::Read },
                 file,
-                offset: offset.min(u64::MAX - size as u64),
+                // Within 2^57 bytes: the most a device of a trace of several devices has (the
+                // reader refuses more; their blocks would share cache keys).
+                offset: (offset % (1 << 57)).min((1 << 57) - size as u64),
                 size: size as u64,
                 in_blocks: false,
                 unfilled: 0, opened: false,
