@@ -63,6 +63,13 @@ class Analysis:
         return asdict(self)
 
 
+def check_jobs(jobs: int) -> None:
+    """Refuses a thread count that is not 0 (all cores) or more: the core would report a negative
+    one only as a number it cannot convert, without saying which."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise SpecError(f"jobs must be 0 (all cores) or more, not {jobs!r}")
+
+
 def analyze(
     trace: PathLike,
     *,
@@ -94,8 +101,7 @@ def analyze(
     """
     if isinstance(contexts, bool) or not isinstance(contexts, int) or contexts < 0:
         raise SpecError(f"contexts must be a number of program contexts (0 or more), not {contexts!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
-        raise SpecError(f"jobs must be 0 (all cores) or more, not {jobs!r}")
+    check_jobs(jobs)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SpecError(f"seed must be zero or more, not {seed!r}")
     names = None
@@ -289,6 +295,7 @@ def miniature_mrc(
     simulates every size in full. ``sizes``: ``None`` for the grid of :func:`mrc`, or a list."""
     if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
         raise SpecError(f"sampling rate must be a fraction in (0, 1], e.g. 0.01, not {sample!r}")
+    check_jobs(jobs)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SpecError(f"seed must be zero or more, not {seed!r}")
     listed: Optional[list[str]] = None

@@ -40,10 +40,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_mrc(args: argparse.Namespace) -> int:
-    from bufsim.analysis import format_miniature, format_mrc, miniature_mrc, mrc_report
+    from bufsim.analysis import check_jobs, format_miniature, format_mrc, miniature_mrc, mrc_report
     from bufsim.cli.simulation import warn_if_empty
     from bufsim.errors import SpecError
 
+    # Checked whichever curve is asked for: the exact LRU one runs no simulation threads, but a
+    # negative count is a mistake all the same.
+    check_jobs(args.jobs)
     sizes = None
     if args.sizes:
         listed = [s.strip() for group in args.sizes for s in group.split(",") if s.strip()]

@@ -1,0 +1,40 @@
+"""Inputs of the trace-reading commands (`run`, `mrc`, `analyze`, `convert`) nobody had tried:
+each once gave wrong numbers or an error that did not say what was wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import bufsim_cli, write_csv
+from test_cli import check_error
+
+# Block 2^48 of 4 KiB blocks on device 0: its cache key is device 1's block 0.
+FAR = 1 << 60
+
+
+@pytest.mark.parametrize("command", [["run", "-c", "10blocks"], ["mrc"], ["analyze", "--no-working-set"]])
+def test_blocks_of_several_devices_never_share_a_cache_entry(tmp_path, command):
+    rows = [("R", 0, FAR, 4096), ("R", 1, 0, 4096)] * 2
+    trace = write_csv(tmp_path / "dev.csv", rows, header="op,device,offset,size")
+    # Once read as one block: 1 miss and 3 hits where every access but the repeats is a miss.
+    check_error(
+        bufsim_cli(command[0], trace, *command[1:]),
+        "dev.csv:3: byte 0 (+ 4096) of device 1 joins device 0, which reached past 2^57 bytes",
+        "split the trace by device",
+    )
+
+
+def test_one_device_still_takes_any_address(tmp_path):
+    trace = write_csv(tmp_path / "one.csv", [("R", 0, FAR, 4096), ("R", 0, 0, 4096)] * 2, "op,device,offset,size")
+    p = bufsim_cli("run", trace, "-c", "1blocks", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["misses"] == 4
+
+
+@pytest.mark.parametrize("policy", [[], ["--policy", "arc", "--sample", "0.5"]])
+def test_mrc_refuses_a_negative_thread_count_naming_it(tmp_path, policy):
+    trace = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    # Once "a number is out of range (can't convert negative int to unsigned)" with a policy,
+    # and silently accepted without one.
+    check_error(bufsim_cli("mrc", trace, *policy, "-j", "-1"), "jobs must be 0 (all cores) or more, not -1")
