@@ -38,3 +38,21 @@ def test_mrc_refuses_a_negative_thread_count_naming_it(tmp_path, policy):
     # Once "a number is out of range (can't convert negative int to unsigned)" with a policy,
     # and silently accepted without one.
     check_error(bufsim_cli("mrc", trace, *policy, "-j", "-1"), "jobs must be 0 (all cores) or more, not -1")
+
+
+def test_an_array_refuses_a_volume_whose_members_would_share_cache_entries(tmp_path):
+    # Striped over 2 devices, volume block 2^50 lands on device 0 or 1 at block 2^49: past the
+    # 48 bits a key keeps of a block of device 1, where it would be device 1's block 2^49 - 2^48.
+    rows = [("R", 0, (1 << 50) * 4096, 4096), ("R", 0, 4096, 4096)] * 2
+    trace = write_csv(tmp_path / "vol.csv", rows, header="op,device,offset,size")
+    check_error(
+        bufsim_cli("run", trace, "-c", "10blocks", "--array", "2"),
+        "striped over 2 devices, this trace's blocks (up to block 1125899906842624 of the volume)",
+        "give a larger --block-size or more devices in --array",
+    )
+    # Within the members' range the same trace runs.
+    rows = [("R", 0, (1 << 48) * 4096, 4096), ("R", 0, 4096, 4096)] * 2
+    trace = write_csv(tmp_path / "vol2.csv", rows, header="op,device,offset,size")
+    p = bufsim_cli("run", trace, "-c", "10blocks", "--array", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["misses"] == 2

@@ -327,6 +327,25 @@ pub(crate) fn prepare(
                 .into());
             }
         }
+        // A cache key holds a block of a device other than 0 in its low 48 bits: striping a
+        // volume so large that a member's blocks reach past them would give two blocks one key.
+        let last = (0..blocks.len())
+            .filter(|&f| blocks[f] > 0)
+            .map(|f| layout.place(f as u32, blocks[f] - 1).1)
+            .max()
+            .unwrap_or(0);
+        let member_end = (last / array.unit_blocks / array.devices as u64 + 1).saturating_mul(array.unit_blocks);
+        if member_end > 1 << crate::layout::DEVICE_SHIFT {
+            return Err(SpecError(format!(
+                "striped over {} devices, this trace's blocks (up to block {last} of the volume) reach block {} \
+                 of a member device, past the 2^{} blocks a device may have; give a larger --block-size or \
+                 more devices in --array",
+                array.devices,
+                member_end - 1,
+                crate::layout::DEVICE_SHIFT
+            ))
+            .into());
+        }
         layout = Layout::Striped { base: Box::new(layout), array };
         devices = (0..array.devices).collect();
     }
