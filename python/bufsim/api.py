@@ -40,10 +40,26 @@ __all__ = [
 def _listed(values: Any, what: str, example: str) -> list[str]:
     if isinstance(values, (str, int)):
         values = [values]
-    values = list(values)
+    try:
+        values = list(values)
+    except TypeError:
+        # A wrong type is named as a wrong value is, not left to the binding's TypeError.
+        raise SpecError(f"give a {what} or a list of them ({example}), not {_shown(values)}") from None
     if not values:
         raise SpecError(f"no {what} given; {example}")
     return values
+
+
+def _shown(value: Any) -> str:
+    return f"{type(value).__name__} {value!r:.60}"
+
+
+def path_of(value: Any, what: str) -> str:
+    """``value`` as a path (a ``str`` or ``os.PathLike``); anything else is a SpecError naming
+    ``what`` it should have been."""
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise SpecError(f"{what} must be a path (a str or os.PathLike), not {_shown(value)}")
 
 
 def run(
@@ -72,7 +88,8 @@ def run(
         rows = trace.run(policies, caches, prefetches, opts.to_json())
         trace = trace.path
     else:
-        rows = track(_core.run, os.fspath(trace), policies, caches, prefetches, opts.to_json(), show=progress)
+        trace = path_of(trace, "trace")
+        rows = track(_core.run, trace, policies, caches, prefetches, opts.to_json(), show=progress)
     results = [result_of(r) for r in rows]
     if results and results[0].skipped:
         from bufsim.formats import warn_skipped
@@ -139,7 +156,10 @@ def sweep(
 
     from bufsim.sweeps import SweepSpec, cache_range, result_of_row, run_sweep
 
-    traces = [os.fspath(trace)] if isinstance(trace, (str, os.PathLike)) else [os.fspath(t) for t in trace]
+    if isinstance(trace, (str, os.PathLike)):
+        traces = [os.fspath(trace)]
+    else:
+        traces = [path_of(t, "trace") for t in _listed(trace, "trace", "name at least one trace file")]
     if not traces:
         raise SpecError("no trace given; name at least one trace file")
     # Lists once, as run() takes them: a single name or size, or any iterable (a generator is
@@ -156,7 +176,7 @@ def sweep(
         from bufsim.progress import wanted
 
         shown = progress if progress is not None else wanted()
-        rows = run_sweep(spec, os.fspath(out), resume=resume, jobs=jobs, dask=dask, progress=shown)
+        rows = run_sweep(spec, path_of(out, "out"), resume=resume, jobs=jobs, dask=dask, progress=shown)
         # Each row read back as a Result, so its columns equal an in-memory sweep's (JSON decoded,
         # count-mode timing fields None), followed by the table's own columns (key, trace, ...).
         records = rows.to_dict("records")

@@ -79,7 +79,7 @@ _SCHEDULER = re.compile(
 def check_scheduler(address: str) -> str:
     """Refuses a Dask scheduler address without a host and a port (from 1 to 65535) before
     connecting to it."""
-    if not _SCHEDULER.match(address):
+    if not isinstance(address, str) or not _SCHEDULER.match(address):
         raise SpecError(
             f"--dask {address!r} is not a Dask scheduler address; "
             "give tcp://HOST:PORT (the address `dask scheduler` prints, e.g. tcp://127.0.0.1:8786)"
@@ -108,6 +108,8 @@ def not_utf8(e: UnicodeDecodeError) -> str:
 def check_output(path: Any, option: str) -> str:
     """Refuses, before any work, an output path no file can be written to: a directory, or a
     name in a directory that does not exist. Returns the path as text."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise SpecError(f"{option} must be a path (a str or os.PathLike), not {type(path).__name__} {path!r:.60}")
     text = os.fspath(path)
     if os.path.isdir(text):
         raise SpecError(f"{text}: is a directory; give a file name for {option}")

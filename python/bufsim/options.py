@@ -108,6 +108,11 @@ class Options(Mapping):
     __slots__ = ("_set",)
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None, /, **set_options: Any):
+        if options is not None and not isinstance(options, Mapping):
+            raise SpecError(
+                f"options must be a mapping of option names to values (`bufsim options` lists them), "
+                f"not {type(options).__name__} {options!r:.60}"
+            )
         merged = {**(dict(options) if options else {}), **set_options}
         unknown = sorted(k for k in merged if k not in FIELDS_BY_NAME)
         if unknown:

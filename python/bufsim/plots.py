@@ -216,7 +216,9 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
     1, and every run has its cache size."""
     import pandas as pd
 
-    path = os.fspath(source)
+    from bufsim.api import path_of
+
+    path = path_of(source, "the results file")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file; give a results database, Parquet, CSV or JSON file")
     if os.path.isdir(path):
@@ -455,7 +457,12 @@ def select(
     caches: Sequence[int] = (),
 ) -> "pandas.DataFrame":
     """Keeps the rows matching every given filter. A trace matches by path, file name or a
-    prefix of its content hash; the others match exactly (caches in blocks)."""
+    prefix of its content hash; a policy or read-ahead spec in any spelling (:func:`spellings`);
+    a cache size exactly, in blocks."""
+    # One name is one filter value, not its letters (`policies="lru"`).
+    traces, policies, prefetches, caches = (
+        [v] if isinstance(v, (str, int)) else v for v in (traces, policies, prefetches, caches)
+    )
     out = df
     if traces:
         if "trace" not in out.columns:
@@ -469,7 +476,25 @@ def select(
         if values:
             if col not in out.columns:
                 raise SpecError(f"cannot filter on `{col}`: these results have no such column")
-            out = out[out[col].isin(list(values))]
+            out = out[out[col].isin(spellings(col, values))]
+    return out
+
+
+def spellings(column: str, values: Iterable[Any]) -> list[Any]:
+    """The values a filter on ``column`` matches: each as given and, for a policy or read-ahead
+    spec, in the canonical spelling a sweep stores (``lirs(hir=1%)`` finds the runs of
+    ``lirs``, ``LRU`` those of ``lru``). A spec the core does not know is matched as given."""
+    from bufsim import _core
+
+    canonical = {"policy": _core.canonical_policy, "prefetch": _core.canonical_prefetch}.get(column)
+    values = list(values)
+    out = list(values)
+    for v in values:
+        if canonical is not None and isinstance(v, str):
+            try:
+                out.append(canonical(v))
+            except SpecError:
+                pass
     return out
 
 
@@ -644,10 +669,33 @@ def _auto_title(what: str, df: "pandas.DataFrame", title: str | None) -> str | N
 
 
 def _stem(path: Any) -> str:
-    name = os.path.basename(str(path))
+    text = str(path)
+    tag = _CONTENT_TAG.search(text)
+    if tag:
+        return _stem(text[: tag.start()]) + tag.group(0)
+    name = os.path.basename(text)
     for suffix in (".gz", ".zst", ".xz", ".bz2"):
         name = name[: -len(suffix)] if name.endswith(suffix) else name
     return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+
+
+# What :func:`trace_contents` adds to a path that held several contents.
+_CONTENT_TAG = re.compile(r" \(sha256 [0-9a-f]{8}\)$")
+
+
+def trace_contents(df: "pandas.DataFrame") -> "pandas.DataFrame":
+    """``df`` with the runs of one trace path that held different contents told apart: a
+    trace file changed between two sweeps into one database leaves runs of both under one
+    path, and drawn as one trace they would zigzag between the two. Such rows get
+    ``PATH (sha256 12345678)`` (the start of their ``trace_hash``) as ``trace``; every other
+    row keeps its path."""
+    if "trace" not in df.columns or "trace_hash" not in df.columns or df.empty:
+        return df
+    several = df.groupby("trace", dropna=False)["trace_hash"].transform("nunique") > 1
+    if not several.any():
+        return df
+    tagged = df["trace"].astype(str) + " (sha256 " + df["trace_hash"].astype(str).str[:8] + ")"
+    return df.assign(trace=df["trace"].where(~several, tagged))
 
 
 def check_figure_path(out: str | os.PathLike) -> Path:
@@ -762,6 +810,8 @@ def _label(ident: dict[str, Any]) -> str:
 def _trace_panels(df: "pandas.DataFrame") -> list[tuple[str, "pandas.DataFrame"]]:
     if "trace" not in df.columns:
         return [("", df)]
+    # One panel per trace content (a path that held several gets one per content).
+    df = trace_contents(df)
     return [(os.path.basename(str(t)), g) for t, g in df.groupby("trace", sort=True)]
 
 
@@ -782,6 +832,7 @@ def metric_grid(
         return Plot(None, ["no runs to plot (empty input or filters match nothing)"])
     if "cache_blocks" not in df.columns:
         return Plot(None, ["no `cache_blocks` column: cannot plot against cache size"])
+    df = trace_contents(df)
     present = []
     for m in metrics:
         if m.column not in df.columns or df[m.column].isna().all():
@@ -911,6 +962,7 @@ def sequence_cdf(
     (how many disk requests had that size), plus series columns (``policy``, ``prefetch``,
     ``cache_blocks``, ``trace``); or the runs table with a ``request_sizes`` column."""
     notes: list[str] = []
+    df = trace_contents(df)
     if "size_blocks" not in df.columns:
         if "request_sizes" not in df.columns:
             return Plot(
@@ -1054,6 +1106,7 @@ def partition_timeline(
     ``policy``, ``cache_blocks``, ``trace``) split panels. Or the runs table with a
     ``partition_timeline`` column."""
     notes: list[str] = []
+    df = trace_contents(df)
     if "partition" not in df.columns:
         if "partition_timeline" not in df.columns:
             return Plot(

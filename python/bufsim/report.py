@@ -314,6 +314,8 @@ def render(df: "pandas.DataFrame", source: str = "results", *, cdf_policies: Seq
     """The report page of the runs in ``df`` (the runs table, or any frame of that shape);
     ``cdf_policies`` picks the policies whose sequence-size CDFs are drawn (default: the first
     :data:`MAX_CDF_POLICIES`)."""
+    # Runs of one path that held different contents are shown as different traces.
+    df = plots.trace_contents(df)
     figs, notes = _plot_data(df, cdf_policies)
     summary, traces = _summary(df, source)
     trace_table = ""

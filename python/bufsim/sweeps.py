@@ -325,9 +325,11 @@ class SweepSpec:
         hashes = {t: file_hash(t) for t in self.traces}
         fmt = resolved[0]["format"]
         formats = {t: (_core.detect_format(t) if fmt == "auto" else fmt) for t in self.traces}
-        # One spelling per policy, so `LRU` and `lru` share one key (and are run once).
+        # One spelling per policy and read-ahead setting, so `LRU` and `lru`, `LINUX` and
+        # `linux(min=3)` share one key (and are run once).
         policies = [_core.canonical_policy(p) for p in self.policies]
-        for t, p, f, c, o in itertools.product(self.traces, policies, self.prefetches, sizes, resolved):
+        prefetches = [_core.canonical_prefetch(f) for f in self.prefetches]
+        for t, p, f, c, o in itertools.product(self.traces, policies, prefetches, sizes, resolved):
             storage = {k: o[k] for k in STORAGE_OPTIONS if o[k] is not None}
             yield RunSpec(
                 t,

@@ -463,6 +463,13 @@ fn canonical_policy(spec: &str) -> PyResult<String> {
     policies::canonical(spec).map_err(|e| SpecError::new_err(e.to_string()))
 }
 
+/// The one spelling of a read-ahead spec (`LINUX`, `linux()`, `linux(min=3)` are `linux`);
+/// sweeps key runs by it.
+#[pyfunction]
+fn canonical_prefetch(spec: &str) -> PyResult<String> {
+    bufsim_core::prefetch::canonical(spec).map_err(|e| SpecError::new_err(e.to_string()))
+}
+
 /// Tells a trace's format from its content.
 #[pyfunction]
 fn detect_format(py: Python<'_>, path: &str) -> PyResult<&'static str> {
@@ -823,6 +830,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size_to_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_prefetch, m)?)?;
     m.add_function(wrap_pyfunction!(filter_trace, m)?)?;
     m.add_function(wrap_pyfunction!(breakdown, m)?)?;
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;

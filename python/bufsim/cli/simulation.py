@@ -142,7 +142,10 @@ def _runs_text(df, args: argparse.Namespace) -> str:
         column, sep, value = cond.partition("=")
         if not sep or column not in df.columns:
             raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
-        df = df[df[column].astype(str) == value]
+        from bufsim.plots import spellings
+
+        # A policy or read-ahead spec matches in any spelling (the table holds the canonical one).
+        df = df[df[column].astype(str).isin(spellings(column, [value]))]
     if args.columns:
         cols = [c.strip() for c in args.columns.split(",") if c.strip()]
         if not cols:

@@ -200,8 +200,9 @@ pub fn canonical(spec: &str) -> Result<String, SpecError> {
 
 /// A parameter's value in one spelling: trimmed, a decimal number in its shortest form (`1.0%`
 /// is `1%`, `0.50` is `0.5`; whole numbers are left as written, so seeds keep every digit), and
-/// canonical if it is itself a policy spec.
-fn canonical_value(v: &str) -> String {
+/// canonical if it is itself a policy spec. Read-ahead specs share it
+/// ([`crate::prefetch::canonical`]).
+pub(crate) fn canonical_value(v: &str) -> String {
     let t = v.trim();
     if let Some(n) = shortest_decimal(t) {
         return n;

@@ -285,6 +285,30 @@ pub fn build(text: &str) -> Result<Option<AnyReadAhead>, SpecError> {
     build(&Args::new(Kind::Prefetch, info, &spec.args)?)
 }
 
+/// The one spelling of a read-ahead spec, as [`crate::policy::registry::canonical`] gives a
+/// policy's: the registered name (lower case), the parameters in the order the registry
+/// declares them, those equal to their default dropped. `LINUX`, ` linux`, `linux()` and
+/// `linux(min=3)` are `linux`; `simple(max=8,min=3)` is `simple`. Sweeps key runs by it, so
+/// two spellings of one read-ahead setting are one run, not two rows.
+pub fn canonical(text: &str) -> Result<String, SpecError> {
+    let spec = Spec::parse(text)?;
+    let (info, build) = ENTRIES
+        .iter()
+        .find(|(i, _)| i.is_named(&spec.name))
+        .ok_or_else(|| unknown(Kind::Prefetch, &spec.name, all(), "prefetchers"))?;
+    // Checked as a run checks it (`simple(min=9,max=8)` is refused here too).
+    build(&Args::new(Kind::Prefetch, info, &spec.args)?)?;
+    let mut args = Vec::new();
+    for p in info.params {
+        let Some((_, v)) = spec.args.iter().find(|(k, _)| k == p.name) else { continue };
+        let v = crate::policy::registry::canonical_value(v);
+        if v != crate::policy::registry::canonical_value(p.default) {
+            args.push((p.name.to_string(), v));
+        }
+    }
+    Ok(Spec { name: info.name.to_string(), args }.to_string())
+}
+
 #[cfg(test)]
 pub(crate) mod test_util {
     use super::BlockEvent;
@@ -313,6 +337,25 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_spelling_of_a_read_ahead_spec_has_one_canonical_form() {
+        for (spelling, want) in [
+            ("none", "none"),
+            ("NONE()", "none"),
+            ("LINUX", "linux"),
+            (" linux ", "linux"),
+            ("linux()", "linux"),
+            ("linux(min=3)", "linux"),
+            ("linux(max=16,min=4)", "linux(min=4,max=16)"),
+            ("simple(min=3,max=8)", "simple"),
+            ("Linux-6(folios=0)", "linux-6(folios=0)"),
+        ] {
+            assert_eq!(canonical(spelling).unwrap(), want, "{spelling}");
+        }
+        assert!(canonical("simple(min=9,max=8)").unwrap_err().to_string().contains("exceeds"));
+        assert!(canonical("windows").unwrap_err().to_string().contains("unknown prefetch"));
+    }
 
     #[test]
     fn specs_are_checked() {
