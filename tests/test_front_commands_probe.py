@@ -4,6 +4,10 @@ database, and the Python API given values of the wrong type."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import duckdb
 import pytest
 
@@ -103,3 +107,13 @@ def test_the_api_names_values_of_the_wrong_type(tmp_path, call, fragment):
     with pytest.raises(SpecError, match=fragment):
         call(trace(tmp_path), tmp_path / "r.duckdb")
     assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_generate_names_its_default_output_after_the_generator(tmp_path):
+    # The core reads ` AMP-C` as amp-c; the file was named " AMP-C-3.csv", leading space and all.
+    p = subprocess.run(
+        [sys.executable, "-m", "bufsim", "generate", " AMP-C", "--seed", "3"], cwd=tmp_path, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(tmp_path)) == ["amp-c-3.csv"]

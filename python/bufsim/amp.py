@@ -108,7 +108,9 @@ def generate(spec: str, seed: int = 1, out: Optional[PathLike] = None) -> Path:
 
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise SpecError(f"seed must be a whole number from 0 to 2^64-1, not {seed!r}")
-    path = Path(out) if out is not None else Path(f"{str(spec).split('(')[0]}-{seed}.csv")
+    # The generator's name as the core reads it (trimmed, lower case): ` AMP-C` writes amp-c-1.csv.
+    name = str(spec).split("(")[0].strip().lower()
+    path = Path(out) if out is not None else Path(f"{name}-{seed}.csv")
     check_output(path, "--out")
     _core.generate(str(spec), os.fspath(path), seed=seed)
     return path
