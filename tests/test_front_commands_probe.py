@@ -117,3 +117,23 @@ def test_generate_names_its_default_output_after_the_generator(tmp_path):
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert sorted(os.listdir(tmp_path)) == ["amp-c-3.csv"]
+
+
+def test_heatmap_takes_the_trace_options_a_sweep_takes(tmp_path):
+    # `bufsim heatmap` had only --format: a sweep at --block-size 512 had no heatmap of its runs
+    # (`unrecognized arguments`), and the API wrote the core's defaults again (block_size=4096).
+    t = trace(tmp_path)
+    cells = tmp_path / "cells.csv"
+    p = bufsim_cli("heatmap", t, "-c", "8blocks", "--windows", "2", "--block-size", "512", "--reads-only",
+                   "--csv", cells, "-o", tmp_path / "h.png")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    import pandas as pd
+
+    df = pd.read_csv(cells)
+    assert set(df["block_size"]) == {512} and df["accesses"].sum() == 80 * 8  # 8 blocks of 512 B per request
+    from bufsim.heatmap import hit_ratio_over_time
+
+    default = hit_ratio_over_time(t, caches=[8], windows=2, progress=False)
+    assert set(default["block_size"]) == {bufsim.Options().resolved()["block_size"]}
+    with pytest.raises(SpecError, match="block size"):
+        hit_ratio_over_time(t, caches=[8], windows=2, block_size="x")

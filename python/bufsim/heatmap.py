@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.api import block_size_bytes, run, size_text
-from bufsim.options import PathLike, SizeLike
+from bufsim.api import run, size_text
+from bufsim.options import Options, PathLike, SizeLike
 
 if TYPE_CHECKING:
     import pandas
@@ -40,11 +40,11 @@ def hit_ratio_over_time(
     policy: str = "lru",
     caches: Optional[Sequence[SizeLike]] = None,
     windows: int = 20,
-    format: str = "auto",
-    block_size: SizeLike = 4096,
-    reads_only: bool = False,
+    format: Optional[str] = None,
+    block_size: Optional[SizeLike] = None,
+    reads_only: Optional[bool] = None,
     seed: Optional[int] = None,
-    jobs: int = 0,
+    jobs: Optional[int] = None,
     progress: Optional[bool] = None,
 ) -> "pandas.DataFrame":
     """Hit ratio of ``policy`` in each of ``windows`` equal slices of the trace's requests, at
@@ -52,7 +52,9 @@ def hit_ratio_over_time(
     blocks), the cache warm from the start of the trace. One row per window and size:
     ``window``, ``first_request``, ``last_request`` (0-based, inclusive), ``cache_blocks``,
     ``accesses``, ``hits``, ``hit_ratio`` (a fraction; NaN for a window without accesses).
-    ``progress``: see :mod:`bufsim.progress` (a bar with the time left on standard error)."""
+    ``progress``: see :mod:`bufsim.progress` (a bar with the time left on standard error).
+    ``format``, ``block_size``, ``reads_only``, ``seed`` and ``jobs`` are run options (``None``:
+    the core's default, as for :func:`bufsim.run`)."""
     import pandas as pd
 
     from bufsim.formats import convert
@@ -66,7 +68,9 @@ def hit_ratio_over_time(
             f"policy `{policy}` looks ahead, so runs over prefixes of the trace are not its "
             "windows; choose an online policy (lru, arc, ...) for a heatmap"
         )
-    bs = block_size_bytes(block_size)
+    # The core's defaults and checks, as every run's (no default is written here).
+    read = Options(format=format, block_size=block_size, reads_only=reads_only).resolved()
+    format, bs, reads_only = read["format"], read["block_size"], read["reads_only"]
     if caches is None:
         from bufsim.analysis import mrc_report
 

@@ -38,6 +38,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_heatmap(args: argparse.Namespace) -> int:
     from bufsim import plots
+    from bufsim.cli.options import options_of
     from bufsim.heatmap import hit_ratio_over_time
 
     # Checked before the runs, which can take long.
@@ -56,9 +57,9 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
             policy=args.policy,
             caches=args.cache,
             windows=args.windows,
-            format=args.format,
             seed=args.seed,
             progress=args.progress,
+            **options_of(args),
         )
     from bufsim.cli.simulation import warn_if_empty
 
@@ -94,6 +95,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub) -> None:
+    from bufsim.cli.options import add_options
     from bufsim.plots import KINDS
 
     plt = sub.add_parser(
@@ -148,7 +150,8 @@ def add_commands(sub) -> None:
         help="cache size; repeatable (default: powers of two up to the trace's distinct blocks)",
     )
     hm.add_argument("--windows", type=int, default=20, metavar="N", help="slices of the trace (default: 20)")
-    hm.add_argument("--format", default="auto", metavar="F", help="trace format (default: auto)")
+    # The trace options of `bufsim run`, so a heatmap can draw what a sweep ran (--block-size).
+    add_options(hm, ["trace"], only=["format", "block_size", "reads_only"])
     hm.add_argument("--seed", type=u64, metavar="N", help="seed of random policies (default: the run seed)")
     hm.add_argument("--out", "-o", default="heatmap.png", metavar="FIG", help="PNG, PDF or SVG (default: heatmap.png)")
     hm.add_argument("--csv", metavar="FILE", help="also write the cells as CSV")
