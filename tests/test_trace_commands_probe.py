@@ -56,3 +56,17 @@ def test_an_array_refuses_a_volume_whose_members_would_share_cache_entries(tmp_p
     p = bufsim_cli("run", trace, "-c", "10blocks", "--array", "2", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["misses"] == 2
+
+
+def test_convert_says_which_part_of_an_output_path_is_wrong(tmp_path):
+    trace = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    check_error(bufsim_cli("convert", trace, "-o", ""), 'output "": an empty path')
+    check_error(
+        bufsim_cli("convert", trace, "-o", tmp_path / "nodir" / "x.bst"),
+        f"its directory {tmp_path / 'nodir'} does not exist",
+    )
+
+
+def test_a_block_count_past_two_to_the_64_is_called_too_large(tmp_path):
+    trace = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    check_error(bufsim_cli("run", trace, "-c", "99999999999999999999blocks"), "a block count must be below 2^64")

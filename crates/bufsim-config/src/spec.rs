@@ -145,7 +145,11 @@ impl Size {
         let mult: u64 = match unit.to_ascii_lowercase().as_str() {
             "blocks" | "block" | "blk" | "blks" => {
                 let n: u64 = num.parse().map_err(|_| {
-                    SpecError(format!("size `{t}`: a block count must be a whole number"))
+                    if num.bytes().all(|b| b.is_ascii_digit()) {
+                        SpecError(format!("size `{t}`: a block count must be below 2^64"))
+                    } else {
+                        SpecError(format!("size `{t}`: a block count must be a whole number"))
+                    }
                 })?;
                 return Ok(Size::Blocks(n));
             }

@@ -118,6 +118,9 @@ const MAX_LINKS: usize = 40;
 
 impl Target {
     fn of(output: &str) -> Result<Target, TraceError> {
+        if output.is_empty() {
+            return Err(TraceError::unknown_format("output \"\"", "an empty path; give the output file's name"));
+        }
         if Path::new(output).file_name().is_none() {
             return Err(TraceError::unknown_format(output, "names a directory; give the output file's name"));
         }
@@ -262,6 +265,13 @@ fn create_fresh(output: &str, path: &Path) -> Result<(File, PathBuf), TraceError
         match OpenOptions::new().write(true).read(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(&tmp) {
             Ok(f) => return Ok((f, tmp)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            // The file is created here, so what is missing is its directory.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(TraceError::unknown_format(
+                    output,
+                    format!("its directory {} does not exist; create it first or give another path", dir.display()),
+                ))
+            }
             Err(e) => return Err(TraceError::io(output, &e)),
         }
     }
