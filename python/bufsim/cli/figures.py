@@ -205,7 +205,8 @@ def add_commands(sub) -> None:
     rep.add_argument(
         "--quick",
         action="store_true",
-        help="a reduced version that finishes in a few minutes (storage-aware: a quarter of each trace and every "
-        "other age, about 8 times faster)",
+        help="a reduced version, under two minutes with two free cores (amp-figures, dulo-figures, mq-tables, "
+        "prefetch-figures, storage-aware; the others are short whole and refuse it); the longest, storage-aware "
+        "(a quarter of Trace 1, the ends of each range), takes about 90 s of CPU, so a loaded machine stretches it",
     )
     rep.set_defaults(func=cmd_reproduce)
