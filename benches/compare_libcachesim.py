@@ -65,7 +65,7 @@ PEERS = {
     # two do comparable, not equal, work (docs/policies/cacheus.md).
     "cacheus": ("Cacheus", {}),
     # Frequency family: GDSF with libCacheSim's entry rule (equal misses); W-TinyLFU with its
-    # counting rules (within 1%: different hashes); Hyperbolic and LHD (within 1%: random samples).
+    # rules (equal misses); Hyperbolic and LHD (within 1%: random samples).
     "gdsf(variant=libcachesim)": ("GDSF", {}),
     "w-tinylfu(variant=libcachesim)": ("WTinyLFU", {}),
     "w-tinylfu": ("WTinyLFU", {}),

@@ -6,6 +6,8 @@ each pinned with both counts and the cause named in the policy's doc page."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -162,3 +164,84 @@ def test_libcachesim_caches_nothing_at_tiny_sizes(tmp_path, policy, cls, size):
     seq = [1, 1]
     assert lcs_misses(cls, size, seq) == 2
     assert our_misses(tmp_path, policy, [size], seq) == [1]
+
+
+# --- W-TinyLFU (docs/policies/w-tinylfu.md) ---------------------------------------------------
+# `w-tinylfu(variant=libcachesim)` runs libCacheSim's rules, filter hash included, and equals its
+# WTinyLFU wherever libCacheSim caches at all: from 100 blocks with the default 1% window (below,
+# floor(1% x cache) is a window of 0 blocks and libCacheSim keeps nothing), from 10 with 10%.
+
+
+def wtinylfu_traces() -> list[tuple[str, list[int]]]:
+    rng = np.random.default_rng(20261130)
+    out = [("uniform", rng.integers(1, 301, 1500).tolist())]
+    for alpha in (0.7, 1.2):
+        ranks = np.arange(1, 1001, dtype=float)
+        cdf = np.cumsum(ranks**-alpha)
+        cdf /= cdf[-1]
+        out.append((f"zipf{alpha}", (np.searchsorted(cdf, rng.random(2000), side="right") + 1).tolist()))
+    out.append(("loop123", list(range(123)) * 5))
+    out.append(("loop300", list(range(1, 301)) * 3))
+    return out
+
+
+@pytest.mark.parametrize("window, lcs_window, least", [("1%", 0.01, 100), ("10%", 0.1, 17)], ids=["1%", "10%"])
+def test_wtinylfu_libcachesim_variant_equal_misses(tmp_path, window, lcs_window, least):
+    checked = differs_from_paper = 0
+    for name, seq in wtinylfu_traces():
+        d = len(set(seq))
+        sizes = sorted({c for c in (least, 20, 33, 64, 100, 122, 150, 200, d - 1, d, d + 10) if c >= least})
+        ours = our_misses(tmp_path, f"w-tinylfu(variant=libcachesim,window={window})", sizes, seq)
+        paper = our_misses(tmp_path, f"w-tinylfu(window={window})", sizes, seq)
+        for c, m, p in zip(sizes, ours, paper):
+            assert m == lcs_misses("WTinyLFU", c, seq, window_size=lcs_window), f"{name} at {c} blocks"
+            checked += 1
+            differs_from_paper += m != p
+    assert checked >= 30
+    # The comparison means something: the paper's rules give other counts on most pairs.
+    assert differs_from_paper >= checked // 2
+
+
+# The loop one block larger than the cache: before libCacheSim's window and SLRU rules, bufsim's
+# variant missed 153 times here and libCacheSim 186.
+def test_wtinylfu_loop_one_block_over_the_cache(tmp_path):
+    seq = list(range(123)) * 5
+    assert lcs_misses("WTinyLFU", 122, seq) == 186
+    assert our_misses(tmp_path, "w-tinylfu(variant=libcachesim)", [122], seq) == [186]
+
+
+# libCacheSim's SLRU main cache evicts at a hit: with 10 blocks (window 1, main 9: segments of
+# floor(9/5) = 1 and floor(36/5) = 7, one block spare), the window fills the cache, 11 empties it
+# into the main cache (block 9 lands in probation over its share), and the hit on 9 cools
+# protected's LRU block into probation, which evicts its own LRU block: 9 blocks left.
+def test_wtinylfu_libcachesim_evicts_at_a_probation_hit(tmp_path):
+    seq = [*range(1, 12), 9, 1, 12]
+    cache = lcs_cache("WTinyLFU", 10, window_size=0.1)
+    assert lcs_hits(cache, seq[:12]) == [False] * 11 + [True]
+    assert cache.get_n_obj() == 9
+    assert lcs_hits(cache, seq[12:]) == [False, False]
+    assert cache.get_n_obj() == 10
+    assert our_misses(tmp_path, "w-tinylfu(variant=libcachesim,window=10%)", [10], seq) == [13]
+    # The paper's rules keep the window at its share and evict nothing at a hit: 1 stays.
+    assert our_misses(tmp_path, "w-tinylfu(window=10%)", [10], seq) == [12]
+
+
+# Tiny caches: below 100 blocks the 1% window is floor(0.01 x cache) = 0 blocks and
+# WTinyLFU_can_insert refuses every block; bufsim's variant keeps a window of one block and caches.
+def test_wtinylfu_libcachesim_keeps_nothing_while_its_window_rounds_to_zero(tmp_path):
+    seq = [1, 1]
+    assert [lcs_misses("WTinyLFU", c, seq) for c in (5, 16, 99, 100)] == [2, 2, 2, 1]
+    assert our_misses(tmp_path, "w-tinylfu(variant=libcachesim)", [5, 16, 99, 100], seq) == [1, 1, 1, 1]
+
+
+# Below 5 blocks the main cache's first SLRU segment, floor(main / 5), is 0 blocks and libCacheSim
+# aborts while building the cache; bufsim's variant runs.
+def test_wtinylfu_libcachesim_aborts_below_five_blocks(tmp_path):
+    def build(size: int) -> subprocess.CompletedProcess:
+        code = f"import libcachesim as l; l.WTinyLFU(cache_size={size}, hashpower=16)"
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+    out = build(4)
+    assert out.returncode != 0 and "Invalid segment size for segment 0" in out.stderr
+    assert build(5).returncode == 0
+    assert our_misses(tmp_path, "w-tinylfu(variant=libcachesim)", [1, 4], [1, 1, 2, 1]) == [3, 2]

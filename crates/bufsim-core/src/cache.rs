@@ -245,6 +245,7 @@ impl<P: Policy> Cache<P> {
                 if *v & MAP_PREFETCHED == 0 {
                     let f = *v;
                     self.policy.hit(f, a);
+                    self.evict_surplus();
                     (Demand::Hit, Some(f))
                 } else {
                     *v &= !MAP_PREFETCHED;
@@ -258,6 +259,15 @@ impl<P: Policy> Cache<P> {
                 Some(f) => (Demand::Miss, Some(f)),
                 None => (Demand::MissBypassed, None),
             },
+        }
+    }
+
+    /// Evicts the frames the policy gives up after a hit ([`Policy::surplus`]; a no-op for
+    /// every policy but one, compiled away for them).
+    #[inline(always)]
+    fn evict_surplus(&mut self) {
+        while let Some(v) = self.policy.surplus(&Pins::new(&self.flags)) {
+            self.evict(v);
         }
     }
 

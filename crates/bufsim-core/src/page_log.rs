@@ -75,6 +75,9 @@ impl<P: Policy> Policy for Logged<P> {
         }
         self.inner.remove(frame, key, why)
     }
+    fn surplus(&mut self, pins: &Pins) -> Option<Frame> {
+        self.inner.surplus(pins)
+    }
     fn forget(&mut self, key: u64) {
         self.inner.forget(key)
     }

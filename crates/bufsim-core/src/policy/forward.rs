@@ -65,6 +65,10 @@ macro_rules! forward_policy {
         fn remove(&mut self, f: $crate::policy::Frame, key: u64, why: $crate::policy::Removal) {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.remove(f, key, why))
         }
+        #[inline(always)]
+        fn surplus(&mut self, pins: &$crate::policy::Pins) -> Option<$crate::policy::Frame> {
+            $crate::policy::forward::forward_policy!(@to $how mut self, p => p.surplus(pins))
+        }
         #[inline]
         fn forget(&mut self, key: u64) {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.forget(key))

@@ -249,6 +249,15 @@ pub trait Policy {
     /// The block `key` leaves `frame`. The caller guarantees the frame is resident.
     fn remove(&mut self, frame: Frame, key: u64, why: Removal);
 
+    /// A resident frame the policy gives up of its own accord right after a `hit`: the cache
+    /// asks until `None` and evicts each (a `remove` with [`Removal::Evicted`]), leaving frames
+    /// free. Only `w-tinylfu(variant=libcachesim)` answers, for libCacheSim's SLRU main cache,
+    /// which evicts at a hit that overfills its first segment. Must skip pinned frames.
+    #[inline(always)]
+    fn surplus(&mut self, _pins: &Pins) -> Option<Frame> {
+        None
+    }
+
     /// The trace dropped the data of block `key`, which is not resident ([`Removal::Dropped`]
     /// is the resident case): forget what is remembered of it. Linux clears the shadow entries
     /// of a truncated range (mm/truncate.c); policies whose papers say nothing of deleted data

@@ -1,5 +1,5 @@
 //! W-TinyLFU: Einziger, Friedman & Manes, ACM TOS 13(4) 2017, §4 (window LRU, SLRU main cache, TinyLFU admission) with the §3 sketch (§3.3 reset, §3.4.1 4-bit counters, §3.4.2 doorkeeper).
-//! Deviation: none in the rules (our own sketch hashes); `variant=libcachesim` counts as libCacheSim's WTinyLFU.c does.
+//! Deviation: none in the rules (our own sketch hashes); `variant=libcachesim` runs libCacheSim's WTinyLFU.c rules (as its Python binding 0.3.5 runs them: filter, hash, window, SLRU sizes, eviction at a hit) and equals its miss counts.
 //!
 //! `adaptive=true` sizes the window by hill climbing as Caffeine does (Einziger, Eytan,
 //! Friedman & Manes, Middleware 2018, §3).
@@ -8,7 +8,8 @@
 //! prefetched block enters the window unrecorded; its first demand is then recorded as a first
 //! access and does not promote it. The cache calls `victim` before it inserts, so the window's
 //! victim (the candidate) moves to probation, or is evicted, then: the frequency comparison of
-//! §4 happens at that point, with the newcomer not yet in the window.
+//! §4 happens at that point, with the newcomer not yet in the window. libCacheSim compares at
+//! the same point, which is why its rules fit here (docs/policies/w-tinylfu.md).
 
 use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
@@ -135,27 +136,59 @@ impl Sketch {
     }
 }
 
+/// XXH64 (Y. Collet's xxHash, 64-bit variant, as its specification defines it) of the 8
+/// little-endian bytes of `v`: the hash libCacheSim's counting Bloom filter takes of an object id.
+/// Written from the published algorithm; its test checks it against the reference library.
+pub fn xxh64_u64(v: u64, seed: u64) -> u64 {
+    const P1: u64 = 0x9E37_79B1_85EB_CA87;
+    const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+    const P3: u64 = 0x1656_67B1_9E37_79F9;
+    const P4: u64 = 0x85EB_CA77_C2B2_AE63;
+    const P5: u64 = 0x27D4_EB2F_1656_67C5;
+    // Inputs under 32 bytes: seed + P5 + length, then one 8-byte lane, then the avalanche.
+    let mut acc = seed.wrapping_add(P5).wrapping_add(8);
+    acc ^= v.wrapping_mul(P2).rotate_left(31).wrapping_mul(P1);
+    acc = acc.rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
+    acc ^= acc >> 33;
+    acc = acc.wrapping_mul(P2);
+    acc ^= acc >> 29;
+    acc = acc.wrapping_mul(P3);
+    acc ^ (acc >> 32)
+}
+
+/// The two seeds libCacheSim's filter hashes with (its `HASH_SEED0` and `HASH_SEED1`).
+const CBF_SEEDS: [u64; 2] = [0x1234_5678, 0x1234_4321];
+
 /// libCacheSim's frequency filter for W-TinyLFU (`variant=libcachesim`): a counting Bloom
 /// filter of 32-bit counters sized for the main cache at a 0.1% error (14.4 counters per block,
-/// 10 hash functions by double hashing), every counter of a key incremented, the least read,
-/// all halved by `decay`. Our hash replaces its XXH64.
+/// 10 hash functions by double hashing of two 32-bit XXH64 values), every counter of a key
+/// incremented, the least read, all halved by `decay`. With its hash and its sizing constants,
+/// the same key (a device-0 block number is libCacheSim's object id) lands on the same counters.
 pub struct Cbf {
     counters: Vec<u32>,
     hashes: u32,
 }
 
 impl Cbf {
+    // libCacheSim's truncated ln(2), not `LN_2`.
+    #[allow(clippy::approx_constant)]
     pub fn new(entries: usize) -> Result<Self, SpecError> {
-        let per_entry = -(0.001f64.ln()) / (2f64.ln() * 2f64.ln());
-        let hashes = (2f64.ln() * per_entry).ceil() as u32;
-        let n = ((per_entry * entries as f64).ceil() as usize).max(2 * hashes as usize);
+        // libCacheSim's constants, ln(2)^2 and ln(2) written out: computing them could round
+        // the counter count differently at some sizes.
+        let per_entry = -(0.001f64.ln()) / 0.480_453_013_918_201;
+        let hashes = (0.693_147_180_559_945 * per_entry).ceil() as u32;
+        let mut n = (per_entry * entries as f64).ceil().min(i32::MAX as f64) as usize;
+        if n < hashes as usize {
+            n = 2 * hashes as usize;
+        }
         Ok(Cbf { counters: zeroed(n, "policy `w-tinylfu`: the counting Bloom filter")?, hashes })
     }
 
     #[inline]
     fn slots(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
-        let a = mix(key ^ ROW_SEEDS[0]) as u32;
-        let b = mix(key ^ ROW_SEEDS[1]) as u32;
+        // The 64-bit hashes are cut to 32 bits and combined in 32-bit arithmetic, as there.
+        let a = xxh64_u64(key, CBF_SEEDS[0]) as u32;
+        let b = xxh64_u64(key, CBF_SEEDS[1]) as u32;
         let n = self.counters.len() as u32;
         (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
     }
@@ -166,8 +199,8 @@ impl Cbf {
 
     pub fn add(&mut self, key: u64) {
         let n = self.counters.len() as u32;
-        let a = mix(key ^ ROW_SEEDS[0]) as u32;
-        let b = mix(key ^ ROW_SEEDS[1]) as u32;
+        let a = xxh64_u64(key, CBF_SEEDS[0]) as u32;
+        let b = xxh64_u64(key, CBF_SEEDS[1]) as u32;
         for i in 0..self.hashes {
             let c = &mut self.counters[(a.wrapping_add(i.wrapping_mul(b)) % n) as usize];
             *c = c.saturating_add(1);
@@ -187,7 +220,10 @@ pub enum Rules {
     /// libCacheSim's WTinyLFU.c: a counting Bloom filter; misses and main-cache hits are
     /// counted (window hits are not), each window victim once more when its fate is decided;
     /// halved after 32 x main-cache-size main-cache hits; a block entering the main cache goes
-    /// to the first segment with room (probation, else protected).
+    /// to the first segment with room (probation, else protected, else probation over its
+    /// share); the window is not held to its share: new blocks enter it and it is emptied
+    /// into the main cache only when the cache is full and the main cache has room; a
+    /// probation hit that overfills probation (through protected's overflow) evicts there.
     LibCacheSim,
 }
 
@@ -239,6 +275,11 @@ pub struct WTinyLfu {
     window_size: f64,
     window_max: usize,
     protected_max: usize,
+    /// Probation's share of the main cache under libCacheSim's rules (its SLRU's first
+    /// segment, floor(main / 5): with protected's floor(4 x main / 5) one block may be left over).
+    probation_max: usize,
+    /// Blocks libCacheSim's SLRU evicts from probation at the last hit ([`Policy::surplus`]).
+    surplus: usize,
     /// Protected share of the main cache (§4: 80%).
     protected_share: f64,
     pub sketch: Sketch,
@@ -282,6 +323,8 @@ impl WTinyLfu {
             window_size: window * capacity as f64,
             window_max: 0,
             protected_max: 0,
+            probation_max: 0,
+            surplus: 0,
             protected_share,
             sketch: Sketch::new(capacity, sample.saturating_mul(capacity as u64), doorkeeper)?,
             rules: Rules::Paper,
@@ -300,6 +343,7 @@ impl WTinyLfu {
     pub fn libcachesim_rules(mut self) -> Result<Self, SpecError> {
         let main = self.capacity - self.window_max.min(self.capacity);
         self.rules = Rules::LibCacheSim;
+        self.resize(0.0);
         self.cbf = Cbf::new(main)?;
         self.decay_period = 32 * main as u64;
         Ok(self)
@@ -325,9 +369,7 @@ impl WTinyLfu {
     /// libCacheSim's rules the first segment with room.
     fn enter_main(&mut self, f: Frame) {
         let to = if self.rules == Rules::LibCacheSim {
-            let main = self.capacity - self.window_max.min(self.capacity);
-            let probation_max = main - self.protected_max;
-            if self.probation.len() < probation_max || self.protected.len() >= self.protected_max {
+            if self.probation.len() < self.probation_max || self.protected.len() >= self.protected_max {
                 Segment::Probation
             } else {
                 Segment::Protected
@@ -349,6 +391,13 @@ impl WTinyLfu {
         self.window_max = self.window_size.floor() as usize;
         let main = self.capacity - self.window_max.min(self.capacity);
         self.protected_max = (self.protected_share * main as f64) as usize;
+        self.probation_max = match self.rules {
+            Rules::Paper => main - self.protected_max,
+            // libCacheSim's SLRU rounds each segment down from the main cache's size (1:4 is
+            // floor(main / 5) and floor(4 x main / 5)); the epsilon keeps 1 - 80% from landing
+            // a hair below 20% and a multiple of 5 blocks one block short.
+            Rules::LibCacheSim => ((1.0 - self.protected_share) * main as f64 + 1e-9) as usize,
+        };
     }
 
     /// Test-only view: `W=[..] B=[..] P=[..]` (window, probation, protected), most recent first.
@@ -417,7 +466,10 @@ impl Policy for WTinyLfu {
             self.count(a.key);
             self.climb(false);
         }
-        self.drain_window();
+        // libCacheSim moves window blocks to the main cache only when it evicts (see `victim`).
+        if self.rules == Rules::Paper {
+            self.drain_window();
+        }
     }
 
     fn hit(&mut self, frame: Frame, a: &Access) {
@@ -436,10 +488,25 @@ impl Policy for WTinyLfu {
             Segment::Protected => self.links.move_to_front(&mut self.protected, frame),
             Segment::Probation => {
                 self.move_to(frame, Segment::Protected);
+                let cools = self.protected.len() > self.protected_max;
                 self.demote_overflow();
+                if cools && self.rules == Rules::LibCacheSim {
+                    // libCacheSim's SLRU cools protected's LRU block into probation and then
+                    // evicts probation's LRU blocks while probation is over its share (it can
+                    // be: a block enters it over its share when no segment has room).
+                    self.surplus = self.probation.len().saturating_sub(self.probation_max);
+                }
             }
         }
         self.climb(true);
+    }
+
+    fn surplus(&mut self, pins: &Pins) -> Option<Frame> {
+        if self.surplus == 0 {
+            return None;
+        }
+        self.surplus -= 1;
+        back_unpinned(&self.links, &self.probation, pins)
     }
 
     fn first_demand(&mut self, frame: Frame, a: &Access) {
@@ -452,9 +519,20 @@ impl Policy for WTinyLfu {
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
+        if self.rules == Rules::LibCacheSim {
+            // libCacheSim's evict loop: while the main cache has room, the window's LRU block
+            // moves there (counted, no comparison) and the loop goes on; then one comparison
+            // decides, and either way one block leaves. An empty window gives up the main
+            // cache's victim.
+            let main = self.capacity - self.window_max.min(self.capacity);
+            while self.probation.len() + self.protected.len() < main {
+                let Some(f) = back_unpinned(&self.links, &self.window, pins) else { break };
+                self.enter_main(f);
+            }
+        }
         let main_victim = back_unpinned(&self.links, &self.probation, pins)
             .or_else(|| back_unpinned(&self.links, &self.protected, pins));
-        if self.window.len() < self.window_max {
+        if self.rules == Rules::Paper && self.window.len() < self.window_max {
             // The window is below its share (the climber grew it): the main cache gives way.
             return main_victim.or_else(|| back_unpinned(&self.links, &self.window, pins));
         }
@@ -649,6 +727,42 @@ mod tests {
         assert_eq!(s.demand(9), 'H');
         assert_eq!(s.policy().sketch.estimate(9), 1);
         assert_eq!(s.policy().dump(), "W=[9] B=[] P=[]");
+    }
+
+    #[test]
+    fn xxh64_matches_the_reference_library() {
+        // Values from the xxhash reference library (Python `xxhash.xxh64_intdigest` of the 8
+        // little-endian bytes), at libCacheSim's two filter seeds.
+        assert_eq!(xxh64_u64(0, CBF_SEEDS[0]), 0x67bb_774d_39f5_d473);
+        assert_eq!(xxh64_u64(0, CBF_SEEDS[1]), 0xc2a6_4453_b85a_5e79);
+        assert_eq!(xxh64_u64(1, CBF_SEEDS[0]), 0x071b_9484_a237_4097);
+        assert_eq!(xxh64_u64(123_456_789, CBF_SEEDS[1]), 0xaa7d_e97a_bad7_cda4);
+        assert_eq!(xxh64_u64((1 << 63) + 7, CBF_SEEDS[0]), 0x9284_d0f7_5a43_229d);
+    }
+
+    #[test]
+    fn libcachesim_rules_fill_the_window_then_evict_at_a_probation_hit() {
+        // 10 blocks, window 1, main 9: probation floor(9/5) = 1, protected floor(36/5) = 7.
+        let p = WTinyLfu::new(10, 0.1, 0.8, false, false).unwrap().libcachesim_rules().unwrap();
+        let mut s = Steps::new(p, 10);
+        // The window takes every block until the cache is full.
+        assert_eq!(s.run(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), "MMMMMMMMMM");
+        assert_eq!(s.policy().dump(), "W=[10,9,8,7,6,5,4,3,2,1] B=[] P=[]");
+        // 11: the window empties into the main cache while it has room (probation, then
+        // protected, then probation over its share); then 10 (counted once) loses to 1 (twice).
+        assert_eq!(s.demand(11), 'M');
+        assert_eq!(s.policy().dump(), "W=[11] B=[9,1] P=[8,7,6,5,4,3,2]");
+        // A probation hit overfills protected; its LRU block 2 cools into probation, which is
+        // then over its share: libCacheSim evicts 1 at this hit.
+        assert_eq!(s.demand(9), 'H');
+        assert_eq!(s.policy().dump(), "W=[11] B=[2] P=[9,8,7,6,5,4,3]");
+        // 1 finds a free frame: no eviction, the window holds two blocks.
+        assert_eq!(s.demand(1), 'M');
+        assert_eq!(s.policy().dump(), "W=[1,11] B=[2] P=[9,8,7,6,5,4,3]");
+        // 12: the main cache has room for 11 (probation, over its share); then 1 (counted 3
+        // times) beats 2 (twice), which leaves, and 1 enters probation: one block out.
+        assert_eq!(s.demand(12), 'M');
+        assert_eq!(s.policy().dump(), "W=[12] B=[1,11] P=[9,8,7,6,5,4,3]");
     }
 
     #[test]
