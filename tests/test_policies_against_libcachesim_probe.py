@@ -39,14 +39,18 @@ def our_misses(tmp_path, policy: str, sizes: list[int], seq: list[int]) -> list[
     return [int(m) for m in bufsim.sweep(trace, [policy], sizes, jobs=1)["misses"]]
 
 
+def zipf(rng, blocks: int, alpha: float, n: int) -> list[int]:
+    """`n` draws of blocks 1..`blocks`, block k with probability proportional to k^-alpha."""
+    cdf = np.cumsum(np.arange(1, blocks + 1, dtype=float) ** -alpha)
+    cdf /= cdf[-1]
+    return (np.searchsorted(cdf, rng.random(n), side="right") + 1).tolist()
+
+
 def traces() -> list[tuple[str, list[int]]]:
     rng = np.random.default_rng(20261129)
     out = [("uniform", rng.integers(1, 61, 700).tolist())]
     for alpha in (0.7, 1.2):
-        ranks = np.arange(1, 151, dtype=float)
-        cdf = np.cumsum(ranks**-alpha)
-        cdf /= cdf[-1]
-        out.append((f"zipf{alpha}", (np.searchsorted(cdf, rng.random(800), side="right") + 1).tolist()))
+        out.append((f"zipf{alpha}", zipf(rng, 150, alpha, 800)))
     out.append(("loop", list(range(1, 42)) * 12))
     seq: list[int] = []
     scan = 1000
@@ -176,10 +180,7 @@ def wtinylfu_traces() -> list[tuple[str, list[int]]]:
     rng = np.random.default_rng(20261130)
     out = [("uniform", rng.integers(1, 301, 1500).tolist())]
     for alpha in (0.7, 1.2):
-        ranks = np.arange(1, 1001, dtype=float)
-        cdf = np.cumsum(ranks**-alpha)
-        cdf /= cdf[-1]
-        out.append((f"zipf{alpha}", (np.searchsorted(cdf, rng.random(2000), side="right") + 1).tolist()))
+        out.append((f"zipf{alpha}", zipf(rng, 1000, alpha, 2000)))
     out.append(("loop123", list(range(123)) * 5))
     out.append(("loop300", list(range(1, 301)) * 3))
     return out
