@@ -142,7 +142,10 @@ def test_failures_that_printed_tracebacks_give_one_line(tmp_path, cloudphysics):
     )
     toml = tmp_path / "s.toml"
     toml.write_text(f'traces = ["{cloudphysics}"]\npolicies = ["lru"]\ncaches = ["1MiB"]\nseed = "x"\n')
-    one_line_error(run(["sweep", "--config", toml, "-o", tmp_path / "t.duckdb"]), "s.toml: seed must be zero or more")
+    one_line_error(
+        run(["sweep", "--config", toml, "-o", tmp_path / "t.duckdb"]),
+        "s.toml: seed must be a whole number (zero or more)",
+    )
     toml.write_text('traces = 5\npolicies = ["lru"]\ncaches = ["1MiB"]\n')
     one_line_error(run(["sweep", "--config", toml, "-o", tmp_path / "t.duckdb"]), "`traces` must be a list of strings")
 

@@ -214,7 +214,13 @@ fn opt_boolean(name: &str, v: &Value) -> Result<Option<bool>, SpecError> {
 
 fn uint(name: &str, v: &Value) -> Result<u64, SpecError> {
     // A whole number past u64 arrives as a float: say it is too large, not that it is negative.
-    let what = if v.as_f64().is_some_and(|f| f >= u64::MAX as f64) { "at most 2^64 - 1" } else { "zero or more" };
+    let what = match v.as_f64() {
+        Some(f) if f >= u64::MAX as f64 => "at most 2^64 - 1",
+        Some(f) if f >= 0.0 => "a whole number",
+        Some(_) => "zero or more",
+        // A string (`"2"` from Python) or another type: say what kind of value is wanted.
+        None => "a whole number (zero or more)",
+    };
     v.as_u64().ok_or_else(|| type_err(name, what, v))
 }
 
@@ -762,6 +768,8 @@ mod tests {
         for (json, want) in [
             (r#"{"colour": 1}"#, "unknown option `colour`"),
             (r#"{"seed": -1}"#, "seed must be zero or more"),
+            (r#"{"seed": 2.5}"#, "seed must be a whole number, not 2.5"),
+            (r#"{"jobs": "2"}"#, "jobs must be a whole number (zero or more), not \"2\""),
             (r#"{"seed": 1180591620717411303424}"#, "seed must be at most 2^64 - 1"),
             (r#"{"cluster": "1KiB"}"#, "smaller than one block"),
             (r#"{"block_size": 3}"#, "power of two"),
