@@ -186,23 +186,34 @@ pub fn canonical(spec: &str) -> Result<String, SpecError> {
     let info = lookup(&parsed.name).ok_or_else(|| unknown_policy(&parsed.name))?;
     let (params, preset) = resolve(info)?;
     Args::new(Kind::Policy, params, &parsed.args)?;
+    let default = |p: &ParamInfo| preset.iter().find(|(k, _)| k == p.name).map_or(p.default, |(_, d)| d.as_str());
+    Ok(spelled(info.name, params.params, &parsed.args, default))
+}
+
+/// `name(args)` in one spelling: the arguments `given` in the order `params` declares them,
+/// each value canonical ([`canonical_value`]), those equal to their `default` dropped. The
+/// canonical form of policy and read-ahead specs ([`crate::prefetch::canonical`]).
+pub(crate) fn spelled<'a>(
+    name: &str,
+    params: &'a [ParamInfo],
+    given: &[(String, String)],
+    default: impl Fn(&'a ParamInfo) -> &'a str,
+) -> String {
     let mut args = Vec::new();
-    for p in params.params {
-        let Some((_, v)) = parsed.args.iter().find(|(k, _)| k == p.name) else { continue };
-        let default = preset.iter().find(|(k, _)| k == p.name).map_or(p.default, |(_, d)| d.as_str());
+    for p in params {
+        let Some((_, v)) = given.iter().find(|(k, _)| k == p.name) else { continue };
         let v = canonical_value(v);
-        if v != canonical_value(default) {
+        if v != canonical_value(default(p)) {
             args.push((p.name.to_string(), v));
         }
     }
-    Ok(Spec { name: info.name.to_string(), args }.to_string())
+    Spec { name: name.to_string(), args }.to_string()
 }
 
 /// A parameter's value in one spelling: trimmed, a decimal number in its shortest form (`1.0%`
 /// is `1%`, `0.50` is `0.5`; whole numbers are left as written, so seeds keep every digit), and
-/// canonical if it is itself a policy spec. Read-ahead specs share it
-/// ([`crate::prefetch::canonical`]).
-pub(crate) fn canonical_value(v: &str) -> String {
+/// canonical if it is itself a policy spec.
+fn canonical_value(v: &str) -> String {
     let t = v.trim();
     if let Some(n) = shortest_decimal(t) {
         return n;

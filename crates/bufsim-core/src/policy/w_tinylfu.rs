@@ -184,8 +184,9 @@ impl Cbf {
         Ok(Cbf { counters: zeroed(n, "policy `w-tinylfu`: the counting Bloom filter")?, hashes })
     }
 
+    /// The counters of `key`; it borrows nothing, so `add` can write them as it goes.
     #[inline]
-    fn slots(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+    fn slots(&self, key: u64) -> impl Iterator<Item = usize> {
         // The 64-bit hashes are cut to 32 bits and combined in 32-bit arithmetic, as there.
         let a = xxh64_u64(key, CBF_SEEDS[0]) as u32;
         let b = xxh64_u64(key, CBF_SEEDS[1]) as u32;
@@ -198,12 +199,8 @@ impl Cbf {
     }
 
     pub fn add(&mut self, key: u64) {
-        let n = self.counters.len() as u32;
-        let a = xxh64_u64(key, CBF_SEEDS[0]) as u32;
-        let b = xxh64_u64(key, CBF_SEEDS[1]) as u32;
-        for i in 0..self.hashes {
-            let c = &mut self.counters[(a.wrapping_add(i.wrapping_mul(b)) % n) as usize];
-            *c = c.saturating_add(1);
+        for i in self.slots(key) {
+            self.counters[i] = self.counters[i].saturating_add(1);
         }
     }
 

@@ -277,12 +277,18 @@ fn min_max(a: &Args) -> Result<(u64, u64), SpecError> {
 /// Builds a read-ahead algorithm from its spec (`linux`, `simple(min=3,max=8)`); `none` gives
 /// `None`.
 pub fn build(text: &str) -> Result<Option<AnyReadAhead>, SpecError> {
+    built(text).map(|(_, _, r)| r)
+}
+
+/// The spec `text` names, its registry entry and the algorithm built from it.
+fn built(text: &str) -> Result<(Spec, &'static Info, Option<AnyReadAhead>), SpecError> {
     let spec = Spec::parse(text)?;
     let (info, build) = ENTRIES
         .iter()
         .find(|(i, _)| i.is_named(&spec.name))
         .ok_or_else(|| unknown(Kind::Prefetch, &spec.name, all(), "prefetchers"))?;
-    build(&Args::new(Kind::Prefetch, info, &spec.args)?)
+    let built = build(&Args::new(Kind::Prefetch, info, &spec.args)?)?;
+    Ok((spec, info, built))
 }
 
 /// The one spelling of a read-ahead spec, as [`crate::policy::registry::canonical`] gives a
@@ -291,22 +297,9 @@ pub fn build(text: &str) -> Result<Option<AnyReadAhead>, SpecError> {
 /// `linux(min=3)` are `linux`; `simple(max=8,min=3)` is `simple`. Sweeps key runs by it, so
 /// two spellings of one read-ahead setting are one run, not two rows.
 pub fn canonical(text: &str) -> Result<String, SpecError> {
-    let spec = Spec::parse(text)?;
-    let (info, build) = ENTRIES
-        .iter()
-        .find(|(i, _)| i.is_named(&spec.name))
-        .ok_or_else(|| unknown(Kind::Prefetch, &spec.name, all(), "prefetchers"))?;
-    // Checked as a run checks it (`simple(min=9,max=8)` is refused here too).
-    build(&Args::new(Kind::Prefetch, info, &spec.args)?)?;
-    let mut args = Vec::new();
-    for p in info.params {
-        let Some((_, v)) = spec.args.iter().find(|(k, _)| k == p.name) else { continue };
-        let v = crate::policy::registry::canonical_value(v);
-        if v != crate::policy::registry::canonical_value(p.default) {
-            args.push((p.name.to_string(), v));
-        }
-    }
-    Ok(Spec { name: info.name.to_string(), args }.to_string())
+    // Built as a run builds it, so what a run refuses (`simple(min=9,max=8)`) is refused here.
+    let (spec, info, _) = built(text)?;
+    Ok(crate::policy::registry::spelled(info.name, info.params, &spec.args, |p| p.default))
 }
 
 #[cfg(test)]
