@@ -190,15 +190,14 @@ def check_trace_output(path: str, option: str = "-o", inputs: Sequence[tuple[Opt
     name in a missing directory, a place this process may not write, a named pipe nobody reads
     (opening it would wait for a reader forever), or a file ``inputs`` names ((path, what it is)
     pairs: the log a conversion reads, the raw log kept beside)."""
-    from bufsim.errors import check_output, same_file
+    from bufsim.errors import check_not_input, check_output
 
     try:
         check_output(path, option)
+        for other, what in inputs:
+            check_not_input(path, other, what, option)
     except BufsimError as e:
         raise CollectError(str(e)) from None
-    for other, what in inputs:
-        if other is not None and same_file(path, other):
-            raise CollectError(f"{path}: is {what}; give {option} another file name")
     parent = os.path.dirname(path) or "."
     if os.path.exists(path):
         if stat.S_ISFIFO(os.stat(path).st_mode):
