@@ -9,6 +9,7 @@ import warnings
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import path_of, shown
 from bufsim.options import Options, block_size_bytes, size_text
 from bufsim.results import RESULT_FIELDS, TIMING_FIELDS, Result, result_of
 
@@ -44,22 +45,10 @@ def _listed(values: Any, what: str, example: str) -> list[str]:
         values = list(values)
     except TypeError:
         # A wrong type is named as a wrong value is, not left to the binding's TypeError.
-        raise SpecError(f"give a {what} or a list of them ({example}), not {_shown(values)}") from None
+        raise SpecError(f"give a {what} or a list of them ({example}), not {shown(values)}") from None
     if not values:
         raise SpecError(f"no {what} given; {example}")
     return values
-
-
-def _shown(value: Any) -> str:
-    return f"{type(value).__name__} {value!r:.60}"
-
-
-def path_of(value: Any, what: str) -> str:
-    """``value`` as a path (a ``str`` or ``os.PathLike``); anything else is a SpecError naming
-    ``what`` it should have been."""
-    if isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
-    raise SpecError(f"{what} must be a path (a str or os.PathLike), not {_shown(value)}")
 
 
 def run(

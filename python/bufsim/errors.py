@@ -105,12 +105,23 @@ def not_utf8(e: UnicodeDecodeError) -> str:
     return f"not UTF-8 text: byte {e.object[e.start]:#04x} at offset {e.start}"
 
 
+def shown(value: Any) -> str:
+    """A value of the wrong type as an error shows it: its type and the start of its repr."""
+    return f"{type(value).__name__} {value!r:.60}"
+
+
+def path_of(value: Any, what: str) -> str:
+    """``value`` as a path (a ``str`` or ``os.PathLike``); anything else is a SpecError naming
+    ``what`` it should have been."""
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise SpecError(f"{what} must be a path (a str or os.PathLike), not {shown(value)}")
+
+
 def check_output(path: Any, option: str) -> str:
     """Refuses, before any work, an output path no file can be written to: a directory, or a
     name in a directory that does not exist. Returns the path as text."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise SpecError(f"{option} must be a path (a str or os.PathLike), not {type(path).__name__} {path!r:.60}")
-    text = os.fspath(path)
+    text = path_of(path, option)
     if os.path.isdir(text):
         raise SpecError(f"{text}: is a directory; give a file name for {option}")
     parent = os.path.dirname(text) or "."

@@ -216,7 +216,7 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
     1, and every run has its cache size."""
     import pandas as pd
 
-    from bufsim.api import path_of
+    from bufsim.errors import path_of
 
     path = path_of(source, "the results file")
     if not os.path.exists(path):
