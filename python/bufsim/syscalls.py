@@ -479,14 +479,14 @@ class TraceBuilder:
         if not annotated or not annotated.startswith("/"):
             return None
         path = st.unescape(annotated)
-        if path.endswith(b" (deleted)"):
-            path = path[: -len(b" (deleted)")]
+        if path.endswith(DELETED_MARK):
+            path = path[: -len(DELETED_MARK)]
         s = None
         if self.live and fd is not None:
             proc = f"/proc/{tid}/fd/{fd}"
             try:
                 link = os.fsencode(os.readlink(proc))
-                if link == path or link == path + b" (deleted)":
+                if link == path or link == path + DELETED_MARK:
                     s = os.stat(proc)
             except OSError:
                 s = None
