@@ -88,9 +88,13 @@ def test_amp_beats_lru_on_the_mix_and_equals_its_default_without_contexts(mix2, 
     df = bufsim.sweep(mix2, ["lru", "amp(default=lru)", "pcc(default=lru)", "dear(default=lru)"], [1500])
     miss = dict(zip(df["policy"], df["misses"] / df["accesses"]))
     assert miss["amp(default=lru)"] < 0.5 * miss["lru"]
-    a = bufsim.simulate(cloudphysics, "amp(default=clock)", 4000)
-    b = bufsim.simulate(cloudphysics, "clock", 4000)
-    assert (a.hits, a.misses, a.evictions) == (b.hits, b.misses, b.evictions)
+    # Every rule of the default policy reaches it through the manager, W-TinyLFU's libCacheSim
+    # variant's eviction after a hit (`Policy::surplus`) too.
+    for default, blocks in [("clock", 4000), ("arc", 4000), ("w-tinylfu(variant=libcachesim)", 100)]:
+        b = bufsim.simulate(cloudphysics, default, blocks)
+        for manager in ["amp", "pcc", "dear"]:
+            a = bufsim.simulate(cloudphysics, f"{manager}(default={default})", blocks)
+            assert (a.hits, a.misses, a.evictions) == (b.hits, b.misses, b.evictions), (manager, default)
 
 
 def test_bad_amp_specs_are_one_line_errors(mix2):

@@ -80,6 +80,24 @@ def test_writes_reads_and_ops_and_the_next_access_numbers(tmp_path):
     assert len(reads.read_text().splitlines()) == 4
 
 
+def test_an_oracle_file_whose_times_go_back_is_read_back_without_format(tmp_path):
+    # A trace merged from several hosts: its times go back now and then, and the oracleGeneral
+    # file keeps them so. Detection once refused it ("cannot tell the trace format").
+    t = tmp_path / "t.csv"
+    t.write_text(
+        "op,device,offset,size,time_us\n"
+        + "".join(
+            f"R,0,{b * 4096},4096,{s}\n"
+            for b, s in [(1, 9000000), (2, 4000000), (1, 7000000), (3, 1000000), (2, 8000000)]
+        )
+    )
+    out = tmp_path / "t.oracleGeneral"
+    bufsim.convert(t, out)
+    assert bufsim.formats.detect_format(out) == "oracle"
+    r = bufsim.simulate(out, "lru", 2)
+    assert (r.hits, r.misses) == (bufsim.simulate(t, "lru", 2).hits, bufsim.simulate(t, "lru", 2).misses) == (1, 4)
+
+
 def test_oracle_from_a_pipe_is_refused_in_one_line_and_the_csv_streams(cloudphysics, tmp_path):
     out = tmp_path / "p.oracleGeneral"
     with open(cloudphysics, "rb") as f:

@@ -142,24 +142,29 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
     None
 }
 
+/// Next-access times above this (2^48 requests) are taken for noise: no trace comes near it,
+/// while a random positive i64 falls below it once in 32,768 records.
+const MAX_NEXT_ACCESS: i64 = 1 << 48;
+
 /// Whether the whole records of `head` read as libCacheSim's oracleGeneral
-/// (`u32 time, u64 obj_id, u32 size, i64 next_access`): times never go back, an object id is a
-/// block bufsim can address (below `u64::MAX`), and each next-access time is -1 (never again;
-/// `i64::MAX` in older libCacheSim) or a later request than this one, counted from 0 or 1. Any
-/// length divides into 24-byte records, so without this an executable or random bytes would be
-/// simulated as a trace; random records pass each check about half the time, so a few thousand
-/// (the head holds up to 2,730) leave no doubt. `--format oracle` reads a file without it.
+/// (`u32 time, u64 obj_id, u32 size, i64 next_access`): an object id is a block bufsim can
+/// address (below `u64::MAX`), and each next-access time is -1 (never again; `i64::MAX` in
+/// older libCacheSim) or a later request than this one, counted from 0 or 1, below 2^48. Times
+/// may go back: libCacheSim keeps them as the source trace had them, and so does `bufsim
+/// convert --to oracle` (a trace merged from several hosts is out of order here and there).
+/// Any length divides into 24-byte records, so without this an executable or random bytes
+/// would be simulated as a trace; random records pass the next-access check about once in
+/// 32,768, so even a few records leave little doubt (the head holds up to 2,730).
+/// `--format oracle` reads a file without it.
 fn plausible_oracle(head: &[u8]) -> bool {
-    let mut last_time = 0u32;
     let mut any = false;
     for (i, rec) in head.chunks_exact(ORACLE_RECORD).enumerate() {
-        let time = u32::from_le_bytes(rec[0..4].try_into().unwrap());
         let obj = u64::from_le_bytes(rec[4..12].try_into().unwrap());
         let next = i64::from_le_bytes(rec[16..24].try_into().unwrap());
-        if time < last_time || obj == u64::MAX || !(next == -1 || next > i as i64) {
+        let later = next > i as i64 && next < MAX_NEXT_ACCESS;
+        if obj == u64::MAX || !(next == -1 || next == i64::MAX || later) {
             return false;
         }
-        last_time = time;
         any = true;
     }
     any
@@ -250,10 +255,14 @@ mod tests {
             let b = records(&recs);
             assert_eq!(detect_bytes(&b, Some(b.len() as u64)), Some(Format::Oracle), "{recs:?}");
         }
-        // Time going back, a next access at or before the request itself, or before -1.
+        // Times going back, as in a trace merged from several hosts, which libCacheSim keeps.
+        let b = records(&[(5, 7, 1, 2), (4, 8, 1, -1), (9, 7, 1, -1), (1, 9, 1, -1)]);
+        assert_eq!(detect_bytes(&b, Some(b.len() as u64)), Some(Format::Oracle));
+        // A next access at or before the request itself, before -1, or past 2^48 requests.
         for recs in [
-            vec![(5, 7, 1, -1), (4, 8, 1, -1)],
             vec![(0, 7, 1, -1), (0, 8, 1, 1)],
+            vec![(0, 7, 1, 1 << 48)],
+            vec![(0, 7, 1, i64::MAX - 1)],
             vec![(0, 7, 1, 0)],
             vec![(0, 7, 1, -2)],
             vec![(0, u64::MAX, 1, -1)],

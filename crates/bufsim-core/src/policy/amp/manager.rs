@@ -791,6 +791,13 @@ impl<D: Detector, P: Policy> Policy for Manager<D, P> {
         }
     }
 
+    /// Only the default partition's policy can hold a surplus (`w-tinylfu(variant=libcachesim)`
+    /// after its own hit); its `remove` then reaches it through the partition map as any eviction.
+    #[inline]
+    fn surplus(&mut self, pins: &Pins) -> Option<Frame> {
+        self.default.surplus(pins)
+    }
+
     fn check(&self, resident: usize) -> Result<(), String> {
         self.map.check(resident)?;
         self.default.check(self.map.len(DEFAULT)).map_err(|e| format!("default partition: {e}"))?;
