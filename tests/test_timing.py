@@ -226,10 +226,12 @@ def test_a_database_from_before_timed_mode_gains_its_columns(tmp_path):
 
     from bufsim.sweeps import CONFIG_COLUMNS, STAT_COLUMNS, ResultsStore
 
+    # As versions before timed mode (and before rows by path) wrote it: `key` the primary key.
+    old_types = {"key": "VARCHAR PRIMARY KEY", "trace": "VARCHAR"}
     old_cols = [
-        c
-        for c in CONFIG_COLUMNS
-        if c[0] not in ("timing", "device", "io_scheduler", "think", "single_stream", "file_gap")
+        (n, old_types.get(n, t))
+        for n, t in CONFIG_COLUMNS
+        if n not in ("timing", "device", "io_scheduler", "think", "single_stream", "file_gap")
     ]
     old_cols += STAT_COLUMNS + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
     db = str(tmp_path / "old.duckdb")

@@ -54,9 +54,9 @@ def _in_key(f: Any, value: Any, timed: bool) -> bool:
 
 CONFIG_COLUMNS = (
     [
-        ("key", "VARCHAR PRIMARY KEY"),
+        ("key", "VARCHAR NOT NULL"),
         ("bufsim_version", "VARCHAR"),
-        ("trace", "VARCHAR"),
+        ("trace", "VARCHAR NOT NULL"),
         ("trace_hash", "VARCHAR"),
         ("format", "VARCHAR"),
         ("policy", "VARCHAR"),
@@ -77,6 +77,9 @@ COLUMNS = (
     + [("config", "JSON"), ("seconds", "DOUBLE"), ("finished_at", "TIMESTAMP")]
     + TIMING_COLUMNS
 )
+# A row is one run under one trace path: the key names the run (its trace by content), so the
+# same run given under two paths (a copy of a trace) has a row for each path.
+PRIMARY_KEY = ("key", "trace")
 _JSON_KINDS = ("histogram", "json")
 _KIND = {f["name"]: f["kind"] for f in RESULT_FIELDS}
 
@@ -411,6 +414,37 @@ def _check_runs_columns(have: set[str], path: str, table: str = "runs") -> None:
         )
 
 
+def _primary_key(con: Any) -> list[str]:
+    """The columns of the ``runs`` table's primary key (none: [])."""
+    found = con.execute(
+        "SELECT constraint_column_names FROM duckdb_constraints() "
+        "WHERE table_name = 'runs' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchall()
+    return list(found[0][0]) if found else []
+
+
+def _key_rows_by_path(con: Any) -> None:
+    """Gives a ``runs`` table keyed by ``key`` alone (bufsim before rows by path) the primary
+    key (key, trace), keeping every row and column, in one transaction. DuckDB cannot change a
+    table's primary key, so the table is copied."""
+    cols = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'runs' "
+        "ORDER BY ordinal_position"
+    ).fetchall()
+    defs = ", ".join(f'"{n}" {t}' + (" NOT NULL" if n in PRIMARY_KEY else "") for n, t in cols)
+    names = ", ".join(f'"{n}"' if n != "trace" else "coalesce(trace, '')" for n, _ in cols)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"CREATE TABLE runs_by_path ({defs}, PRIMARY KEY ({', '.join(PRIMARY_KEY)}))")
+        con.execute(f"INSERT INTO runs_by_path SELECT {names} FROM runs")
+        con.execute("DROP TABLE runs")
+        con.execute("ALTER TABLE runs_by_path RENAME TO runs")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
 def read_only_results(path: str, table: str = "runs"):
     """A read-only DuckDB connection to the results database at ``path``, which must hold
     ``table`` (a ``runs`` table: with bufsim's columns); SpecError otherwise. Read-only because
@@ -455,7 +489,7 @@ def export_runs(con: Any, out: str, db: str | None = None) -> int:
 
     def copy(to: str) -> None:
         try:
-            con.execute(f"COPY (SELECT * FROM runs ORDER BY key) TO '{_sql_text(to)}' {EXPORT_FORMATS[ext]}")
+            con.execute(f"COPY (SELECT * FROM runs ORDER BY key, trace) TO '{_sql_text(to)}' {EXPORT_FORMATS[ext]}")
         except duckdb.Error as e:
             text = " ".join(str(e).split()).replace(to, out)
             raise SpecError(f"{out}: cannot write the export ({text}); check the path and the free space") from None
@@ -483,7 +517,7 @@ def export_runs(con: Any, out: str, db: str | None = None) -> int:
 
 
 class ResultsStore:
-    """The ``runs`` table of a DuckDB file, one committed row per finished run."""
+    """The ``runs`` table of a DuckDB file, one committed row per finished run and trace path."""
 
     def __init__(self, path: str):
         import duckdb
@@ -497,22 +531,25 @@ class ResultsStore:
                 _check_runs_columns(have, path)
                 if not have:
                     cols = ", ".join(f'"{n}" {t}' for n, t in COLUMNS)
-                    self.db.execute(f"CREATE TABLE runs ({cols})")
+                    self.db.execute(f"CREATE TABLE runs ({cols}, PRIMARY KEY ({', '.join(PRIMARY_KEY)}))")
                 else:
                     # Databases written before timed mode lack its columns.
                     for n, t in COLUMNS:
                         if n not in have:
                             self.db.execute(f'ALTER TABLE runs ADD COLUMN "{n}" {t}')
-                # Keys present when the sweep started: only those need INSERT OR REPLACE, which
+                    if _primary_key(self.db) != list(PRIMARY_KEY):
+                        _key_rows_by_path(self.db)
+                # Rows present when the sweep started: only those need INSERT OR REPLACE, which
                 # costs DuckDB about 2.5x a plain INSERT (3.8 ms against 1.4 ms a row, on the main
                 # thread that otherwise only waits for runs).
-                self.existing = self.done_keys()
+                self.existing = self.done_rows()
             except BaseException:
                 self.db.close()
                 raise
 
-    def done_keys(self) -> set[str]:
-        return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
+    def done_rows(self) -> set[tuple[str, str]]:
+        """The (key, trace path) of every row."""
+        return set(self.db.execute("SELECT key, trace FROM runs").fetchall())
 
     def write(self, spec: Any, result: Mapping[str, Any], seconds: float) -> None:
         row = {**{n: result.get(n) for n, _ in STAT_COLUMNS + TIMING_COLUMNS}, **asdict(spec)}
@@ -525,27 +562,44 @@ class ResultsStore:
         names = [n for n, _ in COLUMNS if n != "finished_at"]
         marks = ", ".join("?" for _ in names)
         quoted = ", ".join(f'"{n}"' for n in names)
-        verb = "INSERT OR REPLACE" if spec.key in self.existing else "INSERT"
+        self._execute(
+            f"{self._verb(spec)} INTO runs ({quoted}, finished_at) VALUES ({marks}, now())",
+            [row[n] for n in names],
+        )
+        self.existing.add((spec.key, spec.trace))
+
+    def copy(self, spec: Any) -> None:
+        """Files the run of ``spec``, already in the table under another path of the same
+        trace content, under ``spec``'s path too (its counters as they are, its configuration
+        naming this path)."""
+        self._execute(
+            f"{self._verb(spec)} INTO runs SELECT * REPLACE (? AS trace, ? AS config, now() AS finished_at) "
+            "FROM runs WHERE key = ? ORDER BY finished_at DESC, trace LIMIT 1",
+            [spec.trace, json.dumps(asdict(spec), sort_keys=True), spec.key],
+        )
+        self.existing.add((spec.key, spec.trace))
+
+    def _verb(self, spec: Any) -> str:
+        return "INSERT OR REPLACE" if (spec.key, spec.trace) in self.existing else "INSERT"
+
+    def _execute(self, sql: str, params: list[Any]) -> None:
         # One statement is one transaction: a row is there whole or not at all. DuckDB turns a
         # Ctrl-C that lands inside a statement into its own InterruptException (rolling the
         # statement back); make it the KeyboardInterrupt every other interrupted call raises.
         import duckdb
 
         try:
-            self.db.execute(
-                f"{verb} INTO runs ({quoted}, finished_at) VALUES ({marks}, now())",
-                [row[n] for n in names],
-            )
+            self.db.execute(sql, params)
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
-        self.existing.add(spec.key)
 
-    def frame(self, keys: Sequence[str] | None = None):
-        if keys is None:
-            return self.db.execute("SELECT * FROM runs ORDER BY finished_at, key").df()
-        self.db.execute("CREATE OR REPLACE TEMP TABLE wanted (key VARCHAR, pos INTEGER)")
-        self.db.executemany("INSERT INTO wanted VALUES (?, ?)", [(k, i) for i, k in enumerate(keys)])
-        return self.db.execute("SELECT runs.* FROM runs JOIN wanted USING (key) ORDER BY wanted.pos").df()
+    def frame(self, rows: Sequence[tuple[str, str]] | None = None):
+        """The rows (all, or those of these (key, trace path) pairs in this order)."""
+        if rows is None:
+            return self.db.execute("SELECT * FROM runs ORDER BY finished_at, key, trace").df()
+        self.db.execute("CREATE OR REPLACE TEMP TABLE wanted (key VARCHAR, trace VARCHAR, pos INTEGER)")
+        self.db.executemany("INSERT INTO wanted VALUES (?, ?, ?)", [(k, t, i) for i, (k, t) in enumerate(rows)])
+        return self.db.execute("SELECT runs.* FROM runs JOIN wanted USING (key, trace) ORDER BY wanted.pos").df()
 
     def close(self) -> None:
         self.db.close()
@@ -659,59 +713,77 @@ def run_sweep(
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
     store = ResultsStore(out)  # refuses an output that is not a results database, untouched
     try:
-        done = store.existing if resume else set()
-        # A grid that names a run twice (`-p lru -p lru`) runs it once.
-        todo = list({r.key: r for r in runs if r.key not in done}.values())
-        grid = len({r.key for r in runs})
+        # One row per run and trace path: a grid that names a run twice (`-p lru -p lru`) has
+        # it once; a trace given under two paths (a copy) has a row under each.
+        rows = list({(r.key, r.trace): r for r in runs}.values())
+        wanted = [r for r in rows if (r.key, r.trace) not in store.existing] if resume else rows
+        # A run of this trace content already kept under another path is filed under this one
+        # too, not simulated again.
+        kept = {k for k, _ in store.existing} if resume else set()
+        copies = [r for r in wanted if r.key in kept]
+        todo: dict[str, list[RunSpec]] = {}  # key -> the rows of that run (one per path)
+        for r in wanted:
+            if r.key not in kept:
+                todo.setdefault(r.key, []).append(r)
+        writes = sum(len(g) for g in todo.values())
         if resume and progress is not False:
+            other = f" ({len(copies)} of them under another path with the same content)" if copies else ""
             print(
-                f"sweep: {grid - len(todo)} of {grid} runs already in {out}, skipped; {len(todo)} to run",
+                f"sweep: {len(rows) - writes} of {len(rows)} runs already in {out}{other}, skipped; {writes} to run",
                 file=sys.stderr,
             )
-        with progress_bar(total=len(todo), desc="sweep", unit="run", show=progress) as bar:
+        for r in copies:
+            store.copy(r)
+        with progress_bar(total=writes, desc="sweep", unit="run", show=progress) as bar:
             if dask:
-                _run_dask(todo, store, bar, dask)
+                _run_dask(list(todo.values()), store, bar, dask)
             else:
-                _run_local(todo, store, bar, jobs, progress)
-        return store.frame([r.key for r in runs])
+                _run_local(list(todo.values()), store, bar, jobs, progress)
+        return store.frame([(r.key, r.trace) for r in runs])
     finally:
         store.close()
 
 
-def longest_first(runs: list[RunSpec]) -> list[RunSpec]:
-    """The order to start runs in: largest caches first. A run's cost grows with its cache
-    (more memory touched, deeper heaps), so the last runs to start are the short ones and no
-    core idles long at the end while one big run finishes. Results are stored and returned in
-    grid order regardless."""
-    return sorted(runs, key=lambda r: -r.cache_blocks)
+def _write(store: ResultsStore, group: list[RunSpec], result: Mapping[str, Any], seconds: float, bar: Any) -> None:
+    """Commits one finished run under every path it was given with."""
+    for r in group:
+        store.write(r, result, seconds)
+        bar.update(1)
+    bar.refresh()  # each finished run is drawn, however fast the runs are
 
 
-def _run_local(todo: list[RunSpec], store: ResultsStore, bar: Any, jobs: int, progress: Optional[bool]) -> None:
+def longest_first(groups: list[list[RunSpec]]) -> list[list[RunSpec]]:
+    """The order to start runs in (each a group of rows, one per trace path): largest caches
+    first. A run's cost grows with its cache (more memory touched, deeper heaps), so the last
+    runs to start are the short ones and no core idles long at the end while one big run
+    finishes. Results are stored and returned in grid order regardless."""
+    return sorted(groups, key=lambda g: -g[0].cache_blocks)
+
+
+def _run_local(todo: list[list[RunSpec]], store: ResultsStore, bar: Any, jobs: int, progress: Optional[bool]) -> None:
     from bufsim.progress import track
 
     workers = jobs or os.cpu_count() or 1
-    by_trace: dict[tuple[str, str], list[RunSpec]] = {}
-    for r in todo:
-        by_trace.setdefault((r.trace, r.trace_hash), []).append(r)
+    by_trace: dict[tuple[str, str], list[list[RunSpec]]] = {}
+    for g in todo:
+        by_trace.setdefault((g[0].trace, g[0].trace_hash), []).append(g)
     # One trace at a time: decoded once, shared by the threads, dropped before the next.
-    for (path, _), runs in by_trace.items():
-        trace = track(_core.Trace, path, format=runs[0].format, skip_bad=runs[0].skip_bad, show=progress)
+    for (path, _), groups in by_trace.items():
+        first = groups[0][0]
+        trace = track(_core.Trace, path, format=first.format, skip_bad=first.skip_bad, show=progress)
 
-        def work(r: RunSpec, trace: _core.Trace = trace):
+        def work(g: list[RunSpec], trace: _core.Trace = trace):
             t0 = time.perf_counter()
-            res = _run_spec(r, trace)
-            return r, res, time.perf_counter() - t0
+            res = _run_spec(g[0], trace)
+            return g, res, time.perf_counter() - t0
 
         with ThreadPoolExecutor(max_workers=workers) as pool, _InterruptAsFlag() as interrupted:
-            pending = {pool.submit(work, r) for r in longest_first(runs)}
+            pending = {pool.submit(work, g) for g in longest_first(groups)}
             try:
                 while pending:
                     finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                     for f in finished:
-                        r, res, secs = f.result()
-                        store.write(r, res, secs)
-                        bar.update(1)
-                        bar.refresh()  # each finished run is drawn, however fast the runs are
+                        _write(store, *f.result(), bar)
                     if interrupted.set:
                         raise KeyboardInterrupt
             except BaseException:
@@ -786,7 +858,7 @@ def reach_scheduler(address: str) -> None:
         raise SpecError(f"--dask {address}: cannot connect ({e.strerror or e}); check the address") from None
 
 
-def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Any, address: str) -> None:
+def _run_dask(todo: list[list[RunSpec]], store: ResultsStore, bar: Any, address: str) -> None:
     from dask.distributed import Client, as_completed
 
     try:
@@ -807,11 +879,9 @@ def _run_dask(todo: list[RunSpec], store: ResultsStore, bar: Any, address: str) 
                 f"(`dask worker {address}`) and run the sweep again with --resume"
             ) from None
         futures = {
-            client.submit(run_one, asdict(r), pure=False, key=f"bufsim-{r.key}-{time.time_ns()}"): r
-            for r in longest_first(todo)
+            client.submit(run_one, asdict(g[0]), pure=False, key=f"bufsim-{g[0].key}-{time.time_ns()}"): g
+            for g in longest_first(todo)
         }
         for fut in as_completed(futures):
             res, secs = fut.result()
-            store.write(futures[fut], res, secs)
-            bar.update(1)
-            bar.refresh()
+            _write(store, futures[fut], res, secs, bar)

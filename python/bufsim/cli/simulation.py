@@ -106,7 +106,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         for row in rows:
             print(json.dumps(json_of_row(row), default=str))
     else:
-        print(results_table([result_of_row(row) for row in rows]))
+        # The run table has no trace column: several traces get a table each, under its path.
+        by_trace: dict[str, list] = {}
+        for row in rows:
+            by_trace.setdefault(row["trace"], []).append(result_of_row(row))
+        tables = [results_table(results) for results in by_trace.values()]
+        if len(by_trace) > 1:
+            tables = [f"{trace}:\n{table}" for trace, table in zip(by_trace, tables)]
+        print("\n\n".join(tables))
         print(f"\n{len(df)} runs in {args.out}")
     return 0
 
@@ -126,7 +133,7 @@ def cmd_results(args: argparse.Namespace) -> int:
                 n = export_runs(con, args.out, args.db)
                 print(f"{n} runs written to {args.out}")
             else:
-                print(_runs_text(con.execute("SELECT * FROM runs ORDER BY finished_at, key").df(), args))
+                print(_runs_text(con.execute("SELECT * FROM runs ORDER BY finished_at, key, trace").df(), args))
     finally:
         con.close()
     return 0
