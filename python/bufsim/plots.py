@@ -455,13 +455,14 @@ def select(
     policies: Sequence[str] = (),
     prefetches: Sequence[str] = (),
     caches: Sequence[int] = (),
+    versions: Sequence[str] = (),
 ) -> "pandas.DataFrame":
     """Keeps the rows matching every given filter. A trace matches by path, file name or a
     prefix of its content hash; a policy or read-ahead spec in any spelling (:func:`spellings`);
-    a cache size exactly, in blocks."""
+    a cache size exactly, in blocks; a bufsim version (``bufsim_version``) exactly."""
     # One name is one filter value, not its letters (`policies="lru"`).
-    traces, policies, prefetches, caches = (
-        [v] if isinstance(v, (str, int)) else v for v in (traces, policies, prefetches, caches)
+    traces, policies, prefetches, caches, versions = (
+        [v] if isinstance(v, (str, int)) else v for v in (traces, policies, prefetches, caches, versions)
     )
     out = df
     if traces:
@@ -472,7 +473,12 @@ def select(
         if "trace_hash" in out.columns:
             keep |= out["trace_hash"].map(lambda h: any(str(h).startswith(w) for w in want if len(w) >= 6))
         out = out[keep]
-    for col, values in (("policy", policies), ("prefetch", prefetches), ("cache_blocks", caches)):
+    for col, values in (
+        ("policy", policies),
+        ("prefetch", prefetches),
+        ("cache_blocks", caches),
+        ("bufsim_version", [str(v) for v in versions]),
+    ):
         if values:
             if col not in out.columns:
                 raise SpecError(f"cannot filter on `{col}`: these results have no such column")
@@ -774,7 +780,35 @@ def series_columns(df: "pandas.DataFrame") -> list[str]:
         for k in keys:
             if configs.map(lambda c, k=k: json.dumps(c.get(k), sort_keys=True)).nunique() > 1 and k in df.columns:
                 cols.append(k)
+    # Runs of two bufsim versions are two results, not one curve: each version is its own
+    # series, labelled with it (`--bufsim-version` keeps one).
+    if "bufsim_version" in df.columns and df["bufsim_version"].astype(str).nunique() > 1:
+        cols.append("bufsim_version")
     return cols
+
+
+def setting_columns(df: "pandas.DataFrame") -> list[str]:
+    """The columns besides policy and read-ahead that split series (:func:`series_columns`):
+    what a figure that draws runs by policy and read-ahead must still keep apart."""
+    return [c for c in series_columns(df) if c not in ("policy", "prefetch")]
+
+
+def version_notes(df: "pandas.DataFrame") -> list[str]:
+    """A note when ``df`` holds runs of several bufsim versions (drawn apart, not merged)."""
+    if "bufsim_version" not in df.columns:
+        return []
+    versions = sorted(df["bufsim_version"].dropna().astype(str).unique())
+    if len(versions) < 2:
+        return []
+    return [
+        f"these runs come from {len(versions)} bufsim versions ({', '.join(versions)}); each version's runs "
+        "are drawn apart, labelled with it (--bufsim-version VERSION keeps one)"
+    ]
+
+
+def setting_label(k: str, v: Any) -> str:
+    """How a series setting reads in a legend or title: ``bufsim 0.1.0``, ``seed=7``."""
+    return f"bufsim {v}" if k == "bufsim_version" else f"{k}={v}"
 
 
 def _series(df: "pandas.DataFrame", cols: list[str]):
@@ -803,7 +837,7 @@ def _label(ident: dict[str, Any]) -> str:
     parts = [str(ident.get("policy", ""))] if "policy" in ident else []
     if ident.get("prefetch", "none") != "none":
         parts.append(f"+ {ident['prefetch']}")
-    parts += [f"{k}={v}" for k, v in ident.items() if k not in ("policy", "prefetch")]
+    parts += [setting_label(k, v) for k, v in ident.items() if k not in ("policy", "prefetch")]
     return " ".join(p for p in parts if p) or "all runs"
 
 
@@ -883,7 +917,7 @@ def metric_grid(
                 if len(panels) > 1 and c == 0:
                     ax.set_title(_stem(trace), loc="left")
         _finish(fig, handles, _auto_title(what, df, title))
-        return Plot(_save(fig, out), notes, len(panels) * len(present), fig)
+        return Plot(_save(fig, out), notes + version_notes(df), len(panels) * len(present), fig)
 
 
 def hit_ratio(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:
@@ -927,10 +961,12 @@ def mrc(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = N
 
 def explode_json(df: "pandas.DataFrame", column: str, rows: Callable[[Any], list[dict]]) -> "pandas.DataFrame":
     """Turns a JSON column of the runs table into a long table: one row per element that
-    ``rows`` yields, keeping the run's identity columns beside it."""
+    ``rows`` yields, keeping the run's identity columns beside it (and the settings that
+    tell its runs apart, :func:`setting_columns`)."""
     import pandas as pd
 
     keep = [c for c in ("key", "trace", "policy", "prefetch", "cache_blocks", "block_size") if c in df.columns]
+    keep += [c for c in setting_columns(df) if c not in keep]
     parts = []
     for _, run in df[df[column].notna()].iterrows():
         value = run[column]
@@ -963,6 +999,7 @@ def sequence_cdf(
     ``cache_blocks``, ``trace``); or the runs table with a ``request_sizes`` column."""
     notes: list[str] = []
     df = trace_contents(df)
+    settings = setting_columns(df)
     if "size_blocks" not in df.columns:
         if "request_sizes" not in df.columns:
             return Plot(
@@ -978,8 +1015,10 @@ def sequence_cdf(
     missing = [c for c in ("size_blocks", "requests") if c not in df.columns]
     if missing:
         return Plot(None, [f"sequence-size CDF: missing column(s) {', '.join(missing)}"])
-    panel_cols = [c for c in ("trace", "policy") if c in df.columns]
-    panels = [((), df)] if not panel_cols else list(df.groupby(panel_cols, sort=False))
+    # Runs that differ in another setting (a seed, a bufsim version) get panels of their own:
+    # summed into one curve they would make a run that never was.
+    panel_cols = [c for c in ("trace", "policy") if c in df.columns] + [c for c in settings if c in df.columns]
+    panels = [((), df)] if not panel_cols else list(df.groupby(panel_cols, sort=False, dropna=False))
     if len(panels) > max_panels:
         notes.append(
             f"sequence-size CDF: {len(panels)} policies; drew the first {max_panels} (choose others with --policy)"
@@ -1043,7 +1082,7 @@ def sequence_cdf(
         order = sorted(handles, key=lambda k: handles[k][0] == "#000000")  # sizes, then read-ahead
         proxies = {k: Line2D([], [], color=handles[k][0], linestyle=handles[k][1]) for k in order}
         _finish(fig, proxies, _auto_title("Sequence-size CDF", df, title))
-        return Plot(_save(fig, out), notes, len(panels), fig)
+        return Plot(_save(fig, out), notes + version_notes(df), len(panels), fig)
 
 
 def cache_size_colours(n: int) -> list[str]:
@@ -1075,6 +1114,8 @@ def sequence_cdf_points(requests_by_size: "pandas.Series"):
 
 
 def _cdf_label(k: str, v: Any, g: "pandas.DataFrame") -> str:
+    if k not in ("cache_blocks", "trace", "prefetch", "policy"):
+        return setting_label(k, v)
     if k == "cache_blocks":
         bs = int(g["block_size"].iloc[0]) if "block_size" in g.columns else 0
         return f"{v * bs / MIB:g} MiB" if bs else f"{v} blocks"
@@ -1107,6 +1148,7 @@ def partition_timeline(
     ``partition_timeline`` column."""
     notes: list[str] = []
     df = trace_contents(df)
+    settings = setting_columns(df)
     if "partition" not in df.columns:
         if "partition_timeline" not in df.columns:
             return Plot(
@@ -1125,7 +1167,8 @@ def partition_timeline(
     if (df["partition"].isna() | (df["partition"].astype(str).str.strip() == "")).any():
         return Plot(None, ["partition timeline: a sample has no partition name"])
     run_cols = [c for c in ("key", "trace", "policy", "prefetch", "cache_blocks") if c in df.columns]
-    runs = [((), df)] if not run_cols else list(df.groupby(run_cols, sort=True))
+    run_cols += [c for c in settings if c in df.columns and c not in run_cols]
+    runs = [((), df)] if not run_cols else list(df.groupby(run_cols, sort=True, dropna=False))
     if len(runs) > max_runs:
         notes.append(f"partition timeline: {len(runs)} runs; drew the first {max_runs} (filter with --policy/--cache)")
         runs = runs[:max_runs]
@@ -1174,7 +1217,7 @@ def partition_timeline(
         _finish(
             fig, {p: handles[p] for p in names if p in handles}, _auto_title("Partition sizes over time", df, title)
         )
-        return Plot(_save(fig, out), notes, len(runs), fig)
+        return Plot(_save(fig, out), notes + version_notes(df), len(runs), fig)
 
 
 def temporal_distance(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None = None) -> Plot:

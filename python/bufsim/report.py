@@ -163,6 +163,8 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                 }
             )
     if "request_sizes" in df.columns and df["request_sizes"].notna().any():
+        # Runs that differ in another setting (a seed, a bufsim version) get plots of their own.
+        settings = plots.setting_columns(df)
         long = plots.sequence_sizes(df)
         sizes = sorted(long["cache_blocks"].unique())
         ramp = plots.cache_size_colours(len(sizes))
@@ -179,9 +181,16 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                     "cdf_policies= to bufsim.report.write"
                 )
                 chosen = chosen[:MAX_CDF_POLICIES]
-            for policy in chosen:
+            panels = [((p,), tdf[tdf["policy"] == p]) for p in chosen]
+            if settings:
+                panels = [
+                    ((p, *(k if isinstance(k, tuple) else (k,))), g)
+                    for (p,), pdf in panels
+                    for k, g in pdf.groupby(settings, sort=True, dropna=False)
+                ]
+            for (policy, *values), pdf in panels:
                 series = []
-                runs = tdf[tdf["policy"] == policy].groupby(["prefetch", "cache_blocks"], sort=True)
+                runs = pdf.groupby(["prefetch", "cache_blocks"], sort=True)
                 for (prefetch, cb), g in sorted(runs, key=lambda kv: (kv[0][0] != "none", kv[0])):
                     x, cdf = plots.sequence_cdf_points(g.groupby("size_blocks")["requests"].sum())
                     if not len(x):
@@ -207,7 +216,9 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                     {
                         "id": f"seqcdf-{len(figs)}",
                         "small": True,
-                        "title": f"sequence-size CDF: {policy}" + (f" ({trace})" if several_traces else ""),
+                        "title": f"sequence-size CDF: {policy}"
+                        + "".join(f", {plots.setting_label(k, v)}" for k, v in zip(settings, values))
+                        + (f" ({trace})" if several_traces else ""),
                         "xlabel": "sequence size (blocks per disk request)",
                         "ylabel": "share of blocks in sequences ≤ x",
                         "xlog": True,
@@ -317,6 +328,7 @@ def render(df: "pandas.DataFrame", source: str = "results", *, cdf_policies: Seq
     # Runs of one path that held different contents are shown as different traces.
     df = plots.trace_contents(df)
     figs, notes = _plot_data(df, cdf_policies)
+    notes += plots.version_notes(df)
     summary, traces = _summary(df, source)
     trace_table = ""
     if traces:
@@ -362,6 +374,7 @@ def write(
     policies: Sequence[str] = (),
     prefetches: Sequence[str] = (),
     cdf_policies: Sequence[str] = (),
+    versions: Sequence[str] = (),
 ) -> int:
     """Writes the report of a results database (or Parquet file) to ``out``; returns the
     number of runs in it. ``cdf_policies``: see :func:`render`. A bar of its steps shows on a
@@ -371,7 +384,9 @@ def write(
     check_output(out, "-o")
     check_not_input(out, source, "the results file the report reads", "-o")
     with bar(total=3, desc="report", unit="step") as steps:
-        df = plots.select(plots.load(source), traces=traces, policies=policies, prefetches=prefetches)
+        df = plots.select(
+            plots.load(source), traces=traces, policies=policies, prefetches=prefetches, versions=versions
+        )
         steps.update(1)
         page = _page(df, source, cdf_policies)
         steps.update(1)

@@ -10,6 +10,12 @@ from bufsim._core import SpecError
 from bufsim.errors import check_not_input, check_output, u64
 
 
+# Runs of several bufsim versions are drawn apart, each labelled with its version.
+VERSION_HELP = (
+    "only runs of this bufsim version (column bufsim_version); repeatable (default: all, each version drawn apart)"
+)
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from bufsim import plots
 
@@ -24,7 +30,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
         ]
     )
     df = plots.select(
-        df, traces=args.trace or [], policies=args.policy or [], prefetches=args.prefetch or [], caches=caches
+        df,
+        traces=args.trace or [],
+        policies=args.policy or [],
+        prefetches=args.prefetch or [],
+        caches=caches,
+        versions=args.bufsim_version or [],
     )
     kw = {"stacked": not args.lines} if args.kind == "partitions" else {}
     result = plots.KINDS[args.kind](df, args.out, title=args.title, **kw)
@@ -83,6 +94,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         policies=args.policy or [],
         prefetches=args.prefetch or [],
         cdf_policies=args.cdf_policy or [],
+        versions=args.bufsim_version or [],
     )
     print(f"wrote {args.out} ({n} runs)")
     return 0
@@ -123,6 +135,7 @@ def add_commands(sub) -> None:
     plt.add_argument("--policy", "-p", action="append", metavar="SPEC", help="only this policy; repeatable")
     plt.add_argument("--prefetch", action="append", metavar="SPEC", help="only this read-ahead setting; repeatable")
     plt.add_argument("--cache", "-c", action="append", metavar="SIZE", help="only this cache size; repeatable")
+    plt.add_argument("--bufsim-version", action="append", metavar="V", help=VERSION_HELP)
     plt.add_argument("--lines", action="store_true", help="partitions: lines instead of stacked areas")
     plt.add_argument(
         "--title",
@@ -172,6 +185,7 @@ def add_commands(sub) -> None:
     rpt.add_argument("--trace", action="append", metavar="T", help="only this trace; repeatable")
     rpt.add_argument("--policy", "-p", action="append", metavar="SPEC", help="only this policy; repeatable")
     rpt.add_argument("--prefetch", action="append", metavar="SPEC", help="only this read-ahead setting; repeatable")
+    rpt.add_argument("--bufsim-version", action="append", metavar="V", help=VERSION_HELP)
     rpt.add_argument(
         "--cdf-policy",
         action="append",
