@@ -149,10 +149,7 @@ def _runs_text(df, args: argparse.Namespace) -> str:
         column, sep, value = cond.partition("=")
         if not sep or column not in df.columns:
             raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
-        from bufsim.plots import spellings
-
-        # A policy or read-ahead spec matches in any spelling (the table holds the canonical one).
-        df = df[df[column].astype(str).isin(spellings(column, [value]))]
+        df = df[_matches(df, column, value, cond)]
     if args.columns:
         cols = [c.strip() for c in args.columns.split(",") if c.strip()]
         if not cols:
@@ -172,6 +169,37 @@ def _runs_text(df, args: argparse.Namespace) -> str:
     if "trace" in cols:
         shown = shown.assign(trace=df["trace"].map(lambda t: os.path.basename(str(t))))
     return shown.to_string(index=False)
+
+
+_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
+
+
+def _matches(df, column: str, value: str, cond: str):
+    """The rows of ``df`` that ``--where COLUMN=VALUE`` keeps, compared as the column's type:
+    a number column by value (``hit_ratio=0`` finds 0.0), a yes/no column by truth
+    (``reads_only=true``), a trace by path, file name (as `show` prints it) or hash prefix,
+    other text as written, and a policy or read-ahead spec in any spelling."""
+    import pandas as pd
+
+    from bufsim.plots import select, spellings
+
+    col, text = df[column], value.strip()
+    if pd.api.types.is_bool_dtype(col):
+        if text.lower() not in _TRUE + _FALSE:
+            raise SpecError(f"--where {cond!r}: {column} is true or false; give {column}=true or {column}=false")
+        return (col == (text.lower() in _TRUE)).fillna(False).astype(bool)
+    if pd.api.types.is_numeric_dtype(col):
+        try:
+            # Whole numbers as integers: a 64-bit seed has more digits than a float keeps.
+            number = int(text) if text.lstrip("+-").isdigit() else float(text)
+        except ValueError:
+            raise SpecError(f"--where {cond!r}: {column} holds numbers; give one, such as {column}=1024") from None
+        return (col == number).fillna(False).astype(bool)  # a NULL (a count-mode timing field) is no match
+    if column == "trace":
+        # As `show` prints it (the file name), the path, or a hash prefix: plot's --trace.
+        return df.index.isin(select(df, traces=[value]).index)
+    # A policy or read-ahead spec matches in any spelling (the table holds the canonical one).
+    return col.astype(str).isin(spellings(column, [value]))
 
 
 def add_run(sub) -> None:
@@ -259,5 +287,11 @@ def add_sweep(sub) -> None:
     res.add_argument("db", nargs="?", default="results.duckdb", help="database (default: results.duckdb)")
     res.add_argument("--out", "-o", metavar="FILE", help="with export: FILE.csv, FILE.jsonl or FILE.parquet")
     res.add_argument("--columns", metavar="A,B,...", help="with show: these columns (default: the main counters)")
-    res.add_argument("--where", action="append", metavar="COLUMN=VALUE", help="with show: only these runs; repeatable")
+    res.add_argument(
+        "--where",
+        action="append",
+        metavar="COLUMN=VALUE",
+        help="with show: only these runs; repeatable. Numbers compare as numbers (hit_ratio=0), yes/no columns "
+        "take true or false, a trace its path, file name or hash prefix, a policy any spelling",
+    )
     res.set_defaults(func=cmd_results)
