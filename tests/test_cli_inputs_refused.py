@@ -1,4 +1,4 @@
-"""Arguments of `analyze`, `mrc`, `validate`, `workloads`, `timeline` and the first-level options:
+"""Arguments of `analyze`, `mrc`, `sweep`, `validate`, `workloads`, `timeline` and the first-level options:
 what a user can mistype is refused on one line (exit status 2) before any work starts, and what
 the other commands accept is accepted here too."""
 
@@ -23,6 +23,13 @@ def test_a_header_only_trace_is_called_empty(tmp_path, command):
     p = bufsim_cli(command[0], write_csv(tmp_path / "h.csv", []), *command[1:])
     assert p.returncode == 0, p.stderr
     assert "h.csv: the trace holds no requests" in p.stderr
+
+
+def test_a_sweep_of_a_header_only_trace_says_so(tmp_path):
+    trace, other = write_csv(tmp_path / "h.csv", []), block_trace(tmp_path / "t.csv", [0, 1, 0])
+    p = bufsim_cli("sweep", trace, other, "-c", "64blocks", "-o", tmp_path / "r.duckdb", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert "h.csv: the trace holds no requests" in p.stderr and "t.csv" not in p.stderr
 
 
 @pytest.mark.parametrize(

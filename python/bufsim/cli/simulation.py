@@ -102,6 +102,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     # Each trace's reader says what it skipped; every run of a trace has the same line.
     for trace, skipped in dict.fromkeys((row["trace"], row.get("skipped") or "") for row in rows):
         warn_skipped(trace, skipped)
+    # As `run` says it: a trace without requests gives rows of zeros, not results.
+    for trace, requests in dict.fromkeys((row["trace"], row.get("requests")) for row in rows):
+        if requests is not None:
+            warn_if_empty(trace, requests)
     if args.json:
         for row in rows:
             print(json.dumps(json_of_row(row), default=str))
