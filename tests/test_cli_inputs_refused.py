@@ -104,8 +104,10 @@ def test_results_show_says_when_nothing_matches(tmp_path):
     trace = block_trace(tmp_path / "t.csv", [0, 0])
     db = tmp_path / "r.duckdb"
     assert bufsim_cli("sweep", trace, "-c", "10blocks", "-o", db).returncode == 0
-    p = bufsim_cli("results", "show", db, "--where", "cache_blocks=abc")
-    assert p.returncode == 0 and p.stdout.strip() == "no runs match cache_blocks=abc"
+    p = bufsim_cli("results", "show", db, "--where", "cache_blocks=11")
+    assert p.returncode == 0 and p.stdout.strip() == "no runs match cache_blocks=11"
+    # A value of the wrong kind is a mistake to name, not an empty match.
+    check_error(bufsim_cli("results", "show", db, "--where", "cache_blocks=abc"), "cache_blocks holds numbers")
     check_error(bufsim_cli("results", "show", db, "--columns", ",,"), "give column names")
 
 
