@@ -108,6 +108,7 @@ def test_results_show_says_when_nothing_matches(tmp_path):
     assert p.returncode == 0 and p.stdout.strip() == "no runs match cache_blocks=11"
     # A value of the wrong kind is a mistake to name, not an empty match.
     check_error(bufsim_cli("results", "show", db, "--where", "cache_blocks=abc"), "cache_blocks holds numbers")
+    check_error(bufsim_cli("results", "show", db, "--where", "policy==lru"), "write one `=`, as in policy=lru")
     check_error(bufsim_cli("results", "show", db, "--columns", ",,"), "give column names")
 
 

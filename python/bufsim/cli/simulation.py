@@ -153,6 +153,10 @@ def _runs_text(df, args: argparse.Namespace) -> str:
         column, sep, value = cond.partition("=")
         if not sep or column not in df.columns:
             raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
+        if value.startswith("="):
+            # `policy==lru`: a value that starts with `=` is a doubled sign far more often than
+            # a value of the table.
+            raise SpecError(f"--where {cond!r}: write one `=`, as in {column}={value.lstrip('=')}")
         df = df[_matches(df, column, value, cond)]
     if args.columns:
         cols = [c.strip() for c in args.columns.split(",") if c.strip()]
