@@ -174,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return EXIT_USAGE
+    from bufsim.progress import interrupt_ends_process
+
+    # The process ends with the command: Ctrl-C need not wait for a native computation.
+    interrupt_ends_process()
     if getattr(args, "progress", None) is not None:
         # Every bar the command draws, however deep (reproduce's runs, report's steps), follows it.
         from bufsim.progress import ENV
