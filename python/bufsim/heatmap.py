@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+import warnings
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from bufsim import _core
@@ -71,17 +72,22 @@ def hit_ratio_over_time(
     # The core's defaults and checks, as every run's (no default is written here).
     read = Options(format=format, block_size=block_size, reads_only=reads_only).resolved()
     format, bs, reads_only = read["format"], read["block_size"], read["reads_only"]
-    if caches is None:
-        from bufsim.analysis import mrc_report
-
-        distinct = mrc_report(trace, sizes=[1], format=format, block_size=bs, reads_only=reads_only)["distinct"]
-        caches = [1 << k for k in range(4, max(5, int(distinct).bit_length()))]
-    sizes = [size_text(c, "cache size") for c in ([caches] if isinstance(caches, (str, int)) else caches)]
-    if not sizes:
-        raise SpecError("caches: give at least one cache size")
+    if caches is not None:
+        sizes = [size_text(c, "cache size") for c in ([caches] if isinstance(caches, (str, int)) else caches)]
+        if not sizes:
+            raise SpecError("caches: give at least one cache size")
     with tempfile.TemporaryDirectory(prefix="bufsim-heatmap-") as tmp:
+        # The trace is read once (standard input cannot be read again): the default sizes are
+        # counted on the converted copy.
         whole = os.path.join(tmp, "trace.bst")
         convert(trace, whole, format=format)
+        if caches is None:
+            from bufsim.analysis import mrc_report
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # an empty trace is said once, below
+                distinct = mrc_report(whole, sizes=[1], format="bst", block_size=bs, reads_only=reads_only)["distinct"]
+            sizes = [size_text(1 << k, "cache size") for k in range(4, max(5, int(distinct).bit_length()))]
         with open(whole, "rb") as f:
             data = f.read()
         magic, version, hlen, flags, kind, rlen, count, names_at, nnames = _HEADER.unpack_from(data)
@@ -94,14 +100,19 @@ def hit_ratio_over_time(
         cuts = sorted({round(count * i / slices) for i in range(1, slices + 1)} - {0}) if slices else []
         prefix = os.path.join(tmp, "prefix.bst")
         rows, before = [], {}
-        start = 0
+        start = requests = 0
         for w, cut in enumerate(bar(cuts, desc="heatmap windows", unit="window", show=progress)):
             with open(prefix, "wb") as f:
                 f.write(_HEADER.pack(magic, version, hlen, flags, kind, rlen, cut, hlen + cut * rlen, nnames))
                 f.write(memoryview(data)[hlen : hlen + cut * rlen])
                 f.write(names)
             options = {"format": "bst", "block_size": bs, "reads_only": reads_only, "seed": seed, "jobs": jobs}
-            for r in run(prefix, [str(policy)], sizes, {k: v for k, v in options.items() if v is not None}):
+            with warnings.catch_warnings():
+                # A prefix without requests is warned about below, by the trace's own name.
+                warnings.simplefilter("ignore")
+                results = run(prefix, [str(policy)], sizes, {k: v for k, v in options.items() if v is not None})
+            for r in results:
+                requests = r.requests
                 h0, a0 = before.get(r.cache_blocks, (0, 0))
                 hits, acc = r.hits - h0, r.accesses - a0
                 rows.append(
@@ -118,6 +129,8 @@ def hit_ratio_over_time(
                 )
                 before[r.cache_blocks] = (r.hits, r.accesses)
             start = cut
+    if requests == 0:
+        warnings.warn(f"{os.fspath(trace)}: the trace holds no requests; every count is 0", stacklevel=2)
     df = pd.DataFrame(rows, columns=COLUMNS)
-    df.attrs.update({"trace": os.fspath(trace), "policy": str(policy), "requests": count})
+    df.attrs.update({"trace": os.fspath(trace), "policy": str(policy), "requests": requests})
     return df

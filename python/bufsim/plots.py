@@ -1294,6 +1294,9 @@ def heatmap(df: "pandas.DataFrame", out: str | os.PathLike, *, title: str | None
     import numpy as np
 
     grid = df.pivot_table(index="cache_blocks", columns="window", values="hit_ratio", aggfunc="mean").sort_index()
+    if grid.empty:
+        # Every window's ratio is NaN: the requests are zero-length (or the trace only drops).
+        return Plot(None, ["heatmap: no window holds a block access, so there is no hit ratio to draw"])
     sizes = grid.index.to_numpy(dtype=float)
     ylabel = "cache size (blocks)"
     if "block_size" in df.columns and df["block_size"].nunique() == 1:

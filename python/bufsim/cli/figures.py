@@ -80,7 +80,10 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
     result = plots.heatmap(df, args.out, title=args.title)
     for note in result.notes:
         print(f"bufsim: note: {note}", file=sys.stderr)
-    print(f"wrote {args.out} ({len(df)} cells)")
+    if result.out is None:
+        print(f"bufsim: note: nothing drawn, {args.out} not written", file=sys.stderr)
+    else:
+        print(f"wrote {args.out} ({len(df)} cells)")
     return 0
 
 
