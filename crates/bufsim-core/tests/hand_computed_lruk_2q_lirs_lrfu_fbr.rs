@@ -404,6 +404,22 @@ fn fbr_ages_counts_when_the_mean_passes_amax() {
 }
 
 #[test]
+fn fbr_without_a_middle_section() {
+    // new + old = the cache: a block leaving the new section lets the old section's top move
+    // up into the new section (there is no middle section for it to stop in).
+    let mut s = Sim::new("fbr(new=50%,old=50%)", 2);
+    s.run(&[1, 2]);
+    assert_eq!(s.dump(), "new=[2:1] middle=[] old=[1:1]");
+    s.run(&[2]); // hit in the new section: not counted, and 1 stays where it is
+    assert_eq!(s.dump(), "new=[2:1] middle=[] old=[1:1]");
+    s.run(&[1]); // hit in the old section: counted, 2 goes down to the old section
+    assert_eq!(s.dump(), "new=[1:2] middle=[] old=[2:1]");
+    s.run(&[3]); // 2 is the old section's only block
+    assert_eq!(s.dump(), "new=[3:1] middle=[] old=[1:2]");
+    assert_eq!(s.pattern, "MMHHM");
+}
+
+#[test]
 fn fbr_prefetch_rules() {
     // Prefetching paper §4: a prefetched block is "not accessed yet" (count 0); its first demand
     // access counts once even in the new section; an unused prefetch is the first victim.

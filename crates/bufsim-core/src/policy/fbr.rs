@@ -117,8 +117,15 @@ impl Fbr {
                 if let Some(m) = self.links.pop_front(&mut self.middle) {
                     self.links.push_back(&mut self.new, m);
                     self.section[m as usize] = Section::New;
+                    self.pull_up_old();
+                } else if let Some(o) = self.old.front() {
+                    // No middle section (new + old = the cache): the old section's top moves
+                    // up into the new section itself.
+                    self.chain_remove(o);
+                    self.links.remove(&mut self.old, o);
+                    self.links.push_back(&mut self.new, o);
+                    self.section[o as usize] = Section::New;
                 }
-                self.pull_up_old();
             }
             Section::Middle => {
                 self.links.remove(&mut self.middle, f);
