@@ -133,3 +133,11 @@ def test_cache_steps_joined_by_commas_are_told_the_separator(tmp_path):
     check_error(p, "cache step `1=1,2=2` holds more than one step: separate steps with `;`")
     p = bufsim_cli("run", trace, "--cache", "2blocks", "--cache-steps", "1=1;2=2", "--json")
     assert p.returncode == 0, p.stderr
+
+
+def test_a_breakdown_cache_too_large_names_the_limit(tmp_path):
+    # Above 2^32 blocks the breakdown said "give at least 1block".
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    p = bufsim_cli("analyze", trace, "--no-working-set", "--breakdown", "1000000000000blocks")
+    check_error(p, "is 2^31 blocks or more; use a larger block size")
+    check_error(bufsim_cli("analyze", trace, "--breakdown", "0blocks"), "holds no whole 4096-byte block")
