@@ -183,6 +183,23 @@ def test_detect_and_timeline_plots_refuse_wrong_arguments_with_spec_errors(tmp_p
         bufsim.registry(None)
 
 
+def test_a_timeline_of_a_trace_without_accesses_plots_empty_axes(tmp_path):
+    # No sample (or only empty partitions): the stacked plot failed with a numpy TypeError.
+    for name, rows in [("e.csv", []), ("z.csv", [("R", "f", 0, 0)])]:
+        out = tmp_path / f"{name}.png"
+        p = bufsim_cli("timeline", write_csv(tmp_path / name, rows), "-p", "amp", "-c", "4blocks", "--plot", out)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert out.stat().st_size > 0
+
+
+def test_a_timeline_turned_off_is_told_to_turn_it_on(tmp_path):
+    # amp is a partitioned policy: "use a partitioned policy" sent the user in a circle.
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 2, 0])
+    p = bufsim_cli("timeline", trace, "-p", "amp(timeline=0)", "-c", "4blocks")
+    check_error(p, "records no partition timeline with timeline=0; give timeline=N")
+    check_error(bufsim_cli("timeline", trace, "-p", "lru", "-c", "4blocks"), "use a partitioned policy")
+
+
 def _quick(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     """The command line, stopped after ``timeout`` seconds: a check made after minutes of work
     fails the test by its timeout."""

@@ -59,11 +59,13 @@ def plot_partition_timeline(df: "pandas.DataFrame", path: Optional[PathLike] = N
     last = df[df["time"] == df["time"].max()].set_index("partition")["ctx"]
     labels = [f"{c} (ctx {last[c]})" if c.startswith("mru") and last.get(c, 0) else c for c in used]
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.stackplot(wide.index, [wide[c] for c in used], labels=labels)
+    if used:
+        # A trace without block accesses has no sample (or only empty partitions): empty axes.
+        ax.stackplot(wide.index, [wide[c] for c in used], labels=labels)
+        ax.legend(loc="upper left", fontsize="small")
     ax.set_xlabel("virtual time (block accesses)")
     ax.set_ylabel("blocks")
     ax.set_title(title or "partition sizes")
-    ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
     if path is not None:
         fig.savefig(os.fspath(path))

@@ -510,10 +510,18 @@ fn run_timeline(
     let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
     let r = results.pop().expect("one configuration, one result");
     let tl = r.timeline.ok_or_else(|| {
-        SpecError::new_err(format!(
-            "policy `{policy}` records no partition timeline; use a partitioned policy (see `bufsim policies`: {})",
-            partitioned_names()
-        ))
+        let partitioned = bufsim_core::spec::Spec::parse(policy)
+            .map(|s| policies::capabilities(&s.name).partitioned())
+            .unwrap_or(false);
+        SpecError::new_err(if partitioned {
+            // A partitioned policy records nothing only when its own parameter says so.
+            format!("policy `{policy}` records no partition timeline with timeline=0; give timeline=N, the accesses between samples")
+        } else {
+            format!(
+                "policy `{policy}` records no partition timeline; use a partitioned policy (see `bufsim policies`: {})",
+                partitioned_names()
+            )
+        })
     })?;
     let n = tl.names.len();
     let rows = (0..tl.samples())
