@@ -69,6 +69,8 @@ def test_the_linux_two_list_variant_runs_and_bad_specs_are_explained(mix, tmp_pa
     assert r.hits + r.misses == r.accesses and r.policy_metrics["sequencings"] > 0
     for spec, fragment in [
         ("dulo(bank=8MiB,evict=10MiB)", "exceed the cache"),
+        # One of the two given: the other's default is not scaled, and the error says so.
+        ("dulo(bank=1MiB)", "give both bank and evict that fit"),
         ("dulo(bank=8MiB,evict=64MiB)", "evict: 16384 blocks is too many"),
         ("dulo(active-ratio=2)", "base=linux2q only"),
         ("dulo(base=linux3q)", "one of clock, linux2q"),

@@ -579,8 +579,8 @@ impl PolicyDef for Dulo {
                 sequences ordered by GreedyDual-Size H = L + 1/size",
         summary: "CLOCK-based LRU stack whose bottom holds disk-adjacent sequences, long ones evicted first",
         params: &[
-            ParamInfo { name: "bank", default: "8MiB", doc: "BANK_MAX: the sequencing bank's size (§3.1); scaled to 1/16 of the cache when bank + evict exceed it", range: Range::Share(0.0, 1.0) },
-            ParamInfo { name: "evict", default: "64MiB", doc: "the minimal evicting-section size (§4.1.3); scaled to half the cache when bank + evict exceed it", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "bank", default: "8MiB", doc: "BANK_MAX: the sequencing bank's size (§3.1); scaled to 1/16 of the cache when neither bank nor evict is given and they exceed it", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "evict", default: "64MiB", doc: "the minimal evicting-section size (§4.1.3); scaled to half the cache when neither bank nor evict is given and they exceed it", range: Range::Share(0.0, 1.0) },
             ParamInfo { name: "buffer", default: "auto", doc: "correlation buffer size; auto = cache - evict - bank", range: Range::Or(&["auto"], &Range::Share(0.0, 1.0)) },
             ParamInfo { name: "max-seq", default: "128", doc: "longest sequence in blocks (§3.3 rule 4)", range: Range::Whole(1, u64::MAX) },
             ParamInfo { name: "table", default: "auto", doc: "block table memory before reclamation (§3.2); auto = 64 bytes per cache block, at least 1MiB; 0 = no limit", range: Range::Or(&["auto"], &Range::Bytes(0, 1 << 50)) },
@@ -613,8 +613,10 @@ impl PolicyDef for Dulo {
         let (mut bank, mut evict) = (args.blocks("bank", env)?, args.blocks("evict", env)?);
         if bank + evict > c {
             if args.is_given("bank") || args.is_given("evict") {
+                // The defaults are scaled only when neither is given: say so, or giving one
+                // of them reads as a bad value.
                 return Err(SpecError(format!(
-                    "policy `dulo`: bank ({bank} blocks) + evict ({evict} blocks) exceed the cache of {c} blocks"
+                    "policy `dulo`: bank ({bank} blocks) + evict ({evict} blocks) exceed the cache of {c} blocks; give both bank and evict that fit (the defaults are scaled to the cache only when neither is given)"
                 )));
             }
             // The paper's sizes assume 80 MB or more (§4.1.1); keep their proportions below that.
