@@ -222,6 +222,19 @@ def test_block_traces_of_several_devices_cannot_be_striped(tmp_path):
     assert p.returncode == 2 and "one logical volume" in p.stderr and "device 3" in p.stderr
 
 
+def test_a_block_trace_of_one_device_other_than_0_is_striped_as_its_volume(tmp_path):
+    # The volume is the trace's one device, whatever its number: device 3 alone stripes
+    # exactly as device 0 alone does.
+    rows = [f"R,{{d}},{b * 4096},8192" for b in (0, 5, 9, 0, 17, 5)]
+    runs = {}
+    for d in (0, 3):
+        t = tmp_path / f"d{d}.csv"
+        t.write_text("op,device,offset,size\n" + "\n".join(r.format(d=d) for r in rows) + "\n")
+        runs[d] = bufsim.simulate(t, "lru", "4blocks", array="raid0(devices=4,unit=8KiB)", device="avg")
+    assert runs[3].to_dict() == runs[0].to_dict()
+    assert [x["device"] for x in runs[3].devices] == [0, 1, 2, 3]
+
+
 def test_sweep_takes_a_storage_table(trace1, tmp_path):
     from bufsim.sweeps import SweepSpec, run_sweep
 

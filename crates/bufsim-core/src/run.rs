@@ -317,12 +317,14 @@ pub(crate) fn prepare(
     let mut devices: Vec<u16> =
         (0..files_seen.len()).filter(|&f| files_seen[f]).map(|f| layout.place(f as u32, 0).0).collect();
     if let Some(array) = opts.array {
-        // One logical volume: a block trace naming devices other than 0 has several.
+        // One logical volume: a block trace may name any one device (striping keeps only its
+        // blocks), not two.
         if kind == AddressKind::Device {
-            if let Some(d) = (1..blocks.len()).find(|&d| blocks[d] > 0) {
+            let mut named = (0..blocks.len()).filter(|&d| blocks[d] > 0);
+            if let (Some(first), Some(d)) = (named.next(), named.next()) {
                 return Err(SpecError(format!(
-                    "an array stripes one logical volume, but the trace addresses device {d} as well as device 0; \
-                     run it without --array, or give a file trace or a one-device block trace"
+                    "an array stripes one logical volume, but the trace addresses device {d} as well as device \
+                     {first}; run it without --array, or give a file trace or a one-device block trace"
                 ))
                 .into());
             }
