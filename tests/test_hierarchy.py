@@ -76,6 +76,20 @@ def test_write_back_first_level_sends_dirty_victims(tmp_path):
     assert [(l.split(",")[0], int(l.split(",")[2]) // 4096) for l in lines] == [("R", 1), ("W", 0), ("R", 2)]
 
 
+def test_a_first_level_of_size_0_passes_everything_as_its_help_says(tmp_path):
+    rows = [("R", "f", b * 4096, 4096) for _ in range(2) for b in range(3)]
+    t = write_csv(tmp_path / "t.csv", rows)
+    runs = []
+    for size in ("0", "0blocks", "0B"):
+        p = bufsim_cli("run", t, "--first-level", "lru", "--first-level-cache", size, "-c", "8blocks", "--json")
+        assert p.returncode == 0, p.stderr
+        runs.append(json.loads(p.stdout))
+    assert runs[0] == runs[1] == runs[2] and (runs[0]["hits"], runs[0]["misses"]) == (3, 3)
+    # Only 0 goes without a unit: any other bare number is still ambiguous.
+    p = bufsim_cli("run", t, "--first-level", "lru", "--first-level-cache", "16")
+    assert p.returncode == 2 and "write 16blocks" in p.stderr, p.stderr
+
+
 def test_a_sweep_over_a_second_level_from_a_toml_file(tmp_path, cloudphysics):
     cfg = tmp_path / "exp.toml"
     cfg.write_text(

@@ -131,7 +131,8 @@ pub enum Size {
 
 impl Size {
     /// Parses `4KiB`, `64MiB`, `1GiB`, `512B`, `2000blocks`; decimal `KB`/`MB`/`GB` are powers of
-    /// 1000. A bare number is refused because it is ambiguous.
+    /// 1000. A bare number is refused because it is ambiguous, but for `0`, which is `0B` in any
+    /// unit (as a bare `0` is a time).
     pub fn parse(text: &str) -> Result<Size, SpecError> {
         let t = text.trim();
         let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -153,6 +154,7 @@ impl Size {
                 })?;
                 return Ok(Size::Blocks(n));
             }
+            "" if num.bytes().all(|b| b == b'0') => return Ok(Size::Bytes(0)),
             "" => {
                 return err(format!(
                     "size `{t}` has no unit; write {num}blocks for a block count or add a unit such as KiB, MiB, GiB"
@@ -280,7 +282,8 @@ mod tests {
         assert_eq!(Size::parse("2000blocks").unwrap(), Size::Blocks(2000));
         assert_eq!(Size::parse("1.5KiB").unwrap(), Size::Bytes(1536));
         assert_eq!(Size::parse("1MB").unwrap(), Size::Bytes(1_000_000));
-        for bad in ["", "12", "-4KiB", "4 furlongs", "KiB", "1.5blocks", "99999999999999999999GiB"] {
+        assert_eq!(Size::parse("0").unwrap(), Size::Bytes(0));
+        for bad in ["", "12", "0.5", "10", "-4KiB", "4 furlongs", "KiB", "1.5blocks", "99999999999999999999GiB"] {
             assert!(Size::parse(bad).is_err(), "{bad}");
         }
         assert!(parse_cache_blocks("2KiB", 4096).is_err());

@@ -54,7 +54,7 @@ impl Raid0 {
         let unit_blocks = match Size::parse(&unit).map_err(|e| SpecError(format!("array: unit: {e}")))? {
             Size::Blocks(n) => n,
             Size::Bytes(b) => {
-                if b % block_size != 0 || b == 0 {
+                if b % block_size != 0 {
                     return Err(SpecError(format!(
                         "array: stripe unit `{unit}` must be a whole number of {block_size}-byte blocks"
                     )));
@@ -105,6 +105,8 @@ mod tests {
             ("raid0(unit=6KiB)", "whole number of 4096-byte blocks"),
             ("raid0(disks=3)", "no parameter `disks`"),
             ("raid0(unit=fast)", "unit"),
+            ("raid0(unit=0)", "at least one block"),
+            ("raid0(unit=0B)", "at least one block"),
         ] {
             let e = Raid0::parse(spec, 4096).unwrap_err().to_string();
             assert!(e.contains(word), "{spec}: {e}");
