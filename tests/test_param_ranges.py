@@ -55,4 +55,25 @@ def test_catalog_shows_ranges():
     p = bufsim_cli("policies")
     assert p.returncode == 0 and "k=2  " in p.stdout and "[a whole number from 1 to 8" in p.stdout
     p = bufsim_cli("prefetchers")
-    assert p.returncode == 0 and "max=32" in p.stdout and "[at least 1 (a whole number)]" in p.stdout
+    assert p.returncode == 0 and "max=32" in p.stdout and "[a whole number from 1 to 4294967296" in p.stdout
+
+
+def test_read_ahead_sizes_stop_where_their_arithmetic_would_wrap(tmp_path):
+    # Sizes near 2^64 wrapped when doubled (linux(min=2^63) read nothing ahead on a first
+    # access at block 0): they are refused, and the largest allowed acts as any size past
+    # every file does.
+    rows = [("R", f, b * 4096, 8192) for f in "abc" for b in range(0, 40, 2)] * 2
+    t = write_csv(tmp_path / "t.csv", rows)
+    for spec in ("linux(min=9223372036854775808,max=9223372036854775808)", "linux-6(max=18446744073709551615)"):
+        p = bufsim_cli("run", t, "-c", "30blocks", "--prefetch", spec)
+        assert p.returncode == 2 and "from 1 to 4294967296" in p.stderr, p.stderr
+    for name, params in [
+        ("linux", "min={n},max={n}"),
+        ("linux-accusim", "min={n},max={n}"),
+        ("simple", "min={n},max={n}"),
+    ]:
+        runs = [bufsim.simulate(t, "lru", 30, prefetch=f"{name}({params.format(n=n)})") for n in (1 << 20, 1 << 32)]
+        assert runs[0].misses == runs[1].misses and runs[0].prefetched == runs[1].prefetched, name
+    for name in ("linux-ondemand", "linux-6", "bsd"):
+        runs = [bufsim.simulate(t, "lru", 30, prefetch=f"{name}(max={n})") for n in (1 << 20, 1 << 32)]
+        assert runs[0].misses == runs[1].misses and runs[0].prefetched == runs[1].prefetched, name

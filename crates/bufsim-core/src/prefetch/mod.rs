@@ -114,8 +114,13 @@ pub(crate) fn state<T: Default + Clone>(v: &mut Vec<T>, file: u32) -> &mut T {
     &mut v[i]
 }
 
+/// The largest read-ahead size a spec may give, in blocks (16 TiB of 4 KiB blocks, far past any
+/// kernel's window): the algorithms double, quadruple and add to their sizes in u64, which
+/// would wrap near 2^64 and silently turn read-ahead off or misplace a window.
+pub const MAX_READAHEAD_BLOCKS: u64 = 1 << 32;
+
 const fn blocks(name: &'static str, default: &'static str, doc: &'static str) -> Param {
-    Param { name, default, doc, range: Range::Whole(1, u64::MAX) }
+    Param { name, default, doc, range: Range::Whole(1, MAX_READAHEAD_BLOCKS) }
 }
 
 const fn entry(name: &'static str, paper: &'static str, summary: &'static str, params: &'static [Param]) -> Info {
@@ -358,7 +363,10 @@ mod tests {
         for (bad, want) in [
             ("windows", "unknown prefetch"),
             ("linux(mx=3)", "no parameter `mx`"),
-            ("linux(min=0)", "at least 1"),
+            ("linux(min=0)", "from 1 to 4294967296"),
+            ("linux(max=4294967297)", "from 1 to 4294967296"),
+            ("linux-accusim(min=18446744073709551615,max=18446744073709551615)", "from 1 to 4294967296"),
+            ("linux-6(max=18446744073709551615)", "from 1 to 4294967296"),
             ("simple(min=9,max=8)", "exceeds"),
             ("none(min=1)", "no parameter"),
         ] {
