@@ -211,6 +211,32 @@ fn streams_interleave_by_time_and_single_stream_merges_them() {
 }
 
 #[test]
+fn a_stream_that_started_before_the_traces_first_request_starts_first() {
+    // pid 1 comes first in the trace at 1 s; pid 0 issued its requests at 0 and 10 ms. As
+    // traced, pid 0 is done long before pid 1 starts: the run takes 1 s plus pid 1's read,
+    // whatever order the trace lists them in.
+    let reqs = [
+        Request { time_ns: 1000 * MS, pid: 1, ..read(1, 0, 1) },
+        Request { time_ns: 0, pid: 0, ..read(0, 0, 1) },
+        Request { time_ns: 10 * MS, pid: 0, ..read(0, 50, 1) },
+    ];
+    let mut sorted = reqs.to_vec();
+    sorted.sort_by_key(|r| r.time_ns);
+    let (a, b) = (
+        run(&reqs, "lru", "1000blocks", "none", timing("avg", Think::Trace)),
+        run(&sorted, "lru", "1000blocks", "none", timing("avg", Think::Trace)),
+    );
+    let (ta, tb) = (timed(&a), timed(&b));
+    assert_eq!(ta.exec_time_ns, 1000 * MS + 9_500_000);
+    assert_eq!(
+        (ta.exec_time_ns, ta.stall_time_ns, ta.think_time_ns),
+        (tb.exec_time_ns, tb.stall_time_ns, tb.think_time_ns)
+    );
+    // No request waited for another stream's.
+    assert_eq!(ta.stall_time_ns, 3 * 9_500_000);
+}
+
+#[test]
 fn writes_are_written_back_when_evicted() {
     // Write 8 blocks into a 4-block cache, then read 4 others: the 8 dirty blocks go back to
     // the disk as they are evicted (asynchronously), write misses read nothing.

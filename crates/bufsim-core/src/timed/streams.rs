@@ -38,7 +38,8 @@ impl Think {
 /// Which streams a trace has and when each starts, from a pass over the trace.
 #[derive(Clone, Debug, Default)]
 pub struct StreamPlan {
-    /// `(pid, start)` in order of first appearance; start is ns after the trace's first request.
+    /// `(pid, start)` in order of first appearance; start is ns after the earliest first request
+    /// of any stream (the trace's first request, when the trace is in time order).
     pub starts: Vec<(u32, u64)>,
     /// All requests form one stream.
     pub single: bool,
@@ -53,7 +54,8 @@ pub struct StreamPlan {
 pub struct StreamPlanner {
     plan: StreamPlan,
     seen: FxHashMap<u32, ()>,
-    origin: Option<u64>,
+    /// The earliest time of a stream's first request: its start is 0.
+    origin: u64,
     /// Requests seen (closed workloads need no more streams than the trace has requests).
     requests: u64,
 }
@@ -74,17 +76,24 @@ impl StreamPlanner {
             self.requests += 1;
             return;
         }
-        let origin = *self.origin.get_or_insert(r.time_ns);
         if self.plan.single {
             if self.plan.starts.is_empty() {
                 self.plan.starts.push((0, 0));
             }
         } else if self.seen.insert(r.pid, ()).is_none() {
-            self.plan.starts.push((r.pid, r.time_ns.saturating_sub(origin)));
+            // Absolute for now: a later stream may have started earlier (a trace whose times
+            // go back), and the starts count from the earliest.
+            self.origin = if self.plan.starts.is_empty() { r.time_ns } else { self.origin.min(r.time_ns) };
+            self.plan.starts.push((r.pid, r.time_ns));
         }
     }
 
     pub fn finish(mut self) -> StreamPlan {
+        if !self.plan.closed && !self.plan.single {
+            for (_, start) in &mut self.plan.starts {
+                *start -= self.origin;
+            }
+        }
         // A stream beyond the trace's requests would never get one: leave it out, so a closed
         // workload of a million outstanding requests over a small trace costs what the trace
         // does (same results, since idle streams issue nothing).
