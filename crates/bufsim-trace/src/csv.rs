@@ -213,9 +213,16 @@ impl CsvReader {
                 }
             }
         };
-        let time_ns =
-            opt_num(self.cols.time_us, parse_us_as_ns, "time_us must be a non-negative number of microseconds")?;
-        let dur_ns = opt_num(self.cols.dur_us, parse_us_as_ns, "dur_us must be a non-negative number of microseconds")?;
+        let time_ns = opt_num(
+            self.cols.time_us,
+            parse_us_as_ns,
+            "time_us must be a non-negative number of microseconds, below 2^64 ns (about 584 years)",
+        )?;
+        let dur_ns = opt_num(
+            self.cols.dur_us,
+            parse_us_as_ns,
+            "dur_us must be a non-negative number of microseconds, below 2^64 ns (about 584 years)",
+        )?;
         let pid = opt_num(self.cols.pid, parse_u64, "pid must be a non-negative integer")?;
         let pid = u32::try_from(pid).map_err(|_| self.lines.error_quoting("pid must fit in 32 bits"))?;
         let ctx = opt_num(self.cols.ctx, parse_u64_or_hex, "ctx must be a non-negative integer (decimal or 0x hex)")?;

@@ -79,6 +79,10 @@ mod tests {
             ("op,file,offset,size\nR,a,0\n", ":2: expected 4 columns"),
             ("op,file,offset,size\nR,a,x,4\n", ":2: offset must be"),
             ("op,file,offset,size\nR,a,0,-4\n", ":2: size must be a non-negative"),
+            (
+                "op,file,offset,size,time_us\nR,a,0,4,18446744073709551615\n",
+                ":2: time_us must be a non-negative number of microseconds, below 2^64 ns",
+            ),
             ("op,file,offset,size\nQ,a,0,4\n", ":2: op must be"),
             ("op,file,size\nR,a,4\n", ":1: header lacks required column(s) offset"),
             ("", ":0: empty trace"),
