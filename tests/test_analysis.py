@@ -140,6 +140,11 @@ def test_table3_breakdown(cloudphysics):
     # Every policy of the paper's Table 3 is there, LRU-2 as its registered spec.
     assert set(table3_policies()) == {"mq", "2q", "fbr", "lrfu", "lru-k(k=2)", "lru", "lfu", "mru", "opt"}
     check_error(bufsim_cli("analyze", cloudphysics, "--breakdown", "64MiB", "-p", "nosuch"), "unknown policy")
+    # An empty list is a mistake to name, not an empty table.
+    with pytest.raises(bufsim.SpecError, match="name at least one"):
+        bufsim.distance_breakdown(cloudphysics, "64MiB", [])
+    with pytest.raises(bufsim.SpecError, match="at least one cache size"):
+        bufsim.distance_breakdown(cloudphysics, [], ["lru"])
 
 
 def test_mrc_equals_lru_simulation(cloudphysics):

@@ -166,6 +166,10 @@ def distance_breakdown(
 
     names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
     sizes = [cache] if isinstance(cache, (str, int)) else list(cache)
+    if not names:
+        raise SpecError("policies: name at least one, such as 'lru', or leave it out for Table 3's")
+    if not sizes:
+        raise SpecError("cache: give at least one cache size, such as '64MiB'")
     options = Options(first_level=first_level, format=format, block_size=block_size, reads_only=reads_only, seed=seed)
     rows = _core.breakdown(
         os.fspath(trace), [str(p) for p in names], [size_text(c, "cache size") for c in sizes], options.to_json()

@@ -124,7 +124,8 @@ options! {
     Trace block_size: u64 = 4096, read bytes, sql "BIGINT";
     /// Drop write requests (by default reads and writes are both cache accesses).
     Trace reads_only: bool = false, read boolean, sql "BOOLEAN";
-    /// Largest disk request the I/O clusterer forms (an integer counts blocks).
+    /// Largest disk request the I/O clusterer forms, such as 64KiB or 16blocks (in Python an
+    /// integer counts blocks).
     Run cluster: String = "64KiB".into(), read size, sql "VARCHAR";
     /// Seed of every random choice: the same inputs and seed give identical results.
     Run seed: u64 = 42, read uint, sql "UBIGINT";
@@ -144,16 +145,16 @@ options! {
     Timing device: Option<String> = None, read opt_text, sql "VARCHAR", many true, implied DEFAULT_DEVICE;
     /// I/O scheduler of each device queue: noop, sstf, cscan, deadline(...).
     Timing io_scheduler: Option<String> = None, read opt_text, sql "VARCHAR", many true, implied DEFAULT_SCHEDULER;
-    /// Think time before each request: `trace` (as traced), a time such as 0.1ms, or a number
-    /// of seconds.
+    /// Think time before each request: `trace` (as traced) or a time such as 0.1ms (in Python
+    /// a number counts seconds).
     Timing think: Option<String> = None, read think, sql "VARCHAR", implied "trace";
     /// Merge all processes (pids) into one stream, as the prefetching paper's AccuSim did.
     Timing single_stream: bool = false, read boolean, sql "BOOLEAN";
     /// Write back the dirty blocks still cached when the last stream ends, the execution time
     /// ending with the flush (its writes and time are counted apart: flush_blocks, flush_time_s).
     Timing final_flush: bool = true, read boolean, sql "BOOLEAN";
-    /// Free space between consecutive files of a file trace on the device, such as 1MiB (an
-    /// integer counts blocks; count mode too).
+    /// Free space between consecutive files of a file trace on the device, such as 1MiB or
+    /// 256blocks (in Python an integer counts blocks; count mode too).
     Layout file_gap: String = "0blocks".into(), read gap, sql "VARCHAR";
     /// Simulate the second level of a hierarchy behind these first-level client caches (MQ
     /// paper; docs/hierarchy.md).

@@ -40,7 +40,7 @@ pub const INFO: Info = Info {
         Param { name: "bandwidth", default: "media", doc: "media: transfer at the zone's rate with track switches; or a fixed rate such as 20MB/s (storage-aware paper)", range: Range::Or(&["media"], &Range::Rate(1.0, 1e15)) },
         Param { name: "sequential", default: "contiguous", doc: "contiguous: a request starting where the last ended pays no positioning; cylinder: any request on the head's cylinder pays none (storage-aware paper §4.1)", range: Range::Choice(&["contiguous", "cylinder"]) },
         Param { name: "age", default: "0", doc: "years of backward aging (storage-aware paper §4.3): seek and rotation times / 0.9^age, bandwidth / 1.4^age; needs a fixed bandwidth", range: Range::Number(0.0, 1000.0) },
-        Param { name: "seed", default: "run", doc: "seed for rotation=random: the run's, or a number", range: Range::Seed },
+        Param { name: "seed", default: "run", doc: "seed for rotation=random: the run's (device d draws from seed + d), or a number, which every device of this spec shares (the same draws on each)", range: Range::Seed },
     ],
     preset_of: None,
     caps: Capabilities::NONE,
