@@ -12,3 +12,11 @@ def test_resume_reports_what_it_skipped(tmp_path):
     assert p.returncode == 0, p.stderr
     assert f"2 of 3 runs already in {db}, skipped; 1 to run" in p.stderr
     assert "3 runs in" in p.stdout
+
+
+def test_a_run_named_twice_is_one_row_and_is_shown_once(tmp_path):
+    trace, db = ROOT / "traces" / "grep.csv.gz", tmp_path / "r.duckdb"
+    p = bufsim_cli("sweep", trace, "-p", "lru", "-p", "LRU", "-p", "fifo", "-c", "64blocks", "-o", db)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert sum(line.startswith("lru ") for line in lines) == 1 and "2 runs in" in p.stdout

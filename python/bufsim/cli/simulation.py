@@ -98,6 +98,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     note_si_sizes(args.cache, args.block_size)
     from bufsim.sweeps import json_of_row, result_of_row
 
+    # A run the grid names twice (`-p lru -p LRU`) is one row of the database: shown once.
+    df = df.drop_duplicates(subset=["key", "trace"])
     rows = df.to_dict("records")
     # Each trace's reader says what it skipped; every run of a trace has the same line.
     for trace, skipped in dict.fromkeys((row["trace"], row.get("skipped") or "") for row in rows):
