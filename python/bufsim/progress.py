@@ -88,16 +88,15 @@ class native_computation:
     trace). Commands that install their own handler (sweeps, collect, validate) keep it."""
 
     def __enter__(self) -> "native_computation":
-        import signal
-        import threading
+        import signal  # not threading: `bufsim run` starts without it (tests/test_imports.py)
 
-        self._armed = (
-            _INTERRUPT_ENDS_PROCESS
-            and threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        )
-        if self._armed:
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        self._armed = False
+        if _INTERRUPT_ENDS_PROCESS and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                self._armed = True
+            except ValueError:  # not the main thread, whose handler stays
+                pass
         return self
 
     def __exit__(self, *exc: Any) -> None:
