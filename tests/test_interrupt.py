@@ -10,6 +10,12 @@ from conftest import SHARED
 P3 = SHARED / "traces" / "arc" / "P3.lis.zst"
 
 
+def sigint_as_at_a_terminal() -> None:
+    # A command started in the background of a script (as CI may run the tests) inherits SIGINT
+    # ignored, and then keeps ignoring it, as it should; these tests need a foreground's default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_in_a_native_computation_ends_the_command_at_once():
     # Python's handler runs only between bytecodes, so SIGINT once waited for the whole native
     # call and the command then exited with 130 as if it had stopped at once.
@@ -19,6 +25,7 @@ def test_ctrl_c_in_a_native_computation_ends_the_command_at_once():
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
+        preexec_fn=sigint_as_at_a_terminal,
     )
     try:
         seen = b""
@@ -45,5 +52,9 @@ def test_a_python_session_keeps_its_keyboard_interrupt():
         "with pr.native_computation():\n"
         "    assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL\n"
         "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        # Started with SIGINT ignored (nohup, a script's background): it stays ignored.
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "with pr.native_computation():\n"
+        "    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, preexec_fn=sigint_as_at_a_terminal)
