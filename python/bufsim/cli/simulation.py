@@ -98,8 +98,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     note_si_sizes(args.cache, args.block_size)
     from bufsim.sweeps import json_of_row, result_of_row
 
-    # A run the grid names twice (`-p lru -p LRU`) is one row of the database: shown once.
-    df = df.drop_duplicates(subset=["key", "trace"])
     rows = df.to_dict("records")
     # Each trace's reader says what it skipped; every run of a trace has the same line.
     for trace, skipped in dict.fromkeys((row["trace"], row.get("skipped") or "") for row in rows):
@@ -120,7 +118,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if len(by_trace) > 1:
             tables = [f"{trace}:\n{table}" for trace, table in zip(by_trace, tables)]
         print("\n\n".join(tables))
-        print(f"\n{len(df)} runs in {args.out}")
+        # One row per grid cell (a run named twice, `-p lru -p LRU`, is shown twice), one per
+        # run in the database: count those.
+        print(f"\n{len(df.drop_duplicates(subset=['key', 'trace']))} runs in {args.out}")
     return 0
 
 
