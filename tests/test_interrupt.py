@@ -58,3 +58,54 @@ def test_a_python_session_keeps_its_keyboard_interrupt():
         "    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, preexec_fn=sigint_as_at_a_terminal)
+
+
+def test_ctrl_c_stops_a_native_computation_in_a_python_session(tmp_path):
+    # The call reads a pipe that never ends, so only cancelling the computation can end it;
+    # the session then gets its KeyboardInterrupt and goes on.
+    fifo = tmp_path / "endless"
+    os.mkfifo(fifo)
+    small = tmp_path / "small.csv"
+    small.write_text("op,file,offset,size\nR,a,0,4096\nR,a,0,4096\n")
+    code = (
+        "import sys, threading, bufsim\n"
+        "fifo, small = sys.argv[1], sys.argv[2]\n"
+        "def feed():\n"
+        "    try:\n"
+        "        with open(fifo, 'w') as f:\n"
+        "            f.write('op,file,offset,size\\n')\n"
+        "            line = ''.join(f'R,a,{b * 4096},4096\\n' for b in range(1000))\n"
+        "            while True:\n"
+        "                f.write(line)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "threading.Thread(target=feed, daemon=True).start()\n"
+        "try:\n"
+        "    bufsim.run(fifo, ['lru', 'arc'], ['100blocks'], progress=True)\n"
+        "    print('ended')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "print(bufsim.simulate(small, 'lru', '10blocks').hits)\n"
+    )
+    env = {**os.environ, "BUFSIM_PROGRESS": "1"}
+    p = subprocess.Popen(
+        [sys.executable, "-c", code, str(fifo), str(small)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=sigint_as_at_a_terminal,
+    )
+    try:
+        seen = b""
+        while b"reading" not in seen:  # the progress bar: the native call has started
+            chunk = p.stderr.read1(4096)
+            assert chunk, f"ended before its computation started: {seen[-300:]!r}"
+            seen += chunk
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err[-500:]
+        assert out.decode().split() == ["interrupted", "1"]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()

@@ -5,7 +5,7 @@
 
 use bufsim_core::engine::{included, EngineConfig};
 use bufsim_core::layout::{block_key, FileExtents, Layout};
-use bufsim_core::trace::progress::Ticker;
+use bufsim_core::trace::progress::{Ticker, IN_MEMORY};
 use bufsim_core::trace::{AddressKind, Format, Location, Meter, ReadOptions, Request, TraceError, TraceReader};
 
 /// One demand access to one block.
@@ -58,6 +58,13 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// Where the passes count their progress and learn of a cancellation.
+    pub fn meter(&self) -> &'a Meter {
+        match *self {
+            Source::File { meter, .. } | Source::Memory { meter, .. } => meter,
+        }
+    }
+
     fn kind(&self) -> AddressKind {
         match self {
             Source::File { format, .. } => format.address_kind(),
@@ -77,9 +84,9 @@ impl<'a> Source<'a> {
             }
             Source::Memory { requests, meter, .. } => {
                 meter.stage("analyzing the trace in memory", "request", requests.len() as u64);
-                let mut ticks = Ticker::new(meter);
+                let mut ticks = Ticker::new(meter, IN_MEMORY);
                 for r in requests.iter() {
-                    ticks.tick();
+                    ticks.tick()?;
                     f(r);
                 }
             }

@@ -18,7 +18,7 @@ use bufsim_core::engine::EngineConfig;
 use bufsim_core::layout::DEVICE_SHIFT;
 use bufsim_core::run::{run_requests, run_trace, RunConfig, RunOptions};
 use bufsim_core::spec::SpecError;
-use bufsim_core::trace::{resolve, AddressKind, Meter, Op, Request};
+use bufsim_core::trace::{resolve, AddressKind, Op, Request};
 use bufsim_core::SimError;
 use serde::Serialize;
 
@@ -159,7 +159,8 @@ pub fn miniature_trace(
         time_ns: 0,
     };
     if !full || sizes.is_none() {
-        let meter = Meter::default();
+        // No bar of its own, but a cancelled call stops here too.
+        let meter = opts.meter.quiet();
         walk(&Source::File { path, format, meter: &meter }, &engine, &mut s)?;
     }
     let sizes: Vec<u64> = match sizes {

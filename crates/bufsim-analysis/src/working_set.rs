@@ -18,7 +18,6 @@ use serde::Serialize;
 use bufsim_core::engine::{Engine, EngineConfig, Future, FutureBuilder};
 use bufsim_core::layout::Layout;
 use bufsim_core::policy::{build, BuildEnv, Policy, PolicyVisitor};
-use bufsim_core::trace::Meter;
 use bufsim_core::SimError;
 
 use crate::access::{layout, Source};
@@ -92,8 +91,9 @@ pub fn working_set(
         return Ok(report);
     }
     let threads = if jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { jobs };
-    // The passes of the search draw no progress of their own: the analysis's pass has.
-    let quiet = Meter::default();
+    // The passes of the search draw no progress of their own (the analysis's pass has), but
+    // stop when the analysis is cancelled.
+    let quiet = source.meter().quiet();
     let source = source.with_meter(&quiet);
     let layout = layout(&source, engine)?;
     let mut fb = FutureBuilder::default();

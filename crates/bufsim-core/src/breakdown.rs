@@ -5,13 +5,16 @@
 //! between the two accesses); a policy good for second-level caches turns misses at d >= C into
 //! hits, at the price of a few misses below C.
 
-use bufsim_trace::{AddressKind, Request};
+use bufsim_trace::progress::{BATCH as PROGRESS_BATCH, IN_MEMORY};
+use bufsim_trace::{AddressKind, Meter, ReadOptions, Request};
 use rustc_hash::FxHashMap;
 
 use crate::engine::Engine;
 use crate::hierarchy::second_level;
 use crate::policy::{build, registry::needs_future, Access, Policy, PolicyVisitor};
-use crate::run::{build_env, decode, parallel_map, prepare, resolve_format, validate, RunConfig, RunOptions, Source};
+use crate::run::{
+    build_env, decode_with, parallel_map, prepare, resolve_format, validate, RunConfig, RunOptions, Source,
+};
 use crate::SimError;
 
 /// One policy's Table 3 row at one cache size.
@@ -35,6 +38,7 @@ struct Classify<'a> {
     capacity: u64,
     future: bool,
     engine: crate::engine::EngineConfig,
+    meter: &'a Meter,
 }
 
 impl PolicyVisitor for Classify<'_> {
@@ -59,8 +63,14 @@ impl PolicyVisitor for Classify<'_> {
         };
         let mut engine =
             Engine::new(policy, c as usize, self.engine, &self.prepared.layout, future).with_observer(&mut observe);
-        for r in self.requests {
-            engine.request(r);
+        // A batch at a time: a cancelled breakdown stops between batches (its caller reports it).
+        for batch in self.requests.chunks(PROGRESS_BATCH as usize) {
+            if self.meter.is_cancelled() {
+                break;
+            }
+            for r in batch {
+                engine.request(r);
+            }
         }
         drop(engine);
         row
@@ -96,8 +106,16 @@ pub fn breakdown(
         let cfg = &configs[i];
         let policy = build(&cfg.policy, &build_env(blocks[i], opts))?;
         let future = needs_future(&cfg.policy);
-        let mut row =
-            policy.visit(Classify { prepared: &prepared, requests, capacity: blocks[i], future, engine: opts.engine });
+        let meter = &opts.meter;
+        let mut row = policy.visit(Classify {
+            prepared: &prepared,
+            requests,
+            capacity: blocks[i],
+            future,
+            engine: opts.engine,
+            meter,
+        });
+        meter.go_on(IN_MEMORY)?;
         row.policy = cfg.policy.clone();
         Ok(row)
     })
@@ -112,7 +130,8 @@ pub fn breakdown_trace(
 ) -> Result<Vec<DistanceBreakdown>, SimError> {
     validate(configs, opts)?;
     let format = resolve_format(path, opts.format)?;
-    let requests = decode(path, format)?;
+    let read = ReadOptions { meter: opts.meter.clone(), ..ReadOptions::default() };
+    let requests = decode_with(path, format, &read)?.0;
     match &opts.first_level {
         Some(first) => {
             let (l2, _) = second_level(&requests, format.address_kind(), first, &opts.engine, opts.seed)?;

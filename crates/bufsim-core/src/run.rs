@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use std::cell::RefCell;
 
-use bufsim_trace::progress::Ticker;
+use bufsim_trace::progress::{Ticker, BATCH as PROGRESS_BATCH, IN_MEMORY};
 use bufsim_trace::{AddressKind, Format, Meter, ReadOptions, Request, SkipReport, TraceError, TraceReader};
 
 use crate::array::Raid0;
@@ -420,14 +420,24 @@ impl PolicyVisitor for Simulate<'_> {
                 let mut reader = self.source.reader()?;
                 let mut batch = Vec::with_capacity(BATCH);
                 while reader.fill(&mut batch, BATCH)? > 0 {
+                    // Also for readers that bypass the counted stream (a `.bst` read at positions).
+                    if self.opts.meter.is_cancelled() {
+                        return Err(TraceError::interrupted(&reader.path()).into());
+                    }
                     engine.run_slice(&batch, || {});
                     batch.clear();
                 }
                 *self.skipped.borrow_mut() = reader.skipped().clone();
             }
             Source::Memory(v) => {
-                let mut ticks = Ticker::new(&self.opts.meter);
-                engine.run_slice(v, || ticks.tick());
+                // A batch at a time, so the counters move and a cancelled run stops between
+                // batches; where the slices are cut changes no result (hints only).
+                let meter = &self.opts.meter;
+                for batch in v.chunks(PROGRESS_BATCH as usize) {
+                    meter.go_on(IN_MEMORY)?;
+                    engine.run_slice(batch, || {});
+                    meter.add(batch.len() as u64);
+                }
             }
         }
         let (stats, cache) = engine.finish();
@@ -507,9 +517,18 @@ impl Simulate<'_> {
                 *self.skipped.borrow_mut() = reader.skipped().clone();
             }
             Source::Memory(v) => {
-                let mut ticks = Ticker::new(&self.opts.meter);
-                let mut it = v.iter().inspect(|_| ticks.tick()).filter(|r| included(r, &cfg)).copied();
-                engine.run(|| Ok::<_, SimError>(it.next()))?;
+                let mut ticks = Ticker::new(&self.opts.meter, IN_MEMORY);
+                let mut it = v.iter();
+                engine.run(|| loop {
+                    let next = it.next();
+                    if next.is_some() {
+                        ticks.tick()?;
+                    }
+                    match next {
+                        Some(r) if !included(r, &cfg) => continue,
+                        other => return Ok::<_, SimError>(other.copied()),
+                    }
+                })?;
             }
         }
         let (stats, timing, cache) = engine.finish();
@@ -689,6 +708,10 @@ fn run_streaming(
             .min(n)
             .max(1);
     let mut reader = source.reader()?;
+    let trace = match source {
+        Source::File { path, .. } => path,
+        _ => "-",
+    };
     let results: Vec<Result<Vec<(usize, RunResult)>, SimError>> = std::thread::scope(|s| {
         let mut senders = Vec::with_capacity(jobs);
         let mut workers = Vec::with_capacity(jobs);
@@ -718,6 +741,8 @@ fn run_streaming(
                     return Err(e);
                 }
                 for chunk in rx {
+                    // A cancelled run stops here rather than after the chunks queued for it.
+                    opts.meter.go_on(trace)?;
                     for r in runs.iter_mut() {
                         r.feed(&chunk);
                     }

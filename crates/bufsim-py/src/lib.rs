@@ -2,7 +2,7 @@
 //! convert results back. No simulation logic lives here.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -40,6 +40,9 @@ fn to_py(e: SimError) -> PyErr {
             TraceErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
             TraceErrorKind::Io => PyOSError::new_err(msg),
             TraceErrorKind::UnknownFormat | TraceErrorKind::Malformed => TraceFormatError::new_err(msg),
+            // Only a cancelled call stops so, and `interruptible` raises the handler's exception
+            // in its place.
+            TraceErrorKind::Interrupted => PyKeyboardInterrupt::new_err(msg),
         },
         SimError::Spec(_) => SpecError::new_err(msg),
     }
@@ -80,8 +83,66 @@ impl Progress {
     }
 }
 
-fn meter(progress: Option<&Bound<'_, Progress>>) -> Meter {
-    progress.map_or_else(Meter::default, |p| Meter::new(Arc::clone(&p.get().inner)))
+/// The counters a call reports to: the caller's (it draws a bar), or fresh ones. Either way they
+/// carry the call's cancel flag, which [`interruptible`] sets on Ctrl-C.
+fn counters(progress: Option<&Bound<'_, Progress>>) -> Arc<bufsim_core::trace::Progress> {
+    progress.map_or_else(Default::default, |p| Arc::clone(&p.get().inner))
+}
+
+/// How often a waiting call lets Python run its signal handlers.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The stack of the thread a call computes on: what the main thread of a process gets, so
+/// moving the work off it changes nothing.
+const WORK_STACK: usize = 8 << 20;
+
+/// Runs `work` on a thread of its own while this one, the GIL released, waits for it and every
+/// 50 ms lets Python run its signal handlers. Python runs them only between bytecodes, so
+/// without this a Ctrl-C in a Python session waited for the whole call. When a handler raises
+/// (KeyboardInterrupt), `counters` is cancelled, the work stops at its next read of the trace
+/// or batch of requests, and the call raises that exception once the work has ended. Outside
+/// the main thread Python runs no handlers, and the call just waits.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    counters: &bufsim_core::trace::Progress,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    /// Tells the waiting thread the work has ended, also when it unwinds from a panic.
+    struct Ended<'a>(&'a AtomicBool, std::thread::Thread);
+    impl Drop for Ended<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+            self.1.unpark();
+        }
+    }
+    let ended = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let waiter = std::thread::current();
+        let handle = std::thread::Builder::new()
+            .name("bufsim".into())
+            .stack_size(WORK_STACK)
+            .spawn_scoped(s, || {
+                let _ended = Ended(&ended, waiter);
+                work()
+            })
+            .map_err(|e| PyOSError::new_err(format!("cannot start a thread for the computation: {e}")))?;
+        let mut raised = None;
+        while !ended.load(Ordering::Acquire) {
+            py.allow_threads(|| std::thread::park_timeout(SIGNAL_POLL));
+            if raised.is_none() && !ended.load(Ordering::Acquire) {
+                if let Err(e) = py.check_signals() {
+                    counters.cancel();
+                    raised = Some(e);
+                }
+            }
+        }
+        let out = py.allow_threads(|| handle.join()).unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match raised {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    })
 }
 
 /// Runs every (policy, read-ahead, cache) combination over the trace with `options` (a JSON
@@ -98,10 +159,11 @@ fn run(
     progress: Option<&Bound<'_, Progress>>,
 ) -> PyResult<Vec<PyObject>> {
     let (o, mut opts) = self::options(options)?;
-    opts.meter = meter(progress);
+    let counters = counters(progress);
+    opts.meter = Meter::new(Arc::clone(&counters));
     let configs = RunConfig::cross(&policies, &prefetches, &caches);
     let path = path.to_string();
-    let results = py.allow_threads(|| run_trace(&path, &configs, &opts)).map_err(to_py)?;
+    let results = interruptible(py, &counters, || run_trace(&path, &configs, &opts))?.map_err(to_py)?;
     results.iter().map(|r| to_object(py, &serde_json::Value::Object(row(r, &o)))).collect()
 }
 
@@ -208,9 +270,10 @@ impl Trace {
     ) -> PyResult<Self> {
         let fmt = parse_format(format)?;
         let p = path.to_string();
-        let read = ReadOptions { skip_bad, meter: meter(progress) };
-        let loaded =
-            py.allow_threads(|| LoadedTrace::load_with(&p, fmt, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
+        let counters = counters(progress);
+        let read = ReadOptions { skip_bad, meter: Meter::new(Arc::clone(&counters)) };
+        let loaded = interruptible(py, &counters, || LoadedTrace::load_with(&p, fmt, &read))?
+            .map_err(|e| to_py(SimError::Trace(e)))?;
         Ok(Trace { inner: Arc::new(loaded), path: path.to_string() })
     }
 
@@ -237,10 +300,12 @@ impl Trace {
         keywords: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Vec<PyObject>> {
         let options = with_keywords(py, options, keywords)?;
-        let (o, opts) = self::options(&options)?;
+        let (o, mut opts) = self::options(&options)?;
+        let counters = counters(None);
+        opts.meter = Meter::new(Arc::clone(&counters));
         let configs = RunConfig::cross(&policies, &prefetches, &caches);
         let inner = Arc::clone(&self.inner);
-        let results = py.allow_threads(|| inner.run(&configs, &opts)).map_err(to_py)?;
+        let results = interruptible(py, &counters, || inner.run(&configs, &opts))?.map_err(to_py)?;
         results.iter().map(|r| to_object(py, &serde_json::Value::Object(row(r, &o)))).collect()
     }
 }
@@ -392,10 +457,12 @@ fn breakdown<'py>(
     caches: Vec<String>,
     options: &str,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let (_, opts) = self::options(options)?;
+    let (_, mut opts) = self::options(options)?;
+    let counters = counters(None);
+    opts.meter = Meter::new(Arc::clone(&counters));
     let configs = RunConfig::cross(&policies, &["none".to_string()], &caches);
     let p = path.to_string();
-    let rows = py.allow_threads(|| breakdown_trace(&p, &configs, &opts)).map_err(to_py)?;
+    let rows = interruptible(py, &counters, || breakdown_trace(&p, &configs, &opts))?.map_err(to_py)?;
     rows.into_iter()
         .map(|r| {
             let d = PyDict::new(py);
@@ -505,9 +572,11 @@ fn run_timeline(
 ) -> PyResult<TimelineRows> {
     let (_, mut opts) = self::options(options)?;
     opts.jobs = 1;
+    let counters = counters(None);
+    opts.meter = Meter::new(Arc::clone(&counters));
     let configs = vec![RunConfig::new(policy, cache).with_prefetch(prefetch)];
     let p = path.to_string();
-    let mut results = py.allow_threads(|| run_trace(&p, &configs, &opts)).map_err(to_py)?;
+    let mut results = interruptible(py, &counters, || run_trace(&p, &configs, &opts))?.map_err(to_py)?;
     let r = results.pop().expect("one configuration, one result");
     let tl = r.timeline.ok_or_else(|| {
         let partitioned = bufsim_core::spec::Spec::parse(policy)
@@ -651,6 +720,7 @@ fn analyze(
         (None, None) => None,
         _ => return Err(SpecError::new_err("the breakdown needs both policies and a cache size")),
     };
+    let counters = counters(progress);
     let opts = bufsim_analysis::AnalysisOptions {
         engine: engine_config(block_size, reads_only),
         format: parse_format(format)?,
@@ -660,10 +730,10 @@ fn analyze(
         jobs,
         breakdown,
         seed,
-        meter: meter(progress),
+        meter: Meter::new(Arc::clone(&counters)),
     };
     let p = path.to_string();
-    let a = py.allow_threads(|| bufsim_analysis::analyze_trace(&p, &opts)).map_err(to_py)?;
+    let a = interruptible(py, &counters, || bufsim_analysis::analyze_trace(&p, &opts))?.map_err(to_py)?;
     Ok(a.to_json())
 }
 
@@ -706,6 +776,7 @@ fn mrc(
         (None, Some(blocks)) => Some(ShardsMode::FixedSize { blocks }),
         (None, None) => None,
     };
+    let counters = counters(progress);
     let opts = bufsim_analysis::MrcOptions {
         engine: engine_config(block_size, reads_only),
         format: parse_format(format)?,
@@ -713,10 +784,10 @@ fn mrc(
         exact,
         shards,
         seed,
-        meter: meter(progress),
+        meter: Meter::new(Arc::clone(&counters)),
     };
     let p = path.to_string();
-    let r = py.allow_threads(|| bufsim_analysis::mrc_trace(&p, &opts)).map_err(to_py)?;
+    let r = interruptible(py, &counters, || bufsim_analysis::mrc_trace(&p, &opts))?.map_err(to_py)?;
     Ok(r.to_json())
 }
 
@@ -746,17 +817,20 @@ fn mrc_miniature(
         })
         .transpose()?;
     bufsim_core::run::check_block_size(block_size).map_err(|e| SpecError::new_err(e.to_string()))?;
+    let counters = counters(None);
     let opts = RunOptions {
         engine: engine_config(block_size, reads_only),
         format: parse_format(format)?,
         seed,
         jobs,
+        meter: Meter::new(Arc::clone(&counters)),
         ..RunOptions::default()
     };
     let (p, pol) = (path.to_string(), policy.to_string());
-    let r = py
-        .allow_threads(|| bufsim_analysis::miniature_trace(&p, &pol, sizes.as_deref(), rate, seed, &opts))
-        .map_err(to_py)?;
+    let r = interruptible(py, &counters, || {
+        bufsim_analysis::miniature_trace(&p, &pol, sizes.as_deref(), rate, seed, &opts)
+    })?
+    .map_err(to_py)?;
     Ok(r.to_json())
 }
 
@@ -795,8 +869,10 @@ fn convert<'py>(
             ));
         }
         let engine = engine_config(block_size, reads_only);
-        let m = meter(progress);
-        let s = py.allow_threads(|| bufsim_analysis::export_lcs(&p, fmt, &o, lcs, &engine, &m)).map_err(to_py)?;
+        let counters = counters(progress);
+        let m = Meter::new(Arc::clone(&counters));
+        let s = interruptible(py, &counters, || bufsim_analysis::export_lcs(&p, fmt, &o, lcs, &engine, &m))?
+            .map_err(to_py)?;
         d.set_item("format", s.format.name())?;
         d.set_item("requests", s.records)?;
         d.set_item("names", 0)?;
@@ -807,9 +883,10 @@ fn convert<'py>(
         d.set_item("hints_left_out", s.hints)?;
         return Ok(d);
     }
-    let read = ReadOptions { skip_bad, meter: meter(progress) };
-    let s =
-        py.allow_threads(|| bufsim_core::trace::convert(&p, fmt, &o, &read)).map_err(|e| to_py(SimError::Trace(e)))?;
+    let counters = counters(progress);
+    let read = ReadOptions { skip_bad, meter: Meter::new(Arc::clone(&counters)) };
+    let s = interruptible(py, &counters, || bufsim_core::trace::convert(&p, fmt, &o, &read))?
+        .map_err(|e| to_py(SimError::Trace(e)))?;
     d.set_item("format", s.format.name())?;
     d.set_item("requests", s.requests)?;
     d.set_item("names", s.names)?;

@@ -20,6 +20,8 @@ pub enum TraceErrorKind {
     Io,
     UnknownFormat,
     Malformed,
+    /// The work was cancelled while it read the trace ([`crate::progress::Progress::cancel`]).
+    Interrupted,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +38,9 @@ impl TraceError {
     }
 
     pub fn io(path: &str, err: &std::io::Error) -> Self {
+        if err.get_ref().is_some_and(|e| e.is::<crate::progress::Cancelled>()) {
+            return TraceError::interrupted(path);
+        }
         let (kind, message) = match err.kind() {
             std::io::ErrorKind::NotFound => (TraceErrorKind::NotFound, "no such file; check the path".to_string()),
             std::io::ErrorKind::PermissionDenied => {
@@ -48,6 +53,15 @@ impl TraceError {
             _ => (TraceErrorKind::Io, format!("cannot read: {err}")),
         };
         TraceError { path: path.to_string(), location: Location::File, kind, message }
+    }
+
+    pub fn interrupted(path: &str) -> Self {
+        TraceError {
+            path: path.to_string(),
+            location: Location::File,
+            kind: TraceErrorKind::Interrupted,
+            message: "interrupted".to_string(),
+        }
     }
 
     pub fn unknown_format(path: &str, message: impl Into<String>) -> Self {

@@ -506,7 +506,8 @@ impl TraceReader {
         Err(TraceError::malformed(&self.path(), self.location(), m))
     }
 
-    fn path(&self) -> String {
+    /// The trace's path, as errors name it.
+    pub fn path(&self) -> String {
         match &self.inner {
             Inner::Oracle(r) => r.path().to_string(),
             Inner::Bst(r) => r.path().to_string(),
