@@ -9,7 +9,7 @@
 //! sequence is exactly the first-level misses in order.
 
 use crate::frames::FrameVec;
-use bufsim_trace::{AddressKind, Format, Op, Request, TraceError, TraceReader};
+use bufsim_trace::{AddressKind, Format, Meter, Op, ReadOptions, Request, TraceError, TraceReader};
 use rustc_hash::FxHashMap;
 
 use crate::access::{included, EngineConfig};
@@ -401,6 +401,7 @@ pub fn filter_file(
     cfg: &FirstLevelConfig,
     engine: &EngineConfig,
     seed: u64,
+    meter: &Meter,
     mut out: impl FnMut(&Request) -> Result<(), TraceError>,
 ) -> Result<Vec<ClientStats>, SimError> {
     cfg.validate(engine, seed)?;
@@ -409,7 +410,8 @@ pub fn filter_file(
         AddressKind::Device => Layout::Identity,
         AddressKind::File => {
             let mut ext = FileExtents::default();
-            for r in TraceReader::open(path, Some(format))? {
+            let sizes = ReadOptions { meter: meter.quiet(), ..ReadOptions::default() };
+            for r in TraceReader::open_with(path, Some(format), &sizes)? {
                 ext.push(&r?, engine.block_size);
             }
             Layout::first_touch(&ext.finish(), 0)?
@@ -417,7 +419,8 @@ pub fn filter_file(
     };
     let mut level = FirstLevel::new(cfg.clone(), *engine, &layout, seed)?;
     let mut failed: Option<TraceError> = None;
-    let mut reader = TraceReader::open(path, Some(format))?;
+    let mut reader =
+        TraceReader::open_with(path, Some(format), &ReadOptions { meter: meter.clone(), ..ReadOptions::default() })?;
     while let Some(r) = reader.next_request()? {
         level.request(&r, &mut |x| {
             if failed.is_none() {

@@ -366,16 +366,17 @@ fn filter_trace<'py>(
         .ok_or_else(|| SpecError::new_err("filtering a trace needs a first level (first_level)"))?;
     let (fmt, engine, seed, block_size) = (opts.format, opts.engine, opts.seed, opts.engine.block_size);
     let (path, out) = (path.to_string(), out.to_string());
-    let (written, stats) = py
-        .allow_threads(|| -> Result<_, SimError> {
-            // Before the output is created (truncated): it may be the input itself.
-            bufsim_core::trace::check_not_input(&path, &out)?;
-            let file = std::fs::File::create(&out).map_err(|e| bufsim_core::trace::TraceError::io(&out, &e))?;
-            let mut w = BlockCsvWriter::new(std::io::BufWriter::new(file), &out, block_size)?;
-            let stats = filter_file(&path, fmt, &cfg, &engine, seed, |r| w.write(r))?;
-            Ok((w.finish()?, stats))
-        })
-        .map_err(to_py)?;
+    let counters = counters(None);
+    let meter = Meter::new(Arc::clone(&counters));
+    let (written, stats) = interruptible(py, &counters, || -> Result<_, SimError> {
+        // Before the output is created (truncated): it may be the input itself.
+        bufsim_core::trace::check_not_input(&path, &out)?;
+        let file = std::fs::File::create(&out).map_err(|e| bufsim_core::trace::TraceError::io(&out, &e))?;
+        let mut w = BlockCsvWriter::new(std::io::BufWriter::new(file), &out, block_size)?;
+        let stats = filter_file(&path, fmt, &cfg, &engine, seed, &meter, |r| w.write(r))?;
+        Ok((w.finish()?, stats))
+    })?
+    .map_err(to_py)?;
     let rows = stats
         .into_iter()
         .map(|c| {
