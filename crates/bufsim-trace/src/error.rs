@@ -20,7 +20,7 @@ pub enum TraceErrorKind {
     Io,
     UnknownFormat,
     Malformed,
-    /// The work was cancelled while it read the trace ([`crate::progress::Progress::cancel`]).
+    /// The work was cancelled while it read the trace (`Progress::cancel`).
     Interrupted,
 }
 
@@ -38,7 +38,7 @@ impl TraceError {
     }
 
     pub fn io(path: &str, err: &std::io::Error) -> Self {
-        if err.get_ref().is_some_and(|e| e.is::<crate::progress::Cancelled>()) {
+        if err.get_ref().is_some_and(|e| e.is::<Cancelled>()) {
             return TraceError::interrupted(path);
         }
         let (kind, message) = match err.kind() {
@@ -85,6 +85,19 @@ impl fmt::Display for TraceError {
 }
 
 impl std::error::Error for TraceError {}
+
+/// What a read of a cancelled work fails with (`Progress::cancel`); [`TraceError::io`] tells
+/// it by this payload.
+#[derive(Debug)]
+pub struct Cancelled;
+
+impl fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Cancelled {}
 
 /// Shows the offending text of a line, shortened so an error stays one line.
 pub(crate) fn excerpt(text: &[u8]) -> String {

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::error::TraceError;
+use crate::error::{Cancelled, TraceError};
 
 /// Requests a loop processes between two updates of the shared counter.
 pub const BATCH: u64 = 1 << 16;
@@ -198,18 +198,6 @@ impl<R: Read> Read for Counted<R> {
         Ok(n)
     }
 }
-
-/// What a read of a cancelled work fails with; [`TraceError::io`] tells it by this payload.
-#[derive(Debug)]
-pub struct Cancelled;
-
-impl fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("interrupted")
-    }
-}
-
-impl std::error::Error for Cancelled {}
 
 /// Counts loop iterations locally and publishes them to a meter every [`BATCH`], when it also
 /// asks whether the work was cancelled.
