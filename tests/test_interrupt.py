@@ -1,4 +1,5 @@
-"""Ctrl-C during a long computation of the native core ends the command line at once."""
+"""Ctrl-C during a long computation of the native core stops it: the command line ends with 130,
+a Python session gets its KeyboardInterrupt and goes on."""
 
 import os
 import signal
@@ -18,7 +19,7 @@ def sigint_as_at_a_terminal() -> None:
 
 def test_ctrl_c_in_a_native_computation_ends_the_command_at_once():
     # Python's handler runs only between bytecodes, so SIGINT once waited for the whole native
-    # call and the command then exited with 130 as if it had stopped at once.
+    # call (tens of seconds here); the call now stops its computation and the command says so.
     env = {**os.environ, "BUFSIM_PROGRESS": "1"}
     p = subprocess.Popen(
         [sys.executable, "-m", "bufsim", "analyze", str(P3)],  # tens of seconds of native work
@@ -34,30 +35,13 @@ def test_ctrl_c_in_a_native_computation_ends_the_command_at_once():
             assert chunk, f"ended before its computation started: {seen[-300:]!r}"
             seen += chunk
         p.send_signal(signal.SIGINT)
-        # The signal's default action: the process ends by it (the shell reports 130).
-        assert p.wait(timeout=600) == -signal.SIGINT
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 130
+        assert b"bufsim: interrupted" in err
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-
-
-def test_a_python_session_keeps_its_keyboard_interrupt():
-    # Only the command line lets SIGINT end the process; a notebook's kernel must survive it.
-    code = (
-        "import signal, bufsim.progress as pr\n"
-        "with pr.native_computation():\n"
-        "    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
-        "pr.interrupt_ends_process()\n"
-        "with pr.native_computation():\n"
-        "    assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL\n"
-        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
-        # Started with SIGINT ignored (nohup, a script's background): it stays ignored.
-        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-        "with pr.native_computation():\n"
-        "    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, preexec_fn=sigint_as_at_a_terminal)
 
 
 def test_ctrl_c_stops_a_native_computation_in_a_python_session(tmp_path):
@@ -102,7 +86,7 @@ def test_ctrl_c_stops_a_native_computation_in_a_python_session(tmp_path):
             assert chunk, f"ended before its computation started: {seen[-300:]!r}"
             seen += chunk
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-500:]
         assert out.decode().split() == ["interrupted", "1"]
     finally:

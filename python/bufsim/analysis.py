@@ -109,24 +109,23 @@ def analyze(
         names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
     elif policies is not None:
         raise SpecError("policies are for the breakdown: give its cache size too (breakdown=...)")
-    from bufsim.progress import native_computation, track
+    from bufsim.progress import track
 
-    with native_computation():
-        text = track(
-            _core.analyze,
-            os.fspath(trace),
-            show=progress,
-            format=format,
-            block_size=block_size_bytes(block_size),
-            reads_only=reads_only,
-            working_set=working_set,
-            contexts=contexts,
-            hill_fraction=float(hill_fraction),
-            jobs=jobs,
-            breakdown_policies=names,
-            breakdown_cache=None if breakdown is None else size_text(breakdown, "breakdown cache size"),
-            seed=seed,
-        )
+    text = track(
+        _core.analyze,
+        os.fspath(trace),
+        show=progress,
+        format=format,
+        block_size=block_size_bytes(block_size),
+        reads_only=reads_only,
+        working_set=working_set,
+        contexts=contexts,
+        hill_fraction=float(hill_fraction),
+        jobs=jobs,
+        breakdown_policies=names,
+        breakdown_cache=None if breakdown is None else size_text(breakdown, "breakdown cache size"),
+        seed=seed,
+    )
     return Analysis(**json.loads(text))
 
 
@@ -197,7 +196,7 @@ def mrc_report(
 ) -> dict[str, Any]:
     """The miss ratio curve report as a dict (what ``bufsim mrc --json`` prints). Progress shows
     on standard error when it is a terminal (``progress=True`` or ``False`` decides)."""
-    from bufsim.progress import native_computation, track
+    from bufsim.progress import track
 
     all_sizes = isinstance(sizes, str) and sizes == "all"
     listed: Optional[list[str]] = None
@@ -213,21 +212,20 @@ def mrc_report(
         raise SpecError(f"SHARDS sample size must be a positive number of blocks, not {shards_size!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SpecError(f"seed must be zero or more, not {seed!r}")
-    with native_computation():
-        text = track(
-            _core.mrc,
-            os.fspath(trace),
-            show=progress,
-            sizes=listed,
-            all_sizes=all_sizes,
-            exact=exact,
-            shards_rate=None if shards is None else float(shards),
-            shards_size=shards_size,
-            seed=seed,
-            format=format,
-            block_size=block_size_bytes(block_size),
-            reads_only=reads_only,
-        )
+    text = track(
+        _core.mrc,
+        os.fspath(trace),
+        show=progress,
+        sizes=listed,
+        all_sizes=all_sizes,
+        exact=exact,
+        shards_rate=None if shards is None else float(shards),
+        shards_size=shards_size,
+        seed=seed,
+        format=format,
+        block_size=block_size_bytes(block_size),
+        reads_only=reads_only,
+    )
     r = json.loads(text)
     if r["shards"] is not None:
         _check_sampled(r["shards"]["sampled_refs"], r["accesses"], "SHARDS sample", "--shards or --shards-size")
@@ -311,20 +309,17 @@ def miniature_mrc(
         if isinstance(sizes, (str, int)):
             sizes = [sizes]
         listed = [size_text(s, "cache size") for s in sizes]
-    from bufsim.progress import native_computation
-
-    with native_computation():
-        text = _core.mrc_miniature(
-            os.fspath(trace),
-            policy,
-            rate=float(sample),
-            sizes=listed,
-            seed=seed,
-            format=format,
-            block_size=block_size_bytes(block_size),
-            reads_only=reads_only,
-            jobs=jobs,
-        )
+    text = _core.mrc_miniature(
+        os.fspath(trace),
+        policy,
+        rate=float(sample),
+        sizes=listed,
+        seed=seed,
+        format=format,
+        block_size=block_size_bytes(block_size),
+        reads_only=reads_only,
+        jobs=jobs,
+    )
     r = json.loads(text)
     r["block_size"] = block_size_bytes(block_size)
     _check_sampled(r["sampled_accesses"], r["accesses"], f"sample at rate {sample}", "--sample")

@@ -66,7 +66,7 @@ def run(
     one :class:`Result` per run, in that order. The trace is decoded once and the runs go in
     parallel unless ``options`` sets ``jobs``. Progress (reading, then simulating, with the time
     left) shows on standard error when it is a terminal; ``progress=True`` or ``False`` decides."""
-    from bufsim.progress import native_computation, track
+    from bufsim.progress import track
 
     opts = options if isinstance(options, Options) else Options(options)
     policies = [str(p) for p in _listed(policies, "policy", "name at least one, such as 'lru'")]
@@ -78,8 +78,7 @@ def run(
         trace = trace.path
     else:
         trace = path_of(trace, "trace")
-        with native_computation():
-            rows = track(_core.run, trace, policies, caches, prefetches, opts.to_json(), show=progress)
+        rows = track(_core.run, trace, policies, caches, prefetches, opts.to_json(), show=progress)
     results = [result_of(r) for r in rows]
     if results and results[0].skipped:
         from bufsim.formats import warn_skipped

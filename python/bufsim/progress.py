@@ -66,46 +66,6 @@ def bar(
     )
 
 
-#: Whether a Ctrl-C during a long computation of the native core ends the process at once
-#: (:func:`interrupt_ends_process`, which the command line calls).
-_INTERRUPT_ENDS_PROCESS = False
-
-
-def interrupt_ends_process() -> None:
-    """Makes :func:`native_computation` let Ctrl-C end the process: for the command line only,
-    where the process ends with the computation anyway. A Python session keeps its
-    KeyboardInterrupt (raised when the call returns)."""
-    global _INTERRUPT_ENDS_PROCESS
-    _INTERRUPT_ENDS_PROCESS = True
-
-
-class native_computation:
-    """Around a call of the native core that computes in memory and leaves nothing on disk
-    (analyze, mrc, run): with :func:`interrupt_ends_process` in force, SIGINT takes its default
-    action while the call runs, so Ctrl-C ends the process at once (status 130 to the shell),
-    as the native ``bufsim run`` does. Python's own handler runs only between bytecodes, so
-    without this Ctrl-C waited for the whole call (40 s for ``bufsim analyze`` on a 3.9M-request
-    trace). Commands that install their own handler (sweeps, collect, validate) keep it."""
-
-    def __enter__(self) -> "native_computation":
-        import signal  # not threading: `bufsim run` starts without it (tests/test_imports.py)
-
-        self._armed = False
-        if _INTERRUPT_ENDS_PROCESS and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                self._armed = True
-            except ValueError:  # not the main thread, whose handler stays
-                pass
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        import signal
-
-        if self._armed:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
 def track(call: Callable[..., T], *args: Any, show: Optional[bool] = None, desc: str = "", **kwargs: Any) -> T:
     """Calls a function of the native core that takes ``progress=`` (a ``_core.Progress``) and
     draws its stages (reading the trace in bytes, simulating in requests) as bars with the time

@@ -163,12 +163,6 @@ EXAMPLES = {
 }
 
 
-# Commands that compute in memory and write their output at the end: Ctrl-C may end them in the
-# middle of the native core's work. The others (sweep, reproduce --out, collect, validate,
-# report, convert) have finished work to keep or state to clean up when interrupted.
-INTERRUPT_ENDS = ("run", "analyze", "mrc")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from bufsim._core import BufsimError
     from bufsim.errors import guard
@@ -180,11 +174,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return EXIT_USAGE
-    if words and words[0] in INTERRUPT_ENDS:
-        from bufsim.progress import interrupt_ends_process
-
-        # Nothing to keep or clean up: Ctrl-C need not wait for a native computation.
-        interrupt_ends_process()
     if getattr(args, "progress", None) is not None:
         # Every bar the command draws, however deep (reproduce's runs, report's steps), follows it.
         from bufsim.progress import ENV
