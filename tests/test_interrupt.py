@@ -17,31 +17,38 @@ def sigint_as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_in_a_native_computation_ends_the_command_at_once():
-    # Python's handler runs only between bytecodes, so SIGINT once waited for the whole native
-    # call (tens of seconds here); the call now stops its computation and the command says so.
+def interrupted(args: list[str]) -> tuple[int, bytes, bytes]:
+    """Runs `python args` with a progress bar, sends SIGINT once the bar shows that the native
+    call reads its trace, and returns the exit status, standard output and standard error."""
     env = {**os.environ, "BUFSIM_PROGRESS": "1"}
     p = subprocess.Popen(
-        [sys.executable, "-m", "bufsim", "analyze", str(P3)],  # tens of seconds of native work
-        stdout=subprocess.DEVNULL,
+        [sys.executable, *args],
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
         preexec_fn=sigint_as_at_a_terminal,
     )
     try:
         seen = b""
-        while b"reading" not in seen:  # the progress bar: the native call has started
+        while b"reading" not in seen:
             chunk = p.stderr.read1(4096)
             assert chunk, f"ended before its computation started: {seen[-300:]!r}"
             seen += chunk
         p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=600)
-        assert p.returncode == 130
-        assert b"bufsim: interrupted" in err
+        out, err = p.communicate(timeout=600)
+        return p.returncode, out, err
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def test_ctrl_c_in_a_native_computation_ends_the_command_at_once():
+    # Python's handler runs only between bytecodes, so SIGINT once waited for the whole native
+    # call (tens of seconds here); the call now stops its computation and the command says so.
+    status, _, err = interrupted(["-m", "bufsim", "analyze", str(P3)])
+    assert status == 130
+    assert b"bufsim: interrupted" in err
 
 
 def test_ctrl_c_stops_a_native_computation_in_a_python_session(tmp_path):
@@ -71,25 +78,6 @@ def test_ctrl_c_stops_a_native_computation_in_a_python_session(tmp_path):
         "    print('interrupted', flush=True)\n"
         "print(bufsim.simulate(small, 'lru', '10blocks').hits)\n"
     )
-    env = {**os.environ, "BUFSIM_PROGRESS": "1"}
-    p = subprocess.Popen(
-        [sys.executable, "-c", code, str(fifo), str(small)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        preexec_fn=sigint_as_at_a_terminal,
-    )
-    try:
-        seen = b""
-        while b"reading" not in seen:  # the progress bar: the native call has started
-            chunk = p.stderr.read1(4096)
-            assert chunk, f"ended before its computation started: {seen[-300:]!r}"
-            seen += chunk
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=600)
-        assert p.returncode == 0, err[-500:]
-        assert out.decode().split() == ["interrupted", "1"]
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    status, out, err = interrupted(["-c", code, str(fifo), str(small)])
+    assert status == 0, err[-500:]
+    assert out.decode().split() == ["interrupted", "1"]
