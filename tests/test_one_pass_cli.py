@@ -7,9 +7,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -72,9 +74,56 @@ def test_a_short_fifo_does_not_hang_and_a_pre_pass_on_a_pipe_is_refused(tmp_path
     p = run(["run", fifo, "-c", "10blocks", "--json"], timeout=60)
     t.join()
     assert counts(p)[0] == 39
+    # The writer was there at once: nothing to say.
+    assert b"waiting for a writer" not in p.stderr, p.stderr
     # OPT reads the trace twice (its future): on a pipe that once gave 0 requests, exit 0.
     p = run(["run", "-", "--format", "lirs", "-p", "opt", "-c", "10blocks"], stdin=b"1\n2\n1\n")
     one_line_error(p, "policy opt (its future) reads the trace twice", "standard input cannot be read again")
+
+
+@pytest.mark.parametrize("command", ["run", "convert"])
+def test_a_fifo_without_a_writer_says_it_waits_and_reads_the_writer_that_comes(tmp_path, cloudphysics, command):
+    # Opening a FIFO for reading waits for a writer: bufsim once waited there for ever, silent.
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    head = b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:40])
+    out = tmp_path / "t.bst"
+    args = ["run", fifo, "-c", "10blocks", "--json"] if command == "run" else ["convert", fifo, "-o", out]
+    proc = subprocess.Popen(CLI + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # The writer comes once bufsim has said that it waits (after about a second).
+        assert select.select([proc.stderr], [], [], 30)[0], "bufsim waits for a writer without a word"
+        said = proc.stderr.readline()
+        assert said.decode().strip() == f"bufsim: waiting for a writer on FIFO {fifo} (Ctrl-C to stop)", said
+        with open(fifo, "wb") as f:
+            f.write(head)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and b"waiting for a writer" not in stderr, stderr
+    if command == "convert":
+        stdout = run(["run", out, "-c", "10blocks", "--json"]).stdout
+    assert json.loads(stdout.decode().splitlines()[0])["requests"] == 39
+
+
+def test_a_fifo_whose_writer_is_slow_to_write_is_read_without_a_word(tmp_path, cloudphysics):
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    head = b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:40])
+
+    def feed():
+        with open(fifo, "wb") as f:
+            time.sleep(1.5)  # connected, but silent past the second bufsim gives a writer to come
+            f.write(head)
+
+    t = threading.Thread(target=feed)
+    t.start()
+    p = run(["run", fifo, "-c", "10blocks", "--json"], timeout=60)
+    t.join()
+    assert counts(p)[0] == 39
+    assert b"waiting for a writer" not in p.stderr, p.stderr
 
 
 def test_convert_from_stdin_writes_every_request(tmp_path, big_trace):

@@ -4,8 +4,10 @@
 //! Every trace is opened once. What format detection looks at is read into a buffer that the
 //! reader then consumes first, so a pipe, a FIFO or standard input loses nothing to detection.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
 use crate::error::TraceError;
 
@@ -56,13 +58,104 @@ pub fn not_rewindable(path: &str, what: &str) -> TraceError {
     )
 }
 
-pub(crate) fn open_file(path: &str) -> Result<File, TraceError> {
-    let f = if path == STDIN { stdin_file(path)? } else { File::open(path).map_err(|e| TraceError::io(path, &e))? };
+/// How long opening a FIFO waits for its writer before saying that it waits: a writer started
+/// beside bufsim (`bufsim run f & producer > f`) connects unremarked, and someone left looking
+/// at a silent terminal learns why soon.
+const WRITER_PATIENCE_MS: libc::c_int = 1000;
+
+/// An opened trace file.
+pub(crate) struct TraceFile {
+    pub(crate) file: File,
+    /// A byte already read from a FIFO while finding out whether it had a writer; it comes
+    /// before the rest of `file`.
+    pub(crate) early: Option<u8>,
+}
+
+impl TraceFile {
+    /// The whole content, `early` first, with the file's reads counted on `meter`.
+    fn into_read(self, meter: &crate::progress::Meter) -> Box<dyn Read + Send> {
+        let file = meter.counted(self.file);
+        match self.early {
+            Some(b) => Box::new(std::io::Cursor::new([b]).chain(file)),
+            None => file,
+        }
+    }
+}
+
+pub(crate) fn open_file(path: &str) -> Result<TraceFile, TraceError> {
+    if path == STDIN {
+        return Ok(TraceFile { file: stdin_file(path)?, early: None });
+    }
+    // Opened without blocking: opening a FIFO for reading otherwise waits, silently and for
+    // ever, until some program opens it for writing.
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| TraceError::io(path, &e))?;
     let meta = f.metadata().map_err(|e| TraceError::io(path, &e))?;
     if meta.is_dir() {
         return Err(TraceError::unknown_format(path, "is a directory; give a trace file"));
     }
-    Ok(f)
+    let early = if meta.file_type().is_fifo() { wait_for_writer(&f, path)? } else { None };
+    set_blocking(&f).map_err(|e| TraceError::io(path, &e))?;
+    Ok(TraceFile { file: f, early })
+}
+
+/// Waits until the FIFO `f` (open without blocking) has a writer, saying so once on standard
+/// error when none has come within [`WRITER_PATIENCE_MS`]; returns the byte it read, if any.
+///
+/// It must wait before any read: with no writer, a read of an empty FIFO ends at once, as an
+/// empty trace would. poll() wakes when data comes or a writer has come and gone (POLLHUP);
+/// when it times out, a read tells a writer that has not written yet (the read would block)
+/// from no writer at all (the read ends).
+fn wait_for_writer(f: &File, path: &str) -> Result<Option<u8>, TraceError> {
+    if ready(f, WRITER_PATIENCE_MS, path)? {
+        return Ok(None);
+    }
+    let (mut file, mut byte) = (f, [0u8; 1]);
+    match file.read(&mut byte) {
+        Ok(1) => return Ok(Some(byte[0])),
+        Ok(_) => {}
+        // A writer is there: the blocking reads that follow wait for its data.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(None),
+        Err(e) => return Err(TraceError::io(path, &e)),
+    }
+    eprintln!("bufsim: waiting for a writer on FIFO {path} (Ctrl-C to stop)");
+    ready(f, -1, path)?;
+    Ok(None)
+}
+
+/// Whether `f` became readable (data, or its writer gone) within `timeout_ms` (-1: no limit).
+fn ready(f: &File, timeout_ms: libc::c_int, path: &str) -> Result<bool, TraceError> {
+    let mut fd = libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd, for a descriptor `f` keeps open.
+    match unsafe { libc::poll(&mut fd, 1, timeout_ms) } {
+        0 => Ok(false),
+        n if n > 0 => Ok(true),
+        _ => {
+            let e = std::io::Error::last_os_error();
+            // Only a signal with a handler interrupts poll(): Python's SIGINT handler in a
+            // session, whose Ctrl-C must end the wait rather than be waited through.
+            let message = if e.kind() == std::io::ErrorKind::Interrupted {
+                "interrupted while waiting for a writer on this FIFO".to_string()
+            } else {
+                format!("cannot wait for a writer on this FIFO: {e}")
+            };
+            Err(TraceError { message, ..TraceError::io(path, &e) })
+        }
+    }
+}
+
+/// Clears the O_NONBLOCK that [`open_file`] opened with: the readers expect reads that wait.
+fn set_blocking(f: &File) -> std::io::Result<()> {
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl on a descriptor `f` keeps open, with flags it returned.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Standard input as a file of its own (a duplicate descriptor), read without Rust's stdin lock
@@ -120,13 +213,13 @@ impl Opened {
     /// [`Opened::open`], starting a "reading" stage on `meter` (the file's length when known)
     /// that counts the bytes read from the file (compressed bytes for a compressed file).
     pub(crate) fn open_metered(path: &str, head: usize, meter: &crate::progress::Meter) -> Result<Opened, TraceError> {
-        let file = open_file(path)?;
-        let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
+        let opened = open_file(path)?;
+        let meta = opened.file.metadata().map_err(|e| TraceError::io(path, &e))?;
         let regular = meta.is_file() && path != STDIN;
-        let keep = if regular { file.try_clone().ok() } else { None };
+        let keep = if regular { opened.file.try_clone().ok() } else { None };
         let name = if path == STDIN { "standard input" } else { path };
         meter.stage(&format!("reading {name}"), "B", if regular { meta.len() } else { 0 });
-        Self::from_read(meter.counted(file), path, head, regular.then_some(meta.len()), keep)
+        Self::from_read(opened.into_read(meter), path, head, regular.then_some(meta.len()), keep)
     }
 
     /// Reads up to `head` bytes of any input's decompressed content; `plain_len` is its length
