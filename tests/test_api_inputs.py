@@ -58,6 +58,33 @@ def test_values_json_cannot_carry_are_named(tmp_path, name, value):
         bufsim.simulate(trace, "lru", 64, **{name: value})
 
 
+BIG = 2**70  # 1180591620717411303424: past 2^64, where JSON numbers were read as floats
+
+
+@pytest.mark.parametrize(
+    "options, rule",
+    [
+        ({"seed": BIG}, "seed must be a whole number from 0 to 2^64 - 1"),
+        ({"max_requests": BIG}, "max requests must be a whole number from 0 to 2^64 - 1"),
+        ({"jobs": -BIG}, "jobs must be a whole number from 0 to 2^64 - 1"),
+        ({"closed": BIG}, "closed must be a number of outstanding requests from 1 to 1000000"),
+        ({"block_size": BIG}, "must be a power of two from 512 B (a sector) to 1 GiB"),
+        ({"cluster": BIG}, "must be a positive number of blocks (from 1 to 2^64 - 1)"),
+        ({"file_gap": BIG}, "must be a positive number of blocks (from 1 to 2^64 - 1)"),
+        ({"cache_steps": {1: BIG}}, "must be a positive number of blocks (from 1 to 2^64 - 1)"),
+        ({"cache_steps": [[BIG, 5]]}, "must be a whole number of requests from 0 to 2^64 - 1"),
+        ({"array": BIG}, "must be a whole number from 1 to 254"),
+        ({"first_level": bufsim.FirstLevel("lru", BIG)}, "must be a positive number of blocks (from 1 to 2^64 - 1)"),
+    ],
+)
+def test_integers_past_2_64_are_shown_exactly_with_their_range(tmp_path, options, rule):
+    trace = block_trace(tmp_path / "t.csv", [0])
+    with pytest.raises(SpecError) as e:
+        bufsim.run(trace, "lru", 64, options)
+    assert rule in str(e.value), e.value
+    assert str(abs(BIG)) in str(e.value) and "e+21" not in str(e.value), e.value
+
+
 def test_more_windows_than_requests_cost_no_more_than_one_each(tmp_path):
     trace = block_trace(tmp_path / "t.csv", [0, 0])
     t0 = time.perf_counter()

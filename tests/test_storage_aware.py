@@ -181,7 +181,7 @@ def test_cli_run_prints_throughput_and_json(trace1):
     [
         (["--array", "raid5"], ["unknown array `raid5`"]),
         (["--array", "raid0(unit=6KiB)"], ["stripe unit", "4096-byte blocks"]),
-        (["--array", "16", "--closed", "0"], ["outstanding requests of at least 1"]),
+        (["--array", "16", "--closed", "0"], ["from 1 to 1000000"]),
         (["--array", "16", "--network", "infiniband"], ["unknown network `infiniband`", "loggp"]),
         (["--array", "16", "--faults", "device=6,slowdown=2"], ["no at= time"]),
         (["--array", "16", "--faults", "device=20,at=1s,slowdown=2"], ["fault on device 20"]),
@@ -190,7 +190,7 @@ def test_cli_run_prints_throughput_and_json(trace1):
         (["--array", "16", "-p", "landlord(cost=free)"], ["cost", "wait, model"]),
         (["--array", "16", "-p", "static(request=big)"], ["request"]),
         (["--array", "raid0(devices=0)"], ["devices=`0`", "1 to 254"]),
-        (["--array", "16", "--closed", "99999999999"], ["at most 1000000 outstanding requests"]),
+        (["--array", "16", "--closed", "99999999999"], ["99999999999", "from 1 to 1000000"]),
         (["--array", "16", "--device-for", "3=nosuch"], ["device 3", "unknown device `nosuch`"]),
         (["--array", "16", "--device-for", "3-1=ssd"], ["device range `3-1`", "empty"]),
         (["--array", "16", "--device-for", "3=ibm-9lzx(age=1000)"], ["simulated time ran past its limit"]),

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::array::Raid0;
 use crate::engine::EngineConfig;
 use crate::hierarchy::{ClientBy, FirstLevelConfig, Forward, LevelSpec};
-use crate::run::{check_block_size, RunOptions};
+use crate::run::{block_size_refused, check_block_size, RunOptions};
 use crate::spec::{Size, SpecError};
 use crate::timed::{Fault, Think, TimingOptions, DEFAULT_DEVICE, DEFAULT_SCHEDULER, MAX_CLOSED};
 use crate::trace::Format;
@@ -214,14 +214,8 @@ fn opt_boolean(name: &str, v: &Value) -> Result<Option<bool>, SpecError> {
 }
 
 fn uint(name: &str, v: &Value) -> Result<u64, SpecError> {
-    // A whole number past u64 arrives as a float: say it is too large, not that it is negative.
-    let what = match v.as_f64() {
-        Some(f) if f >= u64::MAX as f64 => "at most 2^64 - 1",
-        Some(f) if f >= 0.0 => "a whole number",
-        Some(_) => "zero or more",
-        // A string (`"2"` from Python) or another type: say what kind of value is wanted.
-        None => "a whole number (zero or more)",
-    };
+    // A number is shown as given (2^70 as its digits, not as a float), with the range it missed.
+    let what = if v.is_number() { "a whole number from 0 to 2^64 - 1" } else { "a whole number (zero or more)" };
     v.as_u64().ok_or_else(|| type_err(name, what, v))
 }
 
@@ -238,6 +232,8 @@ fn bytes(name: &str, v: &Value) -> Result<u64, SpecError> {
             v.as_str().unwrap_or_default().trim()
         ))),
         Some(Err(e)) => Err(SpecError(format!("{}: {e}", name.replace('_', " ")))),
+        // Only the block size is read in bytes.
+        None if v.is_number() => Err(block_size_refused(v)),
         None => Err(type_err(name, "bytes or a string such as '4KiB'", v)),
     }
 }
@@ -247,7 +243,10 @@ fn size(name: &str, v: &Value) -> Result<String, SpecError> {
     match v {
         Value::Number(n) => match n.as_u64() {
             Some(b) if b > 0 => Ok(format!("{b}blocks")),
-            _ => Err(SpecError(format!("{} {n} must be a positive number of blocks", name.replace('_', " ")))),
+            _ => Err(SpecError(format!(
+                "{} {n} must be a positive number of blocks (from 1 to 2^64 - 1)",
+                name.replace('_', " ")
+            ))),
         },
         Value::String(s) => Ok(s.trim().to_string()),
         _ => Err(type_err(name, "a number of blocks or a string such as '64MiB'", v)),
@@ -281,20 +280,22 @@ fn think(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
 fn array(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
     match v {
         Value::Null => Ok(None),
-        Value::Number(n) if n.is_u64() => Ok(Some(n.to_string())),
+        // The spec's parser holds a count to its range and names it.
+        Value::Number(n) => Ok(Some(n.to_string())),
         Value::String(s) => Ok(Some(s.trim().to_string())),
         _ => Err(type_err(name, "a spec such as 'raid0(devices=16,unit=8KiB)' or a device count", v)),
     }
 }
 
+/// The outstanding requests a closed workload takes.
+const CLOSED_RANGE: (u64, u64) = (1, MAX_CLOSED as u64);
+
 fn closed(name: &str, v: &Value) -> Result<Option<u64>, SpecError> {
+    let (least, most) = CLOSED_RANGE;
     match v.as_u64() {
         _ if v.is_null() => Ok(None),
-        Some(n) if n >= 1 && n <= MAX_CLOSED as u64 => Ok(Some(n)),
-        Some(n) if n > MAX_CLOSED as u64 => {
-            Err(SpecError(format!("a closed workload takes at most {MAX_CLOSED} outstanding requests, not {n}")))
-        }
-        _ => Err(type_err(name, "a number of outstanding requests of at least 1", v)),
+        Some(n) if (least..=most).contains(&n) => Ok(Some(n)),
+        _ => Err(type_err(name, &format!("a number of outstanding requests from {least} to {most}"), v)),
     }
 }
 
@@ -342,6 +343,11 @@ fn cache_steps(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
             for p in a {
                 match p.as_array().map(Vec::as_slice) {
                     Some([i, s]) if i.is_u64() => steps.push((i.as_u64().unwrap_or(0), step_size(s)?)),
+                    Some([i, _]) if i.is_number() => {
+                        return Err(SpecError(format!(
+                        "cache step {p}: the request index {i} must be a whole number of requests from 0 to 2^64 - 1"
+                    )))
+                    }
                     _ => return Err(SpecError(format!("cache step {p} must be an (index, size) pair"))),
                 }
             }
@@ -768,16 +774,37 @@ mod tests {
     fn bad_values_name_the_option() {
         for (json, want) in [
             (r#"{"colour": 1}"#, "unknown option `colour`"),
-            (r#"{"seed": -1}"#, "seed must be zero or more"),
-            (r#"{"seed": 2.5}"#, "seed must be a whole number, not 2.5"),
+            (r#"{"seed": -1}"#, "seed must be a whole number from 0 to 2^64 - 1, not -1"),
+            (r#"{"seed": 2.5}"#, "seed must be a whole number from 0 to 2^64 - 1, not 2.5"),
             (r#"{"jobs": "2"}"#, "jobs must be a whole number (zero or more), not \"2\""),
-            (r#"{"seed": 1180591620717411303424}"#, "seed must be at most 2^64 - 1"),
+            // Past 2^64 a number is shown as given, not as the float it would round to.
+            (
+                r#"{"seed": 1180591620717411303424}"#,
+                "seed must be a whole number from 0 to 2^64 - 1, not 1180591620717411303424",
+            ),
+            (r#"{"closed": 1180591620717411303424}"#, "from 1 to 1000000, not 1180591620717411303424"),
+            (
+                r#"{"block_size": 1180591620717411303424}"#,
+                "block size 1180591620717411303424 B must be a power of two from 512 B",
+            ),
+            (
+                r#"{"cluster": 1180591620717411303424}"#,
+                "cluster 1180591620717411303424 must be a positive number of blocks (from 1 to 2^64 - 1)",
+            ),
+            (
+                r#"{"cache_steps": [[1180591620717411303424, 5]]}"#,
+                "the request index 1180591620717411303424 must be a whole number of requests from 0 to 2^64 - 1",
+            ),
+            (
+                r#"{"array": 1180591620717411303424}"#,
+                "devices=`1180591620717411303424` must be a whole number from 1 to 254",
+            ),
             (r#"{"cluster": "1KiB"}"#, "smaller than one block"),
             (r#"{"block_size": 3}"#, "power of two"),
             (r#"{"block_size": "8blocks"}"#, "must be in bytes"),
             (r#"{"think": -1.0}"#, "must not be negative"),
             (r#"{"file_gap": "lots"}"#, "file gap"),
-            (r#"{"closed": 0}"#, "at least 1"),
+            (r#"{"closed": 0}"#, "from 1 to 1000000, not 0"),
             (r#"{"device_for": "3"}"#, "ID=SPEC"),
             (r#"{"device_for": "3-1=ssd"}"#, "is empty"),
         ] {

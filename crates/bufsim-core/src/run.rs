@@ -200,11 +200,14 @@ pub const MAX_BLOCK_SIZE: u64 = 1 << 30;
 /// Refuses a block size outside [`MIN_BLOCK_SIZE`]..=[`MAX_BLOCK_SIZE`] or not a power of two.
 pub fn check_block_size(bs: u64) -> Result<(), SpecError> {
     if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&bs) || !bs.is_power_of_two() {
-        return Err(SpecError(format!(
-            "block size {bs} B must be a power of two from 512 B (a sector) to 1 GiB, such as 4KiB"
-        )));
+        return Err(block_size_refused(bs));
     }
     Ok(())
+}
+
+/// Why a block size of `shown` bytes is refused: the rule [`check_block_size`] holds to.
+pub fn block_size_refused(shown: impl std::fmt::Display) -> SpecError {
+    SpecError(format!("block size {shown} B must be a power of two from 512 B (a sector) to 1 GiB, such as 4KiB"))
 }
 
 /// Checks every configuration before touching the trace, so a bad spec never costs a read
