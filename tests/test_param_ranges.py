@@ -3,9 +3,12 @@ outside it is one line naming the parameter, the range and the spec, exit 2."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import bufsim
+from bufsim.options import OPTION_FIELDS
 from conftest import bufsim_cli, write_csv
 
 
@@ -77,3 +80,20 @@ def test_read_ahead_sizes_stop_where_their_arithmetic_would_wrap(tmp_path):
     for name in ("linux-ondemand", "linux-6", "bsd"):
         runs = [bufsim.simulate(t, "lru", 30, prefetch=f"{name}(max={n})") for n in (1 << 20, 1 << 32)]
         assert runs[0].misses == runs[1].misses and runs[0].prefetched == runs[1].prefetched, name
+
+
+@pytest.mark.parametrize("field", [f for f in OPTION_FIELDS if f.sql in ("BIGINT", "UBIGINT")], ids=lambda f: f.name)
+def test_the_least_value_a_numeric_option_names_is_taken_and_the_one_below_refused(tmp_path, field):
+    # --closed once said "from 0" and refused 0: the message names the range the core holds to.
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    flag = field.flags[0]
+    p = bufsim_cli("run", t, "-c", "100blocks", flag, str(2**70))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    least = re.search(r"from (\d+)", p.stderr)
+    assert least, p.stderr
+    assert int(least.group(1)) == field.range[0], (p.stderr, field.range)
+    p = bufsim_cli("run", t, "-c", "100blocks", flag, least.group(1))
+    assert p.returncode == 0, p.stderr
+    p = bufsim_cli("run", t, "-c", "100blocks", flag, str(int(least.group(1)) - 1))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert f"from {least.group(1)} to" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr

@@ -53,15 +53,24 @@ def missing_package(module: str, extra: str | None, e: BaseException | None = No
     return f"this command needs the Python package {module}, which is not installed; install it with {how}"
 
 
-def u64(text: str) -> int:
-    """An argparse type: a whole number from 0 to 2^64 - 1 (seeds)."""
+U64_MAX = (1 << 64) - 1
+
+
+def whole(text: str, lo: int = 0, hi: int = U64_MAX) -> int:
+    """An argparse type: a whole number from ``lo`` to ``hi``."""
     try:
         n = int(text, 0)
     except ValueError:
         raise _argtype_error(f"expected a whole number, not {text!r}") from None
-    if not 0 <= n < 1 << 64:
-        raise _argtype_error(f"{text} is out of range: give a whole number from 0 to 2^64-1 ({(1 << 64) - 1})")
+    if not lo <= n <= hi:
+        most = f"2^64-1 ({U64_MAX})" if hi == U64_MAX else str(hi)
+        raise _argtype_error(f"{text} is out of range: give a whole number from {lo} to {most}")
     return n
+
+
+def u64(text: str) -> int:
+    """An argparse type: a whole number from 0 to 2^64 - 1 (seeds)."""
+    return whole(text)
 
 
 def _argtype_error(message: str) -> Exception:

@@ -41,7 +41,7 @@ def __getattr__(name: str) -> Any:
 class OptionField(Frozen):
     """One row of the core's option table (read-only)."""
 
-    __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc", "flags")
+    __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc", "flags", "range")
 
     def __init__(
         self,
@@ -53,8 +53,9 @@ class OptionField(Frozen):
         many: bool,
         doc: str,
         flags: Sequence[str] = (),
+        range: Optional[tuple[int, int]] = None,
     ):
-        self._fill((name, section, default, implied, sql, many, doc, tuple(flags)))
+        self._fill((name, section, default, implied, sql, many, doc, tuple(flags), range))
 
     @property
     def shown_default(self) -> str:

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::array::Raid0;
 use crate::engine::EngineConfig;
 use crate::hierarchy::{ClientBy, FirstLevelConfig, Forward, LevelSpec};
-use crate::run::{block_size_refused, check_block_size, RunOptions};
+use crate::run::{block_size_refused, check_block_size, RunOptions, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 use crate::spec::{Size, SpecError};
 use crate::timed::{Fault, Think, TimingOptions, DEFAULT_DEVICE, DEFAULT_SCHEDULER, MAX_CLOSED};
 use crate::trace::Format;
@@ -64,11 +64,15 @@ pub struct OptionField {
     /// Several values may be given (a list; on the command line a repeatable flag).
     pub many: bool,
     pub doc: &'static str,
+    /// The whole numbers a numeric option takes, both bounds included (a block size's
+    /// further rule, a power of two, is checked where it is read).
+    pub range: Option<(u64, u64)>,
 }
 
 macro_rules! options {
     ($( $(#[doc = $doc:literal])+ $section:ident $name:ident : $ty:ty = $default:expr,
-        read $read:ident, sql $sql:literal $(, many $many:literal)? $(, implied $implied:expr)? ; )*) => {
+        read $read:ident, sql $sql:literal $(, many $many:literal)? $(, implied $implied:expr)?
+        $(, range $range:expr)? ; )*) => {
         /// Every option of a run, in canonical form (see the module documentation).
         #[derive(Clone, Debug, PartialEq)]
         pub struct Options {
@@ -93,6 +97,7 @@ macro_rules! options {
                     sql: $sql,
                     many: false $( || $many )?,
                     doc: concat!($($doc),+).trim_ascii(),
+                    range: None $( .or(Some($range)) )?,
                 }, )*]
             }
 
@@ -121,16 +126,16 @@ options! {
     /// Trace format: `auto` (detect from the content) or a format name.
     Trace format: String = "auto".into(), read text, sql "VARCHAR";
     /// Cache block size in bytes (or a size such as 4KiB): a power of two from 512 B to 1 GiB.
-    Trace block_size: u64 = 4096, read bytes, sql "BIGINT";
+    Trace block_size: u64 = 4096, read bytes, sql "BIGINT", range (MIN_BLOCK_SIZE, MAX_BLOCK_SIZE);
     /// Drop write requests (by default reads and writes are both cache accesses).
     Trace reads_only: bool = false, read boolean, sql "BOOLEAN";
     /// Largest disk request the I/O clusterer forms, such as 64KiB or 16blocks (in Python an
     /// integer counts blocks).
     Run cluster: String = "64KiB".into(), read size, sql "VARCHAR";
     /// Seed of every random choice: the same inputs and seed give identical results.
-    Run seed: u64 = 42, read uint, sql "UBIGINT";
+    Run seed: u64 = 42, read uint, sql "UBIGINT", range (0, u64::MAX);
     /// Simulate only the first this many requests of the trace (0: all of them).
-    Run max_requests: u64 = 0, read uint, sql "BIGINT";
+    Run max_requests: u64 = 0, read uint, sql "BIGINT", range (0, u64::MAX);
     /// The cache size over the trace, as INDEX=SIZE steps such as 5000=32MiB: from the request
     /// with that index on (0-based, every request of the trace counted) the cache holds SIZE
     /// (an integer counts blocks); before the first step it holds the run's cache size. A
@@ -170,12 +175,12 @@ options! {
     Storage network: Option<String> = None, read opt_text, sql "VARCHAR";
     /// Closed workload: this many requests outstanding, the next one issued as soon as one
     /// completes (the trace's think times taken as 0).
-    Storage closed: Option<u64> = None, read closed, sql "BIGINT";
+    Storage closed: Option<u64> = None, read closed, sql "BIGINT", range CLOSED_RANGE;
     /// Performance faults such as device=6,at=500s,slowdown=2 (on one device the latest in
     /// force wins).
     Storage faults: Option<String> = None, read faults, sql "VARCHAR", many true;
     /// Worker threads for several runs (0: all cores).
-    Execution jobs: u64 = 0, read uint, sql "BIGINT";
+    Execution jobs: u64 = 0, read uint, sql "BIGINT", range (0, u64::MAX);
     /// Verify cache and policy invariants after each run.
     Execution check: bool = false, read boolean, sql "BOOLEAN";
     /// Count and pass over malformed trace records instead of stopping at the first.
@@ -343,11 +348,9 @@ fn cache_steps(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
             for p in a {
                 match p.as_array().map(Vec::as_slice) {
                     Some([i, s]) if i.is_u64() => steps.push((i.as_u64().unwrap_or(0), step_size(s)?)),
-                    Some([i, _]) if i.is_number() => {
-                        return Err(SpecError(format!(
+                    Some([i, _]) if i.is_number() => return Err(SpecError(format!(
                         "cache step {p}: the request index {i} must be a whole number of requests from 0 to 2^64 - 1"
-                    )))
-                    }
+                    ))),
                     _ => return Err(SpecError(format!("cache step {p} must be an (index, size) pair"))),
                 }
             }

@@ -8,7 +8,7 @@ from bufsim.errors import u64
 import json
 
 from bufsim import _core
-from bufsim.cli.options import number_or_text
+from bufsim.cli.options import option_type
 
 
 def _seed(args: argparse.Namespace) -> dict:
@@ -91,6 +91,8 @@ def cmd_mrc(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub) -> None:
+    from bufsim.options import FIELDS_BY_NAME
+
     def trace_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
         p.add_argument(
@@ -102,7 +104,7 @@ def add_commands(sub) -> None:
         p.add_argument(
             "--block-size",
             default="4KiB",
-            type=number_or_text,
+            type=option_type(FIELDS_BY_NAME["block_size"]),
             metavar="SIZE",
             help="cache block size in bytes or with a unit, as `bufsim run --block-size` (default: 4KiB)",
         )

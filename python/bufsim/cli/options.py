@@ -9,11 +9,11 @@ import sys
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.errors import u64
+from bufsim.errors import U64_MAX, whole
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Sequence
+    from typing import Callable, Sequence
 
 EXIT_USAGE = 2
 
@@ -40,12 +40,24 @@ EXTRA_HELP = {
 }
 
 
-def number_or_text(text: str) -> int | str:
-    """Integer options that also take units (block sizes): digits are a number, at most 2^64 - 1
-    (past it the core would be handed a float)."""
-    if not text.strip().isdigit():
+def number_or_text(text: str, lo: int = 0, hi: int = U64_MAX) -> int | str:
+    """Integer options that also take units (block sizes): digits, signed or not, are a number
+    from ``lo`` to ``hi`` (a refusal then names the range), the rest text for the core."""
+    if not text.strip().removeprefix("-").isdigit():
         return text
-    return u64(str(int(text)))  # leading zeros allowed, as int() reads them
+    return whole(str(int(text)), lo, hi)  # leading zeros allowed, as int() reads them
+
+
+def option_type(f) -> Callable[[str], int | str]:
+    """The argparse type of an option of the core's table: a number in the range the core
+    declares for it (``OptionField.range``), so an out-of-range value is refused with the
+    range the core holds it to."""
+    lo, hi = f.range or (0, U64_MAX)
+    if f.sql == "UBIGINT":
+        return lambda text: whole(text, lo, hi)
+    if f.sql == "BIGINT":
+        return lambda text: number_or_text(text, lo, hi)
+    return str
 
 
 def add_options(
@@ -76,12 +88,11 @@ def add_options(
         elif f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:
-            kind = u64 if f.sql == "UBIGINT" else number_or_text if f.sql == "BIGINT" else str
             g.add_argument(
                 *names,
                 dest=f.name,
                 action="append" if repeat else "store",
-                type=kind,
+                type=option_type(f),
                 default=None,
                 metavar=f.name.upper(),
                 help=help,
