@@ -96,6 +96,9 @@ pub enum Range {
     /// A share of the cache from `min` to `max` (`25%`, `2x`, a bare decimal such as `0.25`),
     /// or an absolute amount (`100blocks`, `8MiB`, a bare whole number of blocks).
     Share(f64, f64),
+    /// A share of the cache above zero and at most `max`, or an absolute amount of at least
+    /// one block: for what must hold something (DULO's sequencing bank).
+    PositiveShare(f64),
     /// An amount of cache within a [`Limit`] of it: a share is checked here, an absolute
     /// amount when the component is built for a cache (see `blocks_within` in bufsim-core).
     Cache(Limit),
@@ -140,6 +143,9 @@ impl fmt::Display for Range {
             Range::Share(lo, hi) => {
                 write!(f, "a share of the cache between {}% and {}%", num(lo * 100.0), num(hi * 100.0))
             }
+            Range::PositiveShare(hi) => {
+                write!(f, "a share of the cache above 0% and at most {}%, or at least 1 block", num(hi * 100.0))
+            }
             Range::Cache(limit) => write!(f, "a share of the cache or a size, {}", limit.words()),
             Range::Time(lo, hi) => write!(f, "a time from {}ns to {}ns, such as 6.5ms", num(lo), num(hi)),
             Range::Rate(lo, hi) => write!(f, "a rate from {}B/s to {}B/s, such as 20MB/s", num(lo), num(hi)),
@@ -165,6 +171,11 @@ impl Range {
             Range::Positive(hi) => t.parse::<f64>().is_ok_and(|v| v.is_finite() && v > 0.0 && v <= hi),
             Range::Share(lo, hi) => match parse_share(t) {
                 Ok(Relative::Fraction(v)) => v >= lo && v <= hi,
+                Ok(Relative::Absolute(_)) => true,
+                Err(_) => false,
+            },
+            Range::PositiveShare(hi) => match parse_share(t) {
+                Ok(Relative::Fraction(v)) => v > 0.0 && v <= hi,
                 Ok(Relative::Absolute(_)) => true,
                 Err(_) => false,
             },
@@ -452,14 +463,18 @@ impl<'a> Args<'a> {
         blocks: u64,
         env: &BuildEnv,
     ) -> Result<(), SpecError> {
-        let (Relative::Absolute(_), Some(Range::Share(lo, hi))) = (given, self.range(name)) else {
-            return Ok(());
+        let (range, lo, hi) = match (given, self.range(name)) {
+            (Relative::Absolute(_), Some(r @ Range::Share(lo, hi))) => (r, lo, hi),
+            (Relative::Absolute(_), Some(r @ Range::PositiveShare(hi))) => (r, 0.0, hi),
+            _ => return Ok(()),
         };
         if !self.is_given(name) {
             return Ok(());
         }
         let capacity = env.capacity as f64;
-        let (least, most) = (lo * capacity, hi * capacity);
+        // A positive share holds at least one block.
+        let least = if matches!(range, Range::PositiveShare(_)) { 1.0 } else { lo * capacity };
+        let most = hi * capacity;
         let (wrong, bound) = if blocks as f64 > most {
             ("many", format!("at most {}", most.floor() as u64))
         } else if (blocks as f64) < least {
@@ -470,8 +485,7 @@ impl<'a> Args<'a> {
         Err(self.invalid(
             name,
             &format!(
-                "{blocks} blocks is too {wrong}: it takes {} and this cache holds {} blocks; give {bound} blocks, or a share",
-                Range::Share(lo, hi),
+                "{blocks} blocks is too {wrong}: it takes {range} and this cache holds {} blocks; give {bound} blocks, or a share",
                 env.capacity
             ),
         ))
@@ -634,6 +648,12 @@ pub fn boundary_values(range: &Range) -> Vec<(String, bool)> {
             out.push((format!("{ok}x"), true));
             out.push((format!("{bad}x"), false));
         }
+        Range::PositiveShare(hi) => {
+            out.push((format!("{}x", num(f64::MIN_POSITIVE)), true));
+            out.push(("0x".into(), false));
+            out.push((format!("{}x", num(hi)), true));
+            out.push((format!("{}x", num(above(hi))), false));
+        }
         Range::Share(lo, hi) => {
             out.push((format!("{}x", num(lo)), true));
             if lo > 0.0 {
@@ -702,6 +722,7 @@ mod tests {
             Range::Number(1e-9, 1.0),
             Range::Share(0.0, 1.0),
             Range::Share(1.0, f64::MAX),
+            Range::PositiveShare(1.0),
             Range::Positive(1.0),
             Range::Cache(Limit::Below),
             Range::Cache(Limit::AtLeast),

@@ -348,9 +348,11 @@ fn cache_steps(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
             for p in a {
                 match p.as_array().map(Vec::as_slice) {
                     Some([i, s]) if i.is_u64() => steps.push((i.as_u64().unwrap_or(0), step_size(s)?)),
-                    Some([i, _]) if i.is_number() => return Err(SpecError(format!(
+                    Some([i, _]) if i.is_number() => {
+                        return Err(SpecError(format!(
                         "cache step {p}: the request index {i} must be a whole number of requests from 0 to 2^64 - 1"
-                    ))),
+                    )))
+                    }
                     _ => return Err(SpecError(format!("cache step {p} must be an (index, size) pair"))),
                 }
             }

@@ -5,6 +5,8 @@
 use bufsim_core::config::registry::{boundary_values, Args, Info, Kind, Range};
 use bufsim_core::config::Spec;
 use bufsim_core::policy::{build, BuildEnv};
+use bufsim_core::run::{run_requests, RunConfig, RunOptions};
+use bufsim_core::trace::{AddressKind, Request};
 use bufsim_core::{device, prefetch, trace};
 
 fn entries(kind: Kind) -> Vec<&'static Info> {
@@ -85,6 +87,52 @@ fn every_bound_is_enforced_by_the_registry() {
         }
     }
     assert!(checked > 300, "{checked}");
+}
+
+/// Whether a refusal of a bound says it is the cache that is too small for it (`bank (1000
+/// blocks) + evict (16384 blocks) exceed the cache of 1000 blocks`).
+fn blames_the_cache(e: &str) -> bool {
+    e.contains("cache of 1000 blocks") || e.contains("cache holds 1000 blocks")
+}
+
+/// Whether a refusal names another parameter of `info` than `param`: the value is refused in
+/// combination with that one's default (`active-ratio applies to base=linux2q only`,
+/// `cold-min (1000 blocks) exceeds cold-max (990 blocks)`), and the user is told which.
+fn names_another_parameter(e: &str, info: &Info, param: &str) -> bool {
+    let words: Vec<&str> = e.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).collect();
+    info.params.iter().any(|p| p.name != param && words.contains(&p.name))
+}
+
+#[test]
+fn every_policy_runs_at_each_bound_of_its_parameters() {
+    // 2,000 reads of 1,500 blocks, some read twice: a cache of 1,000 blocks fills and evicts.
+    let requests: Vec<Request> =
+        (0..2000u64).map(|i| Request::read(0, (if i % 4 == 3 { i / 2 } else { i }) % 1500 * 4096, 4096)).collect();
+    let opts = RunOptions { check: true, jobs: 1, ..RunOptions::default() };
+    let run = |spec: &str, cache: &str| {
+        run_requests(&requests, AddressKind::File, &[RunConfig::new(spec, cache)], &opts).map_err(|e| e.to_string())
+    };
+    let (mut ran, mut refused) = (0, Vec::new());
+    for info in bufsim_core::policy::registry::POLICIES {
+        for p in info.params {
+            for (value, _) in boundary_values(&p.range).into_iter().filter(|(_, admitted)| *admitted) {
+                let spec = Spec { name: info.name.to_string(), args: vec![(p.name.to_string(), value)] }.to_string();
+                // A bound refused at 1,000 blocks for the cache's sake must run at 4 GiB.
+                let result = match run(&spec, "1000blocks") {
+                    Err(e) if blames_the_cache(&e) => run(&spec, "1048576blocks"),
+                    r => r,
+                };
+                match result {
+                    Ok(r) => assert_eq!(r[0].stats.accesses, 2000, "{spec}"),
+                    Err(e) if names_another_parameter(&e, info, p.name) => {}
+                    Err(e) => refused.push(format!("policy `{spec}`: {e}")),
+                }
+                ran += 1;
+            }
+        }
+    }
+    assert!(refused.is_empty(), "inside the declared range but refused:\n{}", refused.join("\n"));
+    assert!(ran > 100, "{ran}");
 }
 
 #[test]

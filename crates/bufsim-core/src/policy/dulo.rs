@@ -579,7 +579,7 @@ impl PolicyDef for Dulo {
                 sequences ordered by GreedyDual-Size H = L + 1/size",
         summary: "CLOCK-based LRU stack whose bottom holds disk-adjacent sequences, long ones evicted first",
         params: &[
-            ParamInfo { name: "bank", default: "8MiB", doc: "BANK_MAX: the sequencing bank's size (§3.1); scaled to 1/16 of the cache when neither bank nor evict is given and they exceed it", range: Range::Share(0.0, 1.0) },
+            ParamInfo { name: "bank", default: "8MiB", doc: "BANK_MAX: the sequencing bank's size (§3.1), at least one block (a share below one block is one); scaled to 1/16 of the cache when neither bank nor evict is given and they exceed it", range: Range::PositiveShare(1.0) },
             ParamInfo { name: "evict", default: "64MiB", doc: "the minimal evicting-section size (§4.1.3); scaled to half the cache when neither bank nor evict is given and they exceed it", range: Range::Share(0.0, 1.0) },
             ParamInfo { name: "buffer", default: "auto", doc: "correlation buffer size; auto = cache - evict - bank", range: Range::Or(&["auto"], &Range::Share(0.0, 1.0)) },
             ParamInfo { name: "max-seq", default: "128", doc: "longest sequence in blocks (§3.3 rule 4)", range: Range::Whole(1, u64::MAX) },
@@ -610,7 +610,9 @@ impl PolicyDef for Dulo {
             Base::Clock => env.capacity as u64,
             Base::Linux2Q { ratio } => ((env.capacity as f64 / (1.0 + ratio)) as u64).max(1),
         };
-        let (mut bank, mut evict) = (args.blocks("bank", env)?, args.blocks("evict", env)?);
+        // The bank sequences the blocks it holds (§3.1): one block at least, whatever share of a
+        // small cache it was given.
+        let (mut bank, mut evict) = (args.blocks("bank", env)?.max(1), args.blocks("evict", env)?);
         if bank + evict > c {
             if args.is_given("bank") || args.is_given("evict") {
                 // The defaults are scaled only when neither is given: say so, or giving one
@@ -622,9 +624,6 @@ impl PolicyDef for Dulo {
             // The paper's sizes assume 80 MB or more (§4.1.1); keep their proportions below that.
             evict = c / 2;
             bank = (c / 16).max(1);
-        }
-        if bank == 0 {
-            return Err(SpecError("policy `dulo`: bank must hold at least one block".into()));
         }
         let buffer = if args.text("buffer") == "auto" {
             c.saturating_sub(evict + bank)
