@@ -138,6 +138,11 @@ fn interruptible<T: Send>(
             }
         }
         let out = py.allow_threads(|| handle.join()).unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if raised.is_none() {
+            // A signal the work ended too soon to be asked about still comes first (as it would
+            // at Python's next bytecode).
+            raised = py.check_signals().err();
+        }
         match raised {
             Some(e) => Err(e),
             None => Ok(out),

@@ -10,6 +10,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
 use crate::error::TraceError;
+use crate::progress::Meter;
 
 /// Bytes read from a file at a time. Small beside a core's second-level cache (1 MiB on this
 /// machine's cores): every read writes its whole buffer, and a buffer as large as the cache
@@ -63,6 +64,9 @@ pub fn not_rewindable(path: &str, what: &str) -> TraceError {
 /// at a silent terminal learns why soon.
 const WRITER_PATIENCE_MS: libc::c_int = 1000;
 
+/// How often a wait for a FIFO's writer asks whether its call was cancelled.
+const CANCEL_POLL_MS: libc::c_int = 100;
+
 /// An opened trace file.
 pub(crate) struct TraceFile {
     pub(crate) file: File,
@@ -73,7 +77,7 @@ pub(crate) struct TraceFile {
 
 impl TraceFile {
     /// The whole content, `early` first, with the file's reads counted on `meter`.
-    fn into_read(self, meter: &crate::progress::Meter) -> Box<dyn Read + Send> {
+    fn into_read(self, meter: &Meter) -> Box<dyn Read + Send> {
         let file = meter.counted(self.file);
         match self.early {
             Some(b) => Box::new(std::io::Cursor::new([b]).chain(file)),
@@ -82,7 +86,7 @@ impl TraceFile {
     }
 }
 
-pub(crate) fn open_file(path: &str) -> Result<TraceFile, TraceError> {
+pub(crate) fn open_file(path: &str, meter: &Meter) -> Result<TraceFile, TraceError> {
     if path == STDIN {
         return Ok(TraceFile { file: stdin_file(path)?, early: None });
     }
@@ -97,7 +101,7 @@ pub(crate) fn open_file(path: &str) -> Result<TraceFile, TraceError> {
     if meta.is_dir() {
         return Err(TraceError::unknown_format(path, "is a directory; give a trace file"));
     }
-    let early = if meta.file_type().is_fifo() { wait_for_writer(&f, path)? } else { None };
+    let early = if meta.file_type().is_fifo() { wait_for_writer(&f, path, meter)? } else { None };
     set_blocking(&f).map_err(|e| TraceError::io(path, &e))?;
     Ok(TraceFile { file: f, early })
 }
@@ -108,8 +112,9 @@ pub(crate) fn open_file(path: &str) -> Result<TraceFile, TraceError> {
 /// It must wait before any read: with no writer, a read of an empty FIFO ends at once, as an
 /// empty trace would. poll() wakes when data comes or a writer has come and gone (POLLHUP);
 /// when it times out, a read tells a writer that has not written yet (the read would block)
-/// from no writer at all (the read ends).
-fn wait_for_writer(f: &File, path: &str) -> Result<Option<u8>, TraceError> {
+/// from no writer at all (the read ends). After the message it waits in steps of
+/// [`CANCEL_POLL_MS`], so a cancelled call (Ctrl-C in Python) stops waiting.
+fn wait_for_writer(f: &File, path: &str, meter: &Meter) -> Result<Option<u8>, TraceError> {
     if ready(f, WRITER_PATIENCE_MS, path)? {
         return Ok(None);
     }
@@ -122,27 +127,29 @@ fn wait_for_writer(f: &File, path: &str) -> Result<Option<u8>, TraceError> {
         Err(e) => return Err(TraceError::io(path, &e)),
     }
     eprintln!("bufsim: waiting for a writer on FIFO {path} (Ctrl-C to stop)");
-    ready(f, -1, path)?;
+    while !ready(f, CANCEL_POLL_MS, path)? {
+        meter.go_on(path)?;
+    }
     Ok(None)
 }
 
-/// Whether `f` became readable (data, or its writer gone) within `timeout_ms` (-1: no limit).
+/// Whether `f` became readable (data, or its writer gone) within `timeout_ms`.
 fn ready(f: &File, timeout_ms: libc::c_int, path: &str) -> Result<bool, TraceError> {
     let mut fd = libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-    // SAFETY: one valid pollfd, for a descriptor `f` keeps open.
-    match unsafe { libc::poll(&mut fd, 1, timeout_ms) } {
-        0 => Ok(false),
-        n if n > 0 => Ok(true),
-        _ => {
-            let e = std::io::Error::last_os_error();
-            // Only a signal with a handler interrupts poll(): Python's SIGINT handler in a
-            // session, whose Ctrl-C must end the wait rather than be waited through.
-            let message = if e.kind() == std::io::ErrorKind::Interrupted {
-                "interrupted while waiting for a writer on this FIFO".to_string()
-            } else {
-                format!("cannot wait for a writer on this FIFO: {e}")
-            };
-            Err(TraceError { message, ..TraceError::io(path, &e) })
+    loop {
+        // SAFETY: one valid pollfd, for a descriptor `f` keeps open.
+        match unsafe { libc::poll(&mut fd, 1, timeout_ms) } {
+            0 => return Ok(false),
+            n if n > 0 => return Ok(true),
+            _ => {
+                let e = std::io::Error::last_os_error();
+                // A signal with a handler (Python's SIGINT handler) landed on this thread: the
+                // handler has noted it, and the caller learns of it through the meter.
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    let message = format!("cannot wait for a writer on this FIFO: {e}");
+                    return Err(TraceError { message, ..TraceError::io(path, &e) });
+                }
+            }
         }
     }
 }
@@ -207,13 +214,13 @@ pub(crate) struct Opened {
 impl Opened {
     /// Opens `path` and reads up to `head` bytes of its decompressed content.
     pub(crate) fn open(path: &str, head: usize) -> Result<Opened, TraceError> {
-        Self::open_metered(path, head, &crate::progress::Meter::default())
+        Self::open_metered(path, head, &Meter::default())
     }
 
     /// [`Opened::open`], starting a "reading" stage on `meter` (the file's length when known)
     /// that counts the bytes read from the file (compressed bytes for a compressed file).
-    pub(crate) fn open_metered(path: &str, head: usize, meter: &crate::progress::Meter) -> Result<Opened, TraceError> {
-        let opened = open_file(path)?;
+    pub(crate) fn open_metered(path: &str, head: usize, meter: &Meter) -> Result<Opened, TraceError> {
+        let opened = open_file(path, meter)?;
         let meta = opened.file.metadata().map_err(|e| TraceError::io(path, &e))?;
         let regular = meta.is_file() && path != STDIN;
         let keep = if regular { opened.file.try_clone().ok() } else { None };

@@ -148,7 +148,7 @@ pub fn resolve(path: &str, format: Option<Format>) -> Result<Format, TraceError>
         }
         Some(f) => {
             // Reports a missing file before anything else.
-            open_file(path)?;
+            open_file(path, &crate::Meter::default())?;
             Ok(f)
         }
     }
