@@ -108,3 +108,20 @@ def test_results_and_first_levels_hash_as_they_compare(tmp_path):
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert hash(bufsim.FirstLevel("lru", 1)) == hash(bufsim.FirstLevel("lru", 1))
     assert "params" in bufsim.policies()[0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: bufsim.analysis.mrc(t, seed=BIG),
+        lambda t: bufsim.analysis.mrc(t, shards_size=BIG),
+        lambda t: bufsim.analysis.analyze(t, contexts=BIG),
+        lambda t: bufsim.analysis.analyze(t, jobs=BIG),
+        lambda t: miniature_mrc(t, "lru", sample=0.5, seed=BIG),
+    ],
+)
+def test_analysis_integers_past_2_64_are_refused_with_their_range(tmp_path, call):
+    # They went to the native module as they were: "OverflowError: int too big to convert".
+    trace = block_trace(tmp_path / "t.csv", [0])
+    with pytest.raises(SpecError, match=r"from [01] to 2\^64 - 1, not " + str(BIG)):
+        call(trace)

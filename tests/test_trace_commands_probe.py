@@ -37,7 +37,10 @@ def test_mrc_refuses_a_negative_thread_count_naming_it(tmp_path, policy):
     trace = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
     # Once "a number is out of range (can't convert negative int to unsigned)" with a policy,
     # and silently accepted without one.
-    check_error(bufsim_cli("mrc", trace, *policy, "-j", "-1"), "jobs must be 0 (all cores) or more, not -1")
+    check_error(
+        bufsim_cli("mrc", trace, *policy, "-j", "-1"),
+        "jobs (0: all cores) must be a whole number from 0 to 2^64 - 1, not -1",
+    )
 
 
 def test_an_array_refuses_a_volume_whose_members_would_share_cache_entries(tmp_path):

@@ -63,11 +63,20 @@ class Analysis:
         return asdict(self)
 
 
+#: The largest whole number the core takes (its counts, seeds and sizes are 64-bit).
+U64_MAX = 2**64 - 1
+
+
+def check_whole(value: Any, what: str, least: int = 0) -> None:
+    """Refuses anything but a whole number from `least` to 2^64 - 1, naming the range: the core
+    would report one outside it only as a number it cannot convert, without saying which."""
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= U64_MAX:
+        raise SpecError(f"{what} must be a whole number from {least} to 2^64 - 1, not {value!r}")
+
+
 def check_jobs(jobs: int) -> None:
-    """Refuses a thread count that is not 0 (all cores) or more: the core would report a negative
-    one only as a number it cannot convert, without saying which."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
-        raise SpecError(f"jobs must be 0 (all cores) or more, not {jobs!r}")
+    """Refuses a thread count that is not 0 (all cores) or more."""
+    check_whole(jobs, "jobs (0: all cores)")
 
 
 def analyze(
@@ -99,11 +108,9 @@ def analyze(
     (``progress=True`` or ``False`` decides). Raises ``FileNotFoundError``, ``TraceFormatError`` or
     ``SpecError``.
     """
-    if isinstance(contexts, bool) or not isinstance(contexts, int) or contexts < 0:
-        raise SpecError(f"contexts must be a number of program contexts (0 or more), not {contexts!r}")
+    check_whole(contexts, "contexts (the number of program contexts shown)")
     check_jobs(jobs)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SpecError(f"seed must be zero or more, not {seed!r}")
+    check_whole(seed, "seed")
     names = None
     if breakdown is not None:
         names = table3_policies() if policies is None else ([policies] if isinstance(policies, str) else list(policies))
@@ -206,12 +213,9 @@ def mrc_report(
         listed = [size_text(s, "cache size") for s in sizes]
     if shards is not None and (isinstance(shards, bool) or not isinstance(shards, (int, float))):
         raise SpecError(f"SHARDS rate must be a fraction in (0, 1], not {shards!r}")
-    if shards_size is not None and (
-        isinstance(shards_size, bool) or not isinstance(shards_size, int) or shards_size < 1
-    ):
-        raise SpecError(f"SHARDS sample size must be a positive number of blocks, not {shards_size!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SpecError(f"seed must be zero or more, not {seed!r}")
+    if shards_size is not None:
+        check_whole(shards_size, "SHARDS sample size (blocks)", least=1)
+    check_whole(seed, "seed")
     text = track(
         _core.mrc,
         os.fspath(trace),
@@ -300,8 +304,7 @@ def miniature_mrc(
     if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
         raise SpecError(f"sampling rate must be a fraction in (0, 1], e.g. 0.01, not {sample!r}")
     check_jobs(jobs)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SpecError(f"seed must be zero or more, not {seed!r}")
+    check_whole(seed, "seed")
     listed: Optional[list[str]] = None
     if sizes is not None:
         if isinstance(sizes, str) and sizes == "all":
