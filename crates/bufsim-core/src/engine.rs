@@ -216,7 +216,14 @@ impl<'a, P: Policy> Engine<'a, P> {
             hits += hit as u64;
             // Writes overwrite whole blocks in this model: a write miss reads nothing.
             if !write && !hit {
-                self.read_block(device, block, true);
+                if n == 1 {
+                    // Nothing is queued between requests, so a one-block request's read is a
+                    // disk request of its own: what the clusterer would queue and the flush
+                    // after this request would issue, without the round trip through it.
+                    self.issue(Some(DiskRequest { device, start: block, blocks: 1, sync: true }));
+                } else {
+                    self.read_block(device, block, true);
+                }
             }
             self.step.time += 1;
         }
