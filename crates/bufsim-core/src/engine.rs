@@ -181,8 +181,9 @@ impl<'a, P: Policy> Engine<'a, P> {
 
     /// [`access::blocks`] when [`Engine::plain`] holds: the same accesses, counters and disk
     /// reads, with placement and the option checks done once per request, and the counters
-    /// that follow from the hits added once per request.
-    #[inline]
+    /// that follow from the hits added once per request. Always inlined into the request
+    /// loop: as a call it saved and restored six registers per request.
+    #[inline(always)]
     fn plain_blocks(&mut self, r: &Request) {
         let write = r.op.is_write();
         let (first, n) = r.block_range(self.step.cfg.block_size);

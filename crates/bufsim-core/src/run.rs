@@ -645,9 +645,11 @@ pub fn run_trace(path: &str, configs: &[RunConfig], opts: &RunOptions) -> Result
 pub const CHUNK: usize = 1 << 16;
 
 /// Requests a single configuration decodes at a time before simulating them from memory:
-/// 1,024 of 56 bytes (56 KiB) take little of the CPU's second-level cache from the
-/// simulation's tables (4,096 took 229 KiB and 2% more time on ARC over Zipf at 1%).
-const BATCH: usize = 1024;
+/// 256 of 56 bytes (14 KiB) are still in the core's first-level cache when the simulation
+/// reads them back (1,024, 56 KiB, were not: a first-level miss per request), and take nothing
+/// of its second-level cache from the simulation's tables (4,096 took 229 KiB and 2% more
+/// time on ARC over Zipf at 1%).
+const BATCH: usize = 256;
 
 /// Chunks each worker may have waiting: the reader stays at most this far ahead of the slowest.
 const CHUNKS_AHEAD: usize = 2;

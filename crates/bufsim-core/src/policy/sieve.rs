@@ -34,14 +34,16 @@ impl Sieve {
     }
 }
 
+// The miss path's methods are always inlined into the cache's, as ARC's and LFU's are: as
+// calls they saved and restored registers on every miss.
 impl Policy for Sieve {
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, frame: Frame, _a: &Access, _origin: Origin) {
         // New blocks go to the head without the visited bit (§3); a prefetched block likewise.
         self.visited[frame as usize] = false;
         self.links.push_front(&mut self.queue, frame);
     }
-    #[inline]
+    #[inline(always)]
     fn hit(&mut self, frame: Frame, _a: &Access) {
         self.visited[frame as usize] = true;
     }
@@ -49,6 +51,7 @@ impl Policy for Sieve {
     /// (prefetching paper §4).
     #[inline]
     fn first_demand(&mut self, _frame: Frame, _a: &Access) {}
+    #[inline(always)]
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
         // Two passes clear every bit; a third finds an unpinned block if there is one.
         let mut budget = 2 * self.queue.len() + 1;
@@ -70,7 +73,7 @@ impl Policy for Sieve {
         self.hand = Some(f);
         None
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
         // The hand stays where the victim was: on its newer neighbour (§3).
         if self.hand == Some(frame) {
