@@ -54,4 +54,4 @@ def test_zero_means_the_whole_trace_and_a_negative_count_is_refused(cloudphysics
         bufsim.run(cloudphysics, "lru", "1MiB")
     )
     p = bufsim_cli("run", cloudphysics, "-p", "lru", "-c", "1MiB", "--max-requests", "-1")
-    assert p.returncode == 2 and "max requests" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.returncode == 2 and "--max-requests" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
