@@ -60,10 +60,16 @@ def test_stdin_pipe_and_process_substitution_count_what_the_file_counts(cloudphy
     assert [json.loads(x)["requests"] for x in two.stdout.decode().splitlines()] == [113872, 113872]
 
 
-def test_a_short_fifo_does_not_hang_and_a_pre_pass_on_a_pipe_is_refused(tmp_path, cloudphysics):
+def fifo_and_head(tmp_path, cloudphysics) -> tuple:
+    """A FIFO in `tmp_path` and what its writers write: the header and first 39 requests of the
+    CloudPhysics trace."""
     fifo = tmp_path / "f"
     os.mkfifo(fifo)
-    head = b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:40])
+    return fifo, b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:40])
+
+
+def test_a_short_fifo_does_not_hang_and_a_pre_pass_on_a_pipe_is_refused(tmp_path, cloudphysics):
+    fifo, head = fifo_and_head(tmp_path, cloudphysics)
 
     def feed():
         with open(fifo, "wb") as f:
@@ -84,9 +90,7 @@ def test_a_short_fifo_does_not_hang_and_a_pre_pass_on_a_pipe_is_refused(tmp_path
 @pytest.mark.parametrize("command", ["run", "convert"])
 def test_a_fifo_without_a_writer_says_it_waits_and_reads_the_writer_that_comes(tmp_path, cloudphysics, command):
     # Opening a FIFO for reading waits for a writer: bufsim once waited there for ever, silent.
-    fifo = tmp_path / "f"
-    os.mkfifo(fifo)
-    head = b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:40])
+    fifo, head = fifo_and_head(tmp_path, cloudphysics)
     out = tmp_path / "t.bst"
     args = ["run", fifo, "-c", "10blocks", "--json"] if command == "run" else ["convert", fifo, "-o", out]
     proc = subprocess.Popen(CLI + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -109,9 +113,7 @@ def test_a_fifo_without_a_writer_says_it_waits_and_reads_the_writer_that_comes(t
 
 
 def test_a_fifo_whose_writer_is_slow_to_write_is_read_without_a_word(tmp_path, cloudphysics):
-    fifo = tmp_path / "f"
-    os.mkfifo(fifo)
-    head = b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:40])
+    fifo, head = fifo_and_head(tmp_path, cloudphysics)
 
     def feed():
         with open(fifo, "wb") as f:
