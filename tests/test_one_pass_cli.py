@@ -68,17 +68,23 @@ def fifo_and_head(tmp_path, cloudphysics) -> tuple:
     return fifo, b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:40])
 
 
-def test_a_short_fifo_does_not_hang_and_a_pre_pass_on_a_pipe_is_refused(tmp_path, cloudphysics):
-    fifo, head = fifo_and_head(tmp_path, cloudphysics)
+def run_fed_fifo(fifo, head: bytes, silent_s: float = 0.0):
+    """`bufsim run` on `fifo` while a writer opens it at once and, `silent_s` later, writes `head`."""
 
     def feed():
         with open(fifo, "wb") as f:
+            time.sleep(silent_s)
             f.write(head)
 
     t = threading.Thread(target=feed)
     t.start()
     p = run(["run", fifo, "-c", "10blocks", "--json"], timeout=60)
     t.join()
+    return p
+
+
+def test_a_short_fifo_does_not_hang_and_a_pre_pass_on_a_pipe_is_refused(tmp_path, cloudphysics):
+    p = run_fed_fifo(*fifo_and_head(tmp_path, cloudphysics))
     assert counts(p)[0] == 39
     # The writer was there at once: nothing to say.
     assert b"waiting for a writer" not in p.stderr, p.stderr
@@ -113,17 +119,8 @@ def test_a_fifo_without_a_writer_says_it_waits_and_reads_the_writer_that_comes(t
 
 
 def test_a_fifo_whose_writer_is_slow_to_write_is_read_without_a_word(tmp_path, cloudphysics):
-    fifo, head = fifo_and_head(tmp_path, cloudphysics)
-
-    def feed():
-        with open(fifo, "wb") as f:
-            time.sleep(1.5)  # connected, but silent past the second bufsim gives a writer to come
-            f.write(head)
-
-    t = threading.Thread(target=feed)
-    t.start()
-    p = run(["run", fifo, "-c", "10blocks", "--json"], timeout=60)
-    t.join()
+    # Connected, but silent past the second bufsim gives a writer to come.
+    p = run_fed_fifo(*fifo_and_head(tmp_path, cloudphysics), silent_s=1.5)
     assert counts(p)[0] == 39
     assert b"waiting for a writer" not in p.stderr, p.stderr
 
