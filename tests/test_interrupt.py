@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 from conftest import SHARED
 
@@ -81,3 +82,41 @@ def test_ctrl_c_stops_a_native_computation_in_a_python_session(tmp_path):
     status, out, err = interrupted(["-c", code, str(fifo), str(small)])
     assert status == 0, err[-500:]
     assert out.decode().split() == ["interrupted", "1"]
+
+
+def test_ctrl_c_stops_generating_a_trace_and_leaves_no_file(tmp_path):
+    # A 100M-access trace takes tens of seconds to generate and write; the output is written to
+    # a temporary file renamed into place only when whole, so no file at the end means the
+    # interrupt stopped the work before it finished.
+    out = tmp_path / "big.csv"
+    code = (
+        "import sys, bufsim.amp\n"
+        "print('start', flush=True)\n"
+        "try:\n"
+        "    bufsim.amp.generate('amp-mix(accesses=100000000)', out=sys.argv[1])\n"
+        "    print('ended')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "print(bufsim.amp.generate('amp-b(length=5)', out=sys.argv[2]).read_text().count('R,'))\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code, str(out), str(tmp_path / "small.csv")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=sigint_as_at_a_terminal,
+    )
+    try:
+        assert p.stdout.readline() == b"start\n"
+        # Past the call's start (the import is done); well before 100M accesses are drawn.
+        time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        # Read through the buffered reader that took the first line (communicate would bypass it).
+        rest, err = p.stdout.read(), p.stderr.read()
+        p.wait(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err[-500:]
+    assert rest.decode().split() == ["interrupted", "5"]
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["small.csv"]

@@ -614,15 +614,14 @@ fn run_timeline(
 #[pyfunction]
 #[pyo3(signature = (spec, path, *, seed=1))]
 fn generate(py: Python<'_>, spec: &str, path: &str, seed: u64) -> PyResult<usize> {
-    let synth = bufsim_core::trace::synth::generate(spec, seed).map_err(|e| SpecError::new_err(e.to_string()))?;
-    let p = path.to_string();
-    py.allow_threads(|| -> std::io::Result<usize> {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&p)?);
-        synth.write_csv(&mut out)?;
-        std::io::Write::flush(&mut out)?;
+    let counters = counters(None);
+    let m = Meter::new(Arc::clone(&counters));
+    interruptible(py, &counters, || -> Result<usize, SimError> {
+        let synth = bufsim_core::trace::synth::generate_until(spec, seed, &m)?;
+        synth.write_file(path, &m)?;
         Ok(synth.requests.len())
-    })
-    .map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+    })?
+    .map_err(to_py)
 }
 
 /// AMP's Table 1: R̄ and the AMP, DEAR and PCC classifications of the seven streams, beside
@@ -668,13 +667,14 @@ fn detect<'py>(
     let fmt = parse_format(format)?;
     let cfg = EngineConfig { block_size, reads_only, ..EngineConfig::default() };
     let (p, spec) = (path.to_string(), detector.to_string());
-    let reports = py
-        .allow_threads(|| -> Result<_, SimError> {
-            let trace = LoadedTrace::load(&p, fmt)?;
-            let acc = bufsim_core::run::block_accesses(&trace.requests, trace.format.address_kind(), &cfg);
-            Ok(bufsim_core::policy::amp::classify(&acc, &spec)?)
-        })
-        .map_err(to_py)?;
+    let counters = counters(None);
+    let read = ReadOptions { skip_bad: false, meter: Meter::new(Arc::clone(&counters)) };
+    let reports = interruptible(py, &counters, || -> Result<_, SimError> {
+        let trace = LoadedTrace::load_with(&p, fmt, &read)?;
+        let acc = bufsim_core::run::block_accesses(&trace.requests, trace.format.address_kind(), &cfg);
+        bufsim_core::policy::amp::classify(&acc, &spec, &read.meter)
+    })?
+    .map_err(to_py)?;
     reports
         .into_iter()
         .map(|(ctx, r)| {

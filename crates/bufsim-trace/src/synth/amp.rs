@@ -7,6 +7,7 @@
 use bufsim_config::{Rng, SpecError};
 
 use super::{Synthetic, MAX_BLOCKS};
+use crate::progress::Meter;
 use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
 const LENGTH: Param =
@@ -156,11 +157,11 @@ pub fn table1_stream(which: char, length: usize, seed: u64) -> Vec<u64> {
     out
 }
 
-pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic, SpecError> {
+pub(crate) fn generate(info: &Info, args: &Args, seed: u64, meter: &Meter) -> Result<Synthetic, SpecError> {
     if let Some(which) = info.name.strip_prefix("amp-").filter(|s| s.len() == 1).and_then(|s| s.chars().next()) {
         let length = args.u64("length")? as usize;
         let blocks = table1_stream(which, length, seed);
-        return Ok(Synthetic::from_blocks(vec![info.name.to_string()], blocks.into_iter().map(|b| (0, b, 1))));
+        return Ok(Synthetic::from_blocks(vec![info.name.to_string()], blocks.into_iter().map(|b| (0, b, 1)), meter));
     }
     debug_assert_eq!(info.name, "amp-mix");
     let n = args.u64("accesses")?;
@@ -178,23 +179,22 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
     let mut rng = Rng::new(seed);
     let mut next = [0u64; 2];
     let mut front = MovingFront { front: 1.0, n: hot.max(1) };
-    let accesses: Vec<(u32, u64, u64)> = (0..n)
-        .map(|_| {
-            let x = rng.unit();
-            if x < s1 {
-                let b = next[0];
-                next[0] = (b + 1) % l1;
-                (0, b, 1)
-            } else if x < s1 + s2 {
-                let b = next[1];
-                next[1] = (b + 1) % l2;
-                (1, b, 2)
-            } else {
-                (2, front.access(&mut rng, lag, drift) - 1, 3)
-            }
-        })
-        .collect();
-    Ok(Synthetic::from_blocks(vec!["loop1".into(), "loop2".into(), "hot".into()], accesses))
+    // Drawn as the requests are built, not collected first: no second copy of a long trace.
+    let accesses = (0..n).map(|_| {
+        let x = rng.unit();
+        if x < s1 {
+            let b = next[0];
+            next[0] = (b + 1) % l1;
+            (0, b, 1)
+        } else if x < s1 + s2 {
+            let b = next[1];
+            next[1] = (b + 1) % l2;
+            (1, b, 2)
+        } else {
+            (2, front.access(&mut rng, lag, drift) - 1, 3)
+        }
+    });
+    Ok(Synthetic::from_blocks(vec!["loop1".into(), "loop2".into(), "hot".into()], accesses, meter))
 }
 
 #[cfg(test)]

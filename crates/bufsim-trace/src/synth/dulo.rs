@@ -7,7 +7,8 @@
 
 use bufsim_config::{rng::Rng, SpecError};
 
-use super::{Synthetic, MAX_BLOCKS};
+use super::{Synthetic, CANCEL_CHECK, MAX_BLOCKS};
+use crate::progress::Meter;
 use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
 /// Files a trace may name: their names are held in memory, one string each.
@@ -57,7 +58,7 @@ pub const GENERATORS: &[Info] = &[Info {
     caps: Capabilities::NONE,
 }];
 
-pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic, SpecError> {
+pub(crate) fn generate(info: &Info, args: &Args, seed: u64, meter: &Meter) -> Result<Synthetic, SpecError> {
     debug_assert_eq!(info.name, "dulo-mix");
     let n = args.u64("accesses")?;
     let (files, file_blocks) = (args.u64("files")?, args.u64("file-blocks")?);
@@ -75,6 +76,9 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
     // The random blocks: distinct positions in the big file, drawn once.
     let mut positions = std::collections::BTreeSet::new();
     while (positions.len() as u64) < hot.min(span) && share > 0.0 {
+        if positions.len() % CANCEL_CHECK == 0 && meter.is_cancelled() {
+            break;
+        }
         positions.insert(rng.below(span));
     }
     let positions: Vec<u64> = positions.into_iter().collect();
@@ -86,6 +90,9 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
     let mut owed = 0.0f64;
     let per_block = if share < 1.0 { share / (1.0 - share) } else { f64::INFINITY };
     while (accesses.len() as u64) < n {
+        if meter.is_cancelled() {
+            break;
+        }
         if share < 1.0 {
             let file = rng.below(files) as u32;
             // Reads past the `n`th are never kept: a file longer than the trace is cut short.
@@ -101,7 +108,7 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
         }
     }
     accesses.truncate(n as usize);
-    Ok(Synthetic::from_blocks(names, accesses))
+    Ok(Synthetic::from_blocks(names, accesses, meter))
 }
 
 #[cfg(test)]

@@ -7,12 +7,17 @@ pub mod amp;
 pub mod dulo;
 pub mod storage;
 
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 
 use bufsim_config::registry::{unknown, Args, Info, Kind};
 use bufsim_config::{Spec, SpecError};
 
+use crate::error::{Cancelled, TraceError};
+use crate::progress::Meter;
 use crate::request::Request;
+
+/// Requests generated or lines written between two looks at the cancel flag.
+pub(crate) const CANCEL_CHECK: usize = 1 << 16;
 
 /// A generated trace: requests over named files, in blocks of [`BLOCK`] bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,7 +38,9 @@ pub const MAX_BLOCKS: u64 = 1 << 40;
 pub type GeneratorInfo = Info;
 
 /// A family of generators: their list and the function that builds any of them.
-type Family = (&'static [Info], fn(&Info, &Args, u64) -> Result<Synthetic, SpecError>);
+///
+/// Each stops early once the meter's work is cancelled, with the trace cut short.
+type Family = (&'static [Info], fn(&Info, &Args, u64, &Meter) -> Result<Synthetic, SpecError>);
 
 /// AMP's streams, DULO's mixed workload, then storage-aware caching's traces.
 const FAMILIES: &[Family] =
@@ -45,35 +52,68 @@ pub fn generators() -> impl Iterator<Item = &'static GeneratorInfo> {
 }
 
 impl Synthetic {
-    /// A trace of one-block reads: `(file, block, ctx)` per access.
-    pub fn from_blocks(file_names: Vec<String>, accesses: impl IntoIterator<Item = (u32, u64, u64)>) -> Self {
-        let requests = accesses
-            .into_iter()
-            .map(|(file, block, ctx)| Request { ctx, ..Request::read(file, block * BLOCK, BLOCK) })
-            .collect();
+    /// A trace of one-block reads: `(file, block, ctx)` per access; cut short once `meter`'s
+    /// work is cancelled (so a lazy `accesses` stops being generated too).
+    pub fn from_blocks(
+        file_names: Vec<String>,
+        accesses: impl IntoIterator<Item = (u32, u64, u64)>,
+        meter: &Meter,
+    ) -> Self {
+        let accesses = accesses.into_iter();
+        let mut requests = Vec::with_capacity(accesses.size_hint().0);
+        for (i, (file, block, ctx)) in accesses.enumerate() {
+            if i % CANCEL_CHECK == 0 && meter.is_cancelled() {
+                break;
+            }
+            requests.push(Request { ctx, ..Request::read(file, block * BLOCK, BLOCK) });
+        }
         Synthetic { requests, file_names }
     }
 
-    /// Writes the trace as interchange CSV (`op,file,offset,size,ctx`).
-    pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
+    /// Writes the trace as interchange CSV (`op,file,offset,size,ctx`); stops with an error
+    /// whose payload is [`Cancelled`] once `meter`'s work is cancelled.
+    pub fn write_csv(&self, out: &mut impl Write, meter: &Meter) -> io::Result<()> {
         writeln!(out, "op,file,offset,size,ctx")?;
-        for r in &self.requests {
+        for (i, r) in self.requests.iter().enumerate() {
+            if i % CANCEL_CHECK == 0 && meter.is_cancelled() {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, Cancelled));
+            }
             let op = r.op.letter();
             writeln!(out, "{op},{},{},{},{}", self.file_names[r.file as usize], r.offset, r.size, r.ctx)?;
         }
         Ok(())
     }
+
+    /// Writes the trace as interchange CSV to `path`, whole or not at all: into a fresh file
+    /// renamed onto `path` once complete ([`crate::write_atomically`]), so an interrupted or
+    /// failed write leaves nothing behind. Returns the bytes written.
+    pub fn write_file(&self, path: &str, meter: &Meter) -> Result<u64, TraceError> {
+        let ((), bytes) = crate::write_atomically(path, |file| {
+            let mut out = BufWriter::new(file);
+            self.write_csv(&mut out, meter).map_err(|e| TraceError::io(path, &e))?;
+            let file = out.into_inner().map_err(|e| TraceError::io(path, e.error()))?;
+            Ok((file, ()))
+        })?;
+        Ok(bytes)
+    }
 }
 
 /// Generates the trace `spec` names (`amp-a`, `amp-mix(loop1=2000,loop1-share=0.4)`) from `seed`.
 pub fn generate(spec: &str, seed: u64) -> Result<Synthetic, SpecError> {
+    generate_until(spec, seed, &Meter::default())
+}
+
+/// [`generate`], stopping early once `meter`'s work is cancelled. The trace is then cut short:
+/// the caller, which cancelled it, throws it away ([`Synthetic::write_file`] with the same meter
+/// writes nothing).
+pub fn generate_until(spec: &str, seed: u64, meter: &Meter) -> Result<Synthetic, SpecError> {
     let parsed = Spec::parse(spec)?;
     let (info, build) = FAMILIES
         .iter()
         .flat_map(|(list, build)| list.iter().map(move |g| (g, build)))
         .find(|(g, _)| g.is_named(&parsed.name))
         .ok_or_else(|| unknown(Kind::Generator, &parsed.name, generators(), "generate --list"))?;
-    build(info, &Args::new(Kind::Generator, info, &parsed.args)?, seed)
+    build(info, &Args::new(Kind::Generator, info, &parsed.args)?, seed, meter)
 }
 
 #[cfg(test)]
@@ -91,13 +131,32 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_generation_stops_early_and_writes_nothing() {
+        use std::sync::Arc;
+        let progress = Arc::new(crate::progress::Progress::default());
+        let meter = Meter::new(Arc::clone(&progress));
+        progress.cancel();
+        for spec in ["amp-mix(accesses=100000000)", "dulo-mix(accesses=100000000)", "sa-trace1(requests=100000000)"] {
+            let cut = generate_until(spec, 1, &meter).unwrap();
+            assert!(cut.requests.len() < CANCEL_CHECK, "{spec}: {}", cut.requests.len());
+        }
+        let dir = std::env::temp_dir().join(format!("bufsim-synth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        let e = generate("amp-b", 1).unwrap().write_file(path.to_str().unwrap(), &meter).unwrap_err();
+        assert_eq!(e.kind, crate::TraceErrorKind::Interrupted);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no file, finished or temporary, is left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn every_generator_is_seeded_and_writes_csv() {
         for g in generators() {
             let a = generate(g.name, 7).unwrap();
             assert_eq!(a, generate(g.name, 7).unwrap(), "{}", g.name);
             assert!(!a.requests.is_empty());
             let mut out = Vec::new();
-            a.write_csv(&mut out).unwrap();
+            a.write_csv(&mut out, &Meter::default()).unwrap();
             let text = String::from_utf8(out).unwrap();
             assert!(text.starts_with("op,file,offset,size,ctx\nR,"), "{}", g.name);
             assert_eq!(text.lines().count(), a.requests.len() + 1);

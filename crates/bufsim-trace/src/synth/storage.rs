@@ -31,7 +31,8 @@
 
 use bufsim_config::{Rng, Size, SpecError};
 
-use super::{Synthetic, BLOCK, MAX_BLOCKS};
+use super::{Synthetic, BLOCK, CANCEL_CHECK, MAX_BLOCKS};
+use crate::progress::Meter;
 use crate::request::Request;
 use bufsim_config::registry::{Args, Capabilities, Info, Param, Range};
 
@@ -185,7 +186,7 @@ fn normal(rng: &mut Rng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
-pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic, SpecError> {
+pub(crate) fn generate(info: &Info, args: &Args, seed: u64, meter: &Meter) -> Result<Synthetic, SpecError> {
     let n = args.u64("requests")?;
     let mean_blocks = bytes(args, "request-size")? as f64 / BLOCK as f64;
     let sizes = match args.text("sizes") {
@@ -259,7 +260,10 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64) -> Result<Synthetic,
     let q = 1.0 - 1.0 / mean_blocks.max(1.0);
     let mut rng = Rng::new(seed);
     let mut requests = Vec::with_capacity(n as usize);
-    for _ in 0..n {
+    for i in 0..n as usize {
+        if i % CANCEL_CHECK == 0 && meter.is_cancelled() {
+            break;
+        }
         let disk = match disks {
             Disks::Gaussian => loop {
                 let d = (mean_disk + sd * normal(&mut rng)).round();

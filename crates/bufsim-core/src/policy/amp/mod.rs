@@ -15,6 +15,9 @@ use super::partition::Steal;
 use super::registry::{build_spec, lookup};
 use super::{AnyPolicy, Args, BuildEnv, ParamInfo, Range};
 use crate::spec::{Spec, SpecError};
+use crate::trace::progress::{BATCH as PROGRESS_BATCH, IN_MEMORY};
+use crate::trace::Meter;
+use crate::SimError;
 use manager::{Manager, ManagerConfig, OneShotRule, MAX_MRU};
 
 pub use dear::DearDetector;
@@ -210,32 +213,42 @@ pub fn load_hints(path: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
 /// of `spec` (`amp(...)`, `pcc(...)` or `dear(...)`), as §4.1 does: one detection over the whole
 /// string (DEAR detects at its own intervals). Context 0 (unknown) is not classified. Returns
 /// the contexts in ascending order.
-pub fn classify(accesses: &[(u64, u64)], spec: &str) -> Result<Vec<(u64, ContextReport)>, SpecError> {
+///
+/// Stops with an `Interrupted` error once `meter`'s work is cancelled.
+pub fn classify(accesses: &[(u64, u64)], spec: &str, meter: &Meter) -> Result<Vec<(u64, ContextReport)>, SimError> {
     let env = BuildEnv { capacity: 1, block_size: 4096, seed: 0 };
     let parsed = Spec::parse(spec)?;
     let not_amp =
         || SpecError(format!("`{spec}` has no access-pattern detector; use amp, pcc or dear with their parameters"));
     let info = lookup(&parsed.name).ok_or_else(not_amp)?;
     if !super::registry::capabilities(info.name).context_partitioned {
-        return Err(not_amp());
+        return Err(not_amp().into());
     }
-    fn feed<D: Detector>(mut d: D, accesses: &[(u64, u64)]) -> Vec<(u64, ContextReport)> {
-        for (t, &(key, ctx)) in accesses.iter().enumerate() {
-            if ctx != 0 {
-                d.access(ctx, key, t as u64);
+    fn feed<D: Detector>(
+        mut d: D,
+        accesses: &[(u64, u64)],
+        meter: &Meter,
+    ) -> Result<Vec<(u64, ContextReport)>, SimError> {
+        for (i, batch) in accesses.chunks(PROGRESS_BATCH as usize).enumerate() {
+            meter.go_on(IN_MEMORY)?;
+            let first = i * PROGRESS_BATCH as usize;
+            for (t, &(key, ctx)) in batch.iter().enumerate() {
+                if ctx != 0 {
+                    d.access(ctx, key, (first + t) as u64);
+                }
             }
         }
         d.detect(accesses.len() as u64);
         let mut ctxs = Vec::new();
         d.contexts(&mut ctxs);
-        ctxs.into_iter().map(|c| (c, d.report(c).expect("listed context"))).collect()
+        Ok(ctxs.into_iter().map(|c| (c, d.report(c).expect("listed context"))).collect())
     }
-    Ok(match build_spec(&parsed, &env)? {
-        AnyPolicy::Amp(m) => feed(m.into_detector(), accesses),
-        AnyPolicy::Pcc(m) => feed(m.into_detector(), accesses),
-        AnyPolicy::Dear(m) => feed(m.into_detector(), accesses),
-        _ => return Err(not_amp()),
-    })
+    match build_spec(&parsed, &env)? {
+        AnyPolicy::Amp(m) => feed(m.into_detector(), accesses, meter),
+        AnyPolicy::Pcc(m) => feed(m.into_detector(), accesses, meter),
+        AnyPolicy::Dear(m) => feed(m.into_detector(), accesses, meter),
+        _ => Err(not_amp().into()),
+    }
 }
 
 #[cfg(test)]
@@ -296,13 +309,24 @@ mod tests {
             acc.push((20_000 + i / 20, 3)); // clustered
             acc.push((i % 7, 0)); // unknown context
         }
-        let r = classify(&acc, "amp").unwrap();
+        let r = classify(&acc, "amp", &Meter::default()).unwrap();
         let pats: Vec<(u64, Pattern)> = r.iter().map(|(c, x)| (*c, x.pattern)).collect();
         assert_eq!(pats, vec![(1, Pattern::Looping), (2, Pattern::OneShot), (3, Pattern::Other)]);
         assert_eq!(r[0].1.loop_size, Some(200.0));
-        let r = classify(&acc, "pcc").unwrap();
+        let r = classify(&acc, "pcc", &Meter::default()).unwrap();
         assert_eq!(r[2].1.pattern, Pattern::Looping, "PCC calls clustered accesses a loop");
-        let e = classify(&acc, "lru").unwrap_err().to_string();
+        let e = classify(&acc, "lru", &Meter::default()).unwrap_err().to_string();
         assert!(e.contains("no access-pattern detector"), "{e}");
+    }
+
+    #[test]
+    fn classify_stops_once_cancelled() {
+        let progress = std::sync::Arc::new(crate::trace::Progress::default());
+        progress.cancel();
+        let acc: Vec<(u64, u64)> = (0..1000u64).map(|i| (i % 100, 1)).collect();
+        match classify(&acc, "amp", &Meter::new(progress)) {
+            Err(SimError::Trace(e)) => assert_eq!(e.kind, crate::trace::TraceErrorKind::Interrupted),
+            other => panic!("not interrupted: {:?}", other.map(|r| r.len())),
+        }
     }
 }
