@@ -31,6 +31,22 @@ def test_sweep_takes_what_run_takes(tmp_path):
         bufsim.sweep([], ["lru"], [4])
 
 
+def test_numpy_scalars_are_taken_as_their_python_values(tmp_path):
+    # What an np.arange of sizes or a DataFrame cell gives: whole numbers are block counts and
+    # option values as Python's own; what JSON cannot carry is named, never a TypeError.
+    np = pytest.importorskip("numpy")
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0, 2, 0])
+    assert [r.cache_blocks for r in bufsim.run(trace, "lru", np.arange(1, 4))] == [1, 2, 3]
+    assert bufsim.simulate(trace, "lru", np.int64(2)).hits == 2
+    plain = bufsim.simulate(trace, "random", 2, seed=5, max_requests=4, skip_bad=True)
+    numpy = bufsim.simulate(trace, "random", 2, seed=np.int64(5), max_requests=np.uint32(4), skip_bad=np.True_)
+    assert (numpy.requests, numpy.hits) == (plain.requests, plain.hits) == (4, plain.hits)
+    with pytest.raises(SpecError, match="must be a positive number of blocks"):
+        bufsim.run(trace, "lru", np.int64(0))
+    with pytest.raises(SpecError, match="option skip_bad takes a number"):
+        bufsim.run(trace, "lru", 2, {"skip_bad": np.array([True])})
+
+
 def test_an_empty_trace_warns_in_the_api_too(tmp_path):
     trace = write_csv(tmp_path / "e.csv", [])
     with warnings.catch_warnings(record=True) as caught:

@@ -4,6 +4,7 @@ a DataFrame. Options and result fields are the core's tables (``bufsim.options``
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 
@@ -39,7 +40,7 @@ __all__ = [
 
 
 def _listed(values: Any, what: str, example: str) -> list[str]:
-    if isinstance(values, (str, int)):
+    if isinstance(values, (str, numbers.Integral)):
         values = [values]
     try:
         values = list(values)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from collections.abc import Mapping
 
@@ -88,6 +89,11 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    # numpy's scalars (an np.int64 from an arange, a DataFrame cell, np.True_) as Python's own.
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return value.item()
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, int)):
+        return int(value)
     return value
 
 
@@ -123,6 +129,13 @@ class Options(Mapping):
             # JSON has no NaN or infinity: said here by name, not as a parse error in the core.
             if _not_finite(v):
                 raise SpecError(f"option {k} must be a finite value, not {v!r}")
+            try:
+                json.dumps(v)
+            except (TypeError, ValueError):
+                raise SpecError(
+                    f"option {k} takes a number, a string, true/false, or a list or mapping of them (`bufsim options` "
+                    f"says which), not {type(v).__name__} {v!r:.60}"
+                ) from None
 
     def __getitem__(self, name: str) -> Any:
         return self._set[name]
@@ -157,6 +170,9 @@ def size_text(size: SizeLike, what: str = "size") -> str:
     """A cache size for the core: ints are block counts."""
     if isinstance(size, bool):
         raise SpecError(f"{what} must be a number of blocks or a string such as '64MiB', not {size!r}")
+    if isinstance(size, numbers.Integral):
+        # Any whole number (numpy's and pandas' integers too, as an np.arange of sizes gives).
+        size = int(size)
     if isinstance(size, int):
         if size <= 0:
             raise SpecError(f"{what} {size} must be a positive number of blocks")
