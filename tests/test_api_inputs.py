@@ -45,6 +45,11 @@ def test_numpy_scalars_are_taken_as_their_python_values(tmp_path):
         bufsim.run(trace, "lru", np.int64(0))
     with pytest.raises(SpecError, match="option skip_bad takes a number"):
         bufsim.run(trace, "lru", 2, {"skip_bad": np.array([True])})
+    # The analyses' whole-number arguments likewise.
+    a = bufsim.analyze(trace, contexts=np.int64(2), jobs=np.int64(1), seed=np.uint64(5), working_set=False)
+    assert a.footprint["blocks"] == 3
+    assert len(bufsim.mrc(trace, shards_size=np.int64(2), seed=np.int64(1))) > 0
+    assert len(hit_ratio_over_time(trace, caches=np.array([1, 2]), windows=np.int64(2))) == 4
 
 
 def test_an_empty_trace_warns_in_the_api_too(tmp_path):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -108,7 +109,7 @@ def generate(spec: str, seed: int = 1, out: Optional[PathLike] = None) -> Path:
     interchange CSV with a ``ctx`` column, and returns the path."""
     from bufsim.errors import check_output
 
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 1 << 64:
         raise SpecError(f"seed must be a whole number from 0 to 2^64-1, not {seed!r}")
     # The generator's name as the core reads it (trimmed, lower case): ` AMP-C` writes amp-c-1.csv.
     name = str(spec).split("(")[0].strip().lower()

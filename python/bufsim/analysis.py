@@ -5,6 +5,7 @@ arguments, shapes the results and renders the text tables the command line print
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
@@ -70,7 +71,7 @@ U64_MAX = 2**64 - 1
 def check_whole(value: Any, what: str, least: int = 0) -> None:
     """Refuses anything but a whole number from `least` to 2^64 - 1, naming the range: the core
     would report one outside it only as a number it cannot convert, without saying which."""
-    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= U64_MAX:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not least <= value <= U64_MAX:
         raise SpecError(f"{what} must be a whole number from {least} to 2^64 - 1, not {value!r}")
 
 

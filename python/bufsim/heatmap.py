@@ -12,6 +12,7 @@ of one full run per cache size (20 windows: about 10 full runs; sizes run in par
 
 from __future__ import annotations
 
+import numbers
 import os
 import struct
 import tempfile
@@ -61,7 +62,7 @@ def hit_ratio_over_time(
     from bufsim.formats import convert
     from bufsim.progress import bar
 
-    if isinstance(windows, bool) or not isinstance(windows, int) or windows < 1:
+    if isinstance(windows, bool) or not isinstance(windows, numbers.Integral) or windows < 1:
         raise SpecError(f"windows must be a positive number of time slices, not {windows!r}")
     family = str(policy).split("(", 1)[0].strip().lower()
     if any(p["needs_future"] and family in (p["name"], *p["aliases"]) for p in _core.registry("policy")):

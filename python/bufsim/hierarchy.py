@@ -4,6 +4,7 @@ shared second-level cache sees (the Table 3 breakdown, with ``first_level=``, is
 
 from __future__ import annotations
 
+import numbers
 import os
 
 from bufsim import _core
@@ -46,7 +47,7 @@ class FirstLevel(Frozen):
         if client not in CLIENT_COLUMNS:
             raise SpecError(f"unknown client column `{client}`; use one of {', '.join(CLIENT_COLUMNS)}")
         for k, v in clients.items():
-            if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
                 raise SpecError(f"client ids are non-negative integers, not {k!r}")
             if not (isinstance(v, (tuple, list)) and len(v) == 2):
                 raise SpecError(f"client {k}: give (policy, size), not {v!r}")
