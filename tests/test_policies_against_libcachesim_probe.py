@@ -149,6 +149,20 @@ def test_lirs_eager_eviction_on_a_hit_differs_from_the_next_miss(tmp_path):
     assert our_misses(tmp_path, LIRS, [200], seq) == [200]
 
 
+# SLRU (docs/policies/slru.md) at a size that is not a multiple of its 4 segments: libCacheSim
+# gives each segment floor(5 / 4) = 1 block and leaves one unassigned. Blocks 1 to 4 fill one
+# segment each, 5 enters segment 0 beyond its share (the cache is not full). The hit on 5
+# promotes it, segment 1's LRU block 2 falls back to segment 0, which is now over its share, so
+# libCacheSim evicts its LRU block 1 on that hit, and 1 misses next. bufsim gives the spare block
+# to segment 0 (2 blocks), which holds 2 and 1 after the hit, and 1 hits.
+def test_slru_libcachesim_evicts_on_a_hit_when_the_size_is_not_a_multiple_of_4(tmp_path):
+    seq = [1, 2, 3, 4, 5, 5, 1]
+    assert lcs_misses("SLRU", 5, seq) == 6
+    assert our_misses(tmp_path, "slru(variant=libcachesim)", [5], seq) == [5]
+    # The hit left a free block, so the next new block evicts nothing there: 6 joins, 1 misses.
+    assert lcs_misses("SLRU", 5, [*seq[:-1], 6, 1]) == 7
+
+
 # Tiny caches: libCacheSim gives a share of 0 blocks to a queue every new block must enter, and
 # then caches nothing; bufsim follows the papers, which cache.
 @pytest.mark.parametrize(
