@@ -92,3 +92,40 @@ def test_the_working_set_search_streams_a_trace_file(tmp_path):
     ws = json.loads(streamed.stdout)["working_set"]
     assert ws == json.loads(piped.stdout)["working_set"] and ws["blocks"] > 100
     assert file_peak < 120 and file_peak < 0.6 * stdin_peak, (file_peak, stdin_peak)
+
+
+def test_several_configurations_stream_standard_input_too(tmp_path):
+    """A pipe is read once, as a file is: several count-mode runs share the pass, chunk by chunk,
+    in constant memory (3M requests: 168 MB decoded at 56 bytes each), with each run's result."""
+    import numpy as np
+
+    record = np.dtype([("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("next", "<i8")])
+    n = 3_000_000
+    rng = np.random.default_rng(5)
+    records = np.zeros(n, dtype=record)
+    records["id"] = (rng.pareto(0.8, n) * 1000).astype(np.uint64) % 500_000
+    records["sz"] = 4096
+    records["next"] = -1
+    trace = tmp_path / "z.oracleGeneral"
+    records.tofile(trace)
+    args = [
+        "run",
+        "-",
+        "--format",
+        "oracle",
+        "-p",
+        "lru",
+        "-p",
+        "arc",
+        "-p",
+        "s3-fifo",
+        "-p",
+        "lirs",
+        "-c",
+        "4096blocks",
+    ]
+    piped, peak = _peak_child_rss_mb([*args, "--json"], str(trace))
+    assert piped.returncode == 0, piped.stderr
+    assert peak < 100, f"peak RSS {peak:.0f} MB: the pipe was held in memory"
+    from_file = subprocess.run(CLI + [*args[:1], str(trace), *args[2:], "--json"], capture_output=True, timeout=300)
+    assert piped.stdout == from_file.stdout

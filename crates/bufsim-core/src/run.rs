@@ -814,8 +814,10 @@ fn result_of(cfg: &RunConfig, blocks: u64, s: Simulated, skipped: SkipReport) ->
 }
 
 /// [`run_trace`] over an input that can be read only once (standard input, a pipe, a FIFO):
-/// the trace is detected and read in one pass. Several runs share a copy decoded into memory;
-/// one run streams it, and is refused if it needs a pre-pass (OPT's future, file sizes).
+/// the trace is detected and read in one pass. Runs that need no pre-pass stream it (several
+/// count-mode runs share one pass, in constant memory, as over a file); several runs that need
+/// one share a copy decoded into memory, and one such run alone is refused (OPT's future, file
+/// sizes: it would hold the whole trace only to read it twice).
 fn run_once(
     path: &str,
     configs: &[RunConfig],
@@ -828,10 +830,6 @@ fn run_once(
     let kind = format.address_kind();
     let need_future = configs.iter().any(|c| needs_future(&c.policy));
     let need_sizes = configs.iter().any(prefetches);
-    if opts.first_level.is_some() || configs.len() > 1 {
-        let (requests, skipped) = drain(reader)?;
-        return with_skipped(run_requests(&requests, kind, configs, opts), &skipped);
-    }
     let pre_pass = if need_future {
         Some("policy opt (its future)")
     } else if kind == AddressKind::File {
@@ -845,11 +843,18 @@ fn run_once(
     } else {
         None
     };
+    if opts.first_level.is_some() || (configs.len() > 1 && pre_pass.is_some()) {
+        let (requests, skipped) = drain(reader)?;
+        return with_skipped(run_requests(&requests, kind, configs, opts), &skipped);
+    }
     if let Some(what) = pre_pass {
         return Err(bufsim_trace::not_rewindable(path, what).into());
     }
     let source = Source::Once(std::sync::Mutex::new(Some(Box::new(reader))));
     let prepared = prepare(&source, kind, false, false, opts)?;
+    if configs.len() > 1 {
+        return run_streaming(&source, &prepared, configs, blocks, opts);
+    }
     Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?])
 }
 
