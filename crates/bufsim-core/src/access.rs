@@ -107,6 +107,21 @@ impl Stats {
         }
     }
 
+    /// Counts `reads` one-block read requests, `hits` of which hit: each miss read its block
+    /// in a disk request of its own, synchronous and one block long.
+    #[inline]
+    pub(crate) fn record_short_reads(&mut self, reads: u64, hits: u64) {
+        let misses = reads - hits;
+        self.requests += reads;
+        self.accesses += reads;
+        self.hits += hits;
+        self.misses += misses;
+        self.disk_requests += misses;
+        self.sync_requests += misses;
+        self.blocks_read += misses;
+        self.request_sizes.add(1, misses);
+    }
+
     /// Counts one disk read request.
     #[inline]
     pub(crate) fn disk_read(&mut self, blocks: u64, sync: bool) {

@@ -3,7 +3,7 @@
 //! disk requests as fast as the hardware allows.
 
 use bufsim_device::ExpectedService;
-use bufsim_trace::Request;
+use bufsim_trace::{Op, Request};
 
 use crate::access::{self, Demanded, Drive, Step, LOOKAHEAD_POLICY};
 use crate::cache::{Cache, Demand};
@@ -15,6 +15,14 @@ pub use crate::access::{for_each_block, included, EngineConfig, Future, FutureBu
 
 /// Requests [`Engine::run_slice`] runs between two checks of whether memory hints can help.
 const HINT_CHECK: usize = 1024;
+
+/// One-block reads [`Engine::run_slice`] took the short way ([`Engine::short_read`]) and how
+/// many of them hit: their counters go into the stats once per slice, not once per request.
+#[derive(Default)]
+struct Tally {
+    reads: u64,
+    hits: u64,
+}
 
 /// Sees every demand access and whether it hit.
 pub type Observer<'a> = &'a mut dyn FnMut(&Access, bool);
@@ -126,12 +134,19 @@ impl<'a, P: Policy> Engine<'a, P> {
     #[inline]
     fn issue(&mut self, r: Option<DiskRequest>) {
         if let Some(r) = r {
-            if !self.expected.is_empty() {
-                let e = self.expected.get(r.device as usize).unwrap_or(&self.expected_fallback);
-                let wait = e.ns(r.blocks, self.step.cfg.block_size).round() as u64;
-                self.cache.policy.device_done(r.device, wait, self.step.time);
-            }
+            self.report_read(r.device, r.blocks);
             self.stats.disk_read(r.blocks, r.sync);
+        }
+    }
+
+    /// Tells the policy that a disk read of `blocks` blocks from `device` waited its device's
+    /// expected service time, when the policy was told about the storage ([`Engine::with_storage`]).
+    #[inline]
+    fn report_read(&mut self, device: u16, blocks: u64) {
+        if !self.expected.is_empty() {
+            let e = self.expected.get(device as usize).unwrap_or(&self.expected_fallback);
+            let wait = e.ns(blocks, self.step.cfg.block_size).round() as u64;
+            self.cache.policy.device_done(device, wait, self.step.time);
         }
     }
 
@@ -241,6 +256,8 @@ impl<'a, P: Policy> Engine<'a, P> {
         let len = requests.len();
         let mut keys = [None::<u64>; LOOKAHEAD];
         let mut warming = false;
+        let mut short = self.takes_short_reads();
+        let mut tally = Tally::default();
         let mut start = 0;
         while start < len {
             let end = (start + HINT_CHECK).min(len);
@@ -255,7 +272,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             if !warming {
                 for r in &requests[start..end] {
                     each();
-                    self.request(r);
+                    self.run_one(r, &mut short, &mut tally);
                 }
                 start = end;
                 continue;
@@ -268,10 +285,62 @@ impl<'a, P: Policy> Engine<'a, P> {
                 if let Some(key) = keys[(i + LOOKAHEAD_POLICY) % LOOKAHEAD].filter(|_| i + LOOKAHEAD_POLICY < len) {
                     self.cache.warm_policy(key);
                 }
-                self.request(&requests[i]);
+                self.run_one(&requests[i], &mut short, &mut tally);
             }
             start = end;
         }
+        self.stats.record_short_reads(tally.reads, tally.hits);
+    }
+
+    /// [`Engine::request`], the short way for a one-block read while `short` holds
+    /// ([`Engine::takes_short_reads`]); a request that turns the plain path off (a hint) turns
+    /// `short` off with it.
+    #[inline(always)]
+    fn run_one(&mut self, r: &Request, short: &mut bool, tally: &mut Tally) {
+        if *short && r.op == Op::Read && r.in_blocks && r.size == 1 && r.file == 0 {
+            let hit = self.short_read(r);
+            tally.reads += 1;
+            tally.hits += hit as u64;
+        } else {
+            self.request(r);
+            *short &= self.plain;
+        }
+    }
+
+    /// Whether one-block reads may skip [`Engine::request`]'s general path for
+    /// [`Engine::short_read`]: the plain path, the identity layout (a block number is its cache
+    /// key), and no capacity step to come (no countdown to keep). Each such read is then one
+    /// access, and on a miss one disk request of one block, whose counters can be summed once
+    /// per slice.
+    fn takes_short_reads(&self) -> bool {
+        self.plain && matches!(self.step.layout, Layout::Identity) && self.next_step >= self.steps.len()
+    }
+
+    /// A read of block `r.offset` of device 0 when [`Engine::takes_short_reads`] holds: what
+    /// [`Engine::request`] does for it, less the counters ([`Stats::record_short_reads`]).
+    /// Returns whether it hit.
+    #[inline(always)]
+    fn short_read(&mut self, r: &Request) -> bool {
+        let a = Access {
+            key: r.offset,
+            device: 0,
+            block: r.offset,
+            time: self.step.time,
+            ctx: r.ctx,
+            pid: r.pid,
+            write: false,
+            next_use: NEVER,
+            cost: 1.0,
+        };
+        let outcome = self.cache.demand(&a);
+        debug_assert!(outcome != Demand::PrefetchHit);
+        debug_assert_eq!(a.key, block_key(0, r.offset));
+        let hit = outcome == Demand::Hit;
+        if !hit {
+            self.report_read(0, 1);
+        }
+        self.step.time += 1;
+        hit
     }
 
     /// Starts loading the index slot of `r`'s first block; returns that block's key, for the
