@@ -28,14 +28,20 @@ pub struct PriorityBuckets {
     /// Buckets given back, reused last-freed first; buckets `fresh..` never used.
     free: Vec<u32>,
     fresh: u32,
+    /// An empty bucket left at the front of the order for the next bucket made there (`NIL`:
+    /// none). A miss evicts the lowest bucket's oldest frame, which in LFU is often the only
+    /// one left of its priority, and the new block then takes the lowest priority again:
+    /// kept, the bucket is not unlinked, freed, taken back and linked again on every such
+    /// miss. Invisible to callers: they never see an empty bucket.
+    spare: u32,
 }
 
 impl PriorityBuckets {
     /// Buckets for frames `0..capacity`.
     pub fn with_frames(capacity: usize) -> Self {
-        // Every bucket in use holds a frame, and a move makes the new bucket before the old
-        // one empties: capacity + 1 buckets at most.
-        let nb = capacity + 1;
+        // Every bucket in use holds a frame but the spare, and a move makes the new bucket
+        // before the old one empties: capacity + 2 buckets at most.
+        let nb = capacity + 2;
         PriorityBuckets {
             frames: Links::with_nodes(capacity),
             buckets: Links::with_nodes(nb),
@@ -43,6 +49,7 @@ impl PriorityBuckets {
             per_bucket: FrameVec::filled(Bucket { priority: 0, members: List::new() }, nb),
             free: Vec::new(),
             fresh: 0,
+            spare: NIL,
         }
     }
 
@@ -54,7 +61,20 @@ impl PriorityBuckets {
     /// The lowest bucket.
     #[inline]
     pub fn first_bucket(&self) -> Option<u32> {
-        self.order.front()
+        let front = self.order.front()?;
+        if front == self.spare {
+            self.buckets.next(front)
+        } else {
+            Some(front)
+        }
+    }
+
+    /// Gives the spare bucket back, for a caller about to walk and renumber the buckets.
+    pub fn settle(&mut self) {
+        if self.spare != NIL {
+            let b = std::mem::replace(&mut self.spare, NIL);
+            self.drop_bucket(b);
+        }
     }
 
     /// Starts loading `f`'s links within its bucket (a memory hint, [`crate::memory_hint`]).
@@ -85,6 +105,7 @@ impl PriorityBuckets {
     /// reject, with its bucket.
     #[inline]
     pub fn first_unskipped(&self, skip: impl Fn(u32) -> bool) -> Option<(u32, u32)> {
+        // The spare, if any, has no frame to offer: the walk passes it by.
         let mut b = self.order.front();
         while let Some(bk) = b {
             let mut f = self.per_bucket[bk as usize].members.front();
@@ -109,6 +130,9 @@ impl PriorityBuckets {
         while let Some(b) = cur {
             let q = self.per_bucket[b as usize].priority;
             if q == p {
+                if b == self.spare {
+                    self.spare = NIL;
+                }
                 return b;
             }
             if q > p {
@@ -123,6 +147,14 @@ impl PriorityBuckets {
     /// A new bucket of priority `p` between `prev` (`NIL`: none) and `next` (`None`: none).
     #[inline(always)]
     fn make_bucket(&mut self, prev: u32, next: Option<u32>, p: u64) -> u32 {
+        // The spare is the front bucket and empty: a bucket made just before or just after it
+        // can be the spare with its priority changed, the order unchanged.
+        let spare = self.spare;
+        if spare != NIL && (prev == spare || next == Some(spare)) {
+            self.spare = NIL;
+            self.per_bucket[spare as usize].priority = p;
+            return spare;
+        }
         let b = match self.free.pop() {
             Some(b) => b,
             None => {
@@ -167,6 +199,10 @@ impl PriorityBuckets {
     #[inline(always)]
     pub fn release_if_empty(&mut self, b: u32) {
         if self.per_bucket[b as usize].members.is_empty() {
+            if self.spare == NIL && self.order.front() == Some(b) {
+                self.spare = b;
+                return;
+            }
             self.buckets.remove(&mut self.order, b);
             self.free.push(b);
         }
@@ -207,6 +243,7 @@ impl PriorityBuckets {
     pub fn dump(&self) -> Vec<(u32, u64, Vec<u32>)> {
         self.buckets
             .iter(&self.order)
+            .filter(|&b| b != self.spare)
             .map(|b| {
                 let bk = &self.per_bucket[b as usize];
                 (b, bk.priority, self.frames.iter(&bk.members).collect())
@@ -220,12 +257,16 @@ impl PriorityBuckets {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.first_bucket().is_none()
     }
 
-    /// Verifies the links, rising priorities and that no empty bucket is kept.
+    /// Verifies the links, rising priorities and that no empty bucket is kept but the spare,
+    /// at the front.
     pub fn check(&self) -> Result<(), String> {
         self.buckets.check(&self.order)?;
+        if self.spare != NIL && self.order.front() != Some(self.spare) {
+            return Err(format!("the spare bucket {} is not the first", self.spare));
+        }
         let mut prev: Option<u64> = None;
         for b in self.buckets.iter(&self.order) {
             let bk = &self.per_bucket[b as usize];
@@ -234,7 +275,7 @@ impl PriorityBuckets {
             }
             prev = Some(bk.priority);
             self.frames.check(&bk.members)?;
-            if bk.members.is_empty() {
+            if bk.members.is_empty() && b != self.spare {
                 return Err(format!("an empty bucket of priority {} is kept", bk.priority));
             }
         }

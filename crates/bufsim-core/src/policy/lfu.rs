@@ -97,6 +97,8 @@ impl Lfu {
     /// Halves every count: buckets 2k and 2k + 1 fold into bucket k, their blocks merged by
     /// last access so the least recently used still comes first.
     fn halve(&mut self) {
+        // The walk below sees every bucket but the spare, whose priority it would leave behind.
+        self.buckets.settle();
         let mut prev: Option<u32> = None;
         let mut cur = self.buckets.first_bucket();
         while let Some(b) = cur {
