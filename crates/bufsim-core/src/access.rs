@@ -113,9 +113,7 @@ impl Stats {
     pub(crate) fn record_short_reads(&mut self, reads: u64, hits: u64) {
         let misses = reads - hits;
         self.requests += reads;
-        self.accesses += reads;
-        self.hits += hits;
-        self.misses += misses;
+        self.record_request(reads, hits, false);
         self.disk_requests += misses;
         self.sync_requests += misses;
         self.blocks_read += misses;
