@@ -292,13 +292,37 @@ impl<'a, P: Policy> Engine<'a, P> {
         self.stats.record_short_reads(tally.reads, tally.hits);
     }
 
+    /// One-block reads of device 0, of each of `blocks` in turn, with no context or process:
+    /// the run [`Engine::run_slice`] makes of such read requests, for a reader that hands only
+    /// their block numbers (an oracleGeneral trace's). Only while [`Engine::takes_short_reads`]
+    /// holds. Memory hints as in [`Engine::run_slice`], the keys being the blocks themselves.
+    pub fn run_blocks(&mut self, blocks: &[u64]) {
+        debug_assert!(self.takes_short_reads());
+        let mut tally = Tally::default();
+        let warming = self.cache.worth_warming();
+        for (i, &block) in blocks.iter().enumerate() {
+            if warming {
+                if let Some(&ahead) = blocks.get(i + LOOKAHEAD) {
+                    self.cache.warm(ahead);
+                }
+                if let Some(&soon) = blocks.get(i + LOOKAHEAD_POLICY) {
+                    self.cache.warm_policy(soon);
+                }
+            }
+            let hit = self.short_read(block, 0, 0);
+            tally.reads += 1;
+            tally.hits += hit as u64;
+        }
+        self.stats.record_short_reads(tally.reads, tally.hits);
+    }
+
     /// [`Engine::request`], the short way for a one-block read while `short` holds
     /// ([`Engine::takes_short_reads`]); a request that turns the plain path off (a hint) turns
     /// `short` off with it.
     #[inline(always)]
     fn run_one(&mut self, r: &Request, short: &mut bool, tally: &mut Tally) {
         if *short && r.op == Op::Read && r.in_blocks && r.size == 1 && r.file == 0 {
-            let hit = self.short_read(r);
+            let hit = self.short_read(r.offset, r.ctx, r.pid);
             tally.reads += 1;
             tally.hits += hit as u64;
         } else {
@@ -312,29 +336,29 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// key), and no capacity step to come (no countdown to keep). Each such read is then one
     /// access, and on a miss one disk request of one block, whose counters can be summed once
     /// per slice.
-    fn takes_short_reads(&self) -> bool {
+    pub fn takes_short_reads(&self) -> bool {
         self.plain && matches!(self.step.layout, Layout::Identity) && self.next_step >= self.steps.len()
     }
 
-    /// A read of block `r.offset` of device 0 when [`Engine::takes_short_reads`] holds: what
-    /// [`Engine::request`] does for it, less the counters ([`Stats::record_short_reads`]).
-    /// Returns whether it hit.
+    /// A read of `block` of device 0 (context `ctx`, process `pid`) when
+    /// [`Engine::takes_short_reads`] holds: what [`Engine::request`] does for it, less the
+    /// counters ([`Stats::record_short_reads`]). Returns whether it hit.
     #[inline(always)]
-    fn short_read(&mut self, r: &Request) -> bool {
+    fn short_read(&mut self, block: u64, ctx: u64, pid: u32) -> bool {
         let a = Access {
-            key: r.offset,
+            key: block,
             device: 0,
-            block: r.offset,
+            block,
             time: self.step.time,
-            ctx: r.ctx,
-            pid: r.pid,
+            ctx,
+            pid,
             write: false,
             next_use: NEVER,
             cost: 1.0,
         };
         let outcome = self.cache.demand(&a);
         debug_assert!(outcome != Demand::PrefetchHit);
-        debug_assert_eq!(a.key, block_key(0, r.offset));
+        debug_assert_eq!(a.key, block_key(0, block));
         let hit = outcome == Demand::Hit;
         if !hit {
             self.report_read(0, 1);

@@ -422,13 +422,29 @@ impl PolicyVisitor for Simulate<'_> {
                 // Decoded a batch at a time into one buffer: the engine then runs from memory.
                 let mut reader = self.source.reader()?;
                 let mut batch = Vec::with_capacity(BATCH);
-                while reader.fill(&mut batch, BATCH)? > 0 {
+                // A block trace's one-block reads skip building requests while they can.
+                let by_block = reader.gives_blocks();
+                let mut blocks = Vec::with_capacity(if by_block { BATCH } else { 0 });
+                loop {
+                    let n = if by_block && engine.takes_short_reads() {
+                        reader.fill_blocks(&mut blocks, BATCH)?
+                    } else {
+                        0
+                    };
+                    if n == 0 && reader.fill(&mut batch, BATCH)? == 0 {
+                        break;
+                    }
                     // Also for readers that bypass the counted stream (a `.bst` read at positions).
                     if self.opts.meter.is_cancelled() {
                         return Err(TraceError::interrupted(&reader.path()).into());
                     }
-                    engine.run_slice(&batch, || {});
-                    batch.clear();
+                    if n > 0 {
+                        engine.run_blocks(&blocks);
+                        blocks.clear();
+                    } else {
+                        engine.run_slice(&batch, || {});
+                        batch.clear();
+                    }
                 }
                 *self.skipped.borrow_mut() = reader.skipped().clone();
             }
@@ -1054,6 +1070,52 @@ mod tests {
         // frames the policy was built with.
         let at0 = run("lru", "4blocks", vec![(0, 3)], &trace).unwrap();
         assert_eq!((at0.misses, at0.evictions), (small.misses, small.evictions));
+    }
+
+    #[test]
+    fn a_block_trace_runs_by_block_numbers_as_its_requests_do() {
+        // An oracleGeneral file read straight into block numbers (Engine::run_blocks) gives the
+        // run its requests give in memory: around a malformed record (skipped), a first-n
+        // limit that ends inside a batch.
+        let mut rng = 7u64;
+        let mut blocks: Vec<u64> = (0..5000)
+            .map(|_| {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (rng >> 33) % 1500
+            })
+            .collect();
+        blocks[1234] = u64::MAX; // one past the last block: malformed
+        let mut bytes = Vec::new();
+        for (i, &b) in blocks.iter().enumerate() {
+            bytes.extend_from_slice(&bufsim_trace::encode_oracle_record(i as u32, b, 4096, -1));
+        }
+        let path = std::env::temp_dir().join(format!("bufsim-by-block-{}.oracleGeneral", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let path_str = path.to_str().unwrap().to_string();
+        for (policy, cache, first_n) in
+            [("lru", "100blocks", 0), ("arc", "400blocks", 3001), ("lirs", "40000blocks", 0)]
+        {
+            let opts = RunOptions {
+                jobs: 1,
+                check: true,
+                skip_bad: true,
+                max_requests: first_n,
+                format: Some(Format::Oracle),
+                ..RunOptions::default()
+            };
+            let by_file = run_trace(&path_str, &[RunConfig::new(policy, cache)], &opts).unwrap();
+            let (all, skipped) =
+                decode_with(&path_str, Format::Oracle, &ReadOptions { skip_bad: true, ..ReadOptions::default() })
+                    .unwrap();
+            assert_eq!(skipped.count, 1);
+            let in_memory =
+                run_requests(first(&all, first_n), AddressKind::Device, &[RunConfig::new(policy, cache)], &opts)
+                    .unwrap();
+            assert_eq!(by_file[0].stats, in_memory[0].stats, "{policy} {cache}");
+            assert_eq!(by_file[0].skipped.count, 1);
+            assert_eq!(by_file[0].stats.requests, if first_n == 0 { 4999 } else { first_n });
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

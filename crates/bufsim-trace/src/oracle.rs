@@ -61,6 +61,18 @@ impl OracleReader {
     /// [`OracleReader::next_request`]'s care: the end of the input, a truncated record, an
     /// object id whose block range overflows. Returns how many it appended.
     pub(crate) fn decode_into(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        self.decode_records(max, |time, obj| out.push(block_access(time, obj)))
+    }
+
+    /// [`OracleReader::decode_into`] giving only each record's object id, the block it reads.
+    pub(crate) fn decode_blocks(&mut self, out: &mut Vec<u64>, max: usize) -> Result<usize, TraceError> {
+        self.decode_records(max, |_, obj| out.push(obj))
+    }
+
+    /// Hands `put` the time and object id of each whole record, at most `max`, stopping where
+    /// [`OracleReader::decode_into`] stops. Always inlined, so each caller's `put` is its loop.
+    #[inline(always)]
+    fn decode_records(&mut self, max: usize, mut put: impl FnMut(u32, u64)) -> Result<usize, TraceError> {
         let mut n = 0;
         while n < max {
             if self.end - self.pos < RECORD {
@@ -77,8 +89,7 @@ impl OracleReader {
                 if obj == u64::MAX {
                     break; // one past the last block: the reader's range check reports it
                 }
-                let time = u32::from_le_bytes(rec[0..4].try_into().unwrap());
-                out.push(block_access(time, obj));
+                put(u32::from_le_bytes(rec[0..4].try_into().unwrap()), obj);
                 done += 1;
             }
             self.pos += done * RECORD;

@@ -389,6 +389,24 @@ impl TraceReader {
         Ok(n)
     }
 
+    /// Whether [`TraceReader::fill_blocks`] can give this trace's requests: every record of an
+    /// oracleGeneral trace is a read of one block of device 0.
+    pub fn gives_blocks(&self) -> bool {
+        matches!(self.inner, Inner::Oracle(_))
+    }
+
+    /// [`TraceReader::fill`] for a trace that [`TraceReader::gives_blocks`]: appends to `out`
+    /// the block number each request reads, with nothing else to build, up to `max`. Returns
+    /// how many; 0 at the end of the trace, for a record that needs [`TraceReader::fill`]'s
+    /// care (a malformed one, reported or skipped there) and for other formats.
+    pub fn fill_blocks(&mut self, out: &mut Vec<u64>, max: usize) -> Result<usize, TraceError> {
+        let want = max.min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let Inner::Oracle(r) = &mut self.inner else { return Ok(0) };
+        let n = r.decode_blocks(out, want)?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+
     /// Ends the trace after its first `n` requests (0: reads them all).
     pub fn limited(mut self, n: u64) -> Self {
         self.left = if n == 0 { u64::MAX } else { n };
