@@ -61,18 +61,24 @@ impl OracleReader {
     /// [`OracleReader::next_request`]'s care: the end of the input, a truncated record, an
     /// object id whose block range overflows. Returns how many it appended.
     pub(crate) fn decode_into(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        self.decode_records(max, |time, obj| out.push(block_access(time, obj)))
+        self.decode_records(out, max, block_access)
     }
 
     /// [`OracleReader::decode_into`] giving only each record's object id, the block it reads.
     pub(crate) fn decode_blocks(&mut self, out: &mut Vec<u64>, max: usize) -> Result<usize, TraceError> {
-        self.decode_records(max, |_, obj| out.push(obj))
+        self.decode_records(out, max, |_, obj| obj)
     }
 
-    /// Hands `put` the time and object id of each whole record, at most `max`, stopping where
-    /// [`OracleReader::decode_into`] stops. Always inlined, so each caller's `put` is its loop.
+    /// Appends `make(time, object id)` of each whole record to `out`, at most `max`, stopping
+    /// where [`OracleReader::decode_into`] stops. Each buffer's worth is written into `out`'s
+    /// spare room in one loop with no capacity check per record.
     #[inline(always)]
-    fn decode_records(&mut self, max: usize, mut put: impl FnMut(u32, u64)) -> Result<usize, TraceError> {
+    fn decode_records<T>(
+        &mut self,
+        out: &mut Vec<T>,
+        max: usize,
+        make: impl Fn(u32, u64) -> T,
+    ) -> Result<usize, TraceError> {
         let mut n = 0;
         while n < max {
             if self.end - self.pos < RECORD {
@@ -83,15 +89,19 @@ impl OracleReader {
             }
             // Whole records in the buffer, at most what is still wanted.
             let take = ((self.end - self.pos) / RECORD).min(max - n);
+            out.reserve(take);
+            let records = self.buf[self.pos..self.pos + take * RECORD].chunks_exact(RECORD);
             let mut done = 0;
-            for rec in self.buf[self.pos..self.pos + take * RECORD].chunks_exact(RECORD) {
+            for (slot, rec) in out.spare_capacity_mut()[..take].iter_mut().zip(records) {
                 let obj = u64::from_le_bytes(rec[4..12].try_into().unwrap());
                 if obj == u64::MAX {
                     break; // one past the last block: the reader's range check reports it
                 }
-                put(u32::from_le_bytes(rec[0..4].try_into().unwrap()), obj);
+                slot.write(make(u32::from_le_bytes(rec[0..4].try_into().unwrap()), obj));
                 done += 1;
             }
+            // SAFETY: the loop initialized the `done` elements after the old length.
+            unsafe { out.set_len(out.len() + done) };
             self.pos += done * RECORD;
             self.offset += (done * RECORD) as u64;
             n += done;
