@@ -249,6 +249,43 @@ def _replay(tmp_path, lines: list[str], looks: dict):
     return rp
 
 
+def test_a_look_pairs_one_files_inode_with_its_own_path(tmp_path, monkeypatch):
+    """A look at a descriptor reads the inode and the name of one open file; when fdinfo, read
+    last, shows another inode, the number was closed and reused during the look: none is kept.
+    (Reading the link's inode, then its name, once paired the loader's libc with the program's
+    own data file when it reused the number in between.)"""
+    import builtins
+
+    from bufsim.ktrace import look_fd
+
+    f = tmp_path / "f"
+    f.write_bytes(b"x" * 100)
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        look = look_fd(os.getpid(), fd)
+        st = os.stat(f)
+        assert (look.dev, look.ino, look.size, look.path, look.accmode) == (
+            st.st_dev,
+            st.st_ino,
+            100,
+            os.fsencode(f),
+            os.O_RDONLY,
+        )
+        real_open = builtins.open
+
+        def reused(path, *args, **kwargs):
+            if str(path) == f"/proc/{os.getpid()}/fdinfo/{fd}":
+                return real_open(tmp_path / "fdinfo", *args, **kwargs)
+            return real_open(path, *args, **kwargs)
+
+        (tmp_path / "fdinfo").write_text(f"pos:\t0\nflags:\t0100000\nmnt_id:\t24\nino:\t{st.st_ino + 1}\n")
+        monkeypatch.setattr(builtins, "open", reused)
+        assert look_fd(os.getpid(), fd) is None
+    finally:
+        os.close(fd)
+    assert look_fd(os.getpid(), fd) is None  # closed
+
+
 def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     from bufsim.ktrace import FdLook
 

@@ -410,12 +410,23 @@ class FdWatcher:
 
 
 def look_fd(tid: int, fd: int) -> Optional[FdLook]:
+    """What descriptor ``fd`` of ``tid`` names now. The file is held open (``O_PATH``) while its
+    identity and name are read, so both are of one file even if the program closes the number and
+    opens another file under it meanwhile (stat then readlink of the link could pair one file's
+    inode with the next one's path); fdinfo, read last, must show the same inode, or the number
+    changed during the look and nothing of it is kept."""
     link = f"/proc/{tid}/fd/{fd}"
     try:
-        s = os.stat(link)
-        path = os.readlink(os.fsencode(link))
+        held = os.open(link, os.O_PATH | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        s = os.fstat(held)
+        path = os.readlink(b"/proc/self/fd/%d" % held)
+    except OSError:
+        return None
+    finally:
+        os.close(held)
     accmode = append = None
     try:
         with open(f"/proc/{tid}/fdinfo/{fd}", "rb") as info:
@@ -423,7 +434,8 @@ def look_fd(tid: int, fd: int) -> Optional[FdLook]:
                 if line.startswith(b"flags:"):
                     flags = int(line.split()[1], 8)
                     accmode, append = flags & O_ACCMODE, bool(flags & O_APPEND)
-                    break
+                elif line.startswith(b"ino:") and int(line.split()[1]) != s.st_ino:
+                    return None
     except (OSError, ValueError, IndexError):
         pass
     return FdLook(s.st_dev, s.st_ino, s.st_mode, s.st_size, fd_link_path(path, s.st_nlink), accmode, append)
