@@ -653,8 +653,11 @@ class Replay:
 
     def file_for(self, dev: int, ino: int, path: Optional[bytes] = None, size: int = 0, regular: bool = True) -> KFile:
         f = self.files.get((dev, ino))
-        if path is None and (dev, ino) in self.opened:
-            path, size = self.opened[(dev, ino)]
+        if (dev, ino) in self.opened:
+            # fanotify's name is of the opened file itself; a look at /proc is of whatever the
+            # number names by then.
+            known, known_size = self.opened[(dev, ino)]
+            path, size = known, size if path is not None else known_size
         if f is None:
             f = KFile(dev, ino, path, size, regular)
             self.files[(dev, ino)] = f
