@@ -672,8 +672,18 @@ const CHUNKS_AHEAD: usize = 2;
 
 /// A count-mode run fed its trace a chunk at a time.
 trait Fed {
-    fn feed(&mut self, chunk: &[Request]);
+    fn feed(&mut self, chunk: &Chunk);
+    /// Whether it can be fed [`Chunk::Blocks`] ([`Engine::takes_short_reads`]).
+    fn takes_blocks(&self) -> bool;
     fn finish(self: Box<Self>) -> Result<Simulated, SimError>;
+}
+
+/// A piece of the trace that several runs share: its requests, or for an oracleGeneral trace
+/// whose runs all take them ([`Fed::takes_blocks`]) only the block each request reads, an
+/// eighth of the bytes to write and read back.
+enum Chunk {
+    Requests(Vec<Request>),
+    Blocks(Vec<u64>),
 }
 
 struct FedEngine<'a, P: Policy> {
@@ -682,10 +692,17 @@ struct FedEngine<'a, P: Policy> {
 }
 
 impl<P: Policy> Fed for FedEngine<'_, P> {
-    fn feed(&mut self, chunk: &[Request]) {
+    fn feed(&mut self, chunk: &Chunk) {
         // Feeding chunk by chunk is the same run as one stream: the look-ahead only warms the
         // CPU cache and never changes what is simulated.
-        self.engine.run_slice(chunk, || {});
+        match chunk {
+            Chunk::Requests(requests) => self.engine.run_slice(requests, || {}),
+            Chunk::Blocks(blocks) => self.engine.run_blocks(blocks),
+        }
+    }
+
+    fn takes_blocks(&self) -> bool {
+        self.engine.takes_short_reads()
     }
 
     fn finish(self: Box<Self>) -> Result<Simulated, SimError> {
@@ -733,12 +750,15 @@ fn run_streaming(
         Source::File { path, .. } => path,
         _ => "-",
     };
+    // Each worker says, once its runs are built, whether they all take block numbers.
+    let (ready_tx, ready) = sync_channel::<bool>(jobs);
     let results: Vec<Result<Vec<(usize, RunResult)>, SimError>> = std::thread::scope(|s| {
         let mut senders = Vec::with_capacity(jobs);
         let mut workers = Vec::with_capacity(jobs);
         for t in 0..jobs {
-            let (tx, rx) = sync_channel::<Arc<Vec<Request>>>(CHUNKS_AHEAD);
+            let (tx, rx) = sync_channel::<Arc<Chunk>>(CHUNKS_AHEAD);
             senders.push(tx);
+            let ready_tx = ready_tx.clone();
             workers.push(s.spawn(move || -> Result<Vec<(usize, RunResult)>, SimError> {
                 let mine: Vec<usize> = (t..n).step_by(jobs).collect();
                 let mut runs = Vec::with_capacity(mine.len());
@@ -761,6 +781,8 @@ fn run_streaming(
                     // Dropping the receiver tells the reader to stop.
                     return Err(e);
                 }
+                let _ = ready_tx.send(runs.iter().all(|r| r.takes_blocks()));
+                drop(ready_tx);
                 for chunk in rx {
                     // A cancelled run stops here rather than after the chunks queued for it.
                     opts.meter.go_on(trace)?;
@@ -776,16 +798,38 @@ fn run_streaming(
                 Ok(out)
             }));
         }
+        drop(ready_tx);
+        // A worker that failed to build its runs sends nothing (its error is reported below),
+        // and the answers end when every worker has answered or stopped.
+        let by_block = reader.gives_blocks() && ready.iter().take(jobs).all(|b| b);
         let mut read_error = None;
         loop {
-            let mut chunk = Vec::with_capacity(CHUNK);
-            if let Err(e) = reader.fill(&mut chunk, CHUNK) {
-                read_error = Some(e);
-                break;
-            }
-            if chunk.is_empty() {
-                break;
-            }
+            let mut blocks = Vec::new();
+            let got = if by_block {
+                blocks.reserve(CHUNK);
+                reader.fill_blocks(&mut blocks, CHUNK)
+            } else {
+                Ok(0)
+            };
+            let chunk = match got {
+                Ok(n) if n > 0 => Chunk::Blocks(blocks),
+                Ok(_) => {
+                    // Not a block trace, or the record next needs the request path's care.
+                    let mut requests = Vec::with_capacity(if by_block { 1 } else { CHUNK });
+                    match reader.fill(&mut requests, if by_block { 1 } else { CHUNK }) {
+                        Ok(0) => break,
+                        Ok(_) => Chunk::Requests(requests),
+                        Err(e) => {
+                            read_error = Some(e);
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    read_error = Some(e);
+                    break;
+                }
+            };
             let chunk = Arc::new(chunk);
             for tx in &senders {
                 // A worker that stopped (it failed to build) reports its error below.
@@ -1114,6 +1158,23 @@ mod tests {
             assert_eq!(by_file[0].stats, in_memory[0].stats, "{policy} {cache}");
             assert_eq!(by_file[0].skipped.count, 1);
             assert_eq!(by_file[0].stats.requests, if first_n == 0 { 4999 } else { first_n });
+        }
+        // Several runs share one pass (run_streaming): block numbers when every run takes them,
+        // requests when one does not (read-ahead), the same results either way.
+        let opts =
+            RunOptions { jobs: 2, check: true, skip_bad: true, format: Some(Format::Oracle), ..RunOptions::default() };
+        let (all, _) =
+            decode_with(&path_str, Format::Oracle, &ReadOptions { skip_bad: true, ..ReadOptions::default() }).unwrap();
+        let plain =
+            [RunConfig::new("lru", "100blocks"), RunConfig::new("arc", "400blocks"), RunConfig::new("lfu", "64blocks")];
+        let mixed = [RunConfig::new("lru", "100blocks"), RunConfig::new("lru", "100blocks").with_prefetch("linux")];
+        for configs in [&plain[..], &mixed[..]] {
+            let streamed = run_trace(&path_str, configs, &opts).unwrap();
+            let in_memory = run_requests(&all, AddressKind::Device, configs, &opts).unwrap();
+            for (a, b) in streamed.iter().zip(&in_memory) {
+                assert_eq!(a.stats, b.stats, "{} {}", a.policy, a.prefetch);
+                assert_eq!(a.skipped.count, 1);
+            }
         }
         std::fs::remove_file(&path).unwrap();
     }
