@@ -297,11 +297,14 @@ impl<P: Policy> Cache<P> {
             None => {
                 let v = self.policy.victim(&Pins::new(&self.flags), a)?;
                 // The victim's frame takes the block at once (what pushing it on the free
-                // list and popping it would give).
-                let old = self.release(v);
+                // list and popping it would give), and the policy moves it from one to the
+                // other in one step.
+                let (old, why) = self.vacate(v);
                 self.map.replace(old, vacant, a.key, value(v));
+                self.set_frame(v, a, origin);
+                self.policy.replace(v, old, why, a, origin);
                 self.warm_next_victim();
-                v
+                return Some(v);
             }
         };
         self.place(frame, a, origin);
@@ -467,10 +470,16 @@ impl<P: Policy> Cache<P> {
     /// registers cost about as much as its body.
     #[inline(always)]
     fn place(&mut self, frame: Frame, a: &Access, origin: Origin) {
+        self.set_frame(frame, a, origin);
+        self.policy.insert(frame, a, origin);
+    }
+
+    /// The cache's own record of the block `a.key` in `frame`: its key and flags.
+    #[inline(always)]
+    fn set_frame(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let prefetched = origin == Origin::Prefetch;
         self.keys[frame as usize] = a.key;
         self.flags[frame as usize] = if prefetched { PREFETCHED | BY_PREFETCH } else { 0 };
-        self.policy.insert(frame, a, origin);
     }
 
     /// Gives up `frame` (chosen by the policy, or by a caller that drops a block).
@@ -518,6 +527,15 @@ impl<P: Policy> Cache<P> {
     /// the caller fills `frame` next. Returns the key that leaves.
     #[inline(always)]
     fn release(&mut self, frame: Frame) -> u64 {
+        let (key, why) = self.vacate(frame);
+        self.policy.remove(frame, key, why);
+        key
+    }
+
+    /// [`Cache::release`] but for telling the policy: the key that leaves and why, for its
+    /// `remove` or `replace`.
+    #[inline(always)]
+    fn vacate(&mut self, frame: Frame) -> (u64, Removal) {
         let key = self.keys[frame as usize];
         debug_assert_eq!(self.frame_of(key), Some(frame));
         debug_assert!(self.flags[frame as usize] & PINNED == 0, "evicting a pinned frame");
@@ -530,14 +548,18 @@ impl<P: Policy> Cache<P> {
         self.evictions += 1;
         self.victim = Some((frame, key));
         self.flags[frame as usize] = 0;
-        self.policy.remove(frame, key, why);
-        key
+        (key, why)
     }
 
     /// The frame and key of the block evicted since the last call, if any.
     #[inline]
     pub fn take_victim(&mut self) -> Option<(Frame, u64)> {
         self.victim.take()
+    }
+
+    #[inline]
+    pub fn is_pinned(&self, frame: Frame) -> bool {
+        self.flags[frame as usize] & PINNED != 0
     }
 
     #[inline]

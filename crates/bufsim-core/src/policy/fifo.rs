@@ -1,21 +1,21 @@
 //! FIFO: give up the block that entered the cache first; hits change nothing.
 //! Classic baseline (MQ paper §2 lists it among the policies second-level caches were tried with).
 
-use super::queue::{QueuePolicy, QueueRule};
+use super::ring::{Ring, RingRule};
 use super::{Args, BuildEnv, ParamInfo, PolicyDef, PolicyInfo};
 use crate::policy::Capabilities;
 use crate::spec::SpecError;
 
 pub struct FifoRule;
 
-impl QueueRule for FifoRule {
+impl RingRule for FifoRule {
     const NAME: &'static str = "FIFO";
-    const MOVE_ON_HIT: bool = false;
-    const EVICT_NEWEST: bool = false;
+    const SECOND_CHANCE: bool = false;
 }
 
-/// Front = newest; the victim is the back, the block that entered first.
-pub type Fifo = QueuePolicy<FifoRule>;
+/// The ring's hand is at the block that entered first, the victim (the first unpinned one from
+/// there); the incoming block takes its frame and its place, and the hand moves on.
+pub type Fifo = Ring<FifoRule>;
 
 impl PolicyDef for Fifo {
     const INFO: PolicyInfo = PolicyInfo {

@@ -39,6 +39,7 @@ mod mru;
 mod opt;
 mod queue;
 mod random;
+mod ring;
 #[cfg(test)]
 pub(crate) mod steps;
 mod w_tinylfu;
@@ -248,6 +249,16 @@ pub trait Policy {
 
     /// The block `key` leaves `frame`. The caller guarantees the frame is resident.
     fn remove(&mut self, frame: Frame, key: u64, why: Removal);
+
+    /// The victim `frame` (of `victim`) gives its frame to the incoming block `a` at once: the
+    /// same as `remove(frame, key, why)` then `insert(frame, a, origin)`, which is what it
+    /// does unless a policy can do both in one step (a ring whose victim and newest block sit
+    /// side by side). Called after `prepare_insert`, like `insert`.
+    #[inline(always)]
+    fn replace(&mut self, frame: Frame, key: u64, why: Removal, a: &Access, origin: Origin) {
+        self.remove(frame, key, why);
+        self.insert(frame, a, origin);
+    }
 
     /// A resident frame the policy gives up of its own accord right after a `hit`: the cache
     /// asks until `None` and evicts each (a `remove` with [`Removal::Evicted`]), leaving frames

@@ -1,6 +1,6 @@
-//! One ordered queue of the resident blocks, newest at the front: the whole state of LRU, MRU
-//! and FIFO, which differ only in whether a hit moves a block to the front and which end gives
-//! the victim. Each policy's file holds its rule, its paper and its registry entry.
+//! One ordered queue of the resident blocks, newest at the front: the whole state of LRU and
+//! MRU, which differ only in which end gives the victim (FIFO, whose hits move nothing, is a
+//! ring: `ring.rs`). Each policy's file holds its rule, its paper and its registry entry.
 
 use super::{Access, Frame, LikelyVictims, Origin, Pins, Policy, Removal};
 use crate::list::{Links, List};
