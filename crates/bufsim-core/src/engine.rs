@@ -24,6 +24,14 @@ struct Tally {
     hits: u64,
 }
 
+impl Tally {
+    #[inline(always)]
+    fn count(&mut self, hit: bool) {
+        self.reads += 1;
+        self.hits += hit as u64;
+    }
+}
+
 /// Sees every demand access and whether it hit.
 pub type Observer<'a> = &'a mut dyn FnMut(&Access, bool);
 
@@ -310,8 +318,7 @@ impl<'a, P: Policy> Engine<'a, P> {
                 }
             }
             let hit = self.short_read(block, 0, 0);
-            tally.reads += 1;
-            tally.hits += hit as u64;
+            tally.count(hit);
         }
         self.stats.record_short_reads(tally.reads, tally.hits);
     }
@@ -323,8 +330,7 @@ impl<'a, P: Policy> Engine<'a, P> {
     fn run_one(&mut self, r: &Request, short: &mut bool, tally: &mut Tally) {
         if *short && r.op == Op::Read && r.in_blocks && r.size == 1 && r.file == 0 {
             let hit = self.short_read(r.offset, r.ctx, r.pid);
-            tally.reads += 1;
-            tally.hits += hit as u64;
+            tally.count(hit);
         } else {
             self.request(r);
             *short &= self.plain;

@@ -728,6 +728,21 @@ impl<'a> PolicyVisitor for BuildFed<'a> {
     }
 }
 
+/// The next chunk of `reader` for [`run_streaming`]'s runs (`None` at the end): block numbers
+/// while the reader gives them and the runs take them (`by_block`), else requests. A record
+/// that needs the request path's care (a malformed one) comes alone, as a chunk of requests.
+fn next_chunk(reader: &mut TraceReader, by_block: bool) -> Result<Option<Chunk>, TraceError> {
+    if by_block {
+        let mut blocks = Vec::with_capacity(CHUNK);
+        if reader.fill_blocks(&mut blocks, CHUNK)? > 0 {
+            return Ok(Some(Chunk::Blocks(blocks)));
+        }
+    }
+    let want = if by_block { 1 } else { CHUNK };
+    let mut requests = Vec::with_capacity(want);
+    Ok((reader.fill(&mut requests, want)? > 0).then_some(Chunk::Requests(requests)))
+}
+
 /// Several count-mode configurations over one pass of a file: this thread decodes chunks and
 /// hands each (shared, not copied) to `jobs` workers, each feeding its share of the
 /// configurations in turn. Memory: the configurations' own state plus a few chunks.
@@ -804,27 +819,9 @@ fn run_streaming(
         let by_block = reader.gives_blocks() && ready.iter().take(jobs).all(|b| b);
         let mut read_error = None;
         loop {
-            let mut blocks = Vec::new();
-            let got = if by_block {
-                blocks.reserve(CHUNK);
-                reader.fill_blocks(&mut blocks, CHUNK)
-            } else {
-                Ok(0)
-            };
-            let chunk = match got {
-                Ok(n) if n > 0 => Chunk::Blocks(blocks),
-                Ok(_) => {
-                    // Not a block trace, or the record next needs the request path's care.
-                    let mut requests = Vec::with_capacity(if by_block { 1 } else { CHUNK });
-                    match reader.fill(&mut requests, if by_block { 1 } else { CHUNK }) {
-                        Ok(0) => break,
-                        Ok(_) => Chunk::Requests(requests),
-                        Err(e) => {
-                            read_error = Some(e);
-                            break;
-                        }
-                    }
-                }
+            let chunk = match next_chunk(&mut reader, by_block) {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
                 Err(e) => {
                     read_error = Some(e);
                     break;
