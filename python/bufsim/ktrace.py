@@ -657,7 +657,9 @@ class Replay:
             # fanotify's name is of the opened file itself; a look at /proc is of whatever the
             # number names by then.
             known, known_size = self.opened[(dev, ino)]
-            path, size = known, size if path is not None else known_size
+            if path is None:
+                size = known_size
+            path = known
         if f is None:
             f = KFile(dev, ino, path, size, regular)
             self.files[(dev, ino)] = f
