@@ -2,21 +2,27 @@
 //! 27(4) 2000, §3): key K = L + F·C/S, evict the least K, L becomes the victim's K; S = 1 block.
 //! Deviation: none by default; `variant=libcachesim` lets the incoming block compete, as below.
 //!
-//! F counts demand accesses; C is `Access::cost` (1.0 until a device model prices blocks), so in
-//! count mode GDSF is LFU-DA (`lfu-da` shares this code). Equal keys go to the block touched
-//! longest ago. A prefetched block enters with F = 0 (key L: no access history, prefetching
-//! paper §4); its first demand makes F = 1 and leaves no ghost.
+//! F counts demand accesses; C is `Access::cost` (1.0 until a device model prices blocks, as
+//! storage-aware caching's partitions do), so in count mode every key is an integer. Equal keys
+//! go to the block touched longest ago. A prefetched block enters with F = 0 (key L: no access
+//! history, prefetching paper §4); its first demand makes F = 1 and leaves no ghost.
 //!
 //! libCacheSim's GDSF (the pip `libcachesim` package) inserts the block first and then evicts the
 //! least key among the residents *and* the newcomer, whose key was computed with the L from before
 //! this eviction. When the newcomer has the strictly least key it is not cached (a bypass, which
 //! the cache sees as `victim` returning `None`) and L becomes its key; otherwise the resident with
 //! the least key goes and the newcomer keeps its pre-eviction key.
+//!
+//! Blocks sit in priority buckets (crate::buckets), one per distinct key, each holding its
+//! blocks from least to most recently touched: the victim is the first block of the first
+//! bucket, with no heap sift. Keys cluster just above L (a newcomer's key is L + 1), so a new
+//! block's bucket is found a step or two from the lowest, and a hit's by walking up from its
+//! old bucket. A key is the IEEE bits of K, which order like K since K >= 0.
 
-use super::heap_victim::min_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::buckets::PriorityBuckets;
 use crate::frames::FrameVec;
-use crate::heap::IndexedHeap;
+use crate::list::NIL;
 use crate::policy::{Capabilities, Range};
 use crate::spec::SpecError;
 
@@ -28,20 +34,26 @@ pub enum Entry {
     LibCacheSim,
 }
 
+#[derive(Clone, Copy)]
+struct FrameState {
+    /// Demand accesses of the block (F).
+    freq: u32,
+    /// The frame's bucket.
+    bucket: u32,
+}
+
 pub struct Gdsf {
     entry: Entry,
     /// Whether C comes from `Access::cost` (GDSF) or is 1 (LFU-DA).
     priced: bool,
-    /// Min-heap on (bits of K, touch sequence): K >= 0, so its IEEE bits order like its value.
-    order: IndexedHeap<(u64, u64)>,
-    /// Demand accesses of each resident block (F).
-    freq: FrameVec<u32>,
+    /// Frames by key, least recently touched first within a key.
+    order: PriorityBuckets,
+    per_frame: FrameVec<FrameState>,
     /// The inflation value L.
     inflation: f64,
     /// L when the block now being inserted arrived (libCacheSim's entry rule).
     arrival_inflation: f64,
-    seq: u64,
-    scratch: Vec<(Frame, (u64, u64))>,
+    /// Block key of each frame (dumps).
     keys: FrameVec<u64>,
 }
 
@@ -50,12 +62,10 @@ impl Gdsf {
         Gdsf {
             entry,
             priced,
-            order: IndexedHeap::with_nodes(capacity),
-            freq: FrameVec::filled(0, capacity),
+            order: PriorityBuckets::with_frames(capacity),
+            per_frame: FrameVec::filled(FrameState { freq: 0, bucket: NIL }, capacity),
             inflation: 0.0,
             arrival_inflation: 0.0,
-            seq: 0,
-            scratch: Vec::new(),
             keys: FrameVec::filled(0, capacity),
         }
     }
@@ -66,10 +76,11 @@ impl Gdsf {
 
     /// Resident blocks with their key K, lowest first (tests and dumps).
     pub fn keys(&self) -> Vec<(u64, f64)> {
-        let mut v: Vec<(u64, u64, u64)> =
-            self.order.nodes().map(|f| (self.order.key(f).0, self.order.key(f).1, self.keys[f as usize])).collect();
-        v.sort_unstable();
-        v.into_iter().map(|(k, _, b)| (b, f64::from_bits(k))).collect()
+        let mut v = Vec::new();
+        for (_, k, frames) in self.order.dump() {
+            v.extend(frames.into_iter().map(|f| (self.keys[f as usize], f64::from_bits(k))));
+        }
+        v
     }
 
     #[inline]
@@ -89,18 +100,28 @@ impl Gdsf {
         inflation + freq as f64 * self.cost(a)
     }
 
-    #[inline]
-    fn place(&mut self, frame: Frame, k: f64) {
-        self.seq += 1;
-        self.order.set(frame, (k.to_bits(), self.seq));
+    /// Puts `frame` (in no bucket) as the most recently touched of key `k`'s bucket, searching
+    /// up from bucket `from` (`NIL`: the lowest).
+    #[inline(always)]
+    fn place(&mut self, frame: Frame, from: u32, k: f64) {
+        let b = self.order.bucket_at_or_after(from, k.to_bits());
+        self.order.push_back(b, frame);
+        self.per_frame[frame as usize].bucket = b;
     }
 
     #[inline]
     fn touch(&mut self, frame: Frame, a: &Access) {
-        let f = self.freq[frame as usize].saturating_add(1);
-        self.freq[frame as usize] = f;
+        let st = &mut self.per_frame[frame as usize];
+        st.freq = st.freq.saturating_add(1);
+        let (f, old) = (st.freq, st.bucket);
         let k = self.key(self.inflation, f, a);
-        self.place(frame, k);
+        // The key rises unless L fell since the block's last touch (a victim found above a
+        // pinned block raises L, that block's eviction lowers it again; libCacheSim's bypass
+        // sets L below the lowest key): then the search starts from the lowest bucket.
+        let from = if k.to_bits() > self.order.priority(old) { old } else { NIL };
+        self.order.detach(old, frame);
+        self.place(frame, from, k);
+        self.order.release_if_empty(old);
     }
 }
 
@@ -116,13 +137,13 @@ impl Policy for Gdsf {
             Origin::Demand => 1,
             Origin::Prefetch => 0,
         };
-        self.freq[frame as usize] = f;
+        self.per_frame[frame as usize].freq = f;
         let l = match self.entry {
             Entry::Paper => self.inflation,
             Entry::LibCacheSim => self.arrival_inflation,
         };
         let k = self.key(l, f, a);
-        self.place(frame, k);
+        self.place(frame, NIL, k);
     }
     #[inline]
     fn hit(&mut self, frame: Frame, a: &Access) {
@@ -132,12 +153,13 @@ impl Policy for Gdsf {
     fn first_demand(&mut self, frame: Frame, a: &Access) {
         self.touch(frame, a);
     }
+    #[inline]
     fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
-        let v = min_unpinned(&mut self.order, pins, &mut self.scratch)?;
+        let (v, b) = self.order.first_unskipped(|f| pins.pinned(f))?;
         if self.entry == Entry::LibCacheSim {
             // The newcomer is the newest, so it loses only a strict comparison.
             let k = self.key(self.arrival_inflation, 1, incoming);
-            if k < f64::from_bits(self.order.key(v).0) {
+            if k < f64::from_bits(self.order.priority(b)) {
                 self.inflation = k;
                 return None;
             }
@@ -146,17 +168,30 @@ impl Policy for Gdsf {
     }
     #[inline]
     fn remove(&mut self, frame: Frame, _key: u64, why: Removal) {
+        let st = self.per_frame[frame as usize];
         // L = K of the block given up (evicted, not dropped by the trace: see GDS).
         if why != Removal::Dropped {
-            self.inflation = f64::from_bits(self.order.key(frame).0);
+            self.inflation = f64::from_bits(self.order.priority(st.bucket));
         }
-        self.order.remove(frame);
-        self.freq[frame as usize] = 0;
+        self.order.leave(st.bucket, frame);
+        self.per_frame[frame as usize] = FrameState { freq: 0, bucket: NIL };
     }
     fn check(&self, resident: usize) -> Result<(), String> {
         self.order.check()?;
-        if self.order.len() != resident {
-            return Err(format!("GDSF orders {} frames, cache {resident}", self.order.len()));
+        let mut n = 0;
+        for (b, _, frames) in self.order.dump() {
+            for f in frames {
+                if self.per_frame[f as usize].bucket != b {
+                    return Err(format!(
+                        "GDSF frame {f} is in bucket {b} but says {}",
+                        self.per_frame[f as usize].bucket
+                    ));
+                }
+                n += 1;
+            }
+        }
+        if n != resident {
+            return Err(format!("GDSF orders {n} frames, cache {resident}"));
         }
         Ok(())
     }
@@ -194,7 +229,86 @@ impl PolicyDef for Gdsf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::steps::Steps;
+    use crate::cache::Cache;
+    use crate::policy::steps::{apply_op, cache_op, Steps};
+    use proptest::prelude::*;
+
+    /// GDSF by its definition: every resident's (K, last touch) kept apart, the victim found by a
+    /// scan for the least among the unpinned. The buckets must decide exactly as this does.
+    struct ScanGdsf {
+        entry: Entry,
+        inflation: f64,
+        arrival: f64,
+        seq: u64,
+        /// (K, touch sequence, F) of each resident frame.
+        per_frame: Vec<Option<(f64, u64, u32)>>,
+    }
+
+    impl ScanGdsf {
+        fn place(&mut self, frame: Frame, k: f64, f: u32) {
+            self.seq += 1;
+            self.per_frame[frame as usize] = Some((k, self.seq, f));
+        }
+        fn touch(&mut self, frame: Frame, a: &Access) {
+            let f = self.per_frame[frame as usize].unwrap().2 + 1;
+            self.place(frame, self.inflation + f as f64 * a.cost, f);
+        }
+    }
+
+    impl Policy for ScanGdsf {
+        fn prepare_insert(&mut self, _a: &Access, _origin: Origin) {
+            self.arrival = self.inflation;
+        }
+        fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
+            let f = u32::from(origin == Origin::Demand);
+            let l = if self.entry == Entry::Paper { self.inflation } else { self.arrival };
+            self.place(frame, l + f as f64 * a.cost, f);
+        }
+        fn hit(&mut self, frame: Frame, a: &Access) {
+            self.touch(frame, a);
+        }
+        fn first_demand(&mut self, frame: Frame, a: &Access) {
+            self.touch(frame, a);
+        }
+        fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
+            let (v, (k, _, _)) = (0..self.per_frame.len() as Frame)
+                .filter_map(|f| self.per_frame[f as usize].map(|e| (f, e)))
+                .filter(|&(f, _)| !pins.pinned(f))
+                .min_by(|x, y| (x.1 .0, x.1 .1).partial_cmp(&(y.1 .0, y.1 .1)).unwrap())?;
+            if self.entry == Entry::LibCacheSim && self.arrival + incoming.cost < k {
+                self.inflation = self.arrival + incoming.cost;
+                return None;
+            }
+            Some(v)
+        }
+        fn remove(&mut self, frame: Frame, _key: u64, why: Removal) {
+            let (k, _, _) = self.per_frame[frame as usize].take().unwrap();
+            if why != Removal::Dropped {
+                self.inflation = k;
+            }
+        }
+        fn check(&self, _resident: usize) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_buckets_evict_as_a_scan_for_the_least_key(
+            ops in prop::collection::vec(cache_op(), 1..400),
+            cap in 1usize..9,
+            libcachesim in any::<bool>(),
+        ) {
+            let entry = if libcachesim { Entry::LibCacheSim } else { Entry::Paper };
+            let mut buckets = Cache::new(Gdsf::new(cap, entry, true), cap);
+            let scan = ScanGdsf { entry, inflation: 0.0, arrival: 0.0, seq: 0, per_frame: vec![None; cap] };
+            let mut scan = Cache::new(scan, cap);
+            for (t, o) in ops.iter().enumerate() {
+                prop_assert_eq!(apply_op(&mut buckets, o, t as u64), apply_op(&mut scan, o, t as u64), "op {} {:?}", t, o);
+                prop_assert_eq!(buckets.policy.inflation().to_bits(), scan.policy.inflation.to_bits());
+            }
+        }
+    }
 
     #[test]
     fn frequency_outweighs_recency_until_aging_catches_up() {

@@ -206,6 +206,7 @@ mod tests {
     use super::*;
     use crate::cache::Cache;
     use crate::policy::queue::{QueuePolicy, QueueRule};
+    use crate::policy::steps::{apply_op, cache_op};
     use crate::policy::Fifo;
     use proptest::prelude::*;
 
@@ -218,60 +219,13 @@ mod tests {
         const EVICT_NEWEST: bool = false;
     }
 
-    #[derive(Clone, Debug)]
-    enum Op {
-        Demand(u64),
-        Prefetch(u64),
-        Pin(u64),
-        Unpin(u64),
-        Drop(u64),
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            6 => (0u64..24).prop_map(Op::Demand),
-            2 => (0u64..24).prop_map(Op::Prefetch),
-            1 => (0u64..24).prop_map(Op::Pin),
-            1 => (0u64..24).prop_map(Op::Unpin),
-            1 => (0u64..24).prop_map(Op::Drop),
-        ]
-    }
-
-    fn apply<P: Policy>(c: &mut Cache<P>, op: &Op, t: u64) -> String {
-        let a = |key: u64| Access { key, block: key, time: t, ..Access::default() };
-        let out = match *op {
-            Op::Demand(k) => format!("{:?}", c.demand(&a(k))),
-            Op::Prefetch(k) if !c.contains(k) => format!("{:?}", c.insert(&a(k), Origin::Prefetch)),
-            Op::Pin(k) | Op::Unpin(k) | Op::Drop(k) => match c.frame_of(k) {
-                Some(f) if matches!(op, Op::Pin(_)) => {
-                    c.pin(f);
-                    "pinned".into()
-                }
-                Some(f) if matches!(op, Op::Unpin(_)) => {
-                    c.unpin(f);
-                    "unpinned".into()
-                }
-                Some(f) if !c.is_pinned(f) => {
-                    c.drop_frame(f);
-                    "dropped".into()
-                }
-                _ => "-".into(),
-            },
-            _ => "-".into(),
-        };
-        c.check().unwrap();
-        let mut keys = c.resident_keys();
-        keys.sort_unstable();
-        format!("{out} {keys:?} {:?}", c.take_victim().map(|(_, k)| k))
-    }
-
     proptest! {
         #[test]
-        fn the_ring_evicts_as_the_list_fifo(ops in prop::collection::vec(op(), 1..400), cap in 1usize..9) {
+        fn the_ring_evicts_as_the_list_fifo(ops in prop::collection::vec(cache_op(), 1..400), cap in 1usize..9) {
             let mut ring = Cache::new(Fifo::new(cap), cap);
             let mut list = Cache::new(QueuePolicy::<ListFifo>::new(cap), cap);
             for (t, o) in ops.iter().enumerate() {
-                prop_assert_eq!(apply(&mut ring, o, t as u64), apply(&mut list, o, t as u64), "op {} {:?}", t, o);
+                prop_assert_eq!(apply_op(&mut ring, o, t as u64), apply_op(&mut list, o, t as u64), "op {} {:?}", t, o);
             }
         }
     }
