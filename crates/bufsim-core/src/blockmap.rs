@@ -1,28 +1,43 @@
 //! The residency index: block key -> frame, an open-addressing table with linear probing.
 //!
 //! Why not a general hash map: every access does one lookup here, and on a large cache that
-//! lookup is a cache miss. Keeping key and value in one 16-byte slot (and the table at most 3/8
-//! full) makes it one memory access in the common case, where SwissTable-style maps touch a
-//! control group and a bucket. Deletion shifts later entries back (no tombstones), so the table
-//! never degrades over billions of insert/remove pairs. The table doubles when an insertion
-//! would fill it past 3/8, so it takes memory for the blocks present, not for a bound.
+//! lookup is a cache miss. Keeping key and value in one 16-byte slot (and the table at most 1/4
+//! or 3/8 full, below) makes it one memory access in the common case, where SwissTable-style
+//! maps touch a control group and a bucket. Deletion shifts later entries back (no tombstones),
+//! so the table never degrades over billions of insert/remove pairs. The table doubles when an
+//! insertion would fill it past its bound, so it takes memory for the blocks present, not for a
+//! bound.
 //!
-//! Why 3/8 and not 1/2: the length of a probe run sets the cost of a lookup and of a deletion's
-//! shift, mostly through the mispredicted branches that end those loops. Measured on the Intel
-//! Xeon of docs/performance.md (whole process, min of 9 interleaved runs): LRU on P3 at 1%
-//! (7,625 entries: the old table of 16,384 slots was 47% full) 0.161 -> 0.113 s, LRU on Zipf at
-//! 10% 0.214 -> 0.166 s, ARC on P3 at 1% 0.275 -> 0.250 s; runs whose table kept its size (ARC
-//! and FIFO on Zipf at 1%) moved within this machine's noise. The cost is memory: 43 to 85 bytes
-//! of index per entry instead of 32 to 64.
+//! How full: the length of a probe run sets the cost of a lookup and of a deletion's shift,
+//! mostly through the mispredicted branches that end those loops, while the table stays in a
+//! core's L2; past that, its size sets the cost (memory misses). So a table of up to 1 MiB
+//! (65,536 slots) is kept at most 1/4 full and a larger one at most 3/8. Measured on the Intel
+//! Xeon of docs/performance.md (whole process, min of 7 to 9 interleaved runs): 3/8 instead of
+//! 1/2 at every size took LRU on P3 at 1% from 0.161 to 0.113 s and LRU on Zipf at 10% from
+//! 0.214 to 0.166 s; then 1/4 for the small tables took ARC on Zipf at 1% from 0.200 to 0.166 s,
+//! FIFO there from 0.168 to 0.141 s and ARC on P3 at 1% from 0.240 to 0.175 s, while 1/4 for
+//! the large ones as well made ARC and LIRS on P3 at 10% about 10% slower. The cost is memory:
+//! up to 128 bytes of index per entry in small tables and 85 in large ones, instead of 64.
 
 /// Marks an empty slot (frames are always below this).
 const EMPTY: u32 = u32::MAX;
 
-/// The table holds at most `LOAD_EIGHTHS / 8` of its slots full before it doubles.
-const LOAD_EIGHTHS: usize = 3;
+/// Slots of the largest table kept at most 1/4 full (1 MiB); larger ones are kept at most 3/8
+/// full.
+const SPARSE_SLOTS: usize = 1 << 16;
+
+/// Entries a table of `n` slots holds before it doubles.
+#[inline]
+fn holds(n: usize) -> usize {
+    if n <= SPARSE_SLOTS {
+        n / 4
+    } else {
+        n / 8 * 3
+    }
+}
 
 /// Tables of at most this many bytes are not worth memory hints ([`BlockMap::worth_warming`]).
-const WARM_ABOVE_BYTES: usize = 512 * 1024;
+const WARM_ABOVE_BYTES: usize = 1024 * 1024;
 
 #[derive(Clone, Copy)]
 #[repr(C)]
@@ -52,7 +67,11 @@ impl BlockMap {
 
     /// A map sized for `max_len` entries before it first grows.
     pub fn with_max_len(max_len: usize) -> Self {
-        Self::with_slots((max_len.max(4) * 8).div_ceil(LOAD_EIGHTHS).next_power_of_two())
+        let mut n = 16;
+        while holds(n) < max_len {
+            n *= 2;
+        }
+        Self::with_slots(n)
     }
 
     /// An empty table of `n` slots, a power of two.
@@ -122,12 +141,12 @@ impl BlockMap {
 
     /// Whether the table is too big to stay in a CPU's caches between accesses, so that
     /// [`BlockMap::warm`] can save a memory stall. A smaller table is already cached and a
-    /// hint would only cost its instructions. The bound is half of a core's L2 (1 MiB on
-    /// today's server cores): the table shares the L2 with the policy's per-block state, about
-    /// as large again. Measured on such a core: with no hints on its 512 KiB index of resident
-    /// blocks and ghosts, ARC on P3 at 1% takes about 0.8 of the time; at 1 MiB tables the
-    /// hints about break even (LRU, FIFO, LFU, LIRS on CloudPhysics at 10%), at 2 MiB and more
-    /// they save (LRU on Zipf at 10%: 0.86 of the time with them).
+    /// hint would only cost its instructions. The bound is 1 MiB, half of a core's L2 on the
+    /// Intel Xeon of docs/performance.md: the table shares the L2 with the policy's per-block
+    /// state, about as large again. Measured there: ARC on Zipf at 1%, whose index of resident
+    /// blocks and ghosts is 1 MiB at 1/4 full, took 0.232 s with hints and 0.174 s without (two
+    /// runs of min of 9); at 2 MiB and more they save (LRU on Zipf at 10%: 0.86 of the time with
+    /// them).
     #[inline]
     pub fn worth_warming(&self) -> bool {
         // `mask` is the slot count less one, and already in a register on the lookup path.
@@ -185,7 +204,7 @@ impl BlockMap {
         debug_assert!(value != EMPTY);
         debug_assert_eq!(self.find(key), Err(vacant), "stale vacant slot");
         let mut i = vacant;
-        if (self.len + 1) * 8 > self.slots.len() * LOAD_EIGHTHS {
+        if self.len >= holds(self.slots.len()) {
             self.grow();
             i = self.find(key).expect_err("insert_vacant of a present key");
         }
@@ -348,13 +367,15 @@ mod tests {
             }
         }
 
-        /// A map that starts empty grows as needed and stays at most 3/8 full.
+        /// A map that starts empty grows as needed and stays at most 1/4 full while small, 3/8
+        /// once large.
         #[test]
         fn grows_from_empty(keys in prop::collection::hash_set(any::<u64>(), 1..3000)) {
             let mut m = BlockMap::new();
             for (i, &k) in keys.iter().enumerate() {
                 m.insert_new(k, i as u32);
-                prop_assert!(m.len() * 8 <= m.slots() * 3);
+                prop_assert!(m.len() <= holds(m.slots()));
+                prop_assert!(m.len() * 4 <= m.slots() || m.slots() > SPARSE_SLOTS);
             }
             for (i, &k) in keys.iter().enumerate() {
                 prop_assert_eq!(m.get(k), Some(i as u32));
