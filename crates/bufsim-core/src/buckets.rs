@@ -216,11 +216,13 @@ impl PriorityBuckets {
     }
 
     /// Moves `frame` from bucket `old` to the newest end of the bucket of priority `p`,
-    /// returning that bucket. `p` must be above `old`'s priority.
+    /// returning that bucket. The search starts from `old` when `p` is above its priority (a
+    /// count that rose), else from the lowest bucket (an aging policy whose inflation fell).
     #[inline(always)]
     pub fn promote(&mut self, old: u32, frame: u32, p: u64) -> u32 {
+        let from = if p > self.priority(old) { old } else { NIL };
         self.detach(old, frame);
-        let b = self.bucket_at_or_after(old, p);
+        let b = self.bucket_at_or_after(from, p);
         self.push_back(b, frame);
         self.release_if_empty(old);
         b

@@ -100,11 +100,10 @@ impl Gdsf {
         inflation + freq as f64 * self.cost(a)
     }
 
-    /// Puts `frame` (in no bucket) as the most recently touched of key `k`'s bucket, searching
-    /// up from bucket `from` (`NIL`: the lowest).
+    /// Puts `frame` (in no bucket) as the most recently touched of key `k`'s bucket.
     #[inline(always)]
-    fn place(&mut self, frame: Frame, from: u32, k: f64) {
-        let b = self.order.bucket_at_or_after(from, k.to_bits());
+    fn place(&mut self, frame: Frame, k: f64) {
+        let b = self.order.bucket_at_or_after(NIL, k.to_bits());
         self.order.push_back(b, frame);
         self.per_frame[frame as usize].bucket = b;
     }
@@ -117,11 +116,8 @@ impl Gdsf {
         let k = self.key(self.inflation, f, a);
         // The key rises unless L fell since the block's last touch (a victim found above a
         // pinned block raises L, that block's eviction lowers it again; libCacheSim's bypass
-        // sets L below the lowest key): then the search starts from the lowest bucket.
-        let from = if k.to_bits() > self.order.priority(old) { old } else { NIL };
-        self.order.detach(old, frame);
-        self.place(frame, from, k);
-        self.order.release_if_empty(old);
+        // sets L below the lowest key): `promote` handles both.
+        self.per_frame[frame as usize].bucket = self.order.promote(old, frame, k.to_bits());
     }
 }
 
@@ -143,7 +139,7 @@ impl Policy for Gdsf {
             Entry::LibCacheSim => self.arrival_inflation,
         };
         let k = self.key(l, f, a);
-        self.place(frame, NIL, k);
+        self.place(frame, k);
     }
     #[inline]
     fn hit(&mut self, frame: Frame, a: &Access) {

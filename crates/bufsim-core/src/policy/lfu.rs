@@ -83,11 +83,10 @@ impl Lfu {
         }
     }
 
-    /// Puts `frame` (in no bucket) at the most recent end of priority `p`'s bucket, searching
-    /// up from `from`.
+    /// Puts `frame` (in no bucket) at the most recent end of priority `p`'s bucket.
     #[inline(always)]
-    fn place(&mut self, frame: Frame, from: u32, p: u64, time: u64) {
-        let b = self.buckets.bucket_at_or_after(from, p);
+    fn place(&mut self, frame: Frame, p: u64, time: u64) {
+        let b = self.buckets.bucket_at_or_after(NIL, p);
         self.buckets.push_back(b, frame);
         let st = &mut self.per_frame[frame as usize];
         st.bucket = b;
@@ -156,13 +155,12 @@ impl Lfu {
         st.count += 1;
         let (count, old) = (st.count, st.bucket);
         let p = self.priority_of_count(count);
-        // The priority rises, so the new bucket lies above the old one, unless dynamic aging's L
-        // fell: a victim found above a pinned block raises L, and the pinned block, evicted
-        // later, lowers it again. Then the search starts from the lowest bucket.
-        let from = if p > self.buckets.priority(old) { old } else { NIL };
-        self.buckets.detach(old, frame);
-        self.place(frame, from, p, a.time);
-        self.buckets.release_if_empty(old);
+        // The priority rises, unless dynamic aging's L fell: a victim found above a pinned block
+        // raises L, and the pinned block, evicted later, lowers it again (`promote` handles both).
+        let b = self.buckets.promote(old, frame, p);
+        let st = &mut self.per_frame[i];
+        st.bucket = b;
+        st.last = a.time;
     }
 
     /// Buckets from the lowest priority: `(priority, frames from least recently used)` (tests).
@@ -198,7 +196,7 @@ impl Policy for Lfu {
         };
         self.per_frame[i].count = count;
         let p = self.priority_of_count(count);
-        self.place(frame, NIL, p, a.time);
+        self.place(frame, p, a.time);
     }
     #[inline]
     fn hit(&mut self, frame: Frame, a: &Access) {
