@@ -6,7 +6,8 @@ full), and by `bufsim mrc --policy SPEC --sample RATE`; prints the mean and max 
 of the miniature curve and the speed-up (wall time of the full runs / the miniature one, best of
 --repeat, both with the same --jobs).
 
-    .venv/bin/python benches/miniature_mrc.py [--rate 0.01] [--jobs 1] [--repeat 3] [TRACE ...]
+    .venv/bin/python benches/miniature_mrc.py [--rate 0.01] [--jobs 1] [--repeat 3] [--seeds 0,1,2] [TRACE ...]
+With --seeds, one row per seed of the sampling hash (default: the run seed only).
 
 Without traces it uses the CloudPhysics trace and the ARC paper's P3 from ../shared/traces.
 """
@@ -51,6 +52,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--seeds", default="", help="comma-separated seeds of the sampling hash")
     a = ap.parse_args()
     print(f"rate {a.rate}, jobs {a.jobs}, best of {a.repeat}")
     print(
@@ -63,15 +65,21 @@ def main() -> None:
             caches = [f"{s}blocks" for s in sizes]
             t_full, full = best(lambda t=trace, p=policy, c=caches: bufsim.run(t, p, c, {"jobs": a.jobs}), a.repeat)
             exact = [r.misses / r.accesses for r in full]
-            t_mini, m = best(
-                lambda t=trace, p=policy, c=caches: miniature_mrc(t, p, sample=a.rate, sizes=c, jobs=a.jobs), a.repeat
-            )
-            errs = [abs(x - y) for x, y in zip(exact, m["miss_ratio"])]
-            print(
-                f"{os.path.basename(trace):28s} {policy:8s} {len(sizes):5d} {sum(errs) / len(errs):9.4f} "
-                f"{max(errs):9.4f} {t_full:8.3f} {t_mini:8.3f} {t_full / t_mini:7.1f}x",
-                flush=True,
-            )
+            for seed in [int(x) for x in a.seeds.split(",") if x] or [None]:
+                seeded = {} if seed is None else {"seed": seed}
+                t_mini, m = best(
+                    lambda t=trace, p=policy, c=caches, k=seeded: miniature_mrc(
+                        t, p, sample=a.rate, sizes=c, jobs=a.jobs, **k
+                    ),
+                    a.repeat,
+                )
+                errs = [abs(x - y) for x, y in zip(exact, m["miss_ratio"])]
+                label = policy if seed is None else f"{policy}/{seed}"
+                print(
+                    f"{os.path.basename(trace):28s} {label:8s} {len(sizes):5d} {sum(errs) / len(errs):9.4f} "
+                    f"{max(errs):9.4f} {t_full:8.3f} {t_mini:8.3f} {t_full / t_mini:7.1f}x",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -337,7 +337,11 @@ def format_miniature(r: dict[str, Any]) -> str:
         for b, m, x in zip(r["sizes"], r["simulated_sizes"], r["miss_ratio"])
     ]
     out = [_table(["cache", "blocks", "simulated", "miss ratio"], rows, indent=""), ""]
-    how = "full simulation" if r["rate"] >= 1 else f"miniature simulation at rate {r['rate']}"
+    how = (
+        "full simulation"
+        if r["rate"] >= 1
+        else f"miniature simulation at rate {r['rate']} (sizes scaled by {r['scale']:.4f}, the sample's share of the blocks)"
+    )
     out.append(f"{r['policy']}: {how}, {r['sampled_accesses']} of {r['accesses']} block accesses simulated per size")
     return "\n".join(out)
 

@@ -196,8 +196,9 @@ def add_commands(sub) -> None:
         "--sample",
         type=float,
         metavar="RATE",
-        help="with --policy: simulate each size S at RATE x S blocks on a spatial sample of the blocks "
-        "(miniature simulation, e.g. 0.01); with LRU, the same as --shards RATE",
+        help="with --policy: simulate each size S on a spatial sample of about RATE of the blocks, at S "
+        "times the sample's share of the blocks (miniature simulation, e.g. 0.01); with LRU, the same as "
+        "--shards RATE",
     )
     mr.add_argument("--jobs", "-j", type=int, default=0, help="threads for the simulations (default: all cores)")
     mr.add_argument(
