@@ -47,6 +47,15 @@ def test_a_sample_tracks_the_full_curve(policy):
     assert err < 0.03, (policy, err, full, m["miss_ratio"])
 
 
+def test_the_papers_rule_scales_by_the_nominal_rate():
+    m = miniature_mrc(TRACE, "arc", sample=0.25, sizes=SIZES, scale="rate")
+    assert m["scale"] == 0.25
+    assert m["simulated_sizes"] == [256, 512, 1024, 2048, 4096, 8192]
+    share = miniature_mrc(TRACE, "arc", sample=0.25, sizes=SIZES, scale="share")
+    assert share == miniature_mrc(TRACE, "arc", sample=0.25, sizes=SIZES)
+    assert share["sampled_accesses"] == m["sampled_accesses"]
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_a_cache_of_the_whole_footprint_misses_only_the_cold_misses(seed):
     """Scaled by the sample's own share of the blocks, a miniature cache as large as the
@@ -86,6 +95,8 @@ def test_the_command_line_prints_the_curve_and_lru_keeps_its_exact_one():
         (["--policy", "arc", "--sample", "1.5"], "sampling rate"),
         (["--policy", "opt", "--sample", "0.1"], "needs the future"),
         (["--policy", "arc", "--shards", "0.1"], "for LRU"),
+        (["--policy", "arc", "--sample", "0.1", "--scale", "size"], "unknown miniature scale `size`"),
+        (["--sample", "0.1", "--scale", "rate"], "--scale is for miniature simulation"),
     ],
 )
 def test_bad_requests_are_one_line_errors(args, words):

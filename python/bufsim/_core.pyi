@@ -116,6 +116,7 @@ def mrc_miniature(
     *,
     rate: float,
     sizes: list[str] | None = None,
+    scale: str | None = None,
     seed: int,
     format: str = "auto",
     block_size: int = 4096,

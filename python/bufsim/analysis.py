@@ -292,6 +292,7 @@ def miniature_mrc(
     *,
     sample: float = 1.0,
     sizes: SizesArg = None,
+    scale: Optional[str] = None,
     seed: int = RUN_SEED,
     format: str = "auto",
     block_size: SizeLike = 4096,
@@ -299,9 +300,11 @@ def miniature_mrc(
     jobs: int = 0,
 ) -> dict[str, Any]:
     """Miss ratio curve of any policy by miniature simulation (what ``bufsim mrc --policy SPEC
-    --sample RATE --json`` prints): each cache size S is simulated at ``sample`` x S blocks over
-    the blocks whose spatial hash falls in the sample (Waldspurger et al., ATC 2017). ``sample=1``
-    simulates every size in full. ``sizes``: ``None`` for the grid of :func:`mrc`, or a list."""
+    --sample RATE --json`` prints): each cache size S is simulated over the blocks whose spatial
+    hash falls in a sample of about ``sample`` of them (Waldspurger et al., ATC 2017), at S x the
+    sample's share of the trace's blocks (``scale="share"``, the default; docs/analysis.md) or at
+    S x ``sample`` (``scale="rate"``, the paper's rule). ``sample=1`` simulates every size in
+    full. ``sizes``: ``None`` for the grid of :func:`mrc`, or a list."""
     if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
         raise SpecError(f"sampling rate must be a fraction in (0, 1], e.g. 0.01, not {sample!r}")
     check_jobs(jobs)
@@ -318,6 +321,7 @@ def miniature_mrc(
         policy,
         rate=float(sample),
         sizes=listed,
+        scale=scale,
         seed=seed,
         format=format,
         block_size=block_size_bytes(block_size),
@@ -330,6 +334,9 @@ def miniature_mrc(
     return r
 
 
+_SCALED_BY = {"share": "the sample's share of the blocks", "rate": "the nominal rate"}
+
+
 def format_miniature(r: dict[str, Any]) -> str:
     """The text table of ``bufsim mrc --policy SPEC``."""
     rows = [
@@ -340,7 +347,7 @@ def format_miniature(r: dict[str, Any]) -> str:
     how = (
         "full simulation"
         if r["rate"] >= 1
-        else f"miniature simulation at rate {r['rate']} (sizes scaled by {r['scale']:.4f}, the sample's share of the blocks)"
+        else f"miniature simulation at rate {r['rate']} (sizes scaled by {r['scale']:.4f}, {_SCALED_BY[r['scaled_by']]})"
     )
     out.append(f"{r['policy']}: {how}, {r['sampled_accesses']} of {r['accesses']} block accesses simulated per size")
     return "\n".join(out)

@@ -35,6 +35,6 @@ pub mod working_set;
 pub use analyze::{analyze_requests, analyze_trace, Analysis, AnalysisOptions};
 pub use curves::{mrc_requests, mrc_trace, MrcOptions, MrcReport, Sizes};
 pub use export::{export_lcs, ExportSummary, LcsFormat};
-pub use miniature::{miniature_trace, MiniatureCurve};
+pub use miniature::{miniature_trace, MiniatureCurve, MiniatureScale};
 pub use mrc::{LruMrc, MissCurve};
 pub use shards::{Shards, ShardsMode};

@@ -49,6 +49,35 @@ const POPULATION_SAMPLE: usize = 65_536;
 /// Salt for the population estimate's hash, so that it is independent of the sample's.
 const POPULATION_SALT: u64 = 0xD1B5_4A32_D192_ED03;
 
+/// What a miniature cache of size S is scaled by: S x the sample's share of the trace's distinct
+/// blocks (the default, the module comment's deviation), or S x the nominal rate (the paper's
+/// rule, `rate`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MiniatureScale {
+    #[default]
+    Share,
+    Rate,
+}
+
+impl MiniatureScale {
+    pub fn name(self) -> &'static str {
+        match self {
+            MiniatureScale::Share => "share",
+            MiniatureScale::Rate => "rate",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<MiniatureScale, SpecError> {
+        match s {
+            "share" => Ok(MiniatureScale::Share),
+            "rate" => Ok(MiniatureScale::Rate),
+            _ => Err(SpecError(format!(
+                "unknown miniature scale `{s}`; use `share` (the sample's share of the blocks, the default) or `rate` (the paper's)"
+            ))),
+        }
+    }
+}
+
 /// The number of distinct keys of a stream, estimated from its `k` smallest hashes (Bar-Yossef
 /// et al.'s k minimum values): exact while fewer than `k` were seen.
 struct DistinctEstimate {
@@ -108,8 +137,11 @@ pub struct MiniatureCurve {
     pub sampled_blocks: u64,
     pub blocks_estimate: f64,
     /// The rate the sizes and the correction use: `sampled_blocks / blocks_estimate` (the
-    /// module comment's deviation), or `rate` when nothing was sampled or at rate 1.
+    /// module comment's deviation), or `rate` with [`MiniatureScale::Rate`], when nothing was
+    /// sampled, or at rate 1.
     pub scale: f64,
+    /// The rule asked for: `share` or `rate` ([`MiniatureScale`]).
+    pub scaled_by: &'static str,
 }
 
 /// Collects the sampled block accesses as one-block requests on the cache key's device.
@@ -197,12 +229,14 @@ pub fn miniature_size(blocks: u64, rate: f64) -> u64 {
 }
 
 /// The curve of `policy` over the trace at `path` at `sizes` (blocks; `None`: the grid of
-/// `bufsim mrc`), by miniature simulation at sampling rate `rate` in (0, 1].
+/// `bufsim mrc`), by miniature simulation at sampling rate `rate` in (0, 1], the sizes scaled as
+/// `how` says.
 pub fn miniature_trace(
     path: &str,
     policy: &str,
     sizes: Option<&[u64]>,
     rate: f64,
+    how: MiniatureScale,
     seed: u64,
     opts: &RunOptions,
 ) -> Result<MiniatureCurve, SimError> {
@@ -249,7 +283,7 @@ pub fn miniature_trace(
     };
     let sampled_blocks = s.sampled_keys.len() as u64;
     let blocks_estimate = s.population.estimate();
-    let scale = if full || sampled_blocks == 0 || blocks_estimate <= 0.0 {
+    let scale = if full || how == MiniatureScale::Rate || sampled_blocks == 0 || blocks_estimate <= 0.0 {
         rate
     } else {
         (sampled_blocks as f64 / blocks_estimate).min(1.0)
@@ -282,6 +316,7 @@ pub fn miniature_trace(
         sampled_blocks,
         blocks_estimate,
         scale,
+        scaled_by: how.name(),
     })
 }
 

@@ -801,7 +801,7 @@ fn mrc(
 /// Miss ratio curve of any policy by miniature simulation at sampling rate `rate` (`bufsim mrc
 /// --policy SPEC --sample RATE`), as a JSON object. `sizes` as for [`mrc`]; `None` is the grid.
 #[pyfunction]
-#[pyo3(signature = (path, policy, *, rate, sizes=None, seed, format="auto", block_size=4096, reads_only=false, jobs=0))]
+#[pyo3(signature = (path, policy, *, rate, sizes=None, scale=None, seed, format="auto", block_size=4096, reads_only=false, jobs=0))]
 #[allow(clippy::too_many_arguments)]
 fn mrc_miniature(
     py: Python<'_>,
@@ -809,12 +809,18 @@ fn mrc_miniature(
     policy: &str,
     rate: f64,
     sizes: Option<Vec<String>>,
+    scale: Option<&str>,
     seed: u64,
     format: &str,
     block_size: u64,
     reads_only: bool,
     jobs: usize,
 ) -> PyResult<String> {
+    let how = scale
+        .map(bufsim_analysis::MiniatureScale::parse)
+        .transpose()
+        .map_err(|e| SpecError::new_err(e.to_string()))?
+        .unwrap_or_default();
     let sizes: Option<Vec<u64>> = sizes
         .map(|list| {
             list.iter()
@@ -835,7 +841,7 @@ fn mrc_miniature(
     };
     let (p, pol) = (path.to_string(), policy.to_string());
     let r = interruptible(py, &counters, || {
-        bufsim_analysis::miniature_trace(&p, &pol, sizes.as_deref(), rate, seed, &opts)
+        bufsim_analysis::miniature_trace(&p, &pol, sizes.as_deref(), rate, how, seed, &opts)
     })?
     .map_err(to_py)?;
     Ok(r.to_json())

@@ -59,6 +59,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
             args.policy,
             sample=1.0 if args.sample is None else args.sample,
             sizes=sizes,
+            scale=args.scale,
             format=args.format,
             block_size=args.block_size,
             reads_only=args.reads_only,
@@ -68,6 +69,8 @@ def cmd_mrc(args: argparse.Namespace) -> int:
         warn_if_empty(args.trace, m["accesses"])
         print(json.dumps(m) if args.json else format_miniature(m))
         return 0
+    if args.scale is not None:
+        raise SpecError("--scale is for miniature simulation: give --policy SPEC (not lru) and --sample RATE")
     if args.sample is not None:
         if args.shards is not None or args.shards_size is not None:
             raise SpecError("give --sample or --shards/--shards-size, not both")
@@ -199,6 +202,12 @@ def add_commands(sub) -> None:
         help="with --policy: simulate each size S on a spatial sample of about RATE of the blocks, at S "
         "times the sample's share of the blocks (miniature simulation, e.g. 0.01); with LRU, the same as "
         "--shards RATE",
+    )
+    mr.add_argument(
+        "--scale",
+        metavar="HOW",
+        help="with --sample: scale each size by the sample's measured `share` of the blocks (default) or by "
+        "the nominal `rate` (the paper's rule)",
     )
     mr.add_argument("--jobs", "-j", type=int, default=0, help="threads for the simulations (default: all cores)")
     mr.add_argument(
