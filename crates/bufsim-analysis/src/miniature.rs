@@ -154,7 +154,8 @@ pub struct MiniatureCurve {
     /// Demand block accesses in the trace and in the sample.
     pub accesses: u64,
     pub sampled_accesses: u64,
-    /// Distinct blocks the sample's accesses touch, and the estimate of the trace's.
+    /// Distinct blocks the sample's accesses touch, and the estimate of the trace's (0 when
+    /// the scale is the nominal rate, which needs none).
     pub sampled_blocks: u64,
     pub blocks_estimate: f64,
     /// The rate the sizes and the correction use: `sampled_blocks / blocks_estimate` (the
@@ -172,8 +173,9 @@ struct Sampler {
     accesses: u64,
     /// Estimates the footprint, for the default grid of sizes (only when no sizes are given).
     footprint: Option<Shards>,
-    /// Estimates the distinct blocks, for the scale; counts the sample's.
-    population: DistinctEstimate,
+    /// Estimates the distinct blocks, for the scale (only when a sample is scaled by its share);
+    /// `sampled_keys` counts the sample's.
+    population: Option<DistinctEstimate>,
     sampled_keys: std::collections::HashSet<u64>,
     sampled: Vec<Request>,
     time_ns: u64,
@@ -224,7 +226,9 @@ impl Visitor for Sampler {
         if let Some(f) = &mut self.footprint {
             f.access(a.key);
         }
-        self.population.add(a.key);
+        if let Some(p) = &mut self.population {
+            p.add(a.key);
+        }
         if sample_hash(a.key, self.seed) < self.threshold {
             self.sampled_keys.insert(a.key);
             self.sampled.push(Request {
@@ -285,7 +289,7 @@ pub fn miniature_trace(
             None => Some(Shards::new(ShardsMode::FixedSize { blocks: FOOTPRINT_SAMPLE }, seed)?),
             Some(_) => None,
         },
-        population: DistinctEstimate::new(seed ^ POPULATION_SALT),
+        population: (!full && how == MiniatureScale::Share).then(|| DistinctEstimate::new(seed ^ POPULATION_SALT)),
         sampled_keys: std::collections::HashSet::new(),
         sampled: Vec::new(),
         time_ns: 0,
@@ -303,8 +307,9 @@ pub fn miniature_trace(
         }
     };
     let sampled_blocks = s.sampled_keys.len() as u64;
-    let blocks_estimate = s.population.estimate();
-    let scale = if full || how == MiniatureScale::Rate || sampled_blocks == 0 || blocks_estimate <= 0.0 {
+    let blocks_estimate = s.population.as_ref().map_or(0.0, DistinctEstimate::estimate);
+    // Rate 1, the paper's rule, or nothing sampled: the nominal rate.
+    let scale = if sampled_blocks == 0 || blocks_estimate <= 0.0 {
         rate
     } else {
         (sampled_blocks as f64 / blocks_estimate).min(1.0)
