@@ -302,9 +302,10 @@ def miniature_mrc(
     """Miss ratio curve of any policy by miniature simulation (what ``bufsim mrc --policy SPEC
     --sample RATE --json`` prints): each cache size S is simulated over the blocks whose spatial
     hash falls in a sample of about ``sample`` of them (Waldspurger et al., ATC 2017), at S x the
-    sample's share of the trace's blocks (``scale="share"``, the default; docs/analysis.md) or at
-    S x ``sample`` (``scale="rate"``, the paper's rule). ``sample=1`` simulates every size in
-    full. ``sizes``: ``None`` for the grid of :func:`mrc`, or a list."""
+    sample's share of the trace's blocks, its misses weighed by the blocks' access counts
+    (``scale="share"``, the default; docs/analysis.md) or at S x ``sample`` with the SHARDS-adj
+    correction (``scale="rate"``, the paper's rule). ``sample=1`` simulates every size in full.
+    ``sizes``: ``None`` for the grid of :func:`mrc`, or a list."""
     if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
         raise SpecError(f"sampling rate must be a fraction in (0, 1], e.g. 0.01, not {sample!r}")
     check_jobs(jobs)

@@ -206,8 +206,9 @@ def add_commands(sub) -> None:
     mr.add_argument(
         "--scale",
         metavar="HOW",
-        help="with --sample: scale each size by the sample's measured `share` of the blocks (default) or by "
-        "the nominal `rate` (the paper's rule)",
+        help="with --sample: `share` (default) scales each size by the sample's measured share of the blocks "
+        "and weighs its misses by the blocks' access counts; `rate` is the paper's rule (the nominal rate, "
+        "SHARDS-adj)",
     )
     mr.add_argument("--jobs", "-j", type=int, default=0, help="threads for the simulations (default: all cores)")
     mr.add_argument(
