@@ -21,14 +21,14 @@
 //! the miniature cache holds the same share of its sample as the full cache of the trace, and
 //! the cold misses come out exactly. `Ds` is counted; `D` is counted too up to
 //! [`COUNTED_BLOCKS`] blocks and estimated past that (HyperLogLog over an independently seeded
-//! hash, about 0.4% off), in the same pass over the trace. On CloudPhysics at 1% this took ARC's
+//! hash, about 0.2% off), in the same pass over the trace. On CloudPhysics at 1% this took ARC's
 //! mean absolute error over 20 sizes (with the SHARDS-adj correction) from 0.053, 0.006, 0.028,
 //! 0.004 and 0.021 (seeds 0 to 4) to
 //! 0.013, 0.013, 0.005, 0.004 and 0.012.
 //!
 //! Second deviation, the correction: what remains after the scale is how often the sampled
 //! blocks are reused. Counting the gap as hits is right when it comes from a few hot blocks
-//! (Zipf, CloudPhysics: `misses / Ns` was 0.04 to 0.22 off there) and wrong when the sample's
+//! (Zipf, CloudPhysics: `misses / Ns` was 0.01 to 0.22 off there) and wrong when the sample's
 //! blocks are simply accessed less than the trace's (P3, where `misses / Ns` was the better
 //! of the two). So each block is taken to contribute `min(accesses, c)` misses, with `c` fitted
 //! so that the sample's blocks account for the misses simulated (`c` = 1 at the footprint,
@@ -37,8 +37,9 @@
 //! access counts of a larger sample of blocks that contains the miniature's
 //! ([`BlockCounts`]: between 16,384 and 32,768 blocks, all of them on smaller traces), so a
 //! hot block counts at most `c` and a sample of blocks colder than the trace's is scaled up. At
-//! rate 1%, ARC's mean absolute error over seeds 0 to 7 went from 0.003-0.021 to 0.003-0.009 on
-//! CloudPhysics and from 0.004-0.012 to 0.003-0.007 on P3 (docs/analysis.md).
+//! rate 1%, ARC's mean absolute error was 0.004 to 0.013 over seeds 0 to 4 on both CloudPhysics
+//! and P3 before, and is 0.004 to 0.010 over seeds 0 to 7 now; with LIRS, 2Q and S3-FIFO, all
+//! 64 curves are within 0.01 (docs/analysis.md).
 //!
 //! Everything besides the cache size is the configuration of `bufsim run`, and the sampled
 //! stream is run through the same engine, so at rate 1 the curve is exactly the simulated one.
