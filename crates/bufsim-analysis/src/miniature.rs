@@ -37,9 +37,9 @@
 //! access counts of a larger sample of blocks that contains the miniature's
 //! ([`BlockCounts`]: between 16,384 and 32,768 blocks, all of them on smaller traces), so a
 //! hot block counts at most `c` and a sample of blocks colder than the trace's is scaled up. At
-//! rate 1%, ARC's mean absolute error was 0.004 to 0.013 over seeds 0 to 4 on both CloudPhysics
-//! and P3 before, and is 0.004 to 0.010 over seeds 0 to 7 now; with LIRS, 2Q and S3-FIFO, all
-//! 64 curves are within 0.01 (docs/analysis.md).
+//! rate 1%, ARC's mean absolute error over seeds 0 to 4 was 0.0038 to 0.0126 on CloudPhysics
+//! and 0.0030 to 0.0136 on P3 before; over seeds 0 to 7 it is 0.0039 to 0.0094 and 0.0035 to
+//! 0.0098 now, and with LIRS, 2Q and S3-FIFO all 64 curves are within 0.01 (docs/analysis.md).
 //!
 //! Everything besides the cache size is the configuration of `bufsim run`, and the sampled
 //! stream is run through the same engine, so at rate 1 the curve is exactly the simulated one.
