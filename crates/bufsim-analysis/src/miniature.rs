@@ -107,11 +107,10 @@ impl MiniatureScale {
 }
 
 /// The number of distinct keys of a stream, estimated by HyperLogLog (Flajolet, Fusy, Gandouet,
-/// Meunier, AofA 2007, with its linear-counting rule for small counts); [`BlockCounts`] counts
-/// them exactly on traces of at most [`COUNTED_BLOCKS`] blocks. Every access updates one byte of
-/// 64 KiB, which stays in the CPU's caches: an estimate that kept the 65,536 smallest hashes
-/// (k minimum values, the same accuracy) spent two thirds of a miniature run's time waiting on
-/// its index and heap.
+/// Meunier, AofA 2007; read with Ertl's estimator, below); [`BlockCounts`] counts them exactly on
+/// traces of at most [`COUNTED_BLOCKS`] blocks. Every access updates one byte of 256 KiB, which
+/// stays in the CPU's caches: an estimate that kept the 65,536 smallest hashes (k minimum values)
+/// spent two thirds of a miniature run's time waiting on its index and heap.
 struct DistinctEstimate {
     seed: u64,
     registers: Vec<u8>,
@@ -191,13 +190,12 @@ fn hll_tau(mut x: f64) -> f64 {
 /// Accesses per block for a sample of the trace's blocks that contains the miniature's: every
 /// block whose sampling hash is at most `limit`. `limit` starts at the whole range and halves
 /// (dropping the blocks above it) whenever more than [`COUNTED_BLOCKS`] are kept, but never
-/// below `floor`, the miniature's own threshold, so every sampled block is counted. A block
+/// below [`BlockCounts::floor`], the miniature's own threshold, so every sampled block is counted. A block
 /// kept is counted from its first access: the limit only falls. The correction (module comment)
 /// reads the trace's per-block counts from this larger sample rather than from the miniature's
 /// few blocks.
 struct BlockCounts {
     limit: u64,
-    floor: u64,
     /// The miniature's threshold: its blocks hash below this.
     sampled_below: u64,
     /// Sampling hash -> accesses.
@@ -208,13 +206,20 @@ impl BlockCounts {
     /// Counts for the blocks hashed below `threshold` (the miniature's) and, if `wide`, for a
     /// larger sample around them.
     fn new(threshold: u64, wide: bool) -> Self {
-        let floor = threshold.saturating_sub(1);
-        BlockCounts {
-            limit: if wide { u64::MAX } else { floor },
-            floor,
+        let mut counts = BlockCounts {
+            limit: u64::MAX,
             sampled_below: threshold,
             counts: BlockMap::with_max_len(COUNTED_BLOCKS + 1),
+        };
+        if !wide {
+            counts.limit = counts.floor();
         }
+        counts
+    }
+
+    /// The lowest limit: the largest hash the miniature samples.
+    fn floor(&self) -> u64 {
+        self.sampled_below.saturating_sub(1)
     }
 
     #[inline]
@@ -230,7 +235,7 @@ impl BlockCounts {
             }
             Err(vacant) => {
                 self.counts.insert_vacant(vacant, h, 1);
-                if self.counts.len() > COUNTED_BLOCKS && self.limit > self.floor {
+                if self.counts.len() > COUNTED_BLOCKS && self.limit > self.floor() {
                     self.halve();
                 }
             }
@@ -238,7 +243,7 @@ impl BlockCounts {
     }
 
     fn halve(&mut self) {
-        self.limit = (self.limit >> 1).max(self.floor);
+        self.limit = (self.limit >> 1).max(self.floor());
         let mut kept = BlockMap::with_max_len(COUNTED_BLOCKS + 1);
         for (h, c) in self.counts.iter().filter(|&(h, _)| h <= self.limit) {
             kept.insert_new(h, c);
