@@ -319,6 +319,23 @@ def test_o_append_writes_go_to_the_end(files, tmp_path):
     ]
 
 
+def test_direct_io_is_left_out(files, tmp_path):
+    # O_DIRECT transfers bypass the page cache: counted, not traced; the offset still moves and
+    # fcntl(F_SETFL) turns O_DIRECT off.
+    a, _ = files
+    A = esc(a)
+    log = f"""
+100 {ts(1)} openat(AT_FDCWD</x>, "a.dat", O_RDWR|O_DIRECT) = 3<{A}> <0.000010>
+100 {ts(2)} read(3<{A}>, ""..., 4096) = 4096 <0.000005>
+100 {ts(3)} pwrite64(3<{A}>, ""..., 4096, 8192) = 4096 <0.000005>
+100 {ts(4)} fcntl(3<{A}>, F_SETFL, O_RDWR) = 0 <0.000005>
+100 {ts(5)} read(3<{A}>, ""..., 4096) = 4096 <0.000005>
+"""
+    recs, b = replay(log)
+    assert [(r.op, r.offset, r.size) for r in recs] == [("R", 4096, 4096)]
+    assert b.stats.direct == 2
+
+
 def test_sendfile_and_copy_file_range_read_and_write(files, tmp_path):
     a, _ = files
     out = tmp_path / "out.bin"

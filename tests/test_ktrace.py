@@ -349,6 +349,38 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     assert [(r[4], r[5], r[6], r[7]) for r in lookups] == [(77, 0, 1, 1), (77, 1, 1, 1)]
 
 
+def test_direct_io_bypasses_the_page_cache_and_is_left_out(tmp_path):
+    """Reads and writes through an O_DIRECT descriptor (InnoDB's data and log files) go between
+    the program and the disk without the page cache: counted, not written into the trace. The
+    descriptor's offset still moves, and fcntl(F_SETFL) turns O_DIRECT off and on."""
+    from bufsim.ktrace import FdLook
+
+    dev = os.makedev(254, 0)
+    looks = {(30, 3, 1_000_005): FdLook(dev, 77, 0o100644, 100_000, b"/data/ibdata1")}
+    t = 1_000_000
+    L = [
+        _line("p", 30, 30, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x4002, mode: 0)"),
+        _line("p", 30, 30, t + 5, "sys_openat -> 0x3"),
+        _line("p", 30, 30, t + 10, "sys_read(fd: 0x3, buf: 0x1, count: 0x1000)"),
+        _line("p", 30, 30, t + 11, "sys_read -> 0x1000"),
+        _line("p", 30, 30, t + 20, "sys_pwrite64(fd: 0x3, buf: 0x1, count: 0x1000, pos: 0x2000)"),
+        _line("p", 30, 30, t + 21, "sys_pwrite64 -> 0x1000"),
+        # O_DIRECT off (flags: O_RDWR only): the next read goes through the cache, at offset 4096
+        _line("p", 30, 30, t + 30, "sys_fcntl(fd: 0x3, cmd: 0x4, arg: 0x2)"),
+        _line("p", 30, 30, t + 31, "sys_fcntl -> 0x0"),
+        _line("p", 30, 30, t + 40, "sys_read(fd: 0x3, buf: 0x1, count: 0x1000)"),
+        _line("p", 30, 30, t + 42, "sys_read -> 0x1000"),
+        # and on again
+        _line("p", 30, 30, t + 50, "sys_fcntl(fd: 0x3, cmd: 0x4, arg: 0x4002)"),
+        _line("p", 30, 30, t + 51, "sys_fcntl -> 0x0"),
+        _line("p", 30, 30, t + 60, "sys_read(fd: 0x3, buf: 0x1, count: 0x1000)"),
+        _line("p", 30, 30, t + 61, "sys_read -> 0x1000"),
+    ]
+    rp = _replay(tmp_path, L, looks)
+    assert [(op, off, size) for _, _, _, _, op, _, off, size, _, _ in rp.records] == [("R", 4096, 4096)]
+    assert rp.stats.direct == 3 and rp.stats.reads == 1 and rp.stats.writes == 0
+
+
 def test_replay_names_a_read_by_the_kernels_inode_when_the_open_was_missed(tmp_path):
 
     t = 5_000_000

@@ -144,6 +144,8 @@ class CollectResult:
             f"{len(s.files)} files from {len(s.pids)} processes and {len(s.contexts)} program "
             f"contexts -> {self.output}; the command {self.outcome}"
         )
+        if s.direct:
+            text += f"; {s.direct} direct-I/O calls (O_DIRECT) left out: they bypass the page cache"
         if self.unknown_files:
             text += f"; {self.unknown_files} files were gone before they could be looked at (named ?:?N:PATH)"
         if s.unparsed:

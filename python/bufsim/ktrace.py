@@ -135,6 +135,7 @@ PAGECACHE_HEADER = "time_us,pid,event,dev,ino,index,count,hits,detail"
 
 O_APPEND = 0o2000
 O_TRUNC = 0o1000
+O_DIRECT = 0o40000
 O_CLOEXEC = 0o2000000
 POSIX_FADV_WILLNEED, POSIX_FADV_DONTNEED = 3, 4
 FALLOC_FL_PUNCH_HOLE, FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE = 0x02, 0x08, 0x10, 0x20
@@ -550,6 +551,8 @@ class KOpen:
     read_yet: bool = False
     #: The open's access mode (O_RDONLY, O_WRONLY, O_RDWR); None when opened before the trace.
     accmode: Optional[int] = None
+    #: O_DIRECT (at open or by fcntl(F_SETFL)): its transfers bypass the page cache.
+    direct: bool = False
 
 
 @dataclass(eq=False)
@@ -833,7 +836,9 @@ class Replay:
             else:
                 # Not looked at in time: identified by its reads, named by fanotify's record of it.
                 f = KFile(0, 0, None, 0, True)
-            table.fds[ret] = KOpen(f, 0, bool(flags & O_APPEND), accmode=flags & O_ACCMODE)
+            table.fds[ret] = KOpen(
+                f, 0, bool(flags & O_APPEND), accmode=flags & O_ACCMODE, direct=bool(flags & O_DIRECT)
+            )
             (table.cloexec.add if flags & O_CLOEXEC else table.cloexec.discard)(ret)
             if flags & O_TRUNC and flags & O_ACCMODE and f is not None:
                 f.size = 0
@@ -886,6 +891,7 @@ class Replay:
                 (table.cloexec.add if arg & 1 else table.cloexec.discard)(fd)
             elif cmd == F_SETFL and fd in table.fds:
                 table.fds[fd].append = bool(arg & O_APPEND)
+                table.fds[fd].direct = bool(arg & O_DIRECT)
             return
         if name == "lseek":
             of = table.fds.get(a.get("fd", -1))
@@ -1107,6 +1113,10 @@ class Replay:
             of.offset = offset + size
         if op == "W":
             f.size = max(f.size, offset + size)
+        if of.direct:
+            # Between the program's memory and the disk, not through the page cache.
+            self.stats.direct += 1
+            return
         if f.path is not None and not self.filter.keeps(f.path):
             return
         if f.path is None and self.filter.include:

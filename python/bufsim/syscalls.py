@@ -146,6 +146,8 @@ class OpenFile:
     file: Optional[FileIdentity]
     offset: int = 0
     append: bool = False
+    #: O_DIRECT: its reads and writes bypass the page cache (see :attr:`Stats.direct`).
+    direct: bool = False
 
 
 class FdTable:
@@ -273,6 +275,10 @@ class Stats:
     drops: int = 0
     #: Hint requests: fadvise(WILLNEED) and readahead(2).
     hints: int = 0
+    #: Reads and writes through O_DIRECT descriptors (InnoDB's data and log files, say): they go
+    #: between the program's memory and the disk without the page cache, which a buffer cache
+    #: simulator replays, so they are counted and left out of the trace.
+    direct: int = 0
     unparsed: int = 0
     files: set = field(default_factory=set)
     pids: set = field(default_factory=set)
@@ -632,6 +638,9 @@ class TraceBuilder:
         if at is None:
             at = of.offset
             of.offset += size
+        if of.direct and of.file is not None:
+            self.stats.direct += 1
+            return
         self.record(task, time_us, call, frames, "R", of.file, at, size)
 
     def transfer_write(
@@ -650,6 +659,9 @@ class TraceBuilder:
             of.offset += size
         if f is not None:
             f.size = max(f.size, at + size)
+            if of.direct:
+                self.stats.direct += 1
+                return
         self.record(task, time_us, call, frames, "W", f, at, size)
 
 
@@ -699,7 +711,7 @@ def _open(b: TraceBuilder, task: Task, t: int, call: st.Syscall, frames) -> None
     if fid is not None and "O_TRUNC" in flags and ("O_WRONLY" in flags or "O_RDWR" in flags):
         fid.size = 0
         b.drop(task, t, call.dur_us, fid, 0, 0)
-    task.table.install(fd, OpenFile(fid, 0, "O_APPEND" in flags), "O_CLOEXEC" in flags)
+    task.table.install(fd, OpenFile(fid, 0, "O_APPEND" in flags, "O_DIRECT" in flags), "O_CLOEXEC" in flags)
 
 
 @_handles("read", "readv")
@@ -777,7 +789,8 @@ def _fcntl(b, task, t, call, frames) -> None:
         else:
             task.table.cloexec.discard(fd)
     elif cmd == "F_SETFL" and of is not None and len(call.args) > 2:
-        of.append = "O_APPEND" in st.flag_words(call.args[2])
+        words = st.flag_words(call.args[2])
+        of.append, of.direct = "O_APPEND" in words, "O_DIRECT" in words
 
 
 @_handles("close")

@@ -44,6 +44,12 @@ CGROUP_V2_CANDIDATES = ("/sys/fs/cgroup/unified", "/sys/fs/cgroup")
 DROP_CACHES = "/proc/sys/vm/drop_caches"
 #: What the tracer leaves out, as `make workloads` does: the loader's reads and pseudo-files.
 EXCLUDE = ["*.so", "*.so.*", "/etc/ld.so.cache", "/proc", "/sys", "/dev"]
+#: The kernel tracer's buffer per CPU (KiB). A program that makes a read call per record (MariaDB's
+#: MyISAM tables: about a million calls a second with the database cached) fills the tracer's
+#: 64 MiB default within a second, faster than the events are copied out, and a comparison with
+#: lost events compares a different run; 1 GiB held all of tpch-mysql's. A kernel that cannot
+#: allocate it keeps the size it has.
+TRACE_BUFFER_KB = 1 << 20
 SAMPLE_S = 0.02
 #: How far the cgroup's usage may move while one sample reads it and memory.stat (64 pages: what
 #: the per-CPU charge stocks alone can move it by).
@@ -785,7 +791,13 @@ def validate(
             cg = MemoryCgroup(kind, mem)
             try:
                 r = collect_kernel(
-                    list(command), trace, stacks=False, exclude=EXCLUDE, timeout=timeout, on_start=cg.add
+                    list(command),
+                    trace,
+                    stacks=False,
+                    exclude=EXCLUDE,
+                    timeout=timeout,
+                    on_start=cg.add,
+                    buffer_kb=TRACE_BUFFER_KB,
                 )
             finally:
                 cg.remove()
