@@ -83,10 +83,10 @@ workloads: build strace
 # The suite recorded with the kernel tracer (root, tracefs): traces/kernel/, `bufsim workloads`.
 .PHONY: kernel-workloads
 kernel-workloads: build
-	@for c in cscope glimpse gcc psql sqlite3 zstd; do command -v $$c >/dev/null || missing=1; done; \
+	@for c in cscope glimpse gcc psql sqlite3 mariadbd zstd; do command -v $$c >/dev/null || missing=1; done; \
 	  test -f /usr/src/linux-source-6.1.tar.xz || missing=1; \
 	  test -z "$$missing" || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	    cscope glimpse linux-source gcc make flex bison bc libelf-dev libssl-dev postgresql sqlite3 zstd)
+	    cscope glimpse linux-source gcc make flex bison bc libelf-dev libssl-dev postgresql mariadb-server sqlite3 zstd)
 	$(PY) -m pip install --quiet "tpchgen-cli>=4"
 	$(PY) scripts/record_workloads.py
 

@@ -153,6 +153,7 @@ def suite_cases(only: list[str], add: int = 0) -> list[tuple[str, Callable[[], l
         "gcc": lambda tag: rw.gcc_script("solo"),  # the suite's build (its own tree, objects removed)
         "randread": rw.randread_script,
         "tpch": rw.tpch_script,
+        "tpch-mysql": rw.tpch_mysql_script,
         "pgbench": rw.pgbench_script,
         # The mixes as the recorder builds them (each part with its own inputs, made afresh).
         **{m: (lambda tag, m=m: rw.BUILDERS[m]()) for m in ("multi1", "multi2", "multi3")},

@@ -29,24 +29,29 @@ POLICIES = [
     ("ARC", "arc"),
 ]
 READ_AHEAD = "linux-accusim"
-# The suite's applications, with the paper's name each stands for.
+# The suite's applications, with the paper's name each stands for. The paper's tpc-h ran on MySQL,
+# whose MyISAM tables read each record with an I/O call of its own (§6.1.2: several calls to one
+# block in a row, "no opportunity for prefetching"): tpch-mysql is that. TPC-H on PostgreSQL scans
+# its tables (71% of its references go on to the next block), a sequential-access application by
+# the paper's classification, so tpc-h's findings are not judged on it; its rows are printed.
 APPS = {
     "cscope": "cscope (Fig. 5, Table 6)",
     "glimpse": "glimpse (Fig. 6)",
     "gcc": "gcc (Fig. 7, Table 7)",
-    "tpch": "tpc-h (Fig. 9)",
-    "randread": "random access (tpc-h's pattern)",
+    "tpch-mysql": "tpc-h on MySQL's MyISAM (Fig. 9)",
+    "tpch": "TPC-H on PostgreSQL (table scans)",
+    "randread": "random access (SQLite point queries)",
     "multi1": "multi1: cscope + gcc (Fig. 11)",
-    "multi2": "glimpse + tpc-h, the paper's multi3 (Fig. 13)",
+    "multi2": "glimpse + TPC-H on PostgreSQL, the paper's multi3 (Fig. 13)",
     "multi3": "cscope + glimpse + gcc + randread (a four-way mix)",
 }
 # Cache sizes as fractions of the working set; KEY stands for cscope's 128 MB of 148 MB. The
-# three largest traces run at the key size only, to keep the full reproduction under an hour.
+# largest traces run at the key size only, to keep the full reproduction under an hour.
 KEY = 0.86
 FRACTIONS = [0.5, KEY]
 KEY_ONLY = {"tpch", "multi2", "multi3"}
-# --quick: every scheme at the key size on the applications that run in seconds (all but the three
-# largest traces): every group of findings but tpc-h's own is checked.
+# --quick: every scheme at the key size on the applications that run in seconds (all but the
+# largest traces): every group of findings but the mixes of glimpse and tpc-h is checked.
 QUICK_APPS = [a for a in APPS if a not in KEY_ONLY]
 # AccuSim's options: one merged stream (§5.1), the traced think times, Cheetah 9LP, FCFS
 # queue, clusters of up to 32 blocks (its RCHUNK).
@@ -54,7 +59,8 @@ OPTIONS = dict(device="st39102lw", single_stream=True, think="trace", cluster="3
 
 SETTING = (
     "the paper's traces (Linux 2.4, 2005) are not public: the suite's applications recorded on Linux 6.x "
-    "(cscope/glimpse/gcc on 6.1 sources, TPC-H on PostgreSQL, SQLite random reads); no viewperf or tpc-r; "
+    "(cscope/glimpse/gcc on 6.1 sources, TPC-H on MariaDB's MyISAM and on PostgreSQL, SQLite random reads); "
+    "no viewperf or tpc-r; "
     "caches are fractions of each working set (key = 0.86, the paper's 128 of 148 MB); the disk is bufsim's "
     "Cheetah 9LP model, not DiskSim; files are laid out first-touch, not AccuSim's 1 MB per inode"
 )
@@ -180,8 +186,8 @@ def prefetch_figures_findings(rows: list[dict]) -> list[Finding]:
         out += _glimpse_findings(rows)
     if "gcc" in apps:
         out += _gcc_findings(rows)
-    if "tpch" in apps:
-        out += _random_findings(rows, "tpch")
+    if "tpch-mysql" in apps:
+        out += _random_findings(rows, "tpch-mysql")
     if "randread" in apps:
         out += _random_findings(rows, "randread", group_only=True)
     if "multi1" in apps:
