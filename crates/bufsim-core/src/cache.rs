@@ -308,7 +308,26 @@ impl<P: Policy> Cache<P> {
             }
         };
         self.place(frame, a, origin);
+        // A free frame went to a partition that may now hold more than its target: eager
+        // partitioning gives one block back at once (the evicted block is this insertion's
+        // victim, as if the policy had chosen it).
+        if let Some(v) = self.policy.reallocate(&Pins::new(&self.flags)) {
+            if v != frame {
+                self.evict(v);
+            }
+        }
         Some(frame)
+    }
+
+    /// Evicts one frame the policy gives up to bring a partition down to its target
+    /// ([`Policy::reallocate`]), leaving it free; the frame, so that a timed engine can write
+    /// its block back. Engines ask after every completed device read until `None`.
+    #[inline(always)]
+    pub fn reallocate_one(&mut self) -> Option<Frame> {
+        let v = self.policy.reallocate(&Pins::new(&self.flags))?;
+        self.evict(v);
+        self.victim = None; // the caller has it
+        Some(v)
     }
 
     /// [`Cache::insert_vacant`] and [`Cache::insert_unless_evicting`] for a cache that shares its

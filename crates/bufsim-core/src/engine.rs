@@ -155,6 +155,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             let e = self.expected.get(device as usize).unwrap_or(&self.expected_fallback);
             let wait = e.ns(blocks, self.step.cfg.block_size).round() as u64;
             self.cache.policy.device_done(device, wait, self.step.time);
+            while self.cache.reallocate_one().is_some() {}
         }
     }
 

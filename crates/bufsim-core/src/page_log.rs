@@ -78,6 +78,9 @@ impl<P: Policy> Policy for Logged<P> {
     fn surplus(&mut self, pins: &Pins) -> Option<Frame> {
         self.inner.surplus(pins)
     }
+    fn reallocate(&mut self, pins: &Pins) -> Option<Frame> {
+        self.inner.reallocate(pins)
+    }
     fn forget(&mut self, key: u64) {
         self.inner.forget(key)
     }

@@ -69,6 +69,10 @@ macro_rules! forward_policy {
         fn surplus(&mut self, pins: &$crate::policy::Pins) -> Option<$crate::policy::Frame> {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.surplus(pins))
         }
+        #[inline(always)]
+        fn reallocate(&mut self, pins: &$crate::policy::Pins) -> Option<$crate::policy::Frame> {
+            $crate::policy::forward::forward_policy!(@to $how mut self, p => p.reallocate(pins))
+        }
         #[inline]
         fn forget(&mut self, key: u64) {
             $crate::policy::forward::forward_policy!(@to $how mut self, p => p.forget(key))

@@ -269,6 +269,16 @@ pub trait Policy {
         None
     }
 
+    /// A resident frame the policy gives up because its partition holds more than its target
+    /// (eager partitioning, storage-aware caching §2.3: "when new partition sizes are desired,
+    /// the algorithm immediately reallocates pages"): asked after every `device_done` until
+    /// `None` and after an insertion into a free frame (once); each answer is evicted, leaving
+    /// its frame free. Only `eager-lru` answers. Must skip pinned frames.
+    #[inline(always)]
+    fn reallocate(&mut self, _pins: &Pins) -> Option<Frame> {
+        None
+    }
+
     /// The trace dropped the data of block `key`, which is not resident ([`Removal::Dropped`]
     /// is the resident case): forget what is remembered of it. Linux clears the shadow entries
     /// of a truncated range (mm/truncate.c); policies whose papers say nothing of deleted data

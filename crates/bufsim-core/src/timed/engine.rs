@@ -275,14 +275,20 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     #[inline]
     fn placed(&mut self, frame: Frame, device: u16, block: u64) {
         if let Some((v, _)) = self.cache.take_victim() {
-            let v = v as usize;
-            debug_assert_eq!(self.frames[v].io, SETTLED, "evicted a block in flight");
-            if self.frames[v].dirty {
-                self.frames[v].dirty = false;
-                self.write_block(self.frames[v].device, self.frames[v].block);
-            }
+            self.written_back(v);
         }
         self.frames[frame as usize] = FrameState { io: SETTLED, dirty: false, device, block };
+    }
+
+    /// The block in frame `v` was evicted: written back if dirty.
+    #[inline]
+    fn written_back(&mut self, v: Frame) {
+        let v = v as usize;
+        debug_assert_eq!(self.frames[v].io, SETTLED, "evicted a block in flight");
+        if self.frames[v].dirty {
+            self.frames[v].dirty = false;
+            self.write_block(self.frames[v].device, self.frames[v].block);
+        }
     }
 
     /// The end of the run: every dirty block still cached is written back, in device and block
@@ -427,6 +433,9 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             // Storage-aware caching's wait time (§3.1): how long the cache waited for the read.
             self.storage.waited(device, waited);
             self.cache.policy.device_done(device, waited, self.now);
+            while let Some(v) = self.cache.reallocate_one() {
+                self.written_back(v);
+            }
         }
         if self.ios[slot as usize].parts > 0 {
             return Ok(());

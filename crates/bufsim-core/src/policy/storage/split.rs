@@ -53,6 +53,12 @@ pub struct DeviceSplit<P: Policy> {
     /// The timeline samples every `stride`-th epoch; the stride doubles whenever the timeline
     /// halves its samples, so samples stay evenly spaced in epochs over the whole run.
     stride: u64,
+    /// Eager partitioning's immediate reallocation (§2.3): a partition above its target gives
+    /// blocks back at once ([`DeviceSplit::reallocate`]), not only as misses need frames.
+    immediate: bool,
+    /// Some partition may hold more than its target (set when targets move or a free frame
+    /// goes to a full partition; cleared when none does).
+    over: bool,
 }
 
 impl<P: Policy> DeviceSplit<P> {
@@ -75,7 +81,30 @@ impl<P: Policy> DeviceSplit<P> {
             moved: 0,
             timeline: Timeline::new(Vec::new(), 1, TIMELINE_SAMPLES),
             stride: 1,
+            immediate: false,
+            over: false,
         }
+    }
+
+    /// Gives blocks above a partition's target back at once ([`DeviceSplit::reallocate`]).
+    pub fn immediate(mut self, on: bool) -> Self {
+        self.immediate = on;
+        self
+    }
+
+    /// Eager partitioning's reallocation (§2.3: "when new partition sizes are desired, the
+    /// algorithm immediately reallocates pages"): the least recently used block of the
+    /// partition furthest above its target, while one is above (`None` when none is, when this
+    /// split does not reallocate, or when that partition's blocks are all pinned).
+    #[inline]
+    pub fn reallocate(&mut self, pins: &Pins) -> Option<Frame> {
+        if !self.over {
+            return None;
+        }
+        let q = self.most_over(usize::MAX, &[]);
+        let found = if q == usize::MAX { None } else { self.parts.victim_in(q, pins, &Access::default()) };
+        self.over = found.is_some();
+        found
     }
 
     pub fn parts(&self) -> &Partitioned<P> {
@@ -206,6 +235,7 @@ impl<P: Policy> DeviceSplit<P> {
             for (p, &t) in self.targets.iter().enumerate() {
                 self.parts.map_mut().set_target(p, Some(t));
             }
+            self.over = self.immediate;
         } else {
             // Static partitions: the epoch only measures (the classification is kept for the
             // record; the targets stay).
@@ -241,6 +271,10 @@ impl<P: Policy> DeviceSplit<P> {
     pub fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let p = self.partition_of(a.device);
         self.parts.insert(p, frame, a, origin);
+        if self.immediate {
+            let map = self.parts.map();
+            self.over |= map.target(p).is_some_and(|t| map.len(p) > t);
+        }
     }
 
     #[inline]
@@ -381,6 +415,10 @@ macro_rules! split_policy {
             fn device_done(&mut self, device: u16, wait_ns: u64, now: u64) {
                 self.split.device_done(device, wait_ns, now)
             }
+            #[inline]
+            fn reallocate(&mut self, pins: &$crate::policy::Pins) -> Option<$crate::policy::Frame> {
+                self.split.reallocate(pins)
+            }
         }
     };
 }
@@ -403,8 +441,8 @@ mod tests {
     }
 
     #[test]
-    fn eager_evicts_from_the_new_blocks_partition_until_targets_move() {
-        let mut s = Steps::new(EagerLru::new(4, cfg()), 4);
+    fn lazy_eager_evicts_from_the_new_blocks_partition_until_targets_move() {
+        let mut s = Steps::new(EagerLru::new(4, cfg(), false), 4);
         s.cache.policy.storage(&view(&[1.0, 1.0]));
         assert_eq!(s.policy().split().targets(), &[2, 2]);
         // dev0: [1 0], dev1: [11 10]
@@ -430,6 +468,38 @@ mod tests {
         assert_eq!(s.policy().split().parts().map().sizes(), &[3, 1]);
         let t = s.policy().split().timeline();
         assert_eq!((t.samples(), t.tag(0, 0), t.size(0, 0), t.value(0, 0)), (1, 3, 2, Some(18.0)));
+    }
+
+    #[test]
+    fn eager_reallocates_blocks_above_a_new_target_at_once() {
+        // §2.3: "when new partition sizes are desired, the algorithm immediately reallocates
+        // pages". The epoch of the test above moves the targets to 3 and 1: dev1's block above
+        // its target leaves at once, its frame free for dev0.
+        let mut s = Steps::new(EagerLru::new(4, cfg(), true), 4);
+        s.cache.policy.storage(&view(&[1.0, 1.0]));
+        for (d, b) in [(0, 0), (0, 1), (1, 10), (1, 11), (0, 2)] {
+            assert_eq!(go(&mut s, d, b), 'M');
+        }
+        assert_eq!(s.cache.reallocate_one(), None); // every partition at its target
+        for _ in 0..2 {
+            s.cache.policy.device_done(0, 9_000_000, 100);
+            s.cache.policy.device_done(1, 1_000_000, 100);
+        }
+        assert_eq!(s.policy().split().targets(), &[3, 1]);
+        // dev1's LRU block (10) goes now; then no partition is above its target.
+        assert!(s.cache.reallocate_one().is_some());
+        assert_eq!(s.cache.reallocate_one(), None);
+        assert!(!s.cache.contains(block_key(1, 10)) && s.cache.contains(block_key(1, 11)));
+        assert_eq!(s.policy().split().parts().map().sizes(), &[2, 1]);
+        // dev1 at its target takes the free frame for 12 and gives its own LRU block (11) back
+        // at once: the frame stays free for dev0.
+        assert_eq!(go(&mut s, 1, 12), 'M');
+        assert!(!s.cache.contains(block_key(1, 11)) && s.cache.contains(block_key(1, 12)));
+        assert_eq!(s.policy().split().parts().map().sizes(), &[2, 1]);
+        // dev0 below its target fills the free frame, evicting nothing.
+        assert_eq!(go(&mut s, 0, 3), 'M');
+        assert!(s.cache.contains(block_key(0, 1)) && s.cache.contains(block_key(1, 12)));
+        assert_eq!(s.policy().split().parts().map().sizes(), &[3, 1]);
     }
 
     #[test]
@@ -505,7 +575,7 @@ mod tests {
     fn long_runs_keep_timeline_samples_evenly_spaced() {
         // One device request per epoch, 3 x the samples a timeline holds: after each halving
         // the timeline samples every other epoch, so old and new samples keep one spacing.
-        let mut p = EagerLru::new(4, RepartitionConfig { window: 1, ..cfg() });
+        let mut p = EagerLru::new(4, RepartitionConfig { window: 1, ..cfg() }, true);
         p.storage(&view(&[1.0, 1.0]));
         let epochs = 3 * super::TIMELINE_SAMPLES as u64;
         for e in 1..=epochs {
@@ -521,7 +591,7 @@ mod tests {
 
     #[test]
     fn devices_the_view_did_not_list_get_a_partition_on_first_sight() {
-        let mut s = Steps::new(EagerLru::new(6, cfg()), 6);
+        let mut s = Steps::new(EagerLru::new(6, cfg(), true), 6);
         for (d, b) in [(0, 0), (3, 1), (3, 2), (5, 3)] {
             go(&mut s, d, b);
         }
