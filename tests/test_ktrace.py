@@ -349,6 +349,40 @@ def test_replay_follows_offsets_dup_fork_and_threads(tmp_path):
     assert [(r[4], r[5], r[6], r[7]) for r in lookups] == [(77, 0, 1, 1), (77, 1, 1, 1)]
 
 
+def test_a_drop_before_the_open_is_known_waits_for_the_first_read(tmp_path):
+    """On a loaded machine the look at a new descriptor can come too late; the file is then named
+    by its first read. fadvise(DONTNEED) of the whole file before that read is still a drop of
+    its bytes at the call's time (its size from fanotify's record of the open), not left to the
+    page deletions, which would read as a drop of the whole file with no size."""
+    from bufsim.ktrace import Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    dev = os.makedev(254, 0)
+    t = 2_000_000
+    L = [
+        _line("p", 40, 40, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+        _line("p", 40, 40, t + 1, "sys_openat -> 0x3"),
+        _line("p", 40, 40, t + 10, "sys_fadvise64(fd: 0x3, offset: 0x0, len: 0x0, advice: 0x4)"),
+        _line("p", 40, 40, t + 11, "sys_fadvise64 -> 0x0"),
+        _line("p", 40, 40, t + 20, "sys_pread64(fd: 0x3, buf: 0x1, count: 0x1000, pos: 0x0)"),
+        _line("p", 40, 40, t + 21, "mm_filemap_get_pages: dev=254:0 ino=4d ofs=0-4095"),
+        _line("p", 40, 40, t + 22, "sys_pread64 -> 0x1000"),
+    ]
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    rp = Replay(
+        {}, PathFilter(), reads_only=False, stack_depth=0, stacks=False, opened={(dev, 0x4D): (b"/d/f", 1 << 20)}
+    )
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+    got = [
+        (tm - t, op, rp.name(f), off, size)
+        for tm, _, _, _, op, f, off, size, _, _ in sorted(rp.records, key=lambda r: r[0])
+    ]
+    name = f"{dev:x}:77:/d/f"
+    assert got == [(10, "D", name, 0, 1 << 20), (20, "R", name, 0, 4096)]
+
+
 def test_direct_io_bypasses_the_page_cache_and_is_left_out(tmp_path):
     """Reads and writes through an O_DIRECT descriptor (InnoDB's data and log files) go between
     the program and the disk without the page cache: counted, not written into the trace. The

@@ -553,6 +553,9 @@ class KOpen:
     accmode: Optional[int] = None
     #: O_DIRECT (at open or by fcntl(F_SETFL)): its transfers bypass the page cache.
     direct: bool = False
+    #: Drop and hint calls (task, call, exit, arguments) made through this open before its file
+    #: was known (the open not looked at in time): written when a read or write names the file.
+    held: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -876,6 +879,7 @@ class Replay:
                     if of.truncated_by is not None:
                         self.drop(*of.truncated_by, of.file, 0, 0)
                         of.truncated_by = None
+                    self.release_held(of)
             if of is not None:
                 table.fds[ret] = of
             else:
@@ -941,6 +945,17 @@ class Replay:
             return
         of = task.table.fds.get(a.get("fd", -1))
         f = of.file if of is not None else None
+        if of is not None and f is not None and f.regular and not f.ino:
+            # The open was not looked at in time (a loaded machine): the call waits for the
+            # file's first read or write, which name it; its time stays the call's.
+            of.held.append((task, call, ex, a))
+            return
+        self.drop_call(task, call, ex, a, of)
+
+    def drop_call(self, task: KTask, call: Event, ex: Event, a: dict, of: Optional[KOpen]) -> None:
+        """:meth:`on_drop_call` on the open file ``of``."""
+        name = call.call
+        f = of.file if of is not None else None
         if f is None or not f.regular or not f.ino:
             return  # unlink and rename: their deletions say which file went
         if name == "ftruncate":
@@ -962,6 +977,12 @@ class Replay:
             # keeps its size: a length of 0 (to the end) is written as the bytes up to its end.
             offset, length = a.get("offset", 0), a.get("len", 0)
             self.drop(task, call, ex, f, offset, length or to_end(f.size, offset))
+
+    def release_held(self, of: KOpen) -> None:
+        """The drop and hint calls ``of`` held until its file was known, written now."""
+        held, of.held = of.held, []
+        for task, call, ex, a in held:
+            self.drop_call(task, call, ex, a, of)
 
     def drop(self, task: KTask, call: Event, ex: Event, f: KFile, offset: int, size: Optional[int]) -> None:
         """Writes a drop request of ``f``'s bytes from ``offset`` (``size`` 0: a truncation there;
@@ -1080,6 +1101,7 @@ class Replay:
             if f is None or (f.dev, f.ino) != (dev, ino):
                 f = self.file_for(dev, ino)
                 of.file = f
+                self.release_held(of)
         elif op == "W" and f is not None and f.ino == 0:
             # An open not looked at in time (a redirection whose program ended at once): the
             # pages this write put in the cache name its file, unless they name several (the
@@ -1092,6 +1114,7 @@ class Replay:
                 if of.truncated_by is not None:
                     self.drop(*of.truncated_by, f, 0, 0)
                     of.truncated_by = None
+                self.release_held(of)
         if f is None or not f.regular or f.ino == 0:
             return
         positional = name in ("pread64", "pwrite64", "preadv", "preadv2", "pwritev", "pwritev2")
