@@ -235,15 +235,15 @@ def _line(comm: str, tid: int, tgid: int, t_us: int, body: str) -> str:
     return f"{comm:>16}-{tid:<7} ({tgid:>7}) [000] ..... {t_us // 1_000_000:5d}.{t_us % 1_000_000:06d}: {body}\n"
 
 
-def _replay(tmp_path, lines: list[str], looks: dict):
+def _replay(tmp_path, lines: list[str], looks: dict, opened: dict | None = None):
     """The traced tasks' events ``lines`` (see :func:`_line`) fed through a Replay that has the
-    descriptor looks ``looks``."""
+    descriptor looks ``looks`` (and fanotify's records of opened files ``opened``)."""
     from bufsim.ktrace import Replay, parse_events
     from bufsim.syscalls import PathFilter
 
     raw = tmp_path / "tasks.txt"
     raw.write_text("".join(lines))
-    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False)
+    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False, opened=opened)
     for e in parse_events(str(raw)):
         rp.feed(e)
     return rp
@@ -354,9 +354,6 @@ def test_a_drop_before_the_open_is_known_waits_for_the_first_read(tmp_path):
     by its first read. fadvise(DONTNEED) of the whole file before that read is still a drop of
     its bytes at the call's time (its size from fanotify's record of the open), not left to the
     page deletions, which would read as a drop of the whole file with no size."""
-    from bufsim.ktrace import Replay, parse_events
-    from bufsim.syscalls import PathFilter
-
     dev = os.makedev(254, 0)
     t = 2_000_000
     L = [
@@ -368,13 +365,7 @@ def test_a_drop_before_the_open_is_known_waits_for_the_first_read(tmp_path):
         _line("p", 40, 40, t + 21, "mm_filemap_get_pages: dev=254:0 ino=4d ofs=0-4095"),
         _line("p", 40, 40, t + 22, "sys_pread64 -> 0x1000"),
     ]
-    raw = tmp_path / "tasks.txt"
-    raw.write_text("".join(L))
-    rp = Replay(
-        {}, PathFilter(), reads_only=False, stack_depth=0, stacks=False, opened={(dev, 0x4D): (b"/d/f", 1 << 20)}
-    )
-    for e in parse_events(str(raw)):
-        rp.feed(e)
+    rp = _replay(tmp_path, L, {}, opened={(dev, 0x4D): (b"/d/f", 1 << 20)})
     got = [
         (tm - t, op, rp.name(f), off, size)
         for tm, _, _, _, op, f, off, size, _, _ in sorted(rp.records, key=lambda r: r[0])

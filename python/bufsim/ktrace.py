@@ -545,7 +545,7 @@ class KOpen:
     offset: int = 0
     append: bool = False
     #: Opened with O_TRUNC before its file was known: (task, open call, its exit), so that the
-    #: drop is written when a dup names the file.
+    #: drop is written when a dup, a read or a write names the file (:meth:`Replay.file_known`).
     truncated_by: Optional[tuple] = None
     #: Read through already: the first read's record says the open is new (`opened`).
     read_yet: bool = False
@@ -876,10 +876,7 @@ class Replay:
                 stale = look is not None and look.accmode is not None and look.accmode != of.accmode
                 if look is not None and not stale and (stat_mod.S_ISREG(look.mode) or stat_mod.S_ISBLK(look.mode)):
                     of.file = self.file_for(look.dev, look.ino, look.path, look.size, True)
-                    if of.truncated_by is not None:
-                        self.drop(*of.truncated_by, of.file, 0, 0)
-                        of.truncated_by = None
-                    self.release_held(of)
+                    self.file_known(of)
             if of is not None:
                 table.fds[ret] = of
             else:
@@ -978,8 +975,12 @@ class Replay:
             offset, length = a.get("offset", 0), a.get("len", 0)
             self.drop(task, call, ex, f, offset, length or to_end(f.size, offset))
 
-    def release_held(self, of: KOpen) -> None:
-        """The drop and hint calls ``of`` held until its file was known, written now."""
+    def file_known(self, of: KOpen) -> None:
+        """``of``'s file was just identified: what waited for it is written now, at its own
+        time (the truncation of an O_TRUNC open, then the drop and hint calls it held)."""
+        if of.truncated_by is not None:
+            self.drop(*of.truncated_by, of.file, 0, 0)
+            of.truncated_by = None
         held, of.held = of.held, []
         for task, call, ex, a in held:
             self.drop_call(task, call, ex, a, of)
@@ -1101,7 +1102,7 @@ class Replay:
             if f is None or (f.dev, f.ino) != (dev, ino):
                 f = self.file_for(dev, ino)
                 of.file = f
-                self.release_held(of)
+                self.file_known(of)
         elif op == "W" and f is not None and f.ino == 0:
             # An open not looked at in time (a redirection whose program ended at once): the
             # pages this write put in the cache name its file, unless they name several (the
@@ -1111,10 +1112,7 @@ class Replay:
             if len(written) == 1:
                 f = self.file_for(*written.pop())
                 of.file = f
-                if of.truncated_by is not None:
-                    self.drop(*of.truncated_by, f, 0, 0)
-                    of.truncated_by = None
-                self.release_held(of)
+                self.file_known(of)
         if f is None or not f.regular or f.ino == 0:
             return
         positional = name in ("pread64", "pwrite64", "preadv", "preadv2", "pwritev", "pwritev2")
