@@ -4,9 +4,8 @@
     .venv/bin/python scripts/record_workloads.py                  # all ten (about an hour)
     .venv/bin/python scripts/record_workloads.py --only cscope gcc
 
-Needs root, tracefs, and the Debian packages cscope glimpse linux-source gcc postgresql mariadb-server
-sqlite3 plus
-tpchgen-cli in .venv (`make workloads` installs them). Inputs are the Linux 6.1 sources from
+Needs root, tracefs, and the Debian packages cscope glimpse linux-source gcc postgresql
+mariadb-server sqlite3 plus tpchgen-cli in .venv (`make workloads` installs them). Inputs are the Linux 6.1 sources from
 /usr/src/linux-source-6.1.tar.xz, unpacked under /tmp/bufsim-workloads. Each trace is converted to
 .bst and compressed with zstd into traces/kernel/NAME.bst.zst (bufsim reads it as it is); the
 page-cache companion file goes beside it, gzip-compressed, when it is small enough to commit
@@ -36,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 from bufsim.ktrace import collect_kernel, pagecache_path  # noqa: E402
+from bufsim.validate import EXCLUDE as LOADER_ONLY  # noqa: E402
+from bufsim.validate import TRACE_BUFFER_KB  # noqa: E402
 from bufsim.workloads import SUITE  # noqa: E402
 
 OUT = ROOT / "traces" / "kernel"
@@ -44,8 +45,6 @@ SOURCE_TAR = Path("/usr/src/linux-source-6.1.tar.xz")
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 VENV_BIN = Path(sys.executable).parent
 PAGECACHE_LIMIT = 8 << 20  # compressed bytes of a page-cache file worth committing
-#: The dynamic loader's reads and pseudo-files are left out (not the compilers' own headers).
-LOADER_ONLY = ["*.so", "*.so.*", "/etc/ld.so.cache", "/proc", "/sys", "/dev"]
 SUBTREES = ["fs", "kernel", "mm", "include", "ipc", "block"]
 CSCOPE_SYMBOLS = [
     "inode_lock",
@@ -175,8 +174,9 @@ TPCH_SCALE = "0.3"
 #: database is 60 MB, the size of the paper's tpc-h working set (59 MB).
 TPCH_MYSQL_SCALE = "0.05"
 #: Kernel trace buffer per CPU (KiB) where the default 256 MiB does not hold the events the
-#: recorder has not read yet: MyISAM's reads come faster than trace_pipe is copied out.
-BUFFER_KB = {"tpch-mysql": 1 << 20}
+#: recorder has not read yet: MyISAM's reads come faster than trace_pipe is copied out
+#: (`bufsim validate` asks for the same for every command).
+BUFFER_KB = {"tpch-mysql": TRACE_BUFFER_KB}
 TPCH_TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
 
 
