@@ -241,6 +241,29 @@ def test_a_missing_optional_package_names_the_extra(tmp_path, cloudphysics, modu
     one_line_error(p, f"needs the Python package {module}", f"pip install {module}")
 
 
+@pytest.mark.parametrize(
+    "setup,expected",
+    [
+        # pandas re-raises its dependency's failure as a plain ImportError without a module name.
+        ("sys.modules['numpy'] = None; sys.modules.pop('pandas', None)", "numpy does not import"),
+        # A broken install: the package is there but fails inside its own import (a shared
+        # library it loads is gone).
+        ("sys.path.insert(0, {broken!r})", "libfreetype.so.6: cannot open shared object file"),
+    ],
+)
+def test_a_package_that_does_not_import_is_one_line(tmp_path, cloudphysics, setup, expected):
+    broken = tmp_path / "broken" / "matplotlib"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('libfreetype.so.6: cannot open shared object file')\n")
+    setup = setup.format(broken=str(broken.parent))
+    small = tmp_path / "small.csv"
+    small.write_bytes(b"".join(cloudphysics.read_bytes().splitlines(keepends=True)[:50]))
+    argv = ["heatmap", str(small), "-o", str(tmp_path / "m.png")]
+    code = f"import sys; {setup}\nfrom bufsim.cli import main\nsys.exit(main({argv!r}))"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    one_line_error(p, expected, "reinstall bufsim")
+
+
 # --- 5. records no request can be -------------------------------------------------------------
 
 

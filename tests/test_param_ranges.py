@@ -61,6 +61,17 @@ def test_catalog_shows_ranges():
     assert p.returncode == 0 and "max=32" in p.stdout and "[a whole number from 1 to 4294967296" in p.stdout
 
 
+def test_options_json_is_one_object_per_option_with_its_range():
+    import json
+
+    p = bufsim_cli("options", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [r["name"] for r in rows] == [f.name for f in OPTION_FIELDS]
+    block = next(r for r in rows if r["name"] == "block_size")
+    assert block["flags"] == ["--block-size"] and block["range"] == [512, 1 << 30] and block["default"] == 4096
+
+
 def test_read_ahead_sizes_stop_where_their_arithmetic_would_wrap(tmp_path):
     # Sizes near 2^64 wrapped when doubled (linux(min=2^63) read nothing ahead on a first
     # access at block 0): they are refused, and the largest allowed acts as any size past

@@ -183,6 +183,29 @@ def database_message(e: BaseException, path: str | None = None) -> str:
     return f"{path}: results database: {text}" if path is not None else f"results database: {text}"
 
 
+def import_message(e: ImportError) -> str:
+    """A package that is missing or does not import. Packages re-raise their own dependencies'
+    failures as a plain ImportError with only a message (pandas: "Unable to import required
+    dependency numpy"), and a broken install fails inside the package: the package is taken from
+    the error's name, else from its message, else the message is given as it is."""
+    named = (e.name or "").split(".")[0]
+    if not named:
+        found = re.search(r"(?:No module named|dependenc(?:y|ies)) '?(\w+)", str(e))
+        named = found.group(1) if found else ""
+    if named in OPTIONAL:
+        if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] == named:
+            return missing_package(named, OPTIONAL[named])
+        how = f"`pip install 'bufsim[{OPTIONAL[named]}]'`" if OPTIONAL[named] else "reinstall bufsim"
+        return f"the Python package {named} does not import ({_first_sentence(e)}); {how}"
+    text = _first_sentence(e) or type(e).__name__
+    return f"a Python package this command needs does not import ({text}); reinstall bufsim and its dependencies"
+
+
+def _first_sentence(e: BaseException) -> str:
+    # Packages add advice for a traceback the user will not see ("Please see the traceback").
+    return " ".join(str(e).split()).split(". ")[0].rstrip(".")
+
+
 def message(e: BaseException) -> str | None:
     """The one-line message for a failure the user can fix; ``None`` for a bug in bufsim."""
     if isinstance(e, UnicodeError) and isinstance(getattr(e, "object", None), str) and "surrogate" in str(e):
@@ -191,13 +214,12 @@ def message(e: BaseException) -> str | None:
             f"{shown}: the name is not valid UTF-8, which bufsim cannot pass on; rename the file "
             f"(or link to it under a UTF-8 name)"
         )
-    if isinstance(e, ImportError) and (e.name or "").split(".")[0] in OPTIONAL:
-        top = (e.name or "").split(".")[0]
-        return missing_package(top, OPTIONAL[top])
+    if isinstance(e, ImportError):
+        return import_message(e)
     duckdb = sys.modules.get("duckdb")
     if duckdb is not None and isinstance(e, duckdb.Error):
         text = " ".join(str(e).split())
-        needed = re.search(r"'(\w+)' is required for this operation but it was not installed", text)
+        needed = re.search(r"'(\w+)' is required", text)
         if needed and needed.group(1) in OPTIONAL:
             return missing_package(needed.group(1), OPTIONAL[needed.group(1)])
         return database_message(e)

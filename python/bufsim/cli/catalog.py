@@ -77,7 +77,7 @@ def cmd_options(args: argparse.Namespace) -> int:
         return 0
     if args.json:
         for f in OPTION_FIELDS:
-            print(json.dumps(f.__dict__))
+            print(json.dumps({name: getattr(f, name) for name in type(f).__slots__}))
         return 0
     for f in OPTION_FIELDS:
         flag = "--" + f.name.replace("_", "-")
