@@ -30,6 +30,7 @@ def test_report_never_writes_over_the_results_it_reads(tmp_path):
     link = tmp_path / "report.html"
     link.symlink_to(db)
     check_error(bufsim_cli("report", db, "-o", link), "is the results file the report reads")
+    check_error(bufsim_cli("report", db, "-o", tmp_path / "r.txt"), "r.txt: the report is an HTML page", ".html")
     assert db.read_bytes() == before
 
 

@@ -334,9 +334,12 @@ def test_a_collected_command_line_with_line_breaks_stays_one_comment(tmp_path):
     assert counts(r)[0] > 0
 
 
-def test_a_sweep_of_standard_input_says_to_save_it_first(cloudphysics, big_trace):
+def test_a_sweep_of_standard_input_says_to_save_it_first(cloudphysics, big_trace, tmp_path):
     p = run(["sweep", "-", "-o", "/nonexistent/x.duckdb", "-c", "1MiB"], stdin=big_trace)
     one_line_error(p, "a sweep reads its traces by path", "bufsim convert - -o t.bst")
+    # A directory is not a pipe: said as `run` says it.
+    p = run(["sweep", cloudphysics, tmp_path, "-o", tmp_path / "x.duckdb", "-c", "1MiB"])
+    one_line_error(p, f"{tmp_path}: is a directory", "give a trace file")
 
 
 def test_mrc_and_analyze_of_standard_input_equal_the_file(cloudphysics, big_trace):

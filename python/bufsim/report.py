@@ -383,6 +383,8 @@ def write(
 
     check_output(out, "-o")
     check_not_input(out, source, "the results file the report reads", "-o")
+    if os.path.splitext(os.fspath(out))[1].lower() not in (".html", ".htm"):
+        raise SpecError(f"{out}: the report is an HTML page; give -o a name ending in .html")
     with bar(total=3, desc="report", unit="step") as steps:
         df = plots.select(
             plots.load(source), traces=traces, policies=policies, prefetches=prefetches, versions=versions

@@ -318,6 +318,8 @@ class SweepSpec:
                     raise SpecError(f"cache size `{s}` holds no whole {bs}-byte block")
                 sizes.append(blocks)
         for t in self.traces:
+            if os.path.isdir(t):
+                raise SpecError(f"{t}: is a directory; give a trace file")
             if t == "-" or (os.path.exists(t) and not os.path.isfile(t)):
                 raise SpecError(
                     f"{t}: a sweep reads its traces by path, again on resume and on Dask workers; "
@@ -473,12 +475,13 @@ def read_only_results(path: str, table: str = "runs"):
 EXPORT_FORMATS = {".csv": "(FORMAT CSV, HEADER)", ".jsonl": "(FORMAT JSON)", ".parquet": "(FORMAT PARQUET)"}
 
 
-def export_runs(con: Any, out: str, db: str | None = None) -> int:
+def export_runs(con: Any, out: str, db: str | None = None, rows: Any = None, columns: list[str] | None = None) -> int:
     """Writes the runs table of the connection ``con`` (to the database ``db``) to ``out`` as
-    CSV, JSON lines or Parquet, by its extension; returns the number of runs. A regular file (or
-    the file a symbolic link names) is written beside itself and renamed into place, so a failed
-    export leaves no half file; a device or FIFO (``/dev/stdout``, a named pipe) is written
-    into, never replaced."""
+    CSV, JSON lines or Parquet, by its extension; returns the number of runs written. ``rows``
+    (a DataFrame with ``key`` and ``trace``) keeps only those runs, ``columns`` only those
+    columns, in that order; None keeps all. A regular file (or the file a symbolic link names)
+    is written beside itself and renamed into place, so a failed export leaves no half file; a
+    device or FIFO (``/dev/stdout``, a named pipe) is written into, never replaced."""
     ext = os.path.splitext(out)[1].lower()
     if ext not in EXPORT_FORMATS:
         raise SpecError(f"{out}: unknown export format `{ext or '(none)'}`; name the file .csv, .jsonl or .parquet")
@@ -487,9 +490,19 @@ def export_runs(con: Any, out: str, db: str | None = None) -> int:
     check_not_input(out, db, "the results database itself", "-o")
     import duckdb
 
+    chosen = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
+    kept = ""
+    if rows is not None:
+        # Chosen by their primary key, so the file holds DuckDB's own values and types, not
+        # pandas' copies of them.
+        con.register("_bufsim_kept", rows[list(PRIMARY_KEY)])
+        kept = f" WHERE ({', '.join(PRIMARY_KEY)}) IN (SELECT {', '.join(PRIMARY_KEY)} FROM _bufsim_kept)"
+
     def copy(to: str) -> None:
         try:
-            con.execute(f"COPY (SELECT * FROM runs ORDER BY key, trace) TO '{_sql_text(to)}' {EXPORT_FORMATS[ext]}")
+            con.execute(
+                f"COPY (SELECT {chosen} FROM runs{kept} ORDER BY key, trace) TO '{_sql_text(to)}' {EXPORT_FORMATS[ext]}"
+            )
         except duckdb.Error as e:
             text = " ".join(str(e).split()).replace(to, out)
             raise SpecError(f"{out}: cannot write the export ({text}); check the path and the free space") from None
@@ -513,7 +526,7 @@ def export_runs(con: Any, out: str, db: str | None = None) -> int:
         raise SpecError(
             f"{out}: cannot write the export ({e.strerror or e}); check the path and its permissions"
         ) from None
-    return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    return con.execute(f"SELECT count(*) FROM runs{kept}").fetchone()[0]
 
 
 class ResultsStore:
