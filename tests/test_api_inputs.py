@@ -79,6 +79,12 @@ def test_values_json_cannot_carry_are_named(tmp_path, name, value):
         bufsim.simulate(trace, "lru", 64, **{name: value})
 
 
+def test_an_option_key_that_is_not_a_name_is_an_unknown_option(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0])
+    with pytest.raises(SpecError, match=r"unknown option\(s\) 1; known: format"):
+        bufsim.run(trace, ["lru"], ["1MiB"], {1: 2})
+
+
 BIG = 2**70  # 1180591620717411303424: past 2^64, where JSON numbers were read as floats
 
 

@@ -121,7 +121,8 @@ class Options(Mapping):
                 f"not {type(options).__name__} {options!r:.60}"
             )
         merged = {**(dict(options) if options else {}), **set_options}
-        unknown = sorted(k for k in merged if k not in FIELDS_BY_NAME)
+        # Keys that are not names at all (a number) are unknown options too, not a TypeError.
+        unknown = sorted(repr(k) if not isinstance(k, str) else k for k in merged if k not in FIELDS_BY_NAME)
         if unknown:
             raise SpecError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(FIELDS_BY_NAME)}")
         self._set = {k: _plain(v) for k, v in merged.items() if v is not None}
