@@ -25,6 +25,13 @@ def test_a_header_only_trace_is_called_empty(tmp_path, command):
     assert "h.csv: the trace holds no requests" in p.stderr
 
 
+@pytest.mark.parametrize("sizes", [["--sizes", "all", "--sizes", "1MiB"], ["--sizes", "all,16blocks"]])
+def test_mrc_sizes_all_with_other_sizes_is_refused(tmp_path, sizes):
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    check_error(bufsim_cli("mrc", trace, *sizes), "--sizes all takes every size already", "give it alone")
+    assert bufsim_cli("mrc", trace, "--sizes", "all").returncode == 0
+
+
 def test_a_sweep_of_a_header_only_trace_says_so(tmp_path):
     trace, other = write_csv(tmp_path / "h.csv", []), block_trace(tmp_path / "t.csv", [0, 1, 0])
     p = bufsim_cli("sweep", trace, other, "-c", "64blocks", "-o", tmp_path / "r.duckdb", "--quiet")
@@ -141,3 +148,96 @@ def test_a_breakdown_cache_too_large_names_the_limit(tmp_path):
     p = bufsim_cli("analyze", trace, "--no-working-set", "--breakdown", "1000000000000blocks")
     check_error(p, "is 2^31 blocks or more; use a larger block size")
     check_error(bufsim_cli("analyze", trace, "--breakdown", "0blocks"), "holds no whole 4096-byte block")
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (
+            ["run", "T", "-c", "4blocks", "--device", "ssd", "--device", "st39102lw"],
+            ["--device given twice (ssd, st39102lw): `run` takes one device; `sweep` takes several"],
+        ),
+        (["run", "T", "--think", "0", "--think", "trace"], ["--think given twice (0, trace): give it once"]),
+        (["run", "T", "--block-size", "4KiB", "--block-size", "8KiB"], ["--block-size given twice (4KiB, 8KiB)"]),
+        (["heatmap", "T", "-p", "lru", "-p", "arc", "-o", "h.png"], ["--policy given twice (lru, arc)", "`run`"]),
+        (["timeline", "T", "-p", "amp", "-c", "1MiB", "-c", "2MiB"], ["--cache given twice (1MiB, 2MiB)"]),
+        (["detect", "T", "-d", "amp", "-d", "pcc"], ["--detector given twice (amp, pcc): give it once"]),
+        (["filter-trace", "T", "-o", "a.csv", "-o", "b.csv", "--first-level", "lru"], ["--out given twice"]),
+        (
+            ["run", "T", "--timing", "--device-for", "0=ssd", "--device-for", "0=st39102lw"],
+            ["--device-for given twice for device 0 (0=ssd, 0=st39102lw): give each device once"],
+        ),
+        (
+            ["run", "T", "--array", "8", "--device-for", "3=ssd", "--device-for", "0-7=st39102lw"],
+            ["--device-for given twice for device 3", "3=ssd would do nothing"],
+        ),
+        (
+            ["filter-trace", "T", "-o", "f.csv", "--first-level", "lru", "--first-level-client", "pid"]
+            + ["--first-level-clients", "7=arc@4KiB", "--first-level-clients", "7=lru@64MiB"],
+            ["--first-level-clients given twice for client 7 (7=arc@4KiB, 7=lru@64MiB): give each client once"],
+        ),
+    ],
+)
+def test_an_option_that_keeps_one_value_is_refused_when_given_twice(tmp_path, args, fragments):
+    # argparse kept the last value without a word; the command line stops before any work.
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    words = [trace if a == "T" else tmp_path / a if a.endswith((".png", ".csv")) else a for a in args]
+    check_error(bufsim_cli(*words), *fragments, f"see `bufsim {args[0]} --help`")
+    assert not any(p.name != "t.csv" for p in tmp_path.iterdir()), "an output was written"
+
+
+def test_options_meant_to_repeat_still_repeat(tmp_path):
+    trace = block_trace(tmp_path / "t.csv", [0, 1, 0])
+    p = bufsim_cli("run", trace, "-p", "lru", "-p", "fifo", "-c", "1blocks", "-c", "2blocks", "--json")
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 4, p.stderr
+    # Different devices, and a range with a later exception, are not the same key twice.
+    for entries in (["0=ssd", "1=avg"], ["0-3=ssd", "2=avg"]):
+        words = [w for e in entries for w in ("--device-for", e)]
+        p = bufsim_cli("run", trace, "-c", "2blocks", "--array", "4", *words, "--json")
+        assert p.returncode == 0, p.stderr
+    p = bufsim_cli(
+        "sweep", trace, "-c", "2blocks", "--device", "ssd", "--device", "avg", "-o", tmp_path / "r.duckdb", "-q"
+    )
+    assert p.returncode == 0 and "2 runs in" in p.stdout, p.stderr
+
+
+def test_a_first_level_override_of_a_client_not_in_the_trace_is_refused(tmp_path):
+    trace = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096, 3), ("R", "f", 4096, 4096, 9)], "op,file,offset,size,pid")
+    out = tmp_path / "f.csv"
+    # One client (0) unless a column tells clients apart: refused before the trace is read.
+    p = bufsim_cli("filter-trace", trace, "-o", out, "--first-level", "lru", "--first-level-clients", "5=lru@1MiB")
+    check_error(p, "client 5 is not in the trace; its clients are 0")
+    assert not out.exists()
+    p = bufsim_cli(
+        "filter-trace", trace, "-o", out, "--first-level", "lru", "--first-level-client", "pid",
+        "--first-level-clients", "5=lru@1MiB",
+    )  # fmt: skip
+    check_error(p, "client 5 is not in the trace (by pid); its clients are 3, 9")
+    assert not out.exists(), "the stream written without the override was left behind"
+    p = bufsim_cli(
+        "filter-trace", trace, "-o", out, "--first-level", "lru", "--first-level-client", "pid",
+        "--first-level-clients", "9=lru@1MiB", "--json",
+    )  # fmt: skip
+    assert p.returncode == 0 and out.exists(), p.stderr
+
+
+def test_every_option_that_keeps_one_value_refuses_a_second_in_every_command(capsys):
+    import argparse
+
+    from bufsim.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    checked = 0
+    for command, sub in commands.items():
+        for action in sub._actions:
+            if type(action).__name__ != "StoreOnce" or not action.option_strings:
+                continue
+            value = str(action.choices[0]) if action.choices else "4096"  # in every numeric range
+            flag = action.option_strings[-1]
+            with pytest.raises(SystemExit) as e:
+                parser.parse_args([command, f"{flag}={value}", f"{flag}={value}"])
+            err = capsys.readouterr().err
+            assert e.value.code == 2 and " given twice (" in err and len(err.strip().splitlines()) == 1, (command, err)
+            checked += 1
+    assert checked > 50

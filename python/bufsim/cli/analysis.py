@@ -50,6 +50,8 @@ def cmd_mrc(args: argparse.Namespace) -> int:
     sizes = None
     if args.sizes:
         listed = [s.strip() for group in args.sizes for s in group.split(",") if s.strip()]
+        if "all" in listed and listed != ["all"]:
+            raise SpecError("--sizes all takes every size already; give it alone, or list sizes without it")
         sizes = "all" if listed == ["all"] else listed
     if args.policy is not None and _core.canonical_policy(args.policy) != "lru":
         if args.shards is not None or args.shards_size is not None or args.no_exact:
