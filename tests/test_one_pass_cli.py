@@ -161,6 +161,8 @@ def test_a_bst_cut_short_is_an_error_and_a_text_trace_cut_inside_a_line_a_warnin
     p = run(["run", cut, "-c", "10blocks"])
     assert p.returncode == 0
     assert "the trace ends inside this line (no line end): was it cut short?" in p.stderr.decode(), p.stderr
+    # Named once: the note is located (cut.csv:101) and needs no second name in front.
+    assert p.stderr.decode().count(str(cut)) == 1, p.stderr
 
 
 # --- 4. one line and exit 2 instead of a traceback --------------------------------------------

@@ -42,7 +42,14 @@ def drops_note(trace: PathLike, drops: int, hints: int = 0) -> str:
 
 def warn_skipped(trace: PathLike, summary: str) -> None:
     if summary:
-        warnings.warn(f"{os.fspath(trace)}: {summary}", SkippedRecordsWarning, stacklevel=3)
+        warnings.warn(skipped_text(trace, summary), SkippedRecordsWarning, stacklevel=3)
+
+
+def skipped_text(trace: PathLike, summary: str) -> str:
+    """The warning for the core's line on what a read passed over: the trace's name first,
+    unless the line is one located note ("t.csv:9: ...") that names it already."""
+    name = os.fspath(trace)
+    return summary if summary.startswith(f"{name}:") else f"{name}: {summary}"
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,8 @@ def convert(
     docs/trace-formats.md), or with ``to="oracle"`` / ``"lcs-csv"`` (or ``out`` ending in
     ``.oracleGeneral``) into libCacheSim's oracleGeneral binary or csv: one record per block
     access of ``block_size`` bytes (the run option's default when None; ``reads_only`` keeps reads only), so libCacheSim can replay the
-    stream bufsim simulates. oracleGeneral's next-access times need a second pass, so its input
+    stream bufsim simulates; a ``.bst`` holds every request in bytes, so either one given for it
+    is a ``SpecError``. oracleGeneral's next-access times need a second pass, so its input
     must be a file (not a pipe). With ``skip_bad`` (``.bst`` only) malformed records are counted
     and left out (a :class:`SkippedRecordsWarning` says where) instead of stopping the conversion.
     A failed conversion leaves no output file. Progress shows on standard error when it is a
@@ -110,13 +118,24 @@ def convert(
     from bufsim.options import block_size_bytes
     from bufsim.progress import track
 
+    to = output_format(out, to)
+    # A .bst stores requests as the trace has them (reads, writes, byte ranges); the block
+    # size and reads-only apply when it is simulated. Refused, not ignored, so no one takes a
+    # .bst for reads only that still holds the writes.
+    given = [o for o, on in (("--reads-only", reads_only), ("--block-size", block_size is not None)) if on]
+    if to == "bst" and given:
+        options = " and ".join(given)
+        raise _core.SpecError(
+            f"{os.fspath(out)}: {options} {'is' if len(given) == 1 else 'are'} for --to oracle or lcs-csv output, "
+            f"not .bst, which keeps every request as the trace has it; give {options} to the command that reads it"
+        )
     d = track(
         _core.convert,
         os.fspath(trace),
         os.fspath(out),
         format=format,
         skip_bad=skip_bad,
-        to=output_format(out, to),
+        to=to,
         block_size=block_size_bytes(block_size),
         reads_only=bool(reads_only),
         show=progress,

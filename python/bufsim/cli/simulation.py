@@ -52,7 +52,9 @@ def warn_skipped(trace: str, skipped: str) -> None:
     """Says on standard error that a trace read with --skip-bad passed over malformed records:
     ``skipped`` is the core's line (how many, and where the first are; "" for none)."""
     if skipped:
-        print(f"bufsim: warning: {trace}: {skipped}", file=sys.stderr)
+        from bufsim.formats import skipped_text
+
+        print(f"bufsim: warning: {skipped_text(trace, skipped)}", file=sys.stderr)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -131,13 +133,24 @@ def cmd_results(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{args.db}: no such results database; run `bufsim sweep` first")
     if args.action == "export" and not args.out:
         raise SpecError("say where to write: bufsim results export DB -o OUT.csv (or .jsonl, .parquet)")
+    if args.action == "show" and args.out:
+        # Refused, not ignored: a user who asked for a file must not find none.
+        raise SpecError(
+            f"--out {args.out}: show prints to the terminal; to write a file use "
+            f"bufsim results export {args.db} -o {args.out}"
+        )
     # Read-only: looking at or exporting a database never changes it.
     con = read_only_results(args.db)
     try:
         with database_errors(args.db):
             if args.action == "export":
-                n = export_runs(con, args.out, args.db)
-                print(f"{n} runs written to {args.out}")
+                # The --where and --columns of show, so an export holds the runs show lists; the
+                # table is read into pandas only to filter it.
+                rows = _where(con.execute("SELECT * FROM runs").df(), args.where) if args.where else None
+                columns = _columns([d[0] for d in con.execute("SELECT * FROM runs LIMIT 0").description], args.columns)
+                n = export_runs(con, args.out, args.db, rows=rows, columns=columns)
+                matched = f" (no runs match {' and '.join(args.where)})" if args.where and not n else ""
+                print(f"{n} runs written to {args.out}{matched}")
             else:
                 print(_runs_text(con.execute("SELECT * FROM runs ORDER BY finished_at, key, trace").df(), args))
     finally:
@@ -151,23 +164,9 @@ SHOWN_TIMED = ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time
 
 
 def _runs_text(df, args: argparse.Namespace) -> str:
-    for cond in args.where or []:
-        column, sep, value = cond.partition("=")
-        if not sep or column not in df.columns:
-            raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
-        if value.startswith("="):
-            # `policy==lru`: a value that starts with `=` is a doubled sign far more often than
-            # a value of the table.
-            raise SpecError(f"--where {cond!r}: write one `=`, as in {column}={value.lstrip('=')}")
-        df = df[_matches(df, column, value, cond)]
-    if args.columns:
-        cols = [c.strip() for c in args.columns.split(",") if c.strip()]
-        if not cols:
-            raise SpecError(f"--columns {args.columns!r}: give column names separated by commas, such as policy,misses")
-        unknown = [c for c in cols if c not in df.columns]
-        if unknown:
-            raise SpecError(f"--columns: no column {', '.join(unknown)}; known: {', '.join(df.columns)}")
-    else:
+    df = _where(df, args.where)
+    cols = _columns(list(df.columns), args.columns)
+    if cols is None:
         cols = SHOWN
         if "exec_time_s" in df and df["exec_time_s"].notna().any():
             cols = cols + SHOWN_TIMED
@@ -179,6 +178,34 @@ def _runs_text(df, args: argparse.Namespace) -> str:
     if "trace" in cols:
         shown = shown.assign(trace=df["trace"].map(lambda t: os.path.basename(str(t))))
     return shown.to_string(index=False)
+
+
+def _where(df, conds: list[str] | None):
+    """The runs of ``df`` that every ``--where COLUMN=VALUE`` keeps (`show` and `export`)."""
+    for cond in conds or []:
+        column, sep, value = cond.partition("=")
+        if not sep or column not in df.columns:
+            raise SpecError(f"--where {cond!r}: give COLUMN=VALUE with a column of the runs table")
+        if value.startswith("="):
+            # `policy==lru`: a value that starts with `=` is a doubled sign far more often than
+            # a value of the table.
+            raise SpecError(f"--where {cond!r}: write one `=`, as in {column}={value.lstrip('=')}")
+        df = df[_matches(df, column, value, cond)]
+    return df
+
+
+def _columns(known: list[str], text: str | None) -> list[str] | None:
+    """The columns ``--columns A,B`` names, in its order, each one of ``known`` (`show` and
+    `export`); None without the option."""
+    if not text:
+        return None
+    cols = [c.strip() for c in text.split(",") if c.strip()]
+    if not cols:
+        raise SpecError(f"--columns {text!r}: give column names separated by commas, such as policy,misses")
+    unknown = [c for c in cols if c not in known]
+    if unknown:
+        raise SpecError(f"--columns: no column {', '.join(unknown)}; known: {', '.join(known)}")
+    return cols
 
 
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
@@ -289,19 +316,24 @@ def add_sweep(sub) -> None:
         "results",
         help="show or export a results database",
         description="show: a table of the runs (choose --columns, filter with --where). export: the runs "
-        "table as CSV, JSON lines or Parquet, chosen by the extension of -o. Examples: bufsim results show "
+        "table as CSV, JSON lines or Parquet, chosen by the extension of -o; --where and --columns choose "
+        "its rows and columns as for show (default: all). Examples: bufsim results show "
         "results.duckdb --where policy=lru --columns policy,cache_blocks,miss_ratio; "
-        "bufsim results export results.duckdb -o runs.csv",
+        "bufsim results export results.duckdb -o runs.csv --where policy=lru",
     )
     res.add_argument("action", choices=["show", "export"])
     res.add_argument("db", nargs="?", default="results.duckdb", help="database (default: results.duckdb)")
     res.add_argument("--out", "-o", metavar="FILE", help="with export: FILE.csv, FILE.jsonl or FILE.parquet")
-    res.add_argument("--columns", metavar="A,B,...", help="with show: these columns (default: the main counters)")
+    res.add_argument(
+        "--columns",
+        metavar="A,B,...",
+        help="only these columns, in this order (default: show the main counters, export all)",
+    )
     res.add_argument(
         "--where",
         action="append",
         metavar="COLUMN=VALUE",
-        help="with show: only these runs; repeatable. Numbers compare as numbers (hit_ratio=0), yes/no columns "
+        help="only these runs; repeatable. Numbers compare as numbers (hit_ratio=0), yes/no columns "
         "take true or false, a trace its path, file name or hash prefix, a policy any spelling",
     )
     res.set_defaults(func=cmd_results)
