@@ -604,6 +604,55 @@ def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
     assert sorted(got) == [(0, "D", 88, 0, 0), (20, "R", 77, 0, 8192), (30, "W", 88, 0, 8192)]
 
 
+def test_a_look_taken_after_the_number_was_reopened_write_only_is_not_taken(tmp_path, monkeypatch):
+    """A shell runs `cat a > /dev/null` with the redirection in the shell itself: it opens
+    /dev/null write-only with O_TRUNC, dup2s it onto standard output, forks cat and opens the next
+    command's `> out` under the same number, write-only with O_TRUNC as well. On a loaded machine
+    the look at the first open came after the second (its access mode and O_APPEND agree), so
+    cat's writes to /dev/null went to `out`, and /dev/null's O_TRUNC dropped `out`'s pages. A
+    look that ends after another open returned the number in that process is not taken."""
+    from bufsim import ktrace
+    from bufsim.ktrace import FdLook, FdWatcher
+
+    dev = os.makedev(254, 0)
+    out = FdLook(dev, 88, 0o100644, 0, b"/data/out", accmode=1, append=False)
+    t = 1_000_000
+    shell = [
+        _line("sh", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x241, mode: 0x1b6)"),
+        _line("sh", 10, 10, t + 1, "sys_openat -> 0x3"),
+        _line("sh", 10, 10, t + 2, "sys_fcntl(fd: 0x1, cmd: 0x0, arg: 0xa)"),
+        _line("sh", 10, 10, t + 3, "sys_fcntl -> 0xa"),
+        _line("sh", 10, 10, t + 4, "sys_dup2(oldfd: 3, newfd: 1)"),
+        _line("sh", 10, 10, t + 5, "sys_dup2 -> 0x1"),
+        _line("sh", 10, 10, t + 6, "sys_close(fd: 3)"),
+        _line("sh", 10, 10, t + 7, "sys_close -> 0x0"),
+    ]
+    child = [
+        _line("sh", 10, 10, t + 8, "sched_process_fork: comm=sh pid=10 child_comm=sh child_pid=11"),
+        _line("sh", 10, 10, t + 9, "sys_dup2(oldfd: 10, newfd: 1)"),
+        _line("sh", 10, 10, t + 10, "sys_dup2 -> 0x1"),
+        _line("cat", 11, 11, t + 20, "sys_write(fd: 1, buf: 0x1, count: 0x2000)"),
+        _line("cat", 11, 11, t + 21, "sys_write -> 0x2000"),
+        _line("sh", 10, 10, t + 30, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x241, mode: 0x1b6)"),
+        _line("sh", 10, 10, t + 31, "sys_openat -> 0x3"),
+    ]
+    # Every look sees `out`, and ends 50 us after the first open: after the second one.
+    monkeypatch.setattr(ktrace, "look_fd", lambda tid, fd: FdLook(**vars(out)))
+    monkeypatch.setattr(ktrace.time, "clock_gettime_ns", lambda clock: (t + 50) * 1000)
+    watcher = FdWatcher()
+    watcher.on_chunk("".join(shell + child).encode())
+    looks = watcher.fresh_looks()
+    # The shell restored its standard output (dup2 onto 1) before the look at the redirection.
+    assert looks[(10, 3, t + 1)] is None and looks[(10, 1, t + 5)] is None
+    assert looks[(10, 3, t + 31)] is not None  # no open after it: taken
+    rp = _replay(tmp_path, shell + child, looks)
+    got = [(tm - t, op, f.ino) for tm, _, _, _, op, f, _, _, _, _ in rp.records]
+    assert got == [(30, "D", 88)]  # only `out`'s own O_TRUNC; nothing of cat's writes
+    # The looks as they were taken make the mistake this guards against.
+    stale = _replay(tmp_path, shell + child, watcher.looks)
+    assert sorted((tm - t, op) for tm, _, _, _, op, _, _, _, _, _ in stale.records) == [(0, "D"), (20, "W"), (30, "D")]
+
+
 def test_a_read_back_larger_than_the_memory_stops_with_an_error(tmp_path, monkeypatch):
     # The four-program mix at a quarter of its footprint recorded 5 GB of each event text, and
     # reading them back once went past the machine's memory: the kernel's OOM killer ended it.

@@ -373,7 +373,7 @@ class PipeCopier(DrainThread):
 # dup2s it onto standard output and closes the first number at once, before the reader can look
 # at it; the dup's new number stays for the command.
 _OPEN_EXIT = re.compile(
-    rb"-(\d+)\s+\(\s*[\d-]+\)\s+\[\d+\]\s+\S+\s+(\d+)\.(\d+): sys_(?:openat2?|open|creat|dup[23]?) -> 0x([0-9a-f]+)\n"
+    rb"-(\d+)\s+\(\s*([\d-]+)\)\s+\[\d+\]\s+\S+\s+(\d+)\.(\d+): sys_(?:openat2?|open|creat|dup[23]?) -> 0x([0-9a-f]+)\n"
 )
 
 
@@ -391,6 +391,10 @@ class FdLook:
     #: Whether that open file has O_APPEND (None: not read). Gives a stale look away when the
     #: access modes agree: a shell's `> out` then `>> log` under one number, both write-only.
     append: Optional[bool] = None
+    #: When the look ended, in microseconds of CLOCK_MONOTONIC (the trace's clock when it is
+    #: "mono"): a look ending after the process opened another file under the same number may
+    #: be of that file (:meth:`FdWatcher.fresh_looks`).
+    taken: Optional[int] = None
 
 
 class FdWatcher:
@@ -399,15 +403,43 @@ class FdWatcher:
 
     def __init__(self) -> None:
         self.looks: dict[tuple[int, int, int], Optional[FdLook]] = {}
+        #: Per (process, descriptor number), the times of the opens and dups that returned it.
+        self.numbered: dict[tuple[int, int], list[int]] = {}
+        self.process: dict[int, int] = {}
 
     def on_chunk(self, data: bytes) -> None:
         for m in _OPEN_EXIT.finditer(data):
-            ret = int(m.group(4), 16)
+            ret = int(m.group(5), 16)
             if ret >= 1 << 31:
                 continue  # an error
             tid = int(m.group(1))
-            t = int(m.group(2)) * 1_000_000 + int(m.group(3))
-            self.looks[(tid, ret, t)] = look_fd(tid, ret)
+            # Threads share a descriptor table: a number is reused process-wide.
+            tgid = int(m.group(2)) if m.group(2).strip(b"-") else tid
+            self.process[tid] = tgid
+            t = int(m.group(3)) * 1_000_000 + int(m.group(4))
+            self.numbered.setdefault((tgid, ret), []).append(t)
+            look = look_fd(tid, ret)
+            if look is not None:
+                look.taken = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+            self.looks[(tid, ret, t)] = look
+
+    def fresh_looks(self) -> dict[tuple[int, int, int], Optional[FdLook]]:
+        """The looks, without those that may be of a later open: on a loaded machine the look at
+        a shell's `> /dev/null` can come after the shell closed it and opened the next
+        command's `> out` under the same number, write-only both, and would make the first
+        command's writes (and its O_TRUNC) those of `out`. Only for a trace on the monotonic
+        clock, which the looks' times are on."""
+        for times in self.numbered.values():
+            times.sort()
+        fresh: dict[tuple[int, int, int], Optional[FdLook]] = {}
+        for (tid, fd, t), look in self.looks.items():
+            if look is not None and look.taken is not None:
+                times = self.numbered.get((self.process.get(tid, tid), fd), [])
+                later = bisect.bisect_right(times, t)
+                if later < len(times) and times[later] <= look.taken:
+                    look = None
+            fresh[(tid, fd, t)] = look
+        return fresh
 
 
 def look_fd(tid: int, fd: int) -> Optional[FdLook]:
@@ -1671,7 +1703,7 @@ def collect_kernel(
             shutil.copyfile(os.path.join(tmp, "tasks.txt"), keep_raw)
         check_readback_memory(os.path.join(tmp, "tasks.txt"), os.path.join(tmp, "system.txt"))
         replay = Replay(
-            watcher.looks,
+            watcher.fresh_looks() if mono else watcher.looks,
             PathFilter(include, excl),
             reads_only,
             stack_depth,

@@ -710,6 +710,7 @@ def validate(
     """Runs ``command`` once per memory size (bytes) in a fresh memory cgroup after dropping the
     page cache, and compares each run with the model. Traces go to ``out_dir`` (a temporary
     directory, removed afterwards, when not given)."""
+    from bufsim.damon import PageoutExclusion
     from bufsim.ktrace import collect_kernel
 
     if isinstance(command, (str, bytes, os.PathLike)) or not all(
@@ -789,7 +790,11 @@ def validate(
             trace = os.path.join(out_dir, f"validate-{mem}.csv")
             drop_caches()
             cg = MemoryCgroup(kind, mem)
+            # DAMON's proactive reclaim, where it runs, would evict the cgroup's pages beside its
+            # limit: no page cache decision the model could follow (bufsim.damon).
+            damon = PageoutExclusion("/" + os.path.relpath(cg.path, kind.root), CGROUP_PREFIX)
             try:
+                damon.start()
                 r = collect_kernel(
                     list(command),
                     trace,
@@ -800,6 +805,8 @@ def validate(
                     buffer_kb=TRACE_BUFFER_KB,
                 )
             finally:
+                kept_off = len(damon.schemes)
+                damon.stop()
                 cg.remove()
             non_file = None
             if r.t0_us is not None:
@@ -819,6 +826,10 @@ def validate(
                 outcome=r.outcome,
                 lost_events=r.lost_events,
             )
+            if kept_off:
+                c.notes.append(f"DAMON pageout kept off the cgroup ({kept_off} scheme{'s' if kept_off > 1 else ''})")
+            if damon.failure:
+                c.notes.append(f"{damon.failure}: it may evict the cgroup's pages beside the limit")
             if cg.killed_by_limit:
                 c.notes.append(
                     f"the memory limit ran out: the kernel's OOM killer killed {cg.killed_by_limit} of the "
