@@ -144,6 +144,24 @@ def test_convert_errors_are_one_line_and_leave_no_output(tmp_path):
     assert bufsim.simulate(out).requests == 2
 
 
+def test_convert_to_bst_refuses_what_only_libcachesim_outputs_take(tmp_path):
+    # A .bst keeps every request in bytes; --reads-only once wrote the writes too, exit status 0.
+    t = write_csv(tmp_path / "t.csv", [("R", "a", 0, 4096), ("W", "a", 4096, 4096)])
+    out = tmp_path / "out.bst"
+    for opts, named in (
+        (["--reads-only"], "--reads-only is for --to oracle or lcs-csv"),
+        (["--block-size", "8KiB"], "--block-size is for --to oracle or lcs-csv"),
+        (["--to", "bst", "--reads-only", "--block-size", "8KiB"], "--reads-only and --block-size are for"),
+    ):
+        check_error(bufsim_cli("convert", t, "-o", out, *opts), "out.bst:", named)
+        assert not out.exists()
+    with pytest.raises(bufsim.SpecError, match="--reads-only is for"):
+        bufsim.convert(t, out, reads_only=True)
+    # The outputs that take them still do.
+    p = bufsim_cli("convert", t, "-o", tmp_path / "out.lcs.csv", "--to", "lcs-csv", "--reads-only")
+    assert p.returncode == 0 and p.stdout.startswith("1 requests"), p.stderr
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     rows=st.lists(

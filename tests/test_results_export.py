@@ -66,6 +66,37 @@ def test_show_selects_and_filters(db):
     assert p.returncode == 2 and "no column nope" in p.stderr
 
 
+def test_export_takes_the_where_and_columns_of_show(db, tmp_path):
+    # Export once ignored both and wrote every run and column, exit status 0.
+    with duckdb.connect(str(db), read_only=True) as con:
+        want = sorted(con.execute("select policy, cache_blocks, misses from runs where policy = 'fifo'").fetchall())
+    out = tmp_path / "fifo.csv"
+    p = bufsim_cli(
+        "results", "export", db, "-o", out, "--where", "policy=FIFO", "--columns", "policy,cache_blocks,misses"
+    )
+    assert p.returncode == 0 and p.stdout.strip() == f"2 runs written to {out}", p.stderr
+    rows = list(csv.reader(open(out)))
+    assert rows[0] == ["policy", "cache_blocks", "misses"]
+    assert sorted((r[0], int(r[1]), int(r[2])) for r in rows[1:]) == want
+    out = tmp_path / "fifo.parquet"
+    assert bufsim_cli("results", "export", db, "-o", out, "--where", "cache_blocks=64").returncode == 0
+    got = duckdb.connect().execute(f"select policy, cache_blocks, misses, seed from '{out}'").fetchall()
+    assert sorted(r[:2] for r in got) == [("fifo", 64), ("lru", 64)] and all(r[3] == 42 for r in got)
+    # What show refuses, export refuses, before writing anything.
+    for args, says in ((["--columns", "nope"], "no column nope"), (["--where", "policy==lru"], "write one `=`")):
+        p = bufsim_cli("results", "export", db, "-o", tmp_path / "bad.csv", *args)
+        assert p.returncode == 2 and says in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "bad.csv").exists()
+
+
+def test_show_refuses_out_and_names_export(db, tmp_path):
+    # Show once dropped --out silently and wrote no file.
+    p = bufsim_cli("results", "show", db, "--out", tmp_path / "x.csv")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "show prints to the terminal" in p.stderr and f"bufsim results export {db} -o" in p.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
 def test_exported_runs_make_the_same_report(db, tmp_path):
     # A CSV or JSON export carries `finished_at` as text; the report once stopped on it with a
     # traceback.

@@ -128,7 +128,8 @@ def add_filter_and_convert(sub) -> None:
         description="Read TRACE in any format bufsim reads (gzip or zstd compressed or not) and write "
         "it as a .bst file: fixed-size records with only the columns the trace has, read in large sequential reads; "
         "or, with --to, as libCacheSim's oracleGeneral or csv, one record per block access (the stream "
-        "bufsim simulates), to cross-check bufsim with libCacheSim. "
+        "bufsim simulates), to cross-check bufsim with libCacheSim; --block-size and --reads-only shape that "
+        "stream and are refused for .bst, which keeps every request as the trace has it. "
         "The output appears only if the whole trace was read.",
     )
     cv.add_argument("trace", help="trace file, or - for standard input (formats: see --format)")
