@@ -604,6 +604,49 @@ def test_a_stale_look_is_not_taken_and_a_write_is_named_by_its_pages(tmp_path):
     assert sorted(got) == [(0, "D", 88, 0, 0), (20, "R", 77, 0, 8192), (30, "W", 88, 0, 8192)]
 
 
+def test_a_removed_files_pages_the_tracer_lets_go_of_are_a_drop(tmp_path):
+    """fanotify's event holds the file it names until the tracer reads it: on a busy machine `rm`
+    removes a file while the tracer still holds it, no page goes at the removal, and the kernel
+    deletes them when the tracer closes its reference, in the tracer's process. Those deletions
+    are the removal's drop (else the model keeps the pages, and drops them at the next O_TRUNC of
+    a new file that ext4 gave the same inode); another untraced task's (kswapd's) stay evictions."""
+    from bufsim.ktrace import FdLook, Replay, parse_events
+    from bufsim.syscalls import PathFilter
+
+    dev = os.makedev(254, 0)
+    g = FdLook(dev, 88, 0o100644, 8192, b"/data/g")
+    t = 1_000_000
+    L = [
+        _line("cat", 10, 10, t, "sys_openat(dfd: 0xffffff9c, filename: 0x1, flags: 0x0, mode: 0)"),
+        _line("cat", 10, 10, t + 1, "sys_openat -> 0x3"),
+        _line("cat", 10, 10, t + 2, "sys_read(fd: 0x3, buf: 0x1, count: 0x2000)"),
+        _line("cat", 10, 10, t + 3, "sys_read -> 0x2000"),
+        _line("rm", 11, 11, t + 10, "sys_unlinkat(dfd: 0xffffff9c, pathname: 0x1, flag: 0x0)"),
+        _line("rm", 11, 11, t + 11, "sys_unlinkat -> 0x0"),
+    ]
+    raw = tmp_path / "tasks.txt"
+    raw.write_text("".join(L))
+    tracer = 4242
+    rp = Replay({(10, 3, t + 1): g}, PathFilter(), reads_only=False, stack_depth=0, stacks=False, tracer_pid=tracer)
+    for e in parse_events(str(raw)):
+        rp.feed(e)
+
+    def delete(comm: str, tid: int, tgid: int, at: int, index: int) -> str:
+        body = f"mm_filemap_delete_from_page_cache: dev 254:0 ino 58 pfn=0x1 ofs={index * 4096} order=0"
+        return _line(comm, tid, tgid, at, body)
+
+    S = [
+        delete("kswapd0", 99, 99, t + 12, 1),  # reclaim by another task: an eviction
+        delete("python3", tracer + 1, tracer, t + 20, 0),  # the tracer's thread lets go: a drop
+        delete("python3", tracer + 1, tracer, t + 20, 1),
+    ]
+    sysraw = tmp_path / "system.txt"
+    sysraw.write_text("".join(S))
+    assert rp.classify_deletions(list(parse_events(str(sysraw)))) == {1, 2}
+    got = sorted((tm - t, pid, op, x.ino) for tm, _, pid, _, op, x, _, _, _, _ in rp.records)
+    assert got == [(2, 10, "R", 88), (20, 10, "D", 88)]
+
+
 def test_a_look_taken_after_the_number_was_reopened_write_only_is_not_taken(tmp_path, monkeypatch):
     """A shell runs `cat a > /dev/null` with the redirection in the shell itself: it opens
     /dev/null write-only with O_TRUNC, dup2s it onto standard output, forks cat and opens the next

@@ -665,8 +665,12 @@ class Replay:
         stacks: bool,
         opened: Optional[dict] = None,
         spool: Optional[str] = None,
+        tracer_pid: Optional[int] = None,
     ):
         self.looks = looks
+        #: The tracer's own process: fanotify's events and the descriptor looks hold the files
+        #: they name, so a file the command removed can lose its pages when the tracer lets go.
+        self.tracer_pid = tracer_pid
         self.opened = opened or {}
         self.filter = path_filter
         self.reads_only = reads_only
@@ -1054,7 +1058,15 @@ class Replay:
             if e.name in RECLAIM_END:
                 reclaiming[e.tid] = max(0, reclaiming.get(e.tid, 0) - 1)
                 continue
-            if e.name != "mm_filemap_delete_from_page_cache" or e.tid not in self.tasks or reclaiming.get(e.tid):
+            # The tracer's own deletions outside reclaim are a removed file's pages: on a busy
+            # machine fanotify's listener can close its reference to the file after the command
+            # removed it, and the kernel drops the pages then, in the tracer, not at the removal.
+            own = self.tracer_pid is not None and e.tgid == self.tracer_pid
+            if (
+                e.name != "mm_filemap_delete_from_page_cache"
+                or (e.tid not in self.tasks and not own)
+                or reclaiming.get(e.tid)
+            ):
                 continue
             m = _DEV_INO.search(e.body)
             if m is None:
@@ -1065,6 +1077,11 @@ class Replay:
             f = self.files.get((dev, ino))
             if f is None:
                 continue  # a file the trace never read or wrote
+            if own:
+                if run != (e.tid, dev, ino):
+                    run = (e.tid, dev, ino)
+                    self.special_record("D", e.t, 0, self.root if self.root is not None else e.tgid, f, 0, 0)
+                continue
             cover = self._covering(e.tid, e.t)
             if cover is not None:
                 start, end, name, offset = cover
@@ -1710,6 +1727,7 @@ def collect_kernel(
             stacks,
             opened.names,
             spool=os.path.join(tmp, "pagecache.rows"),
+            tracer_pid=os.getpid(),
         )
         for e in parse_events(os.path.join(tmp, "tasks.txt")):
             replay.feed(e)
