@@ -202,7 +202,9 @@ def test_options_meant_to_repeat_still_repeat(tmp_path):
 
 
 def test_a_first_level_override_of_a_client_not_in_the_trace_is_refused(tmp_path):
-    trace = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096, 3), ("R", "f", 4096, 4096, 9)], "op,file,offset,size,pid")
+    trace = write_csv(
+        tmp_path / "t.csv", [("R", "f", 0, 4096, 3), ("R", "f", 4096, 4096, 9)], "op,file,offset,size,pid"
+    )
     out = tmp_path / "f.csv"
     # One client (0) unless a column tells clients apart: refused before the trace is read.
     p = bufsim_cli("filter-trace", trace, "-o", out, "--first-level", "lru", "--first-level-clients", "5=lru@1MiB")

@@ -11,7 +11,7 @@ import re
 import sys
 
 from bufsim import _core
-from bufsim.cli.options import EXIT_USAGE
+from bufsim.cli.options import EXIT_USAGE, given_values, long_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,10 +51,52 @@ def _terminal_columns() -> int:
         return 80
 
 
+class StoreOnce(argparse._StoreAction):
+    """The action of every option that keeps one value: given twice, it is refused (argparse
+    would keep the last without a word) and the error says which commands take several."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = given_values(parser)
+        if self in given:
+            name = long_name(self)
+            several = _commands_taking_several(name, parser.prog)
+            command = parser.prog.removeprefix("bufsim").strip()
+            if several and command:
+                what = f"`{command}` takes one {self.dest.replace('_', ' ')}; {several}"
+            else:
+                what = "give it once"
+            parser.error(f"{name} given twice ({given[self]}, {values}): {what}")
+        given[self] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _commands_taking_several(name: str, prog: str) -> str:
+    """``"`sweep` takes several"``: the other commands where option ``name`` repeats ("" for
+    none). Only said in an error, so the whole command line is built."""
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    several = [
+        f"`{command}`"
+        for command, p in sub.choices.items()
+        if p.prog != prog
+        and any(isinstance(a, argparse._AppendAction) and name in a.option_strings for a in p._actions)
+    ]
+    if not several:
+        return ""
+    listed = ", ".join(several[:-1]) + " and " + several[-1] if len(several) > 1 else several[0]
+    return f"{listed} {'take' if len(several) > 1 else 'takes'} several"
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
+        # Every option that keeps one value, in every command and group, refuses a second.
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.given = {}  # what StoreOnce and KeyedAppend have taken in this parse
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         """A usage error on one line, as every other error (argparse prints the whole usage

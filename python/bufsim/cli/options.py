@@ -40,6 +40,68 @@ EXTRA_HELP = {
 }
 
 
+class KeyedAppend(argparse._AppendAction):
+    """A repeatable ``KEY=VALUE`` option (``--device-for 3=ssd``) that refuses an entry naming
+    every key of an earlier one again: the later would win and the earlier do nothing, silently.
+    ``keys`` reads an entry's keys (``None``: unreadable, left to the option's own check);
+    ``noun`` names a key in errors."""
+
+    def __init__(self, *args, keys: Callable[[str], set[int] | None], noun: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.keys, self.noun = keys, noun
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        entries = given_values(parser).setdefault(self, [])
+        new = self.keys(values)
+        for earlier, old in entries:
+            if new is not None and old is not None and old <= new:
+                ids = ", ".join(map(str, sorted(old)[:3])) + (", ..." if len(old) > 3 else "")
+                plural = "s" if len(old) > 1 else ""
+                how = (
+                    f"give each {self.noun} once"
+                    if old == new
+                    else f"a later entry wins, so {earlier} would do nothing: give a range before its exceptions"
+                )
+                parser.error(
+                    f"{long_name(self)} given twice for {self.noun}{plural} {ids} ({earlier}, {values}): {how}"
+                )
+        entries.append((values, new))
+        super().__call__(parser, namespace, values, option_string)
+
+
+def given_values(parser) -> dict:
+    """What this parse of ``parser`` has taken so far, by action (``_Parser`` resets it)."""
+    return parser.__dict__.setdefault("given", {})
+
+
+def long_name(action: argparse.Action) -> str:
+    """How errors name an option: its long flag (``--policy``, not ``-p``)."""
+    return next((s for s in action.option_strings if s.startswith("--")), action.option_strings[0])
+
+
+def device_ids(entry: str) -> set[int] | None:
+    """The devices of a ``--device-for`` entry (``3=SPEC``, ``0-7=SPEC``, ``2,5=SPEC``), as the
+    core reads them: its canonical form has one ``ID=SPEC`` per device. ``None`` for an entry the
+    core refuses; the run says why."""
+    from bufsim.options import Options
+
+    try:
+        canonical = Options(device_for=[entry]).resolved().get("device_for") or ""
+    except SpecError:
+        return None
+    return {int(item.partition("=")[0]) for item in canonical.split(";") if item} or None
+
+
+def client_ids(entry: str) -> set[int] | None:
+    """The client of a ``--first-level-clients`` entry ``ID=SPEC@SIZE``."""
+    ident = entry.partition("=")[0].strip()
+    return {int(ident)} if ident.isdigit() else None
+
+
+# Options of the core's table that take KEY=VALUE entries: what reads their keys, and a key's name.
+KEYED = {"device_for": {"keys": device_ids, "noun": "device"}}
+
+
 def number_or_text(text: str, lo: int = 0, hi: int = U64_MAX) -> int | str:
     """Integer options that also take units (block sizes): digits, signed or not, are a number
     from ``lo`` to ``hi`` (a refusal then names the range), the rest text for the core."""
@@ -88,10 +150,12 @@ def add_options(
         elif f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:
+            keyed = KEYED.get(f.name, {})
             g.add_argument(
                 *names,
                 dest=f.name,
-                action="append" if repeat else "store",
+                action=(KeyedAppend if keyed else "append") if repeat else "store",
+                **keyed,
                 type=option_type(f),
                 default=None,
                 metavar=f.name.upper(),
@@ -134,7 +198,9 @@ def add_first_level_options(p: argparse.ArgumentParser, required: bool = False) 
     )
     g.add_argument(
         "--first-level-clients",
-        action="append",
+        action=KeyedAppend,
+        keys=client_ids,
+        noun="client",
         metavar="ID=SPEC@SIZE",
         default=[],
         help="a different first level for one client, e.g. 3=lru@16MiB; repeatable",
