@@ -157,9 +157,17 @@ def test_generators_refuse_sizes_they_cannot_hold(tmp_path, spec, param):
 
 def test_a_scan_longer_than_the_trace_is_cut_short(tmp_path):
     out = tmp_path / "g.csv"
-    p = cli("generate", "dulo-mix(file-blocks=1099511627776,random-span=1099511627776,accesses=10)", "-o", out)
+    p = cli(
+        "generate",
+        "dulo-mix(file-blocks=1099511627776,random-span=1099511627776,accesses=10,random-share=0)",
+        "-o",
+        out,
+    )
     assert p.returncode == 0, p.stderr
     assert len(out.read_text().splitlines()) == 11
+    # With random reads asked for, a trace too short for one scan and its burst would hold none.
+    p = cli("generate", "dulo-mix(accesses=1000,file-blocks=5000,random-share=0.5)", "-o", out)
+    refused(p, "accesses=`1000`", "at least 10000", "file-blocks=5000", "random-share=0.5")
 
 
 # Item 14: generated requests bufsim would refuse to read.
@@ -170,10 +178,29 @@ def test_generate_refuses_requests_larger_than_bufsim_reads(tmp_path):
     p = bufsim_cli("generate", "sa-trace1(requests=10,sizes=fixed,request-size=5GB)", "-o", out)
     refused(p, "request-size", "at most 4GiB - 4KiB")
     assert not out.exists()
-    # The largest fixed size is read back.
-    p = bufsim_cli("generate", "sa-trace1(requests=3,sizes=fixed,request-size=1048575blocks)", "-o", out)
+    # The largest fixed size, in a working set that holds it, is read back.
+    p = bufsim_cli(
+        "generate", "sa-trace1(requests=3,sizes=fixed,request-size=1048575blocks,working-set=4GiB)", "-o", out
+    )
     assert p.returncode == 0, p.stderr
     assert bufsim_cli("run", out, "-c", "10blocks").returncode == 0
+
+
+def test_generate_refuses_a_working_set_that_cannot_hold_its_requests(tmp_path):
+    # 1 KB once gave offsets up to 116 KiB (a whole stripe row) and requests up to 476 KiB.
+    out = tmp_path / "g.csv"
+    for spec, words in (
+        ("sa-trace1(working-set=1KB,requests=10)", ("working-set=`1KB`", "at least 496KiB", "request-size=256KB")),
+        ("sa-trace1(working-set=64KiB,sizes=fixed,request-size=8KB)", ("at least 128KiB", "devices=16 x unit=8KiB")),
+        ("sa-trace2(working-set=100KB)", ("at least 532KiB", "sizes=exponential")),
+    ):
+        refused(bufsim_cli("generate", spec, "-o", out), *words)
+        assert not out.exists()
+    # The least it names is taken, and the requests start in it and are no longer.
+    p = bufsim_cli("generate", "sa-trace1(working-set=496KiB,requests=2000)", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = [line.split(",") for line in out.read_text().splitlines()[1:]]
+    assert len(rows) == 2000 and all(int(r[2]) < 512 * 1024 and int(r[3]) <= 496 * 1024 for r in rows)
 
 
 # Item 15: binary noise is no oracleGeneral trace.
@@ -220,3 +247,24 @@ def test_a_csv_with_a_byte_order_mark_is_read(tmp_path):
         p = bufsim_cli("run", t, "-c", "10blocks", "--json", *extra)
         assert p.returncode == 0, p.stderr
         assert p.stdout.replace("bom.csv", "plain.csv") == want.stdout
+
+
+def test_a_csv_separated_by_semicolons_pipes_or_tabs_is_refused_with_the_fix(tmp_path):
+    # Once `;` and `|` were read as libCacheSim txt, the header counted as an access (exit 0).
+    for name, sep in (("semicolon.csv", ";"), ("pipe.csv", "|")):
+        t = tmp_path / name
+        t.write_text(f"op{sep}file{sep}offset{sep}size\nR{sep}a{sep}0{sep}4096\n")
+        refused(
+            bufsim_cli("run", t, "-c", "16blocks"),
+            f"{t}:1: cannot tell the trace format",
+            f"separates its columns with `{sep}`",
+            "separate them with commas",
+            "--format",
+        )
+    tab = tmp_path / "tab.csv"
+    tab.write_text("op\tfile\toffset\tsize\nR\ta\t0\t4096\n")
+    refused(bufsim_cli("run", tab, "-c", "16blocks"), f"{tab}:1: header lacks", "separated by tabs", "with commas")
+    # Object ids that hold a `;` or `|` on some lines are still libCacheSim txt.
+    ids = tmp_path / "ids.txt"
+    ids.write_text("user;1\nuser2\nkey|3\n")
+    assert detect_format(ids) == "lcs-txt"

@@ -14,6 +14,10 @@ pub const RUN_SECTIONS: &[Section] =
 /// Options a sweep repeats (its grid) and a run takes once.
 pub const GRID_OPTIONS: &[&str] = &["device", "io_scheduler"];
 
+/// Repeatable options of `KEY=VALUE` entries whose keys the Python command line checks
+/// (`KEYED` in python/bufsim/cli/options.py): given more than once, the run is declined.
+const KEYED: &[&str] = &["device_for"];
+
 /// How an option of the core's table is spelled on the command line: `--io-scheduler`, a short
 /// flag for a few, and `--no-final-flush` for a boolean that is on by default (the flag turns
 /// it off).
@@ -120,9 +124,13 @@ pub fn parse(words: &[String]) -> Option<RunArgs> {
                     let v = value_of(f, &take()?)?;
                     if f.many && !GRID_OPTIONS.contains(&f.name) {
                         let list = args.options.entry(f.name).or_insert_with(|| Value::Array(vec![]));
-                        list.as_array_mut()?.push(v);
-                    } else {
-                        args.options.insert(f.name.into(), v);
+                        let list = list.as_array_mut()?;
+                        if KEYED.contains(&f.name) && !list.is_empty() {
+                            return None; // the same key twice is the Python side's error
+                        }
+                        list.push(v);
+                    } else if args.options.insert(f.name.into(), v).is_some() {
+                        return None; // given twice: the Python side's error
                     }
                 }
             }
@@ -184,6 +192,10 @@ mod tests {
             "run t.csv --seed",
             "run t.csv --skip-bad",
             "run t.csv --first-level lru",
+            "run t.csv --device ssd --device st39102lw",
+            "run t.csv --think 0 --think trace",
+            "run t.csv --block-size 4KiB --block-size 8KiB",
+            "run t.csv --timing --device-for 0=ssd --device-for 0=st39102lw",
             "sweep t.csv",
         ] {
             assert_eq!(parse(&words(line)), None, "{line}");

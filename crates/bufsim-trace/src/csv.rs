@@ -18,7 +18,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::error::TraceError;
-use crate::lines::{parse_u64, parse_u64_or_hex, parse_us_as_ns, split_commas, trim, LineReader};
+use crate::lines::{other_separator, parse_u64, parse_u64_or_hex, parse_us_as_ns, split_commas, trim, LineReader};
 use crate::request::{Op, Request};
 
 const REQUIRED: [&str; 4] = ["op", "file", "offset", "size"];
@@ -91,9 +91,14 @@ impl CsvReader {
         let missing: Vec<&str> =
             REQUIRED.iter().enumerate().filter(|(k, _)| found[*k].is_none()).map(|(_, n)| *n).collect();
         if !missing.is_empty() {
+            let missing = missing.join(",");
+            if let Some((_, sep)) = other_separator(&lines.buf) {
+                return Err(lines.error_quoting(&format!(
+                    "header lacks required column(s) {missing}: its columns are separated by {sep}; separate them with commas (op,file,offset,size, or op,device,offset,size for a block trace)"
+                )));
+            }
             return Err(lines.error_quoting(&format!(
-                "header lacks required column(s) {}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx,asked,opened optional)",
-                missing.join(",")
+                "header lacks required column(s) {missing}; the header must name op,file,offset,size (or op,device,offset,size for a block trace; time_us,dur_us,pid,ctx,asked,opened optional)"
             )));
         }
         let cols = Columns {

@@ -3,10 +3,10 @@
 
 use crate::blkparse::BlkEvent;
 use crate::bst;
-use crate::error::TraceError;
+use crate::error::{excerpt, Location, TraceError};
 use crate::format::Format;
 use crate::input::Opened;
-use crate::lines::{parse_fixed, parse_u64, split_ws, trim, BOM};
+use crate::lines::{other_separator, parse_fixed, parse_u64, split_ws, trim, BOM};
 use crate::request::AddressKind;
 use crate::{cloudphysics, msr, ORACLE_RECORD};
 
@@ -32,12 +32,22 @@ pub(crate) fn detect_opened(o: &mut Opened, path: &str) -> Result<(Format, u64),
         // collector): pass over them and look at what follows.
         let dropped = (o.head.len() >= HEAD).then(|| leading_comments(&o.head)).flatten();
         let Some((bytes, lines, cut_comment)) = dropped else {
+            let names = Format::NAMES.join(", ");
+            if let Some((line, sep, header)) = header_separator(&o.head) {
+                return Err(TraceError {
+                    location: Location::Line(skipped + line),
+                    ..TraceError::unknown_format(
+                        path,
+                        format!(
+                            "cannot tell the trace format from its content: the header `{}` separates its columns with {sep}; separate them with commas (as in op,file,offset,size), or pass --format with one of {names}",
+                            excerpt(header)
+                        ),
+                    )
+                });
+            }
             let what =
                 if o.head.is_empty() { "the trace is empty" } else { "cannot tell the trace format from its content" };
-            return Err(TraceError::unknown_format(
-                path,
-                format!("{what}; pass --format with one of {}", Format::NAMES.join(", ")),
-            ));
+            return Err(TraceError::unknown_format(path, format!("{what}; pass --format with one of {names}")));
         };
         o.drop_head(bytes);
         skipped += lines;
@@ -78,6 +88,31 @@ fn leading_comments(full: &[u8]) -> Option<(usize, u64, bool)> {
     (end > 0 || cut_comment).then_some((bom + if cut_comment { head.len() } else { end }, lines, cut_comment))
 }
 
+/// Whether a line is one detection passes over (blkparse may open with a note per input file).
+fn passed_over(line: &str) -> bool {
+    line.is_empty() || line.starts_with('#') || line.starts_with("Input file ")
+}
+
+/// For a head that opens with a header whose columns are separated by `;`, `|` or tabs rather
+/// than commas (as spreadsheets set to some locales export it): the header's 1-based line in the
+/// head, how it is separated and its text. Only a line of two or more column names counts, so
+/// data lines separated so are not mistaken for a header.
+fn header_separator(head: &[u8]) -> Option<(u64, &'static str, &[u8])> {
+    let head = head.strip_prefix(BOM).unwrap_or(head);
+    let (i, line) = head
+        .split(|&c| c == b'\n')
+        .map(|l| trim(l.strip_suffix(b"\r").unwrap_or(l)))
+        .enumerate()
+        .find(|(_, l)| !passed_over(&String::from_utf8_lossy(l)))?;
+    let (sep, name) = other_separator(line)?;
+    let cols: Vec<&[u8]> = line.split(|&c| c == sep).map(trim).collect();
+    let is_name = |c: &&[u8]| {
+        c.first().is_some_and(u8::is_ascii_alphabetic)
+            && c.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    (cols.len() >= 2 && cols.iter().all(is_name)).then_some((i as u64 + 1, name, line))
+}
+
 /// The format of a trace whose (decompressed) content starts with `head`; `len` is the whole
 /// decompressed length when known.
 pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
@@ -102,13 +137,7 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
         _ => head,
     };
     let text = String::from_utf8_lossy(head);
-    let sample: Vec<&str> =
-        // (blkparse may open with a note per input file.)
-        text.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("Input file "))
-            .take(SAMPLE_LINES)
-            .collect();
+    let sample: Vec<&str> = text.lines().map(str::trim).filter(|l| !passed_over(l)).take(SAMPLE_LINES).collect();
     let first = *sample.first()?;
     let lower = first.to_ascii_lowercase();
     if lower == cloudphysics::HEADER {
@@ -135,11 +164,19 @@ pub fn detect_bytes(head: &[u8], len: Option<u64>) -> Option<Format> {
     // One token per line: block numbers (LIRS, also libCacheSim txt with numeric ids) or named
     // objects (libCacheSim txt).
     let single = |l: &&str| !l.contains([' ', '\t', ',']);
-    if sample.iter().all(single) {
-        let numeric = sample.iter().all(|l| *l == "*" || parse_u64(l.as_bytes()).is_some());
-        return Some(if numeric { Format::Lirs } else { Format::LcsTxt });
+    if !sample.iter().all(single) {
+        return None;
     }
-    None
+    if sample.iter().all(|l| *l == "*" || parse_u64(l.as_bytes()).is_some()) {
+        return Some(Format::Lirs);
+    }
+    // A libCacheSim object id may be any text without blanks, but lines that all hold a `;` or
+    // a `|` are a table whose columns are separated so (a header read as an object would count
+    // as an access), not one id per line.
+    if [';', '|'].iter().any(|&c| sample.iter().all(|l| l.contains(c))) {
+        return None;
+    }
+    Some(Format::LcsTxt)
 }
 
 /// Next-access times above this (2^48 requests) are taken for noise: no trace comes near it,
@@ -282,6 +319,46 @@ mod tests {
             .collect();
         assert_eq!(detect_bytes(&noise, Some(2400)), None);
         assert_eq!(detect_bytes(&[0u8; 2400], Some(2400)), None);
+    }
+
+    #[test]
+    fn a_table_separated_by_semicolons_or_pipes_is_no_object_per_line() {
+        // Once these were libCacheSim txt, the header counted as an access.
+        for t in [
+            "op;file;offset;size\nR;a;0;4096\n",
+            "op|file|offset|size\nR|a|0|4096\nW|b|4096|512\n",
+            "op;file;offset;size\n",
+            "obj_id;time\nx;1\n",
+        ] {
+            assert_eq!(detect_bytes(t.as_bytes(), Some(t.len() as u64)), None, "{t}");
+        }
+        // Object ids may hold either, as long as not every line does.
+        for t in ["42\nabc\n", "a;b\nc\n", "key|1\nkey2\nkey;3\n", "user:1\n/usr/lib/x.so\n"] {
+            assert_eq!(detect_bytes(t.as_bytes(), Some(t.len() as u64)), Some(Format::LcsTxt), "{t}");
+        }
+    }
+
+    #[test]
+    fn a_header_separated_otherwise_than_by_commas_is_named_with_its_line() {
+        let dir = std::env::temp_dir().join(format!("bufsim-detect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (text, want) in [
+            ("op;file;offset;size\nR;a;0;4096\n", ":1: cannot tell the trace format from its content: the header `op;file;offset;size` separates its columns with `;`; separate them with commas"),
+            ("# from a spreadsheet\n\nop|device|offset|size\nR|0|0|4096\n", ":3: cannot tell the trace format from its content: the header `op|device|offset|size` separates its columns with `|`;"),
+            ("name\tkind\nx\ty\n", ":1: cannot tell the trace format from its content: the header `name\tkind` separates its columns with tabs;"),
+        ] {
+            let path = dir.join("t.csv");
+            std::fs::write(&path, text).unwrap();
+            let e = detect(path.to_str().unwrap()).unwrap_err();
+            assert_eq!(e.kind, crate::TraceErrorKind::UnknownFormat);
+            let e = e.to_string();
+            assert!(e.contains(want) && e.contains("--format") && !e.contains('\n'), "{e}");
+        }
+        // Rows of numbers separated so have no header to name.
+        std::fs::write(dir.join("t.csv"), "1;2\n3;4\n").unwrap();
+        let e = detect(dir.join("t.csv").to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("t.csv: cannot tell the trace format from its content; pass --format"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! `prepend`/`update` writes, and `delete` records are passed over (they access nothing).
 
 use crate::error::TraceError;
-use crate::lines::{parse_fixed, parse_u64, split_commas, trim, LineReader};
+use crate::lines::{other_separator, parse_fixed, parse_u64, split_commas, trim, LineReader};
 use crate::request::{Op, Request};
 
 /// The block number of an object id: the number itself, or the FNV-1a hash of the text (a hash
@@ -120,6 +120,11 @@ impl LcsCsvReader {
             found[k] = Some(i);
         }
         let Some(obj_id) = found[0] else {
+            if let Some((_, sep)) = other_separator(&lines.buf).filter(|_| !tab) {
+                return Err(lines.error_quoting(&format!(
+                    "header lacks the obj_id column: its columns are separated by {sep}; separate them with commas (or tabs)"
+                )));
+            }
             return Err(lines.error_quoting(
                 "header lacks the obj_id column; a libCacheSim csv names obj_id (time, obj_size, op optional)",
             ));

@@ -241,6 +241,16 @@ pub(crate) fn split_commas(line: &mut [u8], fields: &mut Vec<(usize, usize)>) ->
     }
 }
 
+/// The separator of a line that holds no comma but one of those spreadsheets and locales offer
+/// in place of commas (`;`, `|`, tab), and how an error names it: bufsim's CSV formats split on
+/// commas only, so such a header is one unknown column, and errors say what to change.
+pub(crate) fn other_separator(line: &[u8]) -> Option<(u8, &'static str)> {
+    if line.contains(&b',') {
+        return None;
+    }
+    [(b';', "`;`"), (b'|', "`|`"), (b'\t', "tabs")].into_iter().find(|(c, _)| line.contains(c))
+}
+
 /// Trims ASCII spaces and tabs around a field.
 #[inline]
 pub(crate) fn trim(s: &[u8]) -> &[u8] {

@@ -279,6 +279,21 @@ fn lcs_csv_reads_named_columns_and_hashes_named_objects() {
 }
 
 #[test]
+fn a_header_separated_otherwise_than_by_commas_says_to_use_commas() {
+    // A tab-separated header is told as csv by its column names, then read as one column.
+    let t = "op\tfile\toffset\tsize\nR\ta\t0\t4096\n";
+    assert_eq!(detect_bytes(t.as_bytes(), Some(t.len() as u64)), Some(Format::Csv));
+    for (text, format, want) in [
+        (t, Format::Csv, "t.trace:1: header lacks required column(s) op,file,offset,size: its columns are separated by tabs; separate them with commas"),
+        ("op;device;offset;size\nR;0;0;4096\n", Format::BlockCsv, "t.trace:1: header lacks required column(s) op,file,offset,size: its columns are separated by `;`; separate them with commas"),
+        ("obj_id|time\n1|2\n", Format::LcsCsv, "t.trace:1: header lacks the obj_id column: its columns are separated by `|`; separate them with commas (or tabs)"),
+    ] {
+        let e = err(text, format);
+        assert!(e.starts_with(want) && !e.contains('\n'), "{e:?} should start with {want:?}");
+    }
+}
+
+#[test]
 fn lcs_txt_reads_one_object_per_line() {
     let r = read_all("42\nabc\n\n 7 \n", Format::LcsTxt).unwrap();
     let ids: Vec<u64> = r.iter().map(|r| r.offset).collect();

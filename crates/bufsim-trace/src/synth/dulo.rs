@@ -3,7 +3,8 @@
 //! bursts of single-block reads of blocks scattered over a large file (each one a seek), as
 //! glimpse alternates between its index and the files it scans. Each scan reads one whole file
 //! without interruption; between two scans comes a burst of random reads sized so that the
-//! random reads make up `random-share` of the whole.
+//! random reads make up `random-share` of the whole. A trace is at least one scan and its
+//! burst long (with both kinds of read), or the share it names would not be in it.
 
 use bufsim_config::{rng::Rng, SpecError};
 
@@ -72,6 +73,20 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64, meter: &Meter) -> Re
             "generator `dulo-mix`: random reads need 1 <= random-blocks <= random-span (got {hot} and {span})"
         )));
     }
+    // A scan makes 1 - random-share of the reads, its burst the rest: a trace shorter than one
+    // scan and its burst holds no random read at all, whatever random-share says.
+    if share > 0.0 && share < 1.0 {
+        let least = (file_blocks as f64 / (1.0 - share)).ceil() as u64;
+        if n < least {
+            return Err(args.bad(
+                "accesses",
+                &format!(
+                    "at least {least}, one scan of file-blocks={file_blocks} and its random reads at random-share={} (or fewer file-blocks)",
+                    args.text("random-share")
+                ),
+            ));
+        }
+    }
     let mut rng = Rng::new(seed);
     // The random blocks: distinct positions in the big file, drawn once.
     let mut positions = std::collections::BTreeSet::new();
@@ -124,7 +139,16 @@ mod tests {
         // Cutting scans short keeps every trace as it was (the default's first 1000 reads).
         let full = generate("dulo-mix", 1).unwrap();
         assert_eq!(generate("dulo-mix(accesses=1000)", 1).unwrap().requests, full.requests[..1000]);
+        // The least trace with random reads holds one scan and its burst: 256 + 109 of them.
+        let least = generate("dulo-mix(accesses=366)", 1).unwrap();
+        assert_eq!(least.requests.iter().filter(|r| r.ctx == 2).count(), 109);
         for (spec, rule) in [
+            // Once 5000 sequential reads and not one random read.
+            (
+                "dulo-mix(accesses=1000,file-blocks=5000,random-share=0.5)",
+                "accesses=`1000` must be at least 10000, one scan of file-blocks=5000 and its random reads at random-share=0.5",
+            ),
+            ("dulo-mix(accesses=365)", "at least 366, one scan of file-blocks=256"),
             ("dulo-mix(files=1000001)", "files must be a whole number, at most 1000000"),
             ("dulo-mix(random-blocks=1000001)", "random-blocks must be a whole number, at most 1000000"),
             ("dulo-mix(random-span=1099511627777)", "random-span must be a whole number, at most 1099511627776"),

@@ -28,6 +28,10 @@
 //! - Fixed sizes (`sizes=fixed`, Figure 4's "8 KB requests"): every request `mean` rounded to
 //!   whole blocks (at least one).
 //! - "Random locality": every request independent of the others.
+//! - The working set is rounded up to whole stripe rows (`devices` x `unit`); it must hold one
+//!   row and the largest request (uniform sizes: 2 x mean - 1 blocks; exponential: 16 means,
+//!   longer ones cut to the working set). A request starting near its end runs past it by less
+//!   than its own length.
 
 use bufsim_config::{Rng, Size, SpecError};
 
@@ -95,8 +99,10 @@ macro_rules! table1 {
                 Param {
                     name: "working-set",
                     default: $ws,
-                    doc: "bytes the requests fall in",
-                    range: Range::Text("a size above zero such as 256KB or 64blocks, at most 4PiB"),
+                    doc: "bytes the requests fall in, in whole stripe rows",
+                    range: Range::Text(
+                        "a size such as 400MB, at most 4PiB; at least one stripe row (devices x unit) and the largest request (uniform: 2 x request-size, exponential: 16 x)",
+                    ),
                 },
                 Param {
                     name: "disks",
@@ -163,6 +169,15 @@ fn bytes(args: &Args, name: &str) -> Result<u64, SpecError> {
         Ok(Size::Blocks(n)) if n > 0 => n.checked_mul(BLOCK).ok_or_else(|| args.bad(name, "a size below 2^64 bytes")),
         _ => Err(args.bad(name, "a size above zero such as 256KB")),
     }
+}
+
+/// A size of whole 4 KiB blocks in the largest binary unit that divides it (`496KiB`, `4GiB`).
+fn whole_size(bytes: u64) -> String {
+    let (div, unit) = [(1u64 << 30, "GiB"), (1 << 20, "MiB")]
+        .into_iter()
+        .find(|(d, _)| bytes.is_multiple_of(*d))
+        .unwrap_or((1 << 10, "KiB"));
+    format!("{}{unit}", bytes / div)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -234,6 +249,28 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64, meter: &Meter) -> Re
         return Err(args.bad("unit", "a whole number of 4 KiB blocks, at most 1GiB"));
     }
     let unit = unit / BLOCK;
+    let span = (2.0 * mean_blocks).round().max(2.0) as u64 - 1;
+    let fixed = mean_blocks.round().max(1.0) as u64;
+    // The requests fall in the working set, so it must hold one: a request starts in a stripe
+    // row drawn from its whole rows (so at least one row) and runs on for its length (so at
+    // least the largest request; for exponential sizes 16 means, past which e^-16 of them run,
+    // and those are cut to the working set below). Smaller, the trace would span many times the
+    // working set it names.
+    let row = devices * unit;
+    let (largest, why) = match sizes {
+        Sizes::Uniform => (span, "uniform sizes reach twice the mean"),
+        Sizes::Fixed => (fixed, "every request is that long"),
+        Sizes::Exponential => ((16.0 * mean_blocks).ceil() as u64, "exponential sizes run to 16 means and beyond"),
+    };
+    let least = row.max(largest);
+    if bytes(args, "working-set")? < least * BLOCK {
+        let need = if largest >= row {
+            format!("request-size={} with sizes={} ({why})", args.text("request-size"), args.text("sizes"))
+        } else {
+            format!("one stripe row of devices={} x unit={}", args.text("devices"), args.text("unit"))
+        };
+        return Err(args.bad("working-set", &format!("at least {}, to hold {need}", whole_size(least * BLOCK))));
+    }
     let mean_disk: f64 = args.text("mean-disk").parse().map_err(|_| args.bad("mean-disk", "a number"))?;
     let sd: f64 = args
         .text("disk-sd")
@@ -253,9 +290,8 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64, meter: &Meter) -> Re
     if gaussian && !(mean_disk > -3.0 * sd && mean_disk < devices as f64 - 1.0 + 3.0 * sd) {
         return Err(args.bad("mean-disk", "within three standard deviations of the array's disks"));
     }
-    let rows = ws_blocks.div_ceil(devices * unit).max(1);
-    let span = (2.0 * mean_blocks).round().max(2.0) as u64 - 1;
-    let fixed = mean_blocks.round().max(1.0) as u64;
+    let rows = ws_blocks.div_ceil(row);
+    let longest = MAX_REQUEST_BLOCKS.min(rows * row);
     // Geometric with mean m blocks: P(k) = (1 - q) q^(k-1), q = 1 - 1/m.
     let q = 1.0 - 1.0 / mean_blocks.max(1.0);
     let mut rng = Rng::new(seed);
@@ -289,7 +325,7 @@ pub(crate) fn generate(info: &Info, args: &Args, seed: u64, meter: &Meter) -> Re
             Sizes::Uniform => 1 + rng.below(span),
             Sizes::Fixed => fixed,
             Sizes::Exponential if q <= 0.0 => 1,
-            Sizes::Exponential => (1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64).min(MAX_REQUEST_BLOCKS),
+            Sizes::Exponential => (1 + ((1.0 - rng.unit()).ln() / q.ln()).floor() as u64).min(longest),
         };
         requests.push(Request::read(0, start * BLOCK, blocks * BLOCK));
     }
@@ -362,14 +398,46 @@ mod tests {
             let e = generate_spec(spec, 1).unwrap_err().to_string();
             assert!(e.contains(most) && e.contains("request-size") == spec.contains("request-size"), "{spec}: {e}");
         }
-        // At each bound, the largest requests still fit.
+        // At each bound, the largest requests still fit (in a working set that holds them).
         for spec in [
-            "sa-trace1(requests=5,sizes=fixed,request-size=1048575blocks)",
-            "sa-trace1(requests=2000,request-size=2GiB)",
-            "sa-trace2(requests=2000,request-size=256MiB)",
+            "sa-trace1(requests=5,sizes=fixed,request-size=1048575blocks,working-set=4GiB)",
+            "sa-trace1(requests=2000,request-size=2GiB,working-set=4GiB)",
+            "sa-trace2(requests=2000,request-size=256MiB,working-set=4GiB)",
         ] {
             let t = generate_spec(spec, 1).unwrap();
             assert!(t.requests.iter().all(|r| r.size <= max), "{spec}");
+        }
+    }
+
+    #[test]
+    fn a_working_set_holds_a_stripe_row_and_the_largest_request() {
+        for (spec, want) in [
+            // Once 1 KB gave requests up to 600 KB over a whole 128 KiB row.
+            (
+                "sa-trace1(working-set=1KB,requests=10)",
+                "working-set=`1KB` must be at least 496KiB, to hold request-size=256KB with sizes=uniform",
+            ),
+            (
+                "sa-trace1(working-set=100KB,sizes=fixed,request-size=8KB)",
+                "at least 128KiB, to hold one stripe row of devices=16 x unit=8KiB",
+            ),
+            ("sa-trace2(working-set=500KB)", "at least 532KiB, to hold request-size=34KB with sizes=exponential"),
+            (
+                "sa-trace3(working-set=1GB,unit=128MiB)",
+                "at least 2GiB, to hold one stripe row of devices=16 x unit=128MiB",
+            ),
+        ] {
+            let e = generate_spec(spec, 1).unwrap_err().to_string();
+            assert!(e.contains(want) && !e.contains('\n'), "{spec}: {e}");
+        }
+        // At the least working set, requests start in its whole rows and none is longer.
+        for (spec, end) in [
+            ("sa-trace1(requests=3000,working-set=496KiB)", 128 * 4096),
+            ("sa-trace1(requests=3000,working-set=128KiB,sizes=fixed,request-size=8KB)", 32 * 4096),
+            ("sa-trace2(requests=3000,working-set=532KiB)", 160 * 4096),
+        ] {
+            let t = generate_spec(spec, 5).unwrap();
+            assert!(t.requests.iter().all(|r| r.offset < end && r.size <= end), "{spec}");
         }
     }
 
