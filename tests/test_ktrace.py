@@ -235,7 +235,7 @@ def _line(comm: str, tid: int, tgid: int, t_us: int, body: str) -> str:
     return f"{comm:>16}-{tid:<7} ({tgid:>7}) [000] ..... {t_us // 1_000_000:5d}.{t_us % 1_000_000:06d}: {body}\n"
 
 
-def _replay(tmp_path, lines: list[str], looks: dict, opened: dict | None = None):
+def _replay(tmp_path, lines: list[str], looks: dict, opened: dict | None = None, tracer_pid: int | None = None):
     """The traced tasks' events ``lines`` (see :func:`_line`) fed through a Replay that has the
     descriptor looks ``looks`` (and fanotify's records of opened files ``opened``)."""
     from bufsim.ktrace import Replay, parse_events
@@ -243,7 +243,9 @@ def _replay(tmp_path, lines: list[str], looks: dict, opened: dict | None = None)
 
     raw = tmp_path / "tasks.txt"
     raw.write_text("".join(lines))
-    rp = Replay(looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False, opened=opened)
+    rp = Replay(
+        looks, PathFilter(), reads_only=False, stack_depth=0, stacks=False, opened=opened, tracer_pid=tracer_pid
+    )
     for e in parse_events(str(raw)):
         rp.feed(e)
     return rp
@@ -610,8 +612,7 @@ def test_a_removed_files_pages_the_tracer_lets_go_of_are_a_drop(tmp_path):
     deletes them when the tracer closes its reference, in the tracer's process. Those deletions
     are the removal's drop (else the model keeps the pages, and drops them at the next O_TRUNC of
     a new file that ext4 gave the same inode); another untraced task's (kswapd's) stay evictions."""
-    from bufsim.ktrace import FdLook, Replay, parse_events
-    from bufsim.syscalls import PathFilter
+    from bufsim.ktrace import FdLook, parse_events
 
     dev = os.makedev(254, 0)
     g = FdLook(dev, 88, 0o100644, 8192, b"/data/g")
@@ -624,12 +625,8 @@ def test_a_removed_files_pages_the_tracer_lets_go_of_are_a_drop(tmp_path):
         _line("rm", 11, 11, t + 10, "sys_unlinkat(dfd: 0xffffff9c, pathname: 0x1, flag: 0x0)"),
         _line("rm", 11, 11, t + 11, "sys_unlinkat -> 0x0"),
     ]
-    raw = tmp_path / "tasks.txt"
-    raw.write_text("".join(L))
     tracer = 4242
-    rp = Replay({(10, 3, t + 1): g}, PathFilter(), reads_only=False, stack_depth=0, stacks=False, tracer_pid=tracer)
-    for e in parse_events(str(raw)):
-        rp.feed(e)
+    rp = _replay(tmp_path, L, {(10, 3, t + 1): g}, tracer_pid=tracer)
 
     def delete(comm: str, tid: int, tgid: int, at: int, index: int) -> str:
         body = f"mm_filemap_delete_from_page_cache: dev 254:0 ino 58 pfn=0x1 ofs={index * 4096} order=0"
