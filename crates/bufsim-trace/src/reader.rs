@@ -55,7 +55,7 @@ impl SkipReport {
     }
 
     /// One line: `skipped 12 malformed records; first: t.csv:3: ...; t.csv:9: ...`, and/or
-    /// `t.csv:9: the trace ends inside this line ...`.
+    /// `t.csv:9: the trace ends inside this line ...` (after the list: `. also t.csv:9: ...`).
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         if self.count > 0 {
@@ -64,9 +64,10 @@ impl SkipReport {
             parts.push(format!("skipped {} malformed record{s}; first: {}", self.count, first.join("; ")));
         }
         if let Some(e) = &self.ended_inside {
-            parts.push(e.to_string());
+            // A sentence of its own: after the list of skipped records it would read as one more.
+            parts.push(if parts.is_empty() { e.to_string() } else { format!("also {e}") });
         }
-        parts.join("; ")
+        parts.join(". ")
     }
 }
 

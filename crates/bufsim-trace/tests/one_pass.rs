@@ -179,6 +179,14 @@ fn a_text_trace_ending_inside_a_line_is_reported() {
     let mut r = TraceReader::open(&s(&p), None).unwrap();
     while r.next_request().unwrap().is_some() {}
     assert!(r.skipped().is_empty());
+    // After a list of skipped records the note is a sentence of its own, not one more of them.
+    std::fs::write(&p, "op,device,offset,size\nX,0,0,4096\nR,0,4096,40").unwrap();
+    let opts = bufsim_trace::ReadOptions { skip_bad: true, ..Default::default() };
+    let mut r = TraceReader::open_with(&s(&p), None, &opts).unwrap();
+    while r.next_request().unwrap().is_some() {}
+    let summary = r.skipped().summary();
+    assert!(summary.starts_with("skipped 1 malformed record; first: "), "{summary}");
+    assert!(summary.contains(". also ") && summary.ends_with("t.csv:3: the trace ends inside this line (no line end): was it cut short? Its last record may be incomplete"), "{summary}");
 }
 
 #[test]
