@@ -92,6 +92,20 @@ def test_standard_input_goes_to_python_which_words_every_outcome():
     assert json.loads(n.stdout)["requests"] > 0
 
 
+def test_a_directory_as_standard_input_is_one_line_or_ignored(tmp_path):
+    # Python cannot start with a directory on its standard input (a "Fatal Python error" and a
+    # dump): a command that reads it gets one line; one that does not, /dev/null instead.
+    d = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        read = subprocess.run([str(NATIVE), "run", "-", "-c", "200blocks"], stdin=d, capture_output=True)
+        listing = subprocess.run([str(NATIVE), "policies"], stdin=d, capture_output=True)
+    finally:
+        os.close(d)
+    err = read.stderr.decode()
+    assert read.returncode == 2 and err.count("\n") == 1 and "standard input is a directory" in err, err
+    assert listing.returncode == 0 and b"lru" in listing.stdout and not listing.stderr
+
+
 # Command lines it hands to Python: the outcome is Python's, exit status included.
 HANDED_OVER = [
     ["--version"],

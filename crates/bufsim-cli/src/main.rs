@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 
 use bufsim_cli::run_args::{self, RunArgs};
 use bufsim_cli::text::{json_line, results_table};
@@ -63,7 +63,18 @@ fn main() -> ExitCode {
     }
     // -P: the current directory does not shadow bufsim's modules.
     let interpreter = python();
-    let err = Command::new(&interpreter).arg("-P").arg("-m").arg("bufsim").args(&words).exec();
+    let mut python = Command::new(&interpreter);
+    python.arg("-P").arg("-m").arg("bufsim").args(&words);
+    // Python cannot start with a directory as its standard input (`bufsim ... < dir` ends in a
+    // "Fatal Python error" and a dump): a command that reads it is told so; any other gets none.
+    if std::fs::metadata("/dev/stdin").is_ok_and(|m| m.is_dir()) {
+        if words.iter().any(|w| w == "-") {
+            eprintln!("bufsim: error: standard input is a directory; redirect a trace file into bufsim, or give its name instead of -");
+            return ExitCode::from(2);
+        }
+        python.stdin(Stdio::null());
+    }
+    let err = python.exec();
     eprintln!(
         "bufsim: error: cannot start Python ({}: {err}); set BUFSIM_PYTHON to the interpreter bufsim is installed in",
         interpreter.to_string_lossy()
