@@ -51,7 +51,6 @@ def _resize(d: str, n: int) -> None:
 class _Scheme:
     kdamond: str  # the kdamond's directory, whose state file commits
     filters: str  # the scheme's filters directory that takes memcg filters
-    saved: list[dict[str, str]]
 
 
 def pageout_schemes(root: str = DAMON_ROOT) -> list[tuple[str, str]]:
@@ -143,7 +142,7 @@ class PageoutExclusion:
             try:
                 _write_filters(d, [ours, *saved], self.resize)
                 _write(os.path.join(kd, "state"), "commit")
-                self.schemes.append(_Scheme(kd, d, saved))
+                self.schemes.append(_Scheme(kd, d))
             except OSError as e:
                 self.failure = f"DAMON's pageout scheme {d} could not be kept off the cgroup ({e.strerror or e})"
                 try:

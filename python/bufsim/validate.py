@@ -806,8 +806,10 @@ def validate(
                 )
             finally:
                 kept_off = len(damon.schemes)
-                damon.stop()
-                cg.remove()
+                try:
+                    damon.stop()
+                finally:
+                    cg.remove()
             non_file = None
             if r.t0_us is not None:
                 write_memory(trace, cg.samples, r.t0_us)
