@@ -1077,12 +1077,7 @@ class Replay:
             f = self.files.get((dev, ino))
             if f is None:
                 continue  # a file the trace never read or wrote
-            if own:
-                if run != (e.tid, dev, ino):
-                    run = (e.tid, dev, ino)
-                    self.special_record("D", e.t, 0, self.root if self.root is not None else e.tgid, f, 0, 0)
-                continue
-            cover = self._covering(e.tid, e.t)
+            cover = self._covering(e.tid, e.t)  # never one of the tracer's: it makes no calls here
             if cover is not None:
                 start, end, name, offset = cover
                 if name == "truncate" and (start, dev, ino) not in truncated:
@@ -1091,7 +1086,9 @@ class Replay:
                 continue
             if run != (e.tid, dev, ino):
                 run = (e.tid, dev, ino)
-                self.special_record("D", e.t, 0, e.tgid, f, 0, 0)
+                # The tracer's drop goes to the command's process: bufsim is not in the trace.
+                tgid = self.root if own and self.root is not None else e.tgid
+                self.special_record("D", e.t, 0, tgid, f, 0, 0)
         return dropped
 
     def _covering(self, tid: int, t: int) -> Optional[tuple[int, int, str, int]]:
