@@ -128,6 +128,30 @@ def test_a_sample_is_not_taken_while_the_cache_grows_under_it(tmp_path):
     assert cg.non_file_bytes() is None
 
 
+def test_shared_memory_counts_as_a_non_file_charge(tmp_path):
+    # PostgreSQL's buffer pool is shared memory, which memory.stat counts in its file cache. It is
+    # no traced file's page cache, so it takes the compared files' room: 16 MiB of it left the
+    # model 4,096 pages too many at 142 MiB.
+    (tmp_path / "memory.stat").write_text("anon 1048576\nfile 25165824\nshmem 16777216\n")
+    cg = object.__new__(V.MemoryCgroup)
+    cg.kind, cg.path = V.CgroupKind(2, str(tmp_path)), str(tmp_path)
+    cg._read = lambda name: str(26 << 20) if name == "memory.current" else Path(tmp_path, name).read_text()
+    assert cg.non_file_bytes() == ((26 << 20) - (8 << 20), 1 << 20)
+
+
+def test_an_eviction_in_a_traced_task_gives_the_non_file_charge_of_that_moment():
+    # Reclaim in the task that charges memory means the cgroup was at its limit: everything but
+    # the cached pages was non-file then. kswapd's (pid 45) and DAMON's (77) evictions say
+    # nothing about the limit.
+    mem = 1024 * V.PAGE
+    reclaims = [(10, 7, 900), (11, 45, 900), (12, 8, 1000), (13, 77, 10), (14, 7, 2000)]
+    assert V._reclaim_samples(reclaims, {7, 8}, mem) == [(10, 124 * V.PAGE), (12, 24 * V.PAGE), (14, 0)]
+    # Between two 20 ms samples (0 and 100 pages) the charge is known at the reclaim at 10 ms:
+    # 300 pages, which the two samples around the requests at 9 and 11 ms missed.
+    non_file = sorted([(0, 0), (20_000, 100 * V.PAGE), *V._reclaim_samples([(10_000, 7, 724)], {7}, mem)])
+    assert V.cache_schedule([9_000, 11_000, 30_000], mem, non_file, []) == [(0, 724), (2, 924)]
+
+
 def test_steps_reach_the_model_as_cache_steps(tmp_path):
     # The page log takes the schedule: a 4-page file read twice stays cached with 4 pages, and
     # is read again when the cache falls to 2 pages between the passes.
