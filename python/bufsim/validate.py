@@ -440,7 +440,9 @@ def write_memory(trace: str, samples: Sequence[tuple[int, int, int]], t0_us: int
     count them)."""
     path = memory_path(trace)
     with open(path, "w") as f:
-        f.write("# bufsim validate: the cgroup's charges that are not page cache (usage - file + shmem), and of them anon\n")
+        f.write(
+            "# bufsim validate: the cgroup's charges that are not page cache (usage - file + shmem), and of them anon\n"
+        )
         f.write(MEMORY_HEADER + "\n")
         f.write("".join(f"{t - t0_us},{v},{a}\n" for t, v, a in samples))
     return path
