@@ -7,13 +7,15 @@ replayed through the model (``linux`` policy, ``linux-6`` read-ahead with the de
 side: pages brought into the page cache, read-ahead decisions, evicted pages, disk requests.
 
 Memory accounting: the cgroup's limit is the memory size given. Everything the cgroup charges
-besides the traced files' pages shares it: the command's anonymous memory, kernel memory charged
-to the cgroup (dentries, inodes, page tables) and the page cache of files outside the comparison
-(programs, libraries, files deleted before the end). Both are followed over time: the first two
-from memory.stat sampled every 20 ms (timestamped on the monotonic clock the tracer uses, kept
-beside the trace as ``TRACE.memory.csv``), the third from the page-cache events. At each request
-the model's cache is the limit less the non-file charge (the larger of the samples just before
-and just after the request) less the untraced files' resident pages, never less than one page;
+besides the traced files' pages shares it: the command's anonymous and shared memory, kernel
+memory charged to the cgroup (dentries, inodes, page tables) and the page cache of files outside
+the comparison (programs, libraries, files deleted before the end). Both are followed over time:
+the non-file charge from memory.stat sampled every 20 ms (timestamped on the monotonic clock the
+tracer uses, kept beside the trace as ``TRACE.memory.csv``) and, exactly, at every eviction by a
+traced task's reclaim (:func:`_reclaim_samples`); the untraced files' pages from the page-cache
+events. At each request the model's cache is the limit less the non-file charge (the larger of
+the known values just before and just after the request) less the untraced files' resident
+pages, never less than one page;
 the run's cache follows that as steps (the ``cache_steps`` run option), a step wherever it moves
 by :data:`STEP_SHARE` of the limit (at least :data:`MIN_STEP_PAGES` pages). ``compare(...,
 cache="peak")`` gives the earlier constant model (the limit less both peaks) for comparison.

@@ -58,7 +58,7 @@ def add_commands(sub) -> None:
         description="As root: for each --memory SIZE, drop the page cache, run COMMAND in a memory cgroup "
         "limited to SIZE under the kernel tracer, replay its requests through the model (the linux policy "
         "and linux-6 read-ahead with the device's read_ahead_kb) with the memory the command's page cache "
-        "had at each request (SIZE less the cgroup's anonymous and kernel memory and untraced files' pages "
+        "had at each request (SIZE less the cgroup's anonymous, shared and kernel memory and untraced files' pages "
         "at that time, followed as cache steps), and "
         "print both side by side: pages brought into the cache, read-ahead decisions (the share the model "
         "made with the same start, size and async size), evicted pages (overlap of the two sets), disk "
