@@ -118,12 +118,12 @@ def test_a_sample_is_not_taken_while_the_cache_grows_under_it(tmp_path):
     # The usage and memory.stat are separate reads. A read-ahead window charged between them would
     # count as anonymous or kernel memory: 16 MiB here, which left the model a third of its cache
     # in a run on a busy machine. Such a sample is read again; one that stays torn is skipped.
-    (tmp_path / "memory.stat").write_text("cache 8388608\nrss 65536\n")
+    (tmp_path / "memory.stat").write_text("cache 8388608\nrss 65536\nactive_file 4194304\ninactive_file 4194304\n")
     usages = iter([8 << 20 | 1 << 20, 24 << 20, 8 << 20 | 1 << 20, 8 << 20 | 1 << 20])
     cg = object.__new__(V.MemoryCgroup)
     cg.kind, cg.path = V.CgroupKind(1, str(tmp_path)), str(tmp_path)
     cg._read = lambda name: str(next(usages)) if name.startswith("memory.usage") else Path(tmp_path, name).read_text()
-    assert cg.non_file_bytes() == (1 << 20, 65536)
+    assert cg.non_file_bytes() == (1 << 20, 65536, 4 << 20, 4 << 20)
     usages = iter([0, 16 << 20] * V.SAMPLE_TRIES)
     assert cg.non_file_bytes() is None
 
@@ -136,7 +136,7 @@ def test_shared_memory_counts_as_a_non_file_charge(tmp_path):
     cg = object.__new__(V.MemoryCgroup)
     cg.kind, cg.path = V.CgroupKind(2, str(tmp_path)), str(tmp_path)
     cg._read = lambda name: str(26 << 20) if name == "memory.current" else Path(tmp_path, name).read_text()
-    assert cg.non_file_bytes() == ((26 << 20) - (8 << 20), 1 << 20)
+    assert cg.non_file_bytes() == ((26 << 20) - (8 << 20), 1 << 20, 0, 0)
 
 
 def test_an_eviction_in_a_traced_task_gives_the_non_file_charge_of_that_moment():

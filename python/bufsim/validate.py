@@ -62,7 +62,7 @@ SAMPLE_TRIES = 5
 STEP_SHARE = 1 / 200
 #: ... or by this many pages, whichever is more: steps stay few, and runs fast.
 MIN_STEP_PAGES = 16
-MEMORY_HEADER = "time_us,non_file_bytes,anon_bytes"
+MEMORY_HEADER = "time_us,non_file_bytes,anon_bytes,active_file_bytes,inactive_file_bytes"
 
 
 class ValidateError(CollectError):
@@ -265,7 +265,7 @@ class MemoryCgroup:
             raise
         #: (CLOCK_MONOTONIC microseconds, bytes of non-file charges, of them anonymous), on
         #: the tracer's clock.
-        self.samples: list[tuple[int, int, int]] = []
+        self.samples: list[tuple[int, int, int, int, int]] = []
         #: Processes the OOM killer killed in the cgroup, read when it is removed.
         self.killed_by_limit = 0
         self._stop = threading.Event()
@@ -287,9 +287,11 @@ class MemoryCgroup:
         with open(os.path.join(self.path, name)) as f:
             return f.read()
 
-    def non_file_bytes(self) -> Optional[tuple[int, int]]:
-        """Charged memory that is not page cache (anonymous memory, kernel memory), and of it
-        the anonymous memory: the usage less the page cache of memory.stat. Those are two reads,
+    def non_file_bytes(self) -> Optional[tuple[int, int, int, int]]:
+        """Charged memory that is not the page cache of files (anonymous, shared and kernel
+        memory), of it the anonymous memory, and the kernel's active and inactive file lists (the
+        lists the model's own follow; kept for comparison): the usage less the page cache of
+        memory.stat. Those are two reads,
         and a read-ahead window of megabytes charged between them would count as non-file memory
         (on a busy machine the sampler can be preempted between them): the usage is read on both
         sides of memory.stat, and a sample whose two usages differ by more than
@@ -314,7 +316,7 @@ class MemoryCgroup:
             cache -= min(cache, stat.get("shmem", 0))
             anon = stat.get("rss", 0) if self.kind.version == 1 else stat.get("anon", 0)
             non_file = max(0, min(before, after) - cache)
-            return non_file, min(anon, non_file)
+            return non_file, min(anon, non_file), stat.get("active_file", 0), stat.get("inactive_file", 0)
         return None
 
     def _sample(self) -> None:
@@ -326,7 +328,7 @@ class MemoryCgroup:
 
     @property
     def peak_non_file(self) -> int:
-        return max((v for _, v, _ in self.samples), default=0)
+        return max((s[1] for s in self.samples), default=0)
 
     def oom_kills(self) -> int:
         """Processes the cgroup's OOM killer killed (``oom_kill`` of memory.events, or of
@@ -436,17 +438,19 @@ def memory_path(trace: str) -> str:
     return trace + ".memory.csv"
 
 
-def write_memory(trace: str, samples: Sequence[tuple[int, int, int]], t0_us: int) -> str:
-    """Writes ``samples`` (monotonic microseconds, non-file bytes, of them anonymous) on the
+def write_memory(trace: str, samples: Sequence[tuple[int, ...]], t0_us: int) -> str:
+    """Writes ``samples`` (monotonic microseconds, non-file bytes, of them anonymous, active and
+    inactive file bytes) on the
     trace's clock (microseconds from its first traced event, as the trace and its page-cache file
     count them)."""
     path = memory_path(trace)
     with open(path, "w") as f:
         f.write(
-            "# bufsim validate: the cgroup's charges that are not page cache (usage - file + shmem), and of them anon\n"
+            "# bufsim validate: the cgroup's charges that are not page cache (usage - file + shmem), of them anon, "
+            "and the cgroup's active and inactive file lists\n"
         )
         f.write(MEMORY_HEADER + "\n")
-        f.write("".join(f"{t - t0_us},{v},{a}\n" for t, v, a in samples))
+        f.write("".join(f"{t - t0_us}," + ",".join(map(str, rest)) + "\n" for t, *rest in samples))
     return path
 
 
