@@ -263,8 +263,8 @@ class MemoryCgroup:
         except OSError:
             self.remove()
             raise
-        #: (CLOCK_MONOTONIC microseconds, bytes of non-file charges, of them anonymous), on
-        #: the tracer's clock.
+        #: (CLOCK_MONOTONIC microseconds, bytes of non-file charges, of them anonymous, bytes on
+        #: the active and the inactive file list), on the tracer's clock.
         self.samples: list[tuple[int, int, int, int, int]] = []
         #: Processes the OOM killer killed in the cgroup, read when it is removed.
         self.killed_by_limit = 0
@@ -291,9 +291,9 @@ class MemoryCgroup:
         """Charged memory that is not the page cache of files (anonymous, shared and kernel
         memory), of it the anonymous memory, and the kernel's active and inactive file lists (the
         lists the model's own follow; kept for comparison): the usage less the page cache of
-        memory.stat. Those are two reads,
-        and a read-ahead window of megabytes charged between them would count as non-file memory
-        (on a busy machine the sampler can be preempted between them): the usage is read on both
+        memory.stat. Those are two reads, and a read-ahead window of megabytes charged between
+        them would count as non-file memory (on a busy machine the sampler can be preempted
+        between them): the usage is read on both
         sides of memory.stat, and a sample whose two usages differ by more than
         :data:`SAMPLE_SLACK` is taken again, up to :data:`SAMPLE_TRIES` times, else skipped."""
         usage_file = "memory.usage_in_bytes" if self.kind.version == 1 else "memory.current"
@@ -440,9 +440,8 @@ def memory_path(trace: str) -> str:
 
 def write_memory(trace: str, samples: Sequence[tuple[int, ...]], t0_us: int) -> str:
     """Writes ``samples`` (monotonic microseconds, non-file bytes, of them anonymous, active and
-    inactive file bytes) on the
-    trace's clock (microseconds from its first traced event, as the trace and its page-cache file
-    count them)."""
+    inactive file bytes) on the trace's clock (microseconds from its first traced event, as the
+    trace and its page-cache file count them)."""
     path = memory_path(trace)
     with open(path, "w") as f:
         f.write(
