@@ -576,13 +576,12 @@ def compare(
             pass
     if len(traced) < len(names):
         notes.append(f"{len(names) - len(traced)} files without a device and inode in their name: left out")
-    # Pages of files outside the comparison held in the cgroup's page cache, over time.
-    resident: Counter = Counter()
+    # Pages the rows show cached, by file (the compared files' and the others'); of them, those of
+    # files outside the comparison over time; and the reclaim moments that anchor the non-file
+    # charge (see _reclaim_samples).
+    cached: Counter = Counter()
     untraced_now = untraced_peak = 0
     untraced: list[tuple[int, int]] = []
-    # Every page the rows show cached (the compared files' and the others'), and the reclaim
-    # moments that anchor the non-file charge (see _reclaim_samples).
-    cached: Counter = Counter()
     cached_now = 0
     reclaims: list[tuple[int, int, int]] = []
     task_pids: set[int] = set()
@@ -602,9 +601,7 @@ def compare(
             cached[key] = max(0, before + sign * e.count)
             cached_now += cached[key] - before
             if f is None:
-                before = resident[key]
-                resident[key] = max(0, before + sign * e.count)
-                untraced_now += resident[key] - before
+                untraced_now += cached[key] - before
                 untraced_peak = max(untraced_peak, untraced_now)
                 untraced.append((e.time_us, untraced_now))
             elif e.event == "insert":
