@@ -4,6 +4,8 @@ the other commands accept is accepted here too."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import block_trace, bufsim_cli, write_csv
 from test_cli import check_error
@@ -221,6 +223,23 @@ def test_a_first_level_override_of_a_client_not_in_the_trace_is_refused(tmp_path
         "--first-level-clients", "9=lru@1MiB", "--json",
     )  # fmt: skip
     assert p.returncode == 0 and out.exists(), p.stderr
+    # run and sweep refuse it as well, rather than run without the override.
+    clients = ("--first-level", "lru", "--first-level-client", "pid", "--first-level-clients", "5=lru@1MiB")
+    check_error(bufsim_cli("run", trace, "-c", "2blocks", *clients), "client 5 is not in the trace (by pid)")
+    p = bufsim_cli("sweep", trace, "-c", "2blocks", *clients, "-o", tmp_path / "r.duckdb", "-q")
+    check_error(p, "client 5 is not in the trace (by pid)")
+
+
+def test_cache_steps_past_the_end_of_the_trace_are_warned_of(tmp_path):
+    trace = write_csv(tmp_path / "t.csv", [("R", "f", 4096 * i, 4096) for i in range(6)], "op,file,offset,size")
+    p = bufsim_cli("run", trace, "-c", "4blocks", "--cache-steps", "2=2blocks;6=3blocks;9=1blocks", "--json")
+    assert p.returncode == 0, p.stderr
+    assert "the trace ends before request 6: cache steps 6=3blocks;9=1blocks never applied" in p.stderr
+    assert json.loads(p.stdout)["cache_steps_unreached"] == 2
+    # The last request is index 5: a step there applies, and nothing is said.
+    p = bufsim_cli("run", trace, "-c", "4blocks", "--cache-steps", "5=2blocks", "--json")
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+    assert json.loads(p.stdout)["cache_steps_unreached"] == 0
 
 
 def test_every_option_that_keeps_one_value_refuses_a_second_in_every_command(capsys):

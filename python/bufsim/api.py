@@ -85,11 +85,26 @@ def run(
         from bufsim.formats import warn_skipped
 
         warn_skipped(trace, results[0].skipped)
+    if results and results[0].cache_steps_unreached:
+        warnings.warn(
+            unreached_steps_text(trace, results[0].cache_steps, results[0].cache_steps_unreached), stacklevel=3
+        )
     if results and results[0].requests == 0:
         # A header-only trace (or one whose every record was skipped or filtered out): zeros
         # that are not a measurement.
         warnings.warn(f"{os.fspath(trace)}: the trace holds no requests; every count is 0", stacklevel=3)
     return results
+
+
+def unreached_steps_text(trace: PathLike, cache_steps: str, unreached: int) -> str:
+    """The warning for the last ``unreached`` of ``cache_steps`` (the result field's text), whose
+    request indices the trace never reached."""
+    steps = cache_steps.split(";")
+    late = steps[len(steps) - unreached :]
+    return (
+        f"{os.fspath(trace)}: the trace ends before request {late[0].split('=')[0]}: cache steps "
+        f"{';'.join(late)} never applied (request indices count from 0, every record of the trace counted)"
+    )
 
 
 def simulate(

@@ -109,34 +109,14 @@ def filter_trace(trace: PathLike, out: PathLike, first_level: FirstLevel, **opti
     if not os.fspath(out).endswith(".csv"):
         raise SpecError(f"{os.fspath(out)}: the second-level stream is written as block-csv; name the output *.csv")
     opts = Options(options, first_level=first_level)
-    if first_level.client == "all":
-        # One client, 0: an override of any other is refused before the trace is read.
-        _check_clients(first_level, [0])
-    written, rows = _core.filter_trace(os.fspath(trace), os.fspath(out), opts.to_json())
+    try:
+        written, rows = _core.filter_trace(os.fspath(trace), os.fspath(out), opts.to_json())
+    except SpecError:
+        # An override of a client the trace lacks is found once the trace has been read: a
+        # stream written without the override asked for is no result.
+        with contextlib.suppress(OSError):
+            os.remove(out)
+        raise
     df = pd.DataFrame(rows, columns=["client", "cache_blocks", "accesses", "hits", "misses", "write_backs"])
-    if first_level.client != "all":
-        # The clients a column tells apart are known once the trace has been read.
-        try:
-            _check_clients(first_level, df["client"].tolist())
-        except SpecError:
-            with contextlib.suppress(OSError):
-                os.remove(out)  # a stream written without the override asked for is no result
-            raise
     df.attrs["requests_written"] = written
     return df
-
-
-def _check_clients(first_level: FirstLevel, present: list[int]) -> None:
-    """Refuses an override (``clients``) of a client the trace does not have: it would do
-    nothing, silently."""
-    absent = sorted(set(first_level.clients) - set(present))
-    if not absent:
-        return
-    shown = sorted(present)
-    listed = ", ".join(map(str, shown[:5])) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
-    which = "client" if len(absent) == 1 else "clients"
-    column = "" if first_level.client == "all" else f" (by {first_level.client})"
-    raise SpecError(
-        f"{which} {', '.join(map(str, absent))} {'is' if len(absent) == 1 else 'are'} not in the trace{column}; "
-        f"its clients are {listed or 'none'}"
-    )

@@ -35,9 +35,10 @@ fn run(args: &RunArgs) -> Option<String> {
     let (o, opts) = Options::parse_resolved(&serde_json::Value::Object(args.options.clone()).to_string()).ok()?;
     let configs = RunConfig::cross(&args.policies, &args.prefetches, &args.caches);
     let results = run_trace(&args.trace, &configs, &opts).ok()?;
-    // An empty trace, or records passed over, come with a warning the Python side words.
+    // An empty trace, records passed over, or cache steps past the trace's end come with a
+    // warning the Python side words.
     let first = results.first()?;
-    if first.stats.requests == 0 || !first.skipped.is_empty() {
+    if first.stats.requests == 0 || !first.skipped.is_empty() || first.stats.cache_steps_unreached > 0 {
         return None;
     }
     let rows: Vec<_> = results.iter().map(|r| row(r, &o)).collect();

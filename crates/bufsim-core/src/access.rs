@@ -69,6 +69,8 @@ pub struct Stats {
     pub prefetched_unused: u64,
     /// Disk requests by size in blocks (DULO's sequence-size distribution).
     pub request_sizes: RequestSizes,
+    /// Cache steps whose request index the trace never reached: they never applied.
+    pub cache_steps_unreached: u64,
 }
 
 impl Stats {

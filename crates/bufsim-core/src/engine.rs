@@ -390,6 +390,7 @@ impl<'a, P: Policy> Engine<'a, P> {
         s.evictions = self.cache.evictions;
         s.prefetched_unused = self.cache.evicted_unused;
         s.dropped = self.cache.dropped;
+        s.cache_steps_unreached = (self.steps.len() - self.next_step) as u64;
         (s, self.cache)
     }
 }

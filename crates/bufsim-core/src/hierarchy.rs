@@ -99,8 +99,43 @@ impl FirstLevelConfig {
         self.per_client.iter().find(|(c, _)| *c == client).map(|(_, s)| s).unwrap_or(&self.default)
     }
 
-    /// Checks every level spec before any request is read.
+    /// Refuses an override (`per_client`) of a client the trace did not have: it would do
+    /// nothing, silently. `stats` are the clients the trace had, in order of appearance.
+    pub fn check_clients(&self, stats: &[ClientStats]) -> Result<(), SpecError> {
+        let mut absent: Vec<u64> =
+            self.per_client.iter().map(|&(c, _)| c).filter(|c| !stats.iter().any(|s| s.client == *c)).collect();
+        if absent.is_empty() {
+            return Ok(());
+        }
+        absent.sort_unstable();
+        let mut present: Vec<u64> = stats.iter().map(|s| s.client).collect();
+        present.sort_unstable();
+        let mut listed = present.iter().take(5).map(u64::to_string).collect::<Vec<_>>().join(", ");
+        if present.len() > 5 {
+            listed += &format!(" and {} more", present.len() - 5);
+        }
+        if listed.is_empty() {
+            listed = "none".into();
+        }
+        let column = match self.client_by {
+            ClientBy::All => String::new(),
+            ClientBy::Pid => " (by pid)".into(),
+            ClientBy::Device => " (by device)".into(),
+        };
+        let (which, verb) = if absent.len() == 1 { ("client", "is") } else { ("clients", "are") };
+        let ids = absent.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        Err(SpecError(format!(
+            "first-level {which} {ids} {verb} not in the trace{column}; its clients are {listed}: drop the override \
+             or name a client the trace has"
+        )))
+    }
+
+    /// Checks every level spec before any request is read, and with one client (`All`, client
+    /// 0) that the overrides name it.
     pub fn validate(&self, cfg: &EngineConfig, seed: u64) -> Result<(), SpecError> {
+        if self.client_by == ClientBy::All {
+            self.check_clients(&[ClientStats::default()])?;
+        }
         for s in std::iter::once(&self.default).chain(self.per_client.iter().map(|(_, s)| s)) {
             level_cache(s, cfg, seed)?;
         }
@@ -431,7 +466,9 @@ pub fn filter_file(
             return Err(e.into());
         }
     }
-    Ok(level.stats())
+    let stats = level.stats();
+    cfg.check_clients(&stats)?;
+    Ok(stats)
 }
 
 /// The second-level stream of requests already in memory, with the first level's counters.
@@ -449,7 +486,9 @@ pub fn second_level(
     for r in requests {
         level.request(r, &mut |x| out.push(x));
     }
-    Ok((out, level.stats()))
+    let stats = level.stats();
+    cfg.check_clients(&stats)?;
+    Ok((out, stats))
 }
 
 #[cfg(test)]
@@ -517,6 +556,21 @@ mod tests {
         let (l2, stats) = second_level(&reqs, AddressKind::Device, &cfg, &EngineConfig::default(), 1).unwrap();
         assert_eq!(l2.len(), 2);
         assert_eq!(stats.iter().map(|s| (s.client, s.cache_blocks)).collect::<Vec<_>>(), vec![(0, 4), (9, 0)]);
+    }
+
+    #[test]
+    fn an_override_of_a_client_the_trace_lacks_is_refused() {
+        let mut reqs = vec![read(0, 5), read(0, 6)];
+        reqs[1].pid = 9;
+        let mut cfg = FirstLevelConfig::new("lru", "4blocks");
+        cfg.client_by = ClientBy::Pid;
+        cfg.per_client = vec![(7, LevelSpec { policy: "fifo".into(), cache: "0blocks".into() })];
+        let e = second_level(&reqs, AddressKind::Device, &cfg, &EngineConfig::default(), 1).unwrap_err();
+        assert!(e.to_string().contains("client 7 is not in the trace (by pid); its clients are 0, 9"), "{e}");
+        // One client: only client 0 exists, and that is known before the trace is read.
+        cfg.client_by = ClientBy::All;
+        let e = cfg.validate(&EngineConfig::default(), 1).unwrap_err();
+        assert!(e.to_string().contains("client 7 is not in the trace; its clients are 0"), "{e}");
     }
 
     #[test]

@@ -94,6 +94,14 @@ pub static RESULT_FIELDS: &[ResultField] = &[
         "cache size over the trace: INDEX=SIZE steps (;-separated), if any",
         |_, o| o.cache_steps.clone().into()
     ),
+    field!(
+        "cache_steps_unreached",
+        Int,
+        "",
+        false,
+        "cache steps at request indices past the trace's end, which never applied",
+        |r, _| r.stats.cache_steps_unreached.into()
+    ),
     field!("block_size", Int, "B", false, "bytes per cache block", |_, o| o.block_size.into()),
     field!("requests", Int, "", false, "requests simulated (after reads_only)", |r, _| r.stats.requests.into()),
     field!("accesses", Int, "", false, "demand block accesses", |r, _| r.stats.accesses.into()),

@@ -215,6 +215,9 @@ pub fn block_size_refused(shown: impl std::fmt::Display) -> SpecError {
 pub fn validate(configs: &[RunConfig], opts: &RunOptions) -> Result<Vec<u64>, SimError> {
     check_block_size(opts.engine.block_size)?;
     check_cache_steps(opts)?;
+    if let Some(first) = &opts.first_level {
+        first.validate(&opts.engine, opts.seed)?;
+    }
     configs
         .iter()
         .map(|c| {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import numbers
 import os
 import sys
 
@@ -37,6 +38,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warn_skipped(args.trace, results[0].skipped)
     if results:
         warn_if_empty(args.trace, results[0].requests)
+        warn_unreached_steps(args.trace, results[0].cache_steps, results[0].cache_steps_unreached)
     print(results_text(results, args.json))
     return 0
 
@@ -46,6 +48,15 @@ def warn_if_empty(trace: str, count: int) -> None:
     accesses), so a table of zeros is not taken for a result."""
     if count == 0:
         print(f"bufsim: warning: {trace}: {EMPTY_TRACE}", file=sys.stderr)
+
+
+def warn_unreached_steps(trace: str, cache_steps: str | None, unreached: int | None) -> None:
+    """Says on standard error that cache steps came after the trace's last request (a sweep's
+    row read back from an older database may hold no count, or NaN)."""
+    if isinstance(unreached, numbers.Integral) and unreached > 0:
+        from bufsim.api import unreached_steps_text
+
+        print(f"bufsim: warning: {unreached_steps_text(trace, cache_steps or '', unreached)}", file=sys.stderr)
 
 
 def warn_skipped(trace: str, skipped: str) -> None:
@@ -108,6 +119,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for trace, requests in dict.fromkeys((row["trace"], row.get("requests")) for row in rows):
         if requests is not None:
             warn_if_empty(trace, requests)
+    for trace, steps, unreached in dict.fromkeys(
+        (row["trace"], row.get("cache_steps"), row.get("cache_steps_unreached")) for row in rows
+    ):
+        warn_unreached_steps(trace, steps, unreached)
     if args.json:
         for row in rows:
             print(json.dumps(json_of_row(row), default=str))
