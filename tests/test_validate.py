@@ -10,6 +10,7 @@ removed whatever happens."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -150,6 +151,28 @@ def test_an_eviction_in_a_traced_task_gives_the_non_file_charge_of_that_moment()
     # 300 pages, which the two samples around the requests at 9 and 11 ms missed.
     non_file = sorted([(0, 0), (20_000, 100 * V.PAGE), *V._reclaim_samples([(10_000, 7, 724)], {7}, mem)])
     assert V.cache_schedule([9_000, 11_000, 30_000], mem, non_file, []) == [(0, 724), (2, 924)]
+
+
+def test_only_the_reclaim_moments_a_request_can_read_are_kept():
+    # Many evictions between two requests: only the first and last of each task's are kept, and
+    # the schedule and the peak charge are those of keeping them all. Rows out of time order
+    # (several CPUs) and moments before the first and after the last request included.
+    rng = random.Random(5)
+    mem = 4096 * V.PAGE
+    times = sorted(rng.randrange(0, 10_000) for _ in range(300))
+    rows = sorted((rng.randrange(-100, 10_100), rng.choice([3, 4, 9]), rng.randrange(1000, 4000)) for _ in range(5000))
+    for i in range(0, len(rows) - 1, 97):
+        rows[i], rows[i + 1] = rows[i + 1], rows[i]
+    moments = V._ReclaimMoments(times)
+    for t, pid, cached in rows:
+        moments.add(t, pid, cached)
+    kept = moments.kept()
+    assert len(kept) <= 2 * 3 * (len(set(times)) + 1) < len(rows)
+    samples = [(0, 0), (5_000, 2000 * V.PAGE)]
+    whole = V.cache_schedule(times, mem, sorted([*samples, *V._reclaim_samples(rows, {3, 4}, mem)]), [])
+    assert V.cache_schedule(times, mem, sorted([*samples, *V._reclaim_samples(kept, {3, 4}, mem)]), []) == whole
+    least = min(c for _, pid, c in rows if pid in (3, 4))
+    assert min(moments.least_cached[3], moments.least_cached[4]) == least
 
 
 def test_steps_reach_the_model_as_cache_steps(tmp_path):

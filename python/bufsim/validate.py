@@ -26,6 +26,7 @@ from __future__ import annotations
 import errno
 import json
 import math
+import bisect
 import os
 import signal
 import tempfile
@@ -106,7 +107,8 @@ class Comparison:
     model_blocks_max: int = 0
     cache_steps: int = 0  # changes of the model's cache after the first request
     # Evictions in the traced tasks' reclaim, each a moment the cgroup was at its limit: the
-    # non-file charge is known exactly there (validate._reclaim_samples).
+    # non-file charge is known exactly there (validate._reclaim_samples). Those kept: the first
+    # and last of each task's between two requests (validate._ReclaimMoments).
     reclaim_samples: int = 0
     trace: str = ""
     notes: list[str] = field(default_factory=list)
@@ -583,7 +585,8 @@ def compare(
     untraced_now = untraced_peak = 0
     untraced: list[tuple[int, int]] = []
     cached_now = 0
-    reclaims: list[tuple[int, int, int]] = []
+    times = _request_times(trace) if cache != "peak" else []
+    reclaims = _ReclaimMoments(times)
     task_pids: set[int] = set()
     k_read = k_evicted_n = k_dropped = 0
     k_evicted: Counter = Counter()
@@ -596,7 +599,7 @@ def compare(
             if e.event == "insert":
                 task_pids.add(e.pid)
             elif e.event == "evict":
-                reclaims.append((e.time_us, e.pid, cached_now))
+                reclaims.add(e.time_us, e.pid, cached_now)
             before = cached[key]
             cached[key] = max(0, before + sign * e.count)
             cached_now += cached[key] - before
@@ -620,9 +623,11 @@ def compare(
     if cache == "peak":
         steps = [(0, max(1, (memory_bytes - peak_non_file) // PAGE - untraced_peak))]
     else:
-        anchors = _reclaim_samples(reclaims, task_pids, memory_bytes)
-        peak_non_file = max([peak_non_file, *(v for _, v in anchors)])
-        steps = cache_schedule(_request_times(trace), memory_bytes, sorted([*non_file, *anchors]), untraced)
+        anchors = _reclaim_samples(reclaims.kept(), task_pids, memory_bytes)
+        # The largest charge of all the moments, those not kept included.
+        least = [c for pid, c in reclaims.least_cached.items() if pid in task_pids]
+        peak_non_file = max([peak_non_file, *(max(0, memory_bytes - c * PAGE) for c in least)])
+        steps = cache_schedule(times, memory_bytes, sorted([*non_file, *anchors]), untraced)
     # A file's own ra_pages (fadvise(SEQUENTIAL) doubles it) is an input of the run, as the
     # device's read_ahead_kb is: taken from the first read-ahead event of each file.
     file_max: dict[int, int] = {}
@@ -679,6 +684,58 @@ def compare(
         notes=notes,
     )
     return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions, "steps": steps, "page_log": log}
+
+
+class _ReclaimMoments:
+    """The reclaim moments :func:`_reclaim_samples` needs, kept in memory bounded by the requests
+    rather than by the evictions (a recording of a quarter of multi3's footprint has 35 million
+    evictions). :func:`cache_schedule` reads, for each request, only the last sample at or
+    before its time and the first after it, so of the moments between two request times only
+    the first and the last (ordered as the samples are sorted) can ever be read: per task, those
+    two are kept and the rest dropped, which changes no step of the schedule."""
+
+    def __init__(self, times: Sequence[int]):
+        self.times = sorted(set(times))
+        self.out: list[tuple[int, int, int]] = []
+        # pid -> [interval, first, last] of the moments still open; interval k is the times
+        # after the (k-1)-th request time up to the k-th.
+        self.open: dict[int, list] = {}
+        self.at = 0  # interval of the last moment, for rows in time order
+        self.last_time = -1
+        self.least_cached: dict[int, int] = {}  # pid -> fewest cached pages at any of its moments
+
+    def add(self, time_us: int, pid: int, cached: int) -> None:
+        if time_us < self.last_time:
+            self.at = bisect.bisect_left(self.times, time_us)
+        while self.at < len(self.times) and self.times[self.at] < time_us:
+            self.at += 1
+        self.last_time = time_us
+        if cached < self.least_cached.get(pid, cached + 1):
+            self.least_cached[pid] = cached
+        # Samples sort by (time, charge); the charge falls as the cached pages rise.
+        m = (time_us, pid, cached)
+        key = (time_us, -cached)
+        cur = self.open.get(pid)
+        if cur is None or cur[0] != self.at:
+            if cur is not None:
+                self._flush(cur)
+            self.open[pid] = [self.at, m, m, key, key]
+        else:
+            if key < cur[3]:
+                cur[1], cur[3] = m, key
+            if key > cur[4]:
+                cur[2], cur[4] = m, key
+
+    def _flush(self, cur: list) -> None:
+        self.out.append(cur[1])
+        if cur[2] is not cur[1]:
+            self.out.append(cur[2])
+
+    def kept(self) -> list[tuple[int, int, int]]:
+        for cur in self.open.values():
+            self._flush(cur)
+        self.open.clear()
+        return self.out
 
 
 def _reclaim_samples(
@@ -947,7 +1004,7 @@ def format_table(results: Sequence[Comparison]) -> str:
                 f"model cache = limit - anonymous and kernel memory - pages of untraced files at each request: "
                 f"{c.model_blocks_min} to {c.model_blocks_max} pages in {c.cache_steps + 1} steps (peaks "
                 f"{c.peak_non_file_bytes / (1 << 20):.1f} MiB and {c.peak_untraced_pages} pages; the non-file "
-                f"charge known exactly at {c.reclaim_samples} evictions by reclaim)"
+                f"charge known exactly at {c.reclaim_samples} reclaim moments)"
             )
         extra = (
             f"{c.memory_bytes / (1 << 20):.1f}MiB: the command {c.outcome}; {c.files} files compared; "
