@@ -42,7 +42,7 @@ def __getattr__(name: str) -> Any:
 class OptionField(Frozen):
     """One row of the core's option table (read-only)."""
 
-    __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc", "flags", "range")
+    __slots__ = ("name", "section", "default", "implied", "sql", "many", "doc", "flags", "range", "keyed")
 
     def __init__(
         self,
@@ -55,8 +55,9 @@ class OptionField(Frozen):
         doc: str,
         flags: Sequence[str] = (),
         range: Optional[tuple[int, int]] = None,
+        keyed: Optional[str] = None,
     ):
-        self._fill((name, section, default, implied, sql, many, doc, tuple(flags), range))
+        self._fill((name, section, default, implied, sql, many, doc, tuple(flags), range, keyed))
 
     @property
     def shown_default(self) -> str:

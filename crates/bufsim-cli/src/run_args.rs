@@ -14,10 +14,6 @@ pub const RUN_SECTIONS: &[Section] =
 /// Options a sweep repeats (its grid) and a run takes once.
 pub const GRID_OPTIONS: &[&str] = &["device", "io_scheduler"];
 
-/// Repeatable options of `KEY=VALUE` entries whose keys the Python command line checks
-/// (`KEYED` in python/bufsim/cli/options.py): given more than once, the run is declined.
-const KEYED: &[&str] = &["device_for"];
-
 /// How an option of the core's table is spelled on the command line: `--io-scheduler`, a short
 /// flag for a few, and `--no-final-flush` for a boolean that is on by default (the flag turns
 /// it off).
@@ -125,8 +121,10 @@ pub fn parse(words: &[String]) -> Option<RunArgs> {
                     if f.many && !GRID_OPTIONS.contains(&f.name) {
                         let list = args.options.entry(f.name).or_insert_with(|| Value::Array(vec![]));
                         let list = list.as_array_mut()?;
-                        if KEYED.contains(&f.name) && !list.is_empty() {
-                            return None; // the same key twice is the Python side's error
+                        if f.keyed.is_some() && !list.is_empty() {
+                            // Keyed entries given more than once: the Python side checks that
+                            // no entry repeats an earlier one's keys.
+                            return None;
                         }
                         list.push(v);
                     } else if args.options.insert(f.name.into(), v).is_some() {

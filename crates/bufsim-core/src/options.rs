@@ -67,12 +67,15 @@ pub struct OptionField {
     /// The whole numbers a numeric option takes, both bounds included (a block size's
     /// further rule, a power of two, is checked where it is read).
     pub range: Option<(u64, u64)>,
+    /// A list of `ID=VALUE` entries keyed by what this names (`device`): an entry naming only
+    /// keys an earlier entry named is refused, since the later would win silently.
+    pub keyed: Option<&'static str>,
 }
 
 macro_rules! options {
     ($( $(#[doc = $doc:literal])+ $section:ident $name:ident : $ty:ty = $default:expr,
-        read $read:ident, sql $sql:literal $(, many $many:literal)? $(, implied $implied:expr)?
-        $(, range $range:expr)? ; )*) => {
+        read $read:ident, sql $sql:literal $(, many $many:literal)? $(, keyed $keyed:literal)?
+        $(, implied $implied:expr)? $(, range $range:expr)? ; )*) => {
         /// Every option of a run, in canonical form (see the module documentation).
         #[derive(Clone, Debug, PartialEq)]
         pub struct Options {
@@ -98,6 +101,7 @@ macro_rules! options {
                     many: false $( || $many )?,
                     doc: concat!($($doc),+).trim_ascii(),
                     range: None $( .or(Some($range)) )?,
+                    keyed: None $( .or(Some($keyed)) )?,
                 }, )*]
             }
 
@@ -169,7 +173,7 @@ options! {
     Storage array: Option<String> = None, read array, sql "VARCHAR";
     /// Device models of single devices: ID=SPEC, such as 3=ibm-9lzx(age=10), 0-7=ibm-9lzx(age=2)
     /// or 2,5=ssd; the others use device.
-    Storage device_for: Option<String> = None, read device_for, sql "VARCHAR", many true;
+    Storage device_for: Option<String> = None, read device_for, sql "VARCHAR", many true, keyed "device";
     /// Network between cache and devices: none, or loggp(latency=1us,overhead=0.4us,gap=76ns,
     /// bandwidth=10Gb/s,header=64B).
     Storage network: Option<String> = None, read opt_text, sql "VARCHAR";

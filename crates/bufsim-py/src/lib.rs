@@ -205,6 +205,7 @@ fn option_fields(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             let flag = bufsim_cli::run_args::flag(&f);
             d.set_item("flags", [Some(flag.long.as_str()), flag.short].into_iter().flatten().collect::<Vec<_>>())?;
             d.set_item("range", f.range)?;
+            d.set_item("keyed", f.keyed)?;
             Ok(d)
         })
         .collect()

@@ -79,27 +79,27 @@ def long_name(action: argparse.Action) -> str:
     return next((s for s in action.option_strings if s.startswith("--")), action.option_strings[0])
 
 
-def device_ids(entry: str) -> set[int] | None:
-    """The devices of a ``--device-for`` entry (``3=SPEC``, ``0-7=SPEC``, ``2,5=SPEC``), as the
-    core reads them: its canonical form has one ``ID=SPEC`` per device. ``None`` for an entry the
-    core refuses; the run says why."""
-    from bufsim.options import Options
+def entry_keys(name: str) -> Callable[[str], set[int] | None]:
+    """The keys of one entry of the keyed option ``name`` (``--device-for 0-7=SPEC`` names
+    devices 0 to 7), as the core reads them: its canonical form has one ``ID=VALUE`` per key.
+    ``None`` for an entry the core refuses; the run says why."""
 
-    try:
-        canonical = Options(device_for=[entry]).resolved().get("device_for") or ""
-    except SpecError:
-        return None
-    return {int(item.partition("=")[0]) for item in canonical.split(";") if item} or None
+    def keys(entry: str) -> set[int] | None:
+        from bufsim.options import Options
+
+        try:
+            canonical = Options({name: [entry]}).resolved().get(name) or ""
+        except SpecError:
+            return None
+        return {int(item.partition("=")[0]) for item in canonical.split(";") if item} or None
+
+    return keys
 
 
 def client_ids(entry: str) -> set[int] | None:
     """The client of a ``--first-level-clients`` entry ``ID=SPEC@SIZE``."""
     ident = entry.partition("=")[0].strip()
     return {int(ident)} if ident.isdigit() else None
-
-
-# Options of the core's table that take KEY=VALUE entries: what reads their keys, and a key's name.
-KEYED = {"device_for": {"keys": device_ids, "noun": "device"}}
 
 
 def number_or_text(text: str, lo: int = 0, hi: int = U64_MAX) -> int | str:
@@ -150,7 +150,7 @@ def add_options(
         elif f.sql == "BOOLEAN":
             g.add_argument(*names, dest=f.name, action="store_true", default=None, help=help)
         else:
-            keyed = KEYED.get(f.name, {})
+            keyed = {"keys": entry_keys(f.name), "noun": f.keyed} if f.keyed else {}
             g.add_argument(
                 *names,
                 dest=f.name,
