@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bufsim import _core
@@ -38,10 +39,11 @@ def test_sequential_one_page_reads_give_the_kernels_windows(tmp_path):
     # (16,8,8): at 12 (an order-2 folio): size 8, order 4 + ... aligns 24 to 16 = start: no trim.
     # (24,8,8): at the order-3 folio 16: next size 16, order 5 aligns 40 down to 32.
     t = write_trace(tmp_path / "t.csv", [(p * 4096, 4096) for p in range(100)])
-    log = _core.page_log(str(t), "linux", 1000, "linux-6(max=32)", [("f", 100 * 4096)], [])
+    log = V.page_log(str(t), "linux", 1000, "linux-6(max=32)", [("f", 100 * 4096)], [])
     assert log["decisions"][:5] == [(0, 0, 4, 3), (0, 4, 8, 8), (0, 12, 4, 4), (0, 16, 8, 8), (0, 24, 8, 8)]
     # Everything read once, nothing evicted, every page but the first brought by read-ahead.
-    assert log["misses"] == 1 and len(log["inserted"]) == 100 and not log["evicted"]
+    assert log["misses"] == 1 and len(log["inserted"]) == 100 and len(log["evicted"]) == 0
+    assert list(log["inserted"]) == list(range(100)) and list(log["inserted_prefetch"]) == [False] + [True] * 99
 
 
 def test_random_reads_are_read_as_they_are(tmp_path):
@@ -175,12 +177,19 @@ def test_only_the_reclaim_moments_a_request_can_read_are_kept():
     assert min(moments.least_cached[3], moments.least_cached[4]) == least
 
 
+def test_evicted_pages_in_common_count_repeats():
+    # A page evicted three times by one and twice by the other is twice in common.
+    k = np.array([5, 5, 5, 7, 9], dtype=np.uint64)
+    m = np.array([5, 9, 5, 11], dtype=np.uint64)
+    assert V._common_count(k, m) == 3 and V._common_count(k, m[:0]) == 0
+
+
 def test_steps_reach_the_model_as_cache_steps(tmp_path):
     # The page log takes the schedule: a 4-page file read twice stays cached with 4 pages, and
     # is read again when the cache falls to 2 pages between the passes.
     t = write_trace(tmp_path / "t.csv", [(p * 4096, 4096) for p in range(4)] * 2)
-    whole = _core.page_log(str(t), "linux", 4, "none", [], [])
-    fell = _core.page_log(str(t), "linux", 4, "none", [], [], False, [(4, 2)])
+    whole = V.page_log(str(t), "linux", 4, "none", [], [])
+    fell = V.page_log(str(t), "linux", 4, "none", [], [], False, [(4, 2)])
     assert (len(whole["inserted"]), len(fell["inserted"])) == (4, 8)
     assert fell["evictions"] == 2 + 4
 

@@ -23,10 +23,11 @@ cache="peak")`` gives the earlier constant model (the limit less both peaks) for
 
 from __future__ import annotations
 
+import array
+import bisect
 import errno
 import json
 import math
-import bisect
 import os
 import signal
 import tempfile
@@ -35,7 +36,9 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
+
+import numpy as np
 
 from bufsim.collect import CollectError
 
@@ -547,7 +550,6 @@ def compare(
     peaks for the whole run (``cache="peak"``, the earlier model). Files are matched by path to
     the (device, inode) the kernel names, so they must still exist, unless ``sizes`` gives their
     sizes in bytes by trace name."""
-    from bufsim import _core
     from bufsim.ktrace import pagecache_path
 
     if cache not in ("varying", "peak"):
@@ -589,7 +591,9 @@ def compare(
     reclaims = _ReclaimMoments(times)
     task_pids: set[int] = set()
     k_read = k_evicted_n = k_dropped = 0
-    k_evicted: Counter = Counter()
+    # The kernel's evicted pages as page keys (see page_log), one per eviction.
+    k_evicted = array.array("Q")
+    shift = PAGE_KEY_SHIFT
     disk = 0
     for e in rows:
         if e.event in ("insert", "evict", "drop"):
@@ -613,7 +617,8 @@ def compare(
                 k_dropped += e.count
             else:
                 k_evicted_n += e.count
-                k_evicted.update((f, e.index + j) for j in range(e.count))
+                base = (f << shift) | e.index
+                k_evicted.extend(range(base, base + e.count))
         elif e.event == "disk_issue":
             disk += 1
     ra_kb = read_ahead_kb(next(iter(traced))[0] if traced else os.stat(trace).st_dev)
@@ -638,10 +643,10 @@ def compare(
                 detail = dict(kv.split("=", 1) for kv in e.detail.split(";") if "=" in kv)
                 file_max[f] = int(detail.get("ra_pages", "0"))
     maxima = [(names[f], m) for f, m in file_max.items() if m]
-    log = _core.page_log(trace, policy, steps[0][1], prefetch, file_sizes, maxima, reads_only, steps[1:])
-    keep = set(traced.values())
-    m_inserted = [x for x in log["inserted"] if x[0] in keep]
-    m_evicted = Counter((f, b) for f, b in log["evicted"] if f in keep)
+    log = page_log(trace, policy, steps[0][1], prefetch, file_sizes, maxima, reads_only, steps[1:])
+    keep = np.fromiter(sorted(set(traced.values())), dtype=np.uint64)
+    m_inserted = int(np.isin(log["inserted"] >> shift, keep).sum())
+    m_evicted = log["evicted"][np.isin(log["evicted"] >> shift, keep)]
     # A file the run found partly cached (pages that outlive drop_caches, such as those of a
     # library other processes map) starts warm in the kernel and cold in the model: its
     # read-ahead windows depend on pages the trace never shows, so they are not compared.
@@ -651,7 +656,8 @@ def compare(
     m_decisions = [d for d in log["decisions"] if d[0] in keep and d[0] not in warm]
     k_decisions = [d for d in _kernel_decisions(rows, traced) if d[0] not in warm]
     matched = sum((Counter(k_decisions) & Counter(m_decisions)).values())
-    union = sum((k_evicted | m_evicted).values())
+    evicted_both = _common_count(np.frombuffer(k_evicted, dtype=np.uint64), m_evicted)
+    union = len(k_evicted) + len(m_evicted) - evicted_both
     c = Comparison(
         memory_bytes=memory_bytes,
         model_blocks=steps[0][1],
@@ -659,16 +665,16 @@ def compare(
         outcome=outcome,
         files=len(traced),
         kernel_pages_read=k_read,
-        model_pages_read=len(m_inserted),
-        pages_read_diff=(len(m_inserted) - k_read) / k_read if k_read else 0.0,
+        model_pages_read=m_inserted,
+        pages_read_diff=(m_inserted - k_read) / k_read if k_read else 0.0,
         kernel_readahead=len(k_decisions),
         model_readahead=len(m_decisions),
         readahead_match=matched / len(k_decisions) if k_decisions else 1.0,
         kernel_evicted=k_evicted_n,
         model_evicted=len(log["evicted"]),
-        evicted_overlap=sum((k_evicted & m_evicted).values()) / union if union else 1.0,
+        evicted_overlap=evicted_both / union if union else 1.0,
         kernel_dropped=k_dropped,
-        model_dropped=sum(1 for f, _ in log["dropped"] if f in keep),
+        model_dropped=int(np.isin(log["dropped"] >> shift, keep).sum()),
         kernel_disk_requests=disk,
         model_disk_requests=log["disk_requests"],
         read_ahead_kb=ra_kb,
@@ -684,6 +690,35 @@ def compare(
         notes=notes,
     )
     return c, {"kernel_decisions": k_decisions, "model_decisions": m_decisions, "steps": steps, "page_log": log}
+
+
+#: Bits of a page key below its file: ``(file << PAGE_KEY_SHIFT) | block`` (the core's page log).
+PAGE_KEY_SHIFT = 40
+
+
+def page_log(trace: str, policy: str, cache_blocks: int, prefetch: str, *args: Any) -> dict:
+    """The model's page-level log of ``trace`` (``_core.page_log``, same arguments) with its pages
+    as numpy arrays: ``inserted``, ``evicted`` and ``dropped`` hold page keys
+    (``(file << PAGE_KEY_SHIFT) | block``, uint64), ``inserted_prefetch`` whether read-ahead
+    brought each inserted page. A long run logs tens of millions of pages; as tuples they took
+    gigabytes."""
+    from bufsim import _core
+
+    log = dict(_core.page_log(trace, policy, cache_blocks, prefetch, *args))
+    assert log["key_shift"] == PAGE_KEY_SHIFT
+    for k in ("inserted", "evicted", "dropped"):
+        log[k] = np.frombuffer(log[k], dtype="<u8").astype(np.uint64, copy=False)
+    log["inserted_prefetch"] = np.frombuffer(log["inserted_prefetch"], dtype=np.uint8).astype(bool)
+    return log
+
+
+def _common_count(a: "np.ndarray", b: "np.ndarray") -> int:
+    """How many of the page keys ``a`` and ``b`` hold in common, counted with repetition (a page
+    evicted twice in both counts twice): the size of the multiset intersection."""
+    ua, ca = np.unique(a, return_counts=True)
+    ub, cb = np.unique(b, return_counts=True)
+    _, ia, ib = np.intersect1d(ua, ub, assume_unique=True, return_indices=True)
+    return int(np.minimum(ca[ia], cb[ib]).sum())
 
 
 class _ReclaimMoments:

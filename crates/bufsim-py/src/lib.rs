@@ -4,7 +4,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use bufsim_core::engine::EngineConfig;
 use bufsim_core::policy::registry as policies;
@@ -408,9 +408,28 @@ fn trace_file_names(py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
     Ok(t.file_names)
 }
 
+/// Bits of a page key below the file: (file << PAGE_KEY_SHIFT) | block, so blocks up to 2^40
+/// (4 PiB files of 4 KiB pages).
+const PAGE_KEY_SHIFT: u32 = 40;
+
+/// (file, block) pairs as little-endian u64 page keys, 8 bytes each: a long run logs tens of
+/// millions of pages, which as Python tuples took gigabytes (numpy reads the bytes in place).
+fn page_keys(pairs: impl Iterator<Item = (u32, u64)>) -> PyResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(pairs.size_hint().0 * 8);
+    for (f, b) in pairs {
+        if b >> PAGE_KEY_SHIFT != 0 {
+            return Err(SpecError::new_err(format!("block {b} of file {f} is past the page log's 2^40 blocks")));
+        }
+        out.extend_from_slice(&((u64::from(f) << PAGE_KEY_SHIFT) | b).to_le_bytes());
+    }
+    Ok(out)
+}
+
 /// One run's page-level log over a file trace (`bufsim validate`): blocks inserted and evicted as
-/// (file, block), read-ahead decisions, counters. `sizes` gives files their real size in bytes;
-/// `steps` (request index, blocks) change the cache size as the trace goes.
+/// page keys ((file << 40) | block, little-endian u64 bytes; `inserted_prefetch` one byte per
+/// inserted page, 1 if read-ahead brought it), read-ahead decisions, counters. `sizes` gives files
+/// their real size in bytes; `steps` (request index, blocks) change the cache size as the trace
+/// goes.
 #[pyfunction]
 #[pyo3(signature = (path, policy, cache_blocks, prefetch, sizes, file_max, reads_only=false, steps=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
@@ -435,9 +454,12 @@ fn page_log<'py>(
     let d = PyDict::new(py);
     d.set_item("file_names", log.file_names)?;
     d.set_item("file_blocks", log.file_blocks)?;
-    d.set_item("inserted", log.inserted)?;
-    d.set_item("evicted", log.evicted)?;
-    d.set_item("dropped", log.dropped)?;
+    d.set_item("key_shift", PAGE_KEY_SHIFT)?;
+    d.set_item("inserted", PyBytes::new(py, &page_keys(log.inserted.iter().map(|&(f, b, _)| (f, b)))?))?;
+    let prefetched: Vec<u8> = log.inserted.iter().map(|&(_, _, ra)| u8::from(ra)).collect();
+    d.set_item("inserted_prefetch", PyBytes::new(py, &prefetched))?;
+    d.set_item("evicted", PyBytes::new(py, &page_keys(log.evicted.iter().copied())?))?;
+    d.set_item("dropped", PyBytes::new(py, &page_keys(log.dropped.iter().copied())?))?;
     d.set_item("decisions", log.decisions.iter().map(|x| (x.file, x.start, x.size, x.async_size)).collect::<Vec<_>>())?;
     d.set_item("requests", log.stats.requests)?;
     d.set_item("evictions", log.stats.evictions)?;
