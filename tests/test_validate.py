@@ -165,7 +165,7 @@ def test_only_the_reclaim_moments_a_request_can_read_are_kept():
     rows = sorted((rng.randrange(-100, 10_100), rng.choice([3, 4, 9]), rng.randrange(1000, 4000)) for _ in range(5000))
     for i in range(0, len(rows) - 1, 97):
         rows[i], rows[i + 1] = rows[i + 1], rows[i]
-    moments = V._ReclaimMoments(times)
+    moments = V._ReclaimMoments(V._Intervals(times))
     for t, pid, cached in rows:
         moments.add(t, pid, cached)
     kept = moments.kept()

@@ -588,7 +588,9 @@ def compare(
     untraced: list[tuple[int, int]] = []
     cached_now = 0
     times = _request_times(trace) if cache != "peak" else []
-    reclaims = _ReclaimMoments(times)
+    intervals = _Intervals(times)
+    reclaims = _ReclaimMoments(intervals)
+    untraced_at = -1  # interval of untraced[-1]
     task_pids: set[int] = set()
     k_read = k_evicted_n = k_dropped = 0
     # The kernel's evicted pages as page keys (see page_log), one per eviction.
@@ -610,7 +612,14 @@ def compare(
             if f is None:
                 untraced_now += cached[key] - before
                 untraced_peak = max(untraced_peak, untraced_now)
-                untraced.append((e.time_us, untraced_now))
+                # cache_schedule reads the last count at or before each request (the rows are
+                # in time order): of the counts between two requests' times only the last.
+                at = intervals.of(e.time_us)
+                if at == untraced_at:
+                    untraced[-1] = (e.time_us, untraced_now)
+                else:
+                    untraced.append((e.time_us, untraced_now))
+                    untraced_at = at
             elif e.event == "insert":
                 k_read += e.count
             elif e.event == "drop":
@@ -721,6 +730,25 @@ def _common_count(a: "np.ndarray", b: "np.ndarray") -> int:
     return int(np.minimum(ca[ia], cb[ib]).sum())
 
 
+class _Intervals:
+    """Which interval between the requests' times a moment falls in: interval k holds the
+    times after the (k-1)-th distinct request time up to the k-th. For rows in time order a
+    pointer moves forward; a time that goes back is looked up again."""
+
+    def __init__(self, times: Sequence[int]):
+        self.times = sorted(set(times))
+        self.at = 0
+        self.last_time = -1
+
+    def of(self, time_us: int) -> int:
+        if time_us < self.last_time:
+            self.at = bisect.bisect_left(self.times, time_us)
+        while self.at < len(self.times) and self.times[self.at] < time_us:
+            self.at += 1
+        self.last_time = time_us
+        return self.at
+
+
 class _ReclaimMoments:
     """The reclaim moments :func:`_reclaim_samples` needs, kept in memory bounded by the requests
     rather than by the evictions (a recording of a quarter of multi3's footprint has 35 million
@@ -729,32 +757,25 @@ class _ReclaimMoments:
     the first and the last (ordered as the samples are sorted) can ever be read: per task, those
     two are kept and the rest dropped, which changes no step of the schedule."""
 
-    def __init__(self, times: Sequence[int]):
-        self.times = sorted(set(times))
+    def __init__(self, intervals: _Intervals):
+        self.intervals = intervals
         self.out: list[tuple[int, int, int]] = []
-        # pid -> [interval, first, last] of the moments still open; interval k is the times
-        # after the (k-1)-th request time up to the k-th.
+        # pid -> [interval, first, last, first's key, last's key] of the moments still open.
         self.open: dict[int, list] = {}
-        self.at = 0  # interval of the last moment, for rows in time order
-        self.last_time = -1
         self.least_cached: dict[int, int] = {}  # pid -> fewest cached pages at any of its moments
 
     def add(self, time_us: int, pid: int, cached: int) -> None:
-        if time_us < self.last_time:
-            self.at = bisect.bisect_left(self.times, time_us)
-        while self.at < len(self.times) and self.times[self.at] < time_us:
-            self.at += 1
-        self.last_time = time_us
+        at = self.intervals.of(time_us)
         if cached < self.least_cached.get(pid, cached + 1):
             self.least_cached[pid] = cached
         # Samples sort by (time, charge); the charge falls as the cached pages rise.
         m = (time_us, pid, cached)
         key = (time_us, -cached)
         cur = self.open.get(pid)
-        if cur is None or cur[0] != self.at:
+        if cur is None or cur[0] != at:
             if cur is not None:
                 self._flush(cur)
-            self.open[pid] = [self.at, m, m, key, key]
+            self.open[pid] = [at, m, m, key, key]
         else:
             if key < cur[3]:
                 cur[1], cur[3] = m, key
