@@ -830,8 +830,8 @@ mod tests {
         assert_eq!(a.device_for.as_deref(), Some("0=ssd;1=ssd;3=avg"));
         assert_eq!((&a, &b), (&c, &c));
         // What to_json gives, from_json reads back to the same options.
-        let (o, _) = Options::parse_resolved(r#"{"first_level": {"cache": "16MiB", "clients": {"3": ["fifo", 8]}}, "faults": "device=0,at=1s,slowdown=2"}"#).unwrap();
-        assert_eq!(o.first_level.as_deref(), Some(r#"["lru","4096blocks","all","misses",[[3,"fifo","8blocks"]]]"#));
+        let (o, _) = Options::parse_resolved(r#"{"first_level": {"cache": "16MiB", "client": "pid", "clients": {"3": ["fifo", 8]}}, "faults": "device=0,at=1s,slowdown=2"}"#).unwrap();
+        assert_eq!(o.first_level.as_deref(), Some(r#"["lru","4096blocks","pid","misses",[[3,"fifo","8blocks"]]]"#));
         let again = Options::from_map(&o.to_json()).unwrap();
         assert_eq!(again, o);
     }
