@@ -23,8 +23,10 @@
 //!
 //! Deviations: AccuSim also resets the window on a write request; bufsim's engines tell
 //! read-ahead only of reads, so writes leave it alone. Blocks of the request itself that a
-//! read-ahead brings in count as hits in count mode (AccuSim counts them as misses); in timed
-//! mode they are still in flight when demanded and count as misses there too.
+//! read-ahead brings in count as hits, in count and timed mode alike (the timed engine serves a
+//! request's blocks once the synchronous read holding them is done); AccuSim counts them as
+//! misses, since its first access to a block read ahead is a hit only once the block's group
+//! has completed (docs/prefetching.md has the measured effect).
 
 use super::{state, BlockEvent, Plan, ReadAhead};
 
