@@ -12,6 +12,9 @@ class BufsimError(ValueError): ...
 class TraceFormatError(BufsimError): ...
 class SpecError(BufsimError): ...
 
+#: Bits of a page log's page key below its file: ``(file << PAGE_KEY_SHIFT) | block``.
+PAGE_KEY_SHIFT: int
+
 # Options cross as one JSON object of the options set (bufsim.Options.to_json()); results come
 # back as one dict per run with the fields of result_fields().
 class Progress:

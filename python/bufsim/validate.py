@@ -40,6 +40,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from bufsim import _core
 from bufsim.collect import CollectError
 
 PAGE = 4096
@@ -702,7 +703,7 @@ def compare(
 
 
 #: Bits of a page key below its file: ``(file << PAGE_KEY_SHIFT) | block`` (the core's page log).
-PAGE_KEY_SHIFT = 40
+PAGE_KEY_SHIFT: int = _core.PAGE_KEY_SHIFT
 
 
 def page_log(trace: str, policy: str, cache_blocks: int, prefetch: str, *args: Any) -> dict:
@@ -711,10 +712,7 @@ def page_log(trace: str, policy: str, cache_blocks: int, prefetch: str, *args: A
     (``(file << PAGE_KEY_SHIFT) | block``, uint64), ``inserted_prefetch`` whether read-ahead
     brought each inserted page. A long run logs tens of millions of pages; as tuples they took
     gigabytes."""
-    from bufsim import _core
-
     log = dict(_core.page_log(trace, policy, cache_blocks, prefetch, *args))
-    assert log["key_shift"] == PAGE_KEY_SHIFT
     for k in ("inserted", "evicted", "dropped"):
         log[k] = np.frombuffer(log[k], dtype="<u8").astype(np.uint64, copy=False)
     log["inserted_prefetch"] = np.frombuffer(log["inserted_prefetch"], dtype=np.uint8).astype(bool)
@@ -825,8 +823,6 @@ def _split_name(name: str) -> tuple[Optional[int], int, str]:
 
 def _trace_file_names(trace: str) -> list[str]:
     """File names in the order the trace reader interns them (first appearance)."""
-    from bufsim import _core
-
     return list(_core.trace_file_names(trace))
 
 
@@ -841,8 +837,6 @@ MAX_MEMORY = (1 << 31) * PAGE - PAGE
 def memory_bytes(size: "int | str") -> int:
     """A --memory size in bytes: an int is bytes, a string a size such as ``64MiB`` (whole
     pages of it); refused unless a process can start in it and the model can hold it."""
-    from bufsim import _core
-
     if isinstance(size, bool) or not isinstance(size, (int, str)):
         raise ValidateError(f"--memory must be a size such as 64MiB (or a number of bytes), not {size!r:.60}")
     if isinstance(size, int):

@@ -409,7 +409,7 @@ fn trace_file_names(py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
 }
 
 /// Bits of a page key below the file: (file << PAGE_KEY_SHIFT) | block, so blocks up to 2^40
-/// (4 PiB files of 4 KiB pages).
+/// (4 PiB files of 4 KiB pages). Python reads it as `_core.PAGE_KEY_SHIFT`.
 const PAGE_KEY_SHIFT: u32 = 40;
 
 /// (file, block) pairs as little-endian u64 page keys, 8 bytes each: a long run logs tens of
@@ -418,7 +418,9 @@ fn page_keys(pairs: impl Iterator<Item = (u32, u64)>) -> PyResult<Vec<u8>> {
     let mut out = Vec::with_capacity(pairs.size_hint().0 * 8);
     for (f, b) in pairs {
         if b >> PAGE_KEY_SHIFT != 0 {
-            return Err(SpecError::new_err(format!("block {b} of file {f} is past the page log's 2^40 blocks")));
+            return Err(SpecError::new_err(format!(
+                "block {b} of file {f} is past the page log's 2^{PAGE_KEY_SHIFT} blocks"
+            )));
         }
         out.extend_from_slice(&((u64::from(f) << PAGE_KEY_SHIFT) | b).to_le_bytes());
     }
@@ -454,7 +456,6 @@ fn page_log<'py>(
     let d = PyDict::new(py);
     d.set_item("file_names", log.file_names)?;
     d.set_item("file_blocks", log.file_blocks)?;
-    d.set_item("key_shift", PAGE_KEY_SHIFT)?;
     d.set_item("inserted", PyBytes::new(py, &page_keys(log.inserted.iter().map(|&(f, b, _)| (f, b)))?))?;
     let prefetched: Vec<u8> = log.inserted.iter().map(|&(_, _, ra)| u8::from(ra)).collect();
     d.set_item("inserted_prefetch", PyBytes::new(py, &prefetched))?;
@@ -966,6 +967,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BufsimError", m.py().get_type::<BufsimError>())?;
     m.add("TraceFormatError", m.py().get_type::<TraceFormatError>())?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
+    m.add("PAGE_KEY_SHIFT", PAGE_KEY_SHIFT)?;
     m.add("FORMATS", Format::NAMES.to_vec())?;
     m.add("MAX_CLOSED", bufsim_core::timed::MAX_CLOSED)?;
     m.add("GRID_OPTIONS", bufsim_cli::run_args::GRID_OPTIONS.to_vec())?;
