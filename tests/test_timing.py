@@ -140,6 +140,33 @@ def test_bad_timing_options_give_one_line_errors(tmp_path):
         bufsim.simulate(t, think=-1.0)
 
 
+def test_hit_rule_decides_whether_a_requests_own_read_ahead_hits(tmp_path):
+    # Two 4-block reads of a cold file: each request reads its blocks in its own synchronous
+    # read-ahead and waits for it. §5.1's rule (the default) counts all 8 as misses, own-reads
+    # counts the 6 blocks read with a first one as prefetch hits; the disk sees the same.
+    t = write_csv(tmp_path / "two.csv", [("R", "f", 0, 16384), ("R", "f", 65536, 16384)])
+    run = dict(prefetch="linux-accusim", device="st39102lw")
+    completed = bufsim.simulate(t, "lru", 100, **run)
+    own = bufsim.simulate(t, "lru", 100, hit_rule="own-reads", **run)
+    assert (completed.hit_rule, completed.hits, completed.misses) == ("completed", 0, 8)
+    assert (own.hit_rule, own.hits, own.prefetch_hits) == ("own-reads", 6, 6)
+    assert (completed.sync_requests, completed.exec_time_s) == (own.sync_requests, own.exec_time_s)
+    # The rule alone turns timed mode on; count mode has no rule (every read completes at once).
+    assert bufsim.simulate(t, "lru", 100, prefetch="linux-accusim", hit_rule="own-reads").timed
+    count = bufsim.simulate(t, "lru", 100, prefetch="linux-accusim")
+    assert count.hit_rule is None and count.hits == 6
+    p = bufsim_cli(
+        "run", t, "-p", "lru", "-c", "100blocks", "--prefetch", "linux-accusim", "--hit-rule", "own-reads", "--json"
+    )
+    assert p.returncode == 0, p.stderr
+    row = json.loads(p.stdout)
+    row = row[0] if isinstance(row, list) else row
+    assert (row["hit_rule"], row["hits"]) == ("own-reads", 6)
+    check_error(bufsim_cli("run", t, "--hit-rule", "sometimes"), "hit rule `sometimes` is not known", "own-reads")
+    with pytest.raises(bufsim.SpecError, match="hit rule"):
+        bufsim.simulate(t, hit_rule="never")
+
+
 def test_count_mode_sweep_keys_are_unchanged():
     spec = RunSpec("t.csv", "abc", "csv", "lru", "none", 1024, 4096, False, "64KiB", 42)
     # The key as versions before timed mode computed it, from their ten fields.

@@ -15,7 +15,7 @@ use crate::engine::EngineConfig;
 use crate::hierarchy::{ClientBy, FirstLevelConfig, Forward, LevelSpec};
 use crate::run::{block_size_refused, check_block_size, RunOptions, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 use crate::spec::{Size, SpecError};
-use crate::timed::{Fault, Think, TimingOptions, DEFAULT_DEVICE, DEFAULT_SCHEDULER, MAX_CLOSED};
+use crate::timed::{Fault, HitRule, Think, TimingOptions, DEFAULT_DEVICE, DEFAULT_SCHEDULER, MAX_CLOSED};
 use crate::trace::Format;
 
 /// Where an option belongs, and so when it is part of a run's identity in a sweep database.
@@ -162,6 +162,10 @@ options! {
     /// Write back the dirty blocks still cached when the last stream ends, the execution time
     /// ending with the flush (its writes and time are counted apart: flush_blocks, flush_time_s).
     Timing final_flush: bool = true, read boolean, sql "BOOLEAN";
+    /// When the first demand access to a block read ahead counts as a hit: `completed` (only if
+    /// its read had completed when the request began, as the prefetching paper's §5.1 and
+    /// AccuSim count) or `own-reads` (also when the request's own read-ahead is reading it).
+    Timing hit_rule: String = HitRule::Completed.name().into(), read hit_rule, sql "VARCHAR";
     /// Free space between consecutive files of a file trace on the device, such as 1MiB or
     /// 256blocks (in Python an integer counts blocks; count mode too).
     Layout file_gap: String = "0blocks".into(), read gap, sql "VARCHAR";
@@ -284,6 +288,11 @@ fn think(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
         }
         _ => Err(type_err(name, "'trace', a time such as '0.1ms' or seconds", v)),
     }
+}
+
+fn hit_rule(name: &str, v: &Value) -> Result<String, SpecError> {
+    let s = text(name, v)?;
+    HitRule::parse(&s).map(|r| r.name().to_string())
 }
 
 fn array(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
@@ -563,6 +572,7 @@ impl Options {
             ("network", self.network.is_some()),
             ("closed", self.closed.is_some()),
             ("faults", self.faults.is_some()),
+            ("hit_rule", self.hit_rule != HitRule::default().name()),
         ] {
             if set {
                 given.push(name);
@@ -618,6 +628,7 @@ impl Options {
                 think: Think::parse(self.think.as_deref().unwrap_or("trace")).map_err(SpecError)?,
                 single_stream: self.single_stream,
                 final_flush: self.final_flush,
+                hit_rule: HitRule::parse(&self.hit_rule)?,
                 device_for: self.device_for_pairs()?,
                 network: self.network.clone().unwrap_or_else(|| TimingOptions::default().network),
                 closed: self.closed.map(|n| n as u32),

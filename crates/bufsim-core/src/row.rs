@@ -190,6 +190,10 @@ pub static RESULT_FIELDS: &[ResultField] = &[
         o,
         o.final_flush.into()
     )),
+    field!("hit_rule", Text, "", true, "when a block read ahead counts as a hit", |_, o| when_timed(
+        o,
+        o.hit_rule.clone().into()
+    )),
     field!("exec_time_s", Float, "s", true, "simulated execution time", |r, _| timed(r, |t| (t.exec_time_ns as f64
         / S)
         .into())),

@@ -521,7 +521,8 @@ impl Simulate<'_> {
             streams,
             starts,
         )
-        .with_final_flush(t.final_flush);
+        .with_final_flush(t.final_flush)
+        .with_hit_rule(t.hit_rule);
         if let Some(readahead) = crate::prefetch::build(self.prefetch)? {
             let p = Prefetching::new(readahead, &self.prepared.file_blocks, self.opts.engine.block_size);
             engine = engine.with_prefetching(p, future);

@@ -22,11 +22,10 @@
 //!   `ramax` doubles, up to MAXRA.
 //!
 //! Deviations: AccuSim also resets the window on a write request; bufsim's engines tell
-//! read-ahead only of reads, so writes leave it alone. Blocks of the request itself that a
-//! read-ahead brings in count as hits, in count and timed mode alike (the timed engine serves a
-//! request's blocks once the synchronous read holding them is done); AccuSim counts them as
-//! misses, since its first access to a block read ahead is a hit only once the block's group
-//! has completed (docs/prefetching.md has the measured effect).
+//! read-ahead only of reads, so writes leave it alone. Hits are counted by the engine, not
+//! here: timed mode counts as AccuSim does (a block read ahead is a hit only if its read had
+//! completed when the request began, `hit_rule=completed`); count mode has no time and counts
+//! the blocks a request's own read-ahead brings in as hits (docs/prefetching.md).
 
 use super::{state, BlockEvent, Plan, ReadAhead};
 

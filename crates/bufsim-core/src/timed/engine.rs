@@ -100,6 +100,8 @@ pub struct TimedEngine<'a, P: Policy> {
     stream: u32,
     /// Write back the dirty blocks when the last stream ends.
     final_flush: bool,
+    /// Whether a block the current request's own read is bringing counts as a hit.
+    own_reads_hit: bool,
     /// Streams not finished yet.
     streams_left: usize,
     /// Writes of the end-of-run flush still in flight, and when the flush began.
@@ -149,6 +151,7 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
             request: 0,
             stream: 0,
             final_flush: false,
+            own_reads_hit: false,
             streams_left: n,
             flush_ios: 0,
             flush_start: 0,
@@ -159,6 +162,12 @@ impl<'a, P: Policy> TimedEngine<'a, P> {
     /// Writes back every dirty block when the last stream ends ([`super::TimingOptions::final_flush`]).
     pub fn with_final_flush(mut self, on: bool) -> Self {
         self.final_flush = on;
+        self
+    }
+
+    /// When a block read ahead counts as a hit ([`super::HitRule`]).
+    pub fn with_hit_rule(mut self, rule: super::HitRule) -> Self {
+        self.own_reads_hit = rule == super::HitRule::OwnReads;
         self
     }
 
@@ -550,14 +559,17 @@ impl<'a, P: Policy> Drive<'a> for TimedEngine<'a, P> {
         let (outcome, frame) = self.cache.demand_frame(a);
         let mut hit = matches!(outcome, Demand::Hit | Demand::PrefetchHit);
         if let Some(io) = in_flight {
-            // The data is on its way: wait for the rest. If an earlier request started that
-            // I/O, the access found the block not ready and counts as a miss (§5.1: "access to
-            // a prefetched block is counted as a hit if the prefetching is completed and as a
-            // miss otherwise"); I/O this request started itself, at this instant, is its own
-            // fetch.
-            if io != QUEUED && self.ios[io as usize].request != self.request {
-                hit = false;
+            // The data is on its way: wait for the rest. The block was not ready when the
+            // request began, so it counts as a miss (§5.1: "access to a prefetched block is
+            // counted as a hit if the prefetching is completed and as a miss otherwise"). Time
+            // stands still within a request, so a read in flight now was in flight then. The
+            // `own-reads` rule keeps as hits the blocks this request's own read is bringing.
+            let earlier = io != QUEUED && self.ios[io as usize].request != self.request;
+            if earlier {
                 self.t.inflight_misses += 1;
+            }
+            if earlier || !self.own_reads_hit {
+                hit = false;
             }
             self.await_io(io);
         }

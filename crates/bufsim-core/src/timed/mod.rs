@@ -31,7 +31,7 @@ pub use engine::TimedEngine;
 pub use faults::Fault;
 pub use histogram::LatencyHistogram;
 pub use network::LogGp;
-pub use options::{TimingOptions, DEFAULT_DEVICE, DEFAULT_NETWORK, DEFAULT_SCHEDULER, MAX_CLOSED};
+pub use options::{HitRule, TimingOptions, DEFAULT_DEVICE, DEFAULT_NETWORK, DEFAULT_SCHEDULER, MAX_CLOSED};
 pub use stats::{DeviceStats, IoClass, Summary, TimedStats};
 pub use storage::Storage;
 pub use streams::{StreamPlan, StreamPlanner, Streams, Think};

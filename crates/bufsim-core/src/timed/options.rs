@@ -30,6 +30,45 @@ pub struct TimingOptions {
     /// Write back every dirty block when the last stream ends, as an application's data must
     /// reach the disk before it is done; the execution time then ends when the flush does.
     pub final_flush: bool,
+    /// When a block read ahead counts as a hit at its first demand access.
+    pub hit_rule: HitRule,
+}
+
+/// When the first demand access to a block read ahead counts as a hit in timed mode. A block
+/// whose read an earlier request started and which is still in flight is a miss under both
+/// rules (the access waits for the disk). They differ on the blocks a request's own
+/// synchronous read-ahead reads together with its first missing block: the request waits for
+/// that read too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HitRule {
+    /// A hit only if the block's read had completed when the request began: the prefetching
+    /// paper §5.1 ("access to a prefetched block is counted as a hit if the prefetching is
+    /// completed and as a miss otherwise"), which AccuSim checks per block
+    /// (`check_group_ready` in its `prefetch.cc`).
+    #[default]
+    Completed,
+    /// Also a hit when the request's own read is bringing the block (count mode's view, where
+    /// every read completes at once).
+    OwnReads,
+}
+
+impl HitRule {
+    pub const ALL: [HitRule; 2] = [HitRule::Completed, HitRule::OwnReads];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HitRule::Completed => "completed",
+            HitRule::OwnReads => "own-reads",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<HitRule, SpecError> {
+        let s = s.trim();
+        HitRule::ALL
+            .into_iter()
+            .find(|r| r.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| SpecError(format!("hit rule `{s}` is not known; use completed or own-reads")))
+    }
 }
 
 /// Device of timed mode when none is given: the disk AccuSim and DULO simulate.
@@ -49,6 +88,7 @@ impl Default for TimingOptions {
             closed: None,
             faults: Vec::new(),
             final_flush: true,
+            hit_rule: HitRule::Completed,
         }
     }
 }
