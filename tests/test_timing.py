@@ -153,6 +153,7 @@ def test_hit_rule_decides_whether_a_requests_own_read_ahead_hits(tmp_path):
     assert (completed.sync_requests, completed.exec_time_s) == (own.sync_requests, own.exec_time_s)
     # The rule alone turns timed mode on; count mode has no rule (every read completes at once).
     assert bufsim.simulate(t, "lru", 100, prefetch="linux-accusim", hit_rule="own-reads").timed
+    assert bufsim.simulate(t, "lru", 100, prefetch="linux-accusim", hit_rule="Completed").hit_rule == "completed"
     count = bufsim.simulate(t, "lru", 100, prefetch="linux-accusim")
     assert count.hit_rule is None and count.hits == 6
     p = bufsim_cli(

@@ -165,7 +165,8 @@ options! {
     /// When the first demand access to a block read ahead counts as a hit: `completed` (only if
     /// its read had completed when the request began, as the prefetching paper's §5.1 and
     /// AccuSim count) or `own-reads` (also when the request's own read-ahead is reading it).
-    Timing hit_rule: String = HitRule::Completed.name().into(), read hit_rule, sql "VARCHAR";
+    /// Count mode has no time: there a block read ahead is a hit at its first demand access.
+    Timing hit_rule: Option<String> = None, read hit_rule, sql "VARCHAR", implied HitRule::Completed.name();
     /// Free space between consecutive files of a file trace on the device, such as 1MiB or
     /// 256blocks (in Python an integer counts blocks; count mode too).
     Layout file_gap: String = "0blocks".into(), read gap, sql "VARCHAR";
@@ -290,9 +291,9 @@ fn think(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
     }
 }
 
-fn hit_rule(name: &str, v: &Value) -> Result<String, SpecError> {
-    let s = text(name, v)?;
-    HitRule::parse(&s).map(|r| r.name().to_string())
+fn hit_rule(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
+    let Some(s) = opt_text(name, v)? else { return Ok(None) };
+    HitRule::parse(&s).map(|r| Some(r.name().to_string()))
 }
 
 fn array(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
@@ -572,7 +573,7 @@ impl Options {
             ("network", self.network.is_some()),
             ("closed", self.closed.is_some()),
             ("faults", self.faults.is_some()),
-            ("hit_rule", self.hit_rule != HitRule::default().name()),
+            ("hit_rule", self.hit_rule.is_some()),
         ] {
             if set {
                 given.push(name);
@@ -597,6 +598,7 @@ impl Options {
             self.device.get_or_insert_with(|| DEFAULT_DEVICE.into());
             self.io_scheduler.get_or_insert_with(|| DEFAULT_SCHEDULER.into());
             self.think.get_or_insert_with(|| "trace".into());
+            self.hit_rule.get_or_insert_with(|| HitRule::default().name().into());
         }
         let block_size = self.block_size;
         check_block_size(block_size)?;
@@ -628,7 +630,7 @@ impl Options {
                 think: Think::parse(self.think.as_deref().unwrap_or("trace")).map_err(SpecError)?,
                 single_stream: self.single_stream,
                 final_flush: self.final_flush,
-                hit_rule: HitRule::parse(&self.hit_rule)?,
+                hit_rule: self.hit_rule.as_deref().map_or(Ok(HitRule::default()), HitRule::parse)?,
                 device_for: self.device_for_pairs()?,
                 network: self.network.clone().unwrap_or_else(|| TimingOptions::default().network),
                 closed: self.closed.map(|n| n as u32),
