@@ -706,15 +706,20 @@ def trace_contents(df: "pandas.DataFrame") -> "pandas.DataFrame":
 
 def check_figure_path(out: str | os.PathLike) -> Path:
     """Refuses a figure name matplotlib cannot save to (an extension other than .png, .pdf or
-    .svg, a directory, a name in a directory that does not exist); a command checks it before
-    its work, not after."""
+    .svg, a directory, a name in a directory that does not exist or under a file); a command
+    checks it before its work, not after."""
     path = Path(out)
     suffix = path.suffix.lower()
     if os.path.isdir(path):
         raise SpecError(f"{path}: is a directory; give a figure file name (.png, .pdf or .svg)")
     if suffix not in FORMATS:
         raise SpecError(f"{path}: unknown figure format `{suffix or '(none)'}`; end the name with .png, .pdf or .svg")
-    if path.parent and not path.parent.exists():
+    # The nearest part of the path that exists must be a directory: under a file (`t.csv/x.png`)
+    # saving fails with a bare "Not a directory".
+    above = next((p for p in path.parents if os.path.exists(p)), None)
+    if above is not None and not os.path.isdir(above):
+        raise SpecError(f"{path}: {above} is a file, not a directory; give an output path in a directory")
+    if not path.parent.exists():
         raise FileNotFoundError(f"{path.parent}: no such directory for the figure")
     return path
 
@@ -730,7 +735,11 @@ def _save(fig, out: str | os.PathLike) -> Path:
         ".pdf": {"CreationDate": None, "ModDate": None, "Producer": None},
         ".svg": {"Date": None},
     }[suffix]
-    with matplotlib.rc_context(_style()):
+    with matplotlib.rc_context(_style()), warnings.catch_warnings():
+        # A name in a script the font lacks (a trace named in CJK, in DejaVu Sans) is drawn
+        # with boxes for those characters; matplotlib's warning for each glyph is only noise
+        # on a command's standard error.
+        warnings.filterwarnings("ignore", message=r"Glyph .* missing from font", category=UserWarning)
         fig.savefig(path, dpi=200, metadata=metadata)
     return path
 

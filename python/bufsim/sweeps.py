@@ -17,9 +17,10 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, field, make_dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
@@ -394,7 +395,14 @@ def check_results_file(path: str, option: str | None = None) -> None:
 
 def check_store(path: str, option: str = "-o") -> None:
     """Refuses, before a sweep runs, an output its results cannot be kept in: a directory, a
-    name in a directory that does not exist, or an existing file that is not a DuckDB database."""
+    name in a directory that does not exist, an existing file that is not a DuckDB database, or
+    a name DuckDB takes for an in-memory database, which keeps nothing (empty, ``:memory:``), or
+    one of only spaces."""
+    if isinstance(path, str) and (not path.strip() or path.startswith(":memory:")):
+        raise SpecError(
+            f"{option} {path!r}: {'an empty path' if not path.strip() else 'an in-memory database'}, which "
+            "would keep no run; give the results database's file name"
+        )
     check_output(path, option)
     if os.path.lexists(path):
         check_results_file(path, option)
@@ -724,8 +732,12 @@ def run_sweep(
     runs = list(spec.runs())
     if not runs:
         raise SpecError("the sweep is empty: give at least one trace, policy and cache size")
-    store = ResultsStore(out)  # refuses an output that is not a results database, untouched
-    try:
+    with ExitStack() as cleanup:
+        # Connected before the results file is opened: an address where no scheduler answers
+        # leaves no file behind.
+        client = cleanup.enter_context(connect_scheduler(dask)) if dask else None
+        store = ResultsStore(out)  # refuses an output that is not a results database, untouched
+        cleanup.callback(store.close)
         # One row per run and trace path: a grid that names a run twice (`-p lru -p lru`) has
         # it once; a trace given under two paths (a copy) has a row under each.
         rows = list({(r.key, r.trace): r for r in runs}.values())
@@ -749,12 +761,10 @@ def run_sweep(
             store.copy(r)
         with progress_bar(total=writes, desc="sweep", unit="run", show=progress) as bar:
             if dask:
-                _run_dask(list(todo.values()), store, bar, dask)
+                _run_dask(list(todo.values()), store, bar, client, dask)
             else:
                 _run_local(list(todo.values()), store, bar, jobs, progress)
         return store.frame([(r.key, r.trace) for r in runs])
-    finally:
-        store.close()
 
 
 def _write(store: ResultsStore, group: list[RunSpec], result: Mapping[str, Any], seconds: float, bar: Any) -> None:
@@ -871,30 +881,87 @@ def reach_scheduler(address: str) -> None:
         raise SpecError(f"--dask {address}: cannot connect ({e.strerror or e}); check the address") from None
 
 
-def _run_dask(todo: list[list[RunSpec]], store: ResultsStore, bar: Any, address: str) -> None:
-    from dask.distributed import Client, as_completed
+# How long a Dask sweep waits for the scheduler's handshake once its port has answered. Dask's
+# client waits without a bound on a peer that accepts and never speaks, whatever its timeout.
+HANDSHAKE_WAIT_S = 2 * CONNECT_WAIT_S
 
+
+def connect_scheduler(address: str) -> Any:
+    """A Dask client of the scheduler at ``address``, or a SpecError within about
+    :data:`HANDSHAKE_WAIT_S` s when what answers there is not a Dask scheduler: a server of
+    another protocol makes Dask's client read its reply as a message length (an HTTP server's
+    one asks for exabytes), and one that stays silent keeps it waiting forever. The client is
+    made in a daemon thread so a wait that never ends is abandoned, not joined."""
+    from dask.distributed import Client
+
+    outcome: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def connect() -> None:
+        try:
+            client = Client(address, timeout=f"{HANDSHAKE_WAIT_S}s")
+        except BaseException as e:  # handed to the caller's thread
+            outcome["error"] = e
+            return
+        with lock:
+            late = outcome.get("abandoned", False)
+            outcome["client"] = client
+        if late:
+            client.close()  # the caller has given up on it: nothing else would close it
+
+    thread = threading.Thread(target=connect, name="bufsim-dask-connect", daemon=True)
+    thread.start()
     try:
-        client = Client(address, timeout="30s")
-    except (ValueError, TypeError) as e:
+        # A little over Dask's own timeout, so its error (when it gives one) is the one reported.
+        thread.join(HANDSHAKE_WAIT_S + 2)
+    finally:  # on Ctrl-C too: a client that comes later is closed by the thread
+        with lock:
+            client = outcome.get("client")
+            outcome["abandoned"] = client is None
+    if client is not None:
+        return client
+    error = outcome.get("error")
+    if error is None:
+        why = f"no Dask handshake within {HANDSHAKE_WAIT_S} s"
+    elif isinstance(error, (ValueError, TypeError)):
         # Addresses Dask parses but cannot reach from here: an inproc:// address of another
         # process, a ucx:// address without UCX installed.
         raise SpecError(
-            f"--dask {address}: Dask cannot connect there ({str(e).splitlines()[0] if str(e) else type(e).__name__}); "
+            f"--dask {address}: Dask cannot connect there ({_first_line(error)}); "
             "give the tcp://HOST:PORT address `dask scheduler` prints"
         ) from None
-    with client:
-        try:
-            client.wait_for_workers(1, timeout=WORKER_WAIT_S)
-        except TimeoutError:
-            raise SpecError(
-                f"the Dask scheduler at {address} has had no worker for {WORKER_WAIT_S} s; start one "
-                f"(`dask worker {address}`) and run the sweep again with --resume"
-            ) from None
-        futures = {
-            client.submit(run_one, asdict(g[0]), pure=False, key=f"bufsim-{g[0].key}-{time.time_ns()}"): g
-            for g in longest_first(todo)
-        }
-        for fut in as_completed(futures):
-            res, secs = fut.result()
-            _write(store, futures[fut], res, secs, bar)
+    elif isinstance(error, OSError):
+        why = _first_line(error)
+    elif isinstance(error, MemoryError):
+        # Another protocol's first bytes read as a message length: numpy's message about
+        # allocating exabytes would only mislead.
+        why = "what answers does not speak Dask's protocol"
+    else:
+        why = f"what answers does not speak Dask's protocol: {_first_line(error)}"
+    raise SpecError(
+        f"--dask {address}: no Dask scheduler answers there ({why}); give the address `dask scheduler` prints"
+    ) from None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else type(e).__name__
+
+
+def _run_dask(todo: list[list[RunSpec]], store: ResultsStore, bar: Any, client: Any, address: str) -> None:
+    from dask.distributed import as_completed
+
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+    except TimeoutError:
+        raise SpecError(
+            f"the Dask scheduler at {address} has had no worker for {WORKER_WAIT_S} s; start one "
+            f"(`dask worker {address}`) and run the sweep again with --resume"
+        ) from None
+    futures = {
+        client.submit(run_one, asdict(g[0]), pure=False, key=f"bufsim-{g[0].key}-{time.time_ns()}"): g
+        for g in longest_first(todo)
+    }
+    for fut in as_completed(futures):
+        res, secs = fut.result()
+        _write(store, futures[fut], res, secs, bar)

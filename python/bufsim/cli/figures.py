@@ -21,6 +21,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     check_not_input(args.out, args.source, "the results file to plot", "--out")
     df = plots.load(args.source)
+    # Checked before the figure is drawn, which can take long (the source's own errors first).
+    plots.check_figure_path(args.out)
     caches = (
         []
         if not args.cache

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from bufsim import _core
@@ -91,6 +92,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
     if args.from_strace:
         if command:
             raise CollectError("give either --from-strace LOG or a command to run, not both")
+        # Refused before the output is opened: reading a directory fails only after the
+        # output file has been started.
+        if os.path.isdir(args.from_strace):
+            raise CollectError(
+                f"{args.from_strace}: is a directory; --from-strace takes a strace output file, "
+                "the log `strace -f -y -ttt -T [-k] -o LOG COMMAND` writes"
+            )
         result = collect_from_log(args.from_strace, args.output, **options)
     elif args.tracer == "kernel":
         from bufsim.ktrace import collect_kernel
