@@ -262,3 +262,40 @@ def test_every_option_that_keeps_one_value_refuses_a_second_in_every_command(cap
             assert e.value.code == 2 and " given twice (" in err and len(err.strip().splitlines()) == 1, (command, err)
             checked += 1
     assert checked > 50
+
+
+def test_a_bst_cut_inside_its_magic_is_not_read_as_text(tmp_path):
+    src = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)] * 3)
+    bst = tmp_path / "t.bst"
+    assert bufsim_cli("convert", src, "-o", bst).returncode == 0
+    for n in (1, 6):
+        cut = tmp_path / f"cut{n}.bst"
+        cut.write_bytes(bst.read_bytes()[:n])
+        check_error(bufsim_cli("run", cut, "-c", "4blocks"), f"a .bst trace cut short: {n} bytes", "convert")
+
+
+def test_skip_bad_that_passes_over_every_record_is_an_error(tmp_path):
+    # A CSV trace read as MSR: every line is malformed, so nothing was read at all.
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)] * 4)
+    for args in (("run", t, "-c", "4blocks"), ("convert", t, "-o", tmp_path / "o.bst")):
+        p = bufsim_cli(*args, "--format", "msr", "--skip-bad")
+        check_error(p, "none of its 5 records could be read as msr", "--format")
+    # One good record among bad ones is still a run with a warning.
+    rows = "op,file,offset,size\nR,f,0,4096\nR,f,zero,4096\n"
+    (tmp_path / "some.csv").write_text(rows)
+    p = bufsim_cli("run", tmp_path / "some.csv", "-c", "4blocks", "--skip-bad")
+    assert p.returncode == 0 and "skipped 1 malformed record" in p.stderr, p.stderr
+
+
+def test_faults_given_twice_or_empty_are_refused(tmp_path):
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    check_error(bufsim_cli("run", t, "--faults", "device=0,at=0s,slowdown=50,at=1000s"), "`at` given twice")
+    check_error(bufsim_cli("run", t, "--faults", ""), "the fault is empty")
+
+
+def test_a_linux_cache_larger_than_the_machine_costs_nothing_up_front(tmp_path):
+    # Its per-frame tables grow with the frames used, as every other policy's do.
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)] * 3)
+    p = bufsim_cli("run", t, "-p", "linux", "-c", "2147483647blocks", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.splitlines()[0])["hits"] == 2

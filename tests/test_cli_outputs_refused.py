@@ -137,3 +137,14 @@ def test_collect_from_a_directory_is_refused(tmp_path):
     p = bufsim_cli("collect", "-o", tmp_path / "c.csv", "--from-strace", logs)
     check_error(p, f"{logs}: is a directory", "--from-strace takes a strace output file")
     assert not (tmp_path / "c.csv").exists(), "the refused collect started its output"
+
+
+def test_outputs_under_a_file_are_refused_by_name(tmp_path):
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    for args in (
+        ("sweep", t, "-c", "4blocks", "--out", tmp_path / "t.csv" / "r.duckdb", "-q"),
+        ("report", tmp_path / "none.duckdb", "-o", tmp_path / "t.csv" / "r.html"),
+    ):
+        p = bufsim_cli(*args)
+        assert p.returncode == 2, (args, p.stderr)
+        assert "t.csv is a file, not a directory" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr

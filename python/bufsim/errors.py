@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 import re
 import sys
 
@@ -133,10 +134,20 @@ def check_output(path: Any, option: str) -> str:
     text = path_of(path, option)
     if os.path.isdir(text):
         raise SpecError(f"{text}: is a directory; give a file name for {option}")
+    refuse_under_a_file(text)
     parent = os.path.dirname(text) or "."
     if not os.path.isdir(parent):
         raise SpecError(f"{parent}: no such directory for {option}; create it first or give another path")
     return text
+
+
+def refuse_under_a_file(path: Any) -> None:
+    """Refuses an output path whose nearest existing part is a file (`t.csv/x.png`): writing
+    there fails with a bare "Not a directory", and only after the work."""
+    text = os.fspath(path)
+    above = next((p for p in Path(text).parents if os.path.exists(p)), None)
+    if above is not None and not os.path.isdir(above):
+        raise SpecError(f"{text}: {above} is a file, not a directory; give an output path in a directory")
 
 
 def same_file(a: Any, b: Any) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from bufsim._core import SpecError
-from bufsim.errors import not_utf8
+from bufsim.errors import not_utf8, refuse_under_a_file
 
 if TYPE_CHECKING:
     import pandas
@@ -714,11 +714,7 @@ def check_figure_path(out: str | os.PathLike) -> Path:
         raise SpecError(f"{path}: is a directory; give a figure file name (.png, .pdf or .svg)")
     if suffix not in FORMATS:
         raise SpecError(f"{path}: unknown figure format `{suffix or '(none)'}`; end the name with .png, .pdf or .svg")
-    # The nearest part of the path that exists must be a directory: under a file (`t.csv/x.png`)
-    # saving fails with a bare "Not a directory".
-    above = next((p for p in path.parents if os.path.exists(p)), None)
-    if above is not None and not os.path.isdir(above):
-        raise SpecError(f"{path}: {above} is a file, not a directory; give an output path in a directory")
+    refuse_under_a_file(path)
     if not path.parent.exists():
         raise FileNotFoundError(f"{path.parent}: no such directory for the figure")
     return path

@@ -405,7 +405,11 @@ fn cache_steps(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
 }
 
 fn faults(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
-    strings(name, v).map(joined)
+    let items = strings(name, v)?;
+    if items.is_empty() && !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) {
+        return Err(SpecError("faults: the fault is empty; write it as device=6,at=500s,slowdown=2".into()));
+    }
+    Ok(joined(items))
 }
 
 /// Per-device specs: `{"3": SPEC}`, `[[3, SPEC]]`, or strings `3=SPEC`, `0-3=SPEC` (a range),

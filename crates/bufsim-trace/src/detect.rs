@@ -24,6 +24,18 @@ pub fn detect(path: &str) -> Result<Format, TraceError> {
 /// long for the head) it passed over; those are consumed, everything else stays to be read.
 pub(crate) fn detect_opened(o: &mut Opened, path: &str) -> Result<(Format, u64), TraceError> {
     let mut skipped = 0u64;
+    // A whole file shorter than a .bst header that starts like one: a .bst cut short, not a
+    // one-line text trace.
+    if !o.head.is_empty() && o.head.len() < bst::MAGIC.len() && bst::MAGIC.starts_with(&o.head) {
+        return Err(TraceError::malformed(
+            path,
+            Location::File,
+            format!(
+                "a .bst trace cut short: {} bytes, where its header alone takes 64; convert the trace to .bst again",
+                o.head.len()
+            ),
+        ));
+    }
     loop {
         if let Some(f) = detect_bytes(&o.head, o.len) {
             return Ok((f, skipped));

@@ -96,6 +96,9 @@ pub struct TraceReader {
     skipped: SkipReport,
     /// Requests still to give before the reader says the trace has ended (`u64::MAX`: all).
     left: u64,
+    /// Whether any request was given: a `skip_bad` read that passed over every record read
+    /// nothing, which is an error, not an empty trace.
+    gave_any: bool,
     /// Block traces: what [`DeviceBlocks`] has seen of the devices' addresses.
     devices: Option<DeviceBlocks>,
 }
@@ -201,7 +204,15 @@ impl TraceReader {
 
     fn with(inner: Inner, format: Format, opts: &ReadOptions) -> TraceReader {
         let devices = (format.address_kind() == AddressKind::Device).then(DeviceBlocks::default);
-        TraceReader { inner, format, skip_bad: opts.skip_bad, skipped: SkipReport::default(), left: u64::MAX, devices }
+        TraceReader {
+            inner,
+            format,
+            skip_bad: opts.skip_bad,
+            skipped: SkipReport::default(),
+            left: u64::MAX,
+            gave_any: false,
+            devices,
+        }
     }
 
     /// Reads a whole trace held in memory (decompressing it if it is gzip or zstd); a `bst`
@@ -431,7 +442,12 @@ impl TraceReader {
                 Ok(Some(r)) if self.devices.as_ref().is_some_and(|d| d.unusual(&r)) => self.check_devices(r),
                 Ok(None) => {
                     self.note_end();
-                    Ok(None)
+                    // Returned here, not below: it is located at a skipped record and would be
+                    // passed over in turn.
+                    return match self.skipped.first.first() {
+                        Some(first) if !self.gave_any => Err(self.nothing_read(first)),
+                        _ => Ok(None),
+                    };
                 }
                 other => other,
             };
@@ -443,8 +459,28 @@ impl TraceReader {
                 {
                     self.skipped.add(e)
                 }
-                r => return r,
+                r => {
+                    self.gave_any |= matches!(r, Ok(Some(_)));
+                    return r;
+                }
             }
+        }
+    }
+
+    /// The error of a `skip_bad` read whose every record was malformed: a trace of another
+    /// format, most likely, rather than one with a few bad lines.
+    #[cold]
+    fn nothing_read(&self, first: &TraceError) -> TraceError {
+        let n = self.skipped.count;
+        TraceError {
+            kind: TraceErrorKind::Malformed,
+            message: format!(
+                "none of its {n} record{} could be read as {} (--skip-bad passes over a few bad records, not all); the first: {}; check --format",
+                if n == 1 { "" } else { "s" },
+                self.format.name(),
+                first.message
+            ),
+            ..first.clone()
         }
     }
 }

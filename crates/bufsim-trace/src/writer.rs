@@ -30,9 +30,9 @@ impl<W: Write> BlockCsvWriter<W> {
                 _ => {
                     return Err(TraceError::malformed(
                         &self.path,
-                        Location::Line(self.written + 2),
+                        Location::File,
                         format!(
-                            "block {} is past the largest byte address a CSV trace can hold at {} bytes per block",
+                            "cannot write block {}: at {} bytes per block its byte address is past 2^64, the most a CSV trace holds (a trace of named objects hashes each name to a 64-bit id); give a trace with numeric block or object ids",
                             r.offset, self.block_size
                         ),
                     ))

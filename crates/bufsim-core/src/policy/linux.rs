@@ -33,6 +33,7 @@
 
 use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
+use crate::frames::FrameVec;
 use crate::ghosts::{GhostList, Ghosts};
 use crate::list::{Links, List};
 use crate::policy::{Capabilities, Range};
@@ -48,9 +49,11 @@ pub struct Linux {
     /// Front = head (most recently added).
     active: List,
     inactive: List,
-    is_active: Vec<bool>,
-    referenced: Vec<bool>,
-    keys: Vec<u64>,
+    // Per frame, taking memory only as frames are used: a cache far larger than the trace (or
+    // than the machine) costs nothing up front.
+    is_active: FrameVec<bool>,
+    referenced: FrameVec<bool>,
+    keys: FrameVec<u64>,
     /// Shadow entries: the non-resident age at eviction, oldest dropped first.
     shadows: Ghosts<u64>,
     shadow_fifo: GhostList,
@@ -85,9 +88,9 @@ impl Linux {
             links: Links::with_nodes(capacity),
             active: List::new(),
             inactive: List::new(),
-            is_active: vec![false; capacity],
-            referenced: vec![false; capacity],
-            keys: vec![0; capacity],
+            is_active: FrameVec::filled(false, capacity),
+            referenced: FrameVec::filled(false, capacity),
+            keys: FrameVec::filled(0, capacity),
             shadows: Ghosts::with_capacity(shadows.max(1)),
             shadow_fifo: GhostList::new(),
             shadow_cap: shadows,

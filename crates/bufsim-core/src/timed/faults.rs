@@ -26,6 +26,16 @@ impl Fault {
         let (mut device, mut at, mut slowdown) = (None, None, None);
         for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("`{part}` is not key=value")))?;
+            let given = match k.trim() {
+                "device" => device.is_some(),
+                "at" => at.is_some(),
+                "slowdown" => slowdown.is_some(),
+                _ => false,
+            };
+            if given {
+                // As in every other spec: a repeated key is a typo, not a choice of the last.
+                return Err(bad(format!("`{}` given twice", k.trim())));
+            }
             match k.trim() {
                 "device" => {
                     device = Some(v.trim().parse::<u16>().map_err(|_| bad(format!("device `{v}` is not a device id")))?)
@@ -98,6 +108,7 @@ mod tests {
             ("device=1,at=1,slowdown=2", "at="),
             ("device=1,at=1s,slowdown=0", "above 0"),
             ("device=1,when=1s", "unknown key"),
+            ("device=0,at=0s,slowdown=50,at=1000s", "`at` given twice"),
         ] {
             let e = Fault::parse(bad).unwrap_err().to_string();
             assert!(e.contains(word), "{bad}: {e}");
