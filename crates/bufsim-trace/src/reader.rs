@@ -390,6 +390,7 @@ impl TraceReader {
         if let Inner::Oracle(r) = &mut self.inner {
             n = r.decode_into(out, want)?;
             self.left -= n as u64;
+            self.gave_any |= n > 0;
         }
         while n < want {
             match self.next_request()? {
@@ -416,6 +417,7 @@ impl TraceReader {
         let Inner::Oracle(r) = &mut self.inner else { return Ok(0) };
         let n = r.decode_blocks(out, want)?;
         self.left -= n as u64;
+        self.gave_any |= n > 0;
         Ok(n)
     }
 
@@ -442,8 +444,6 @@ impl TraceReader {
                 Ok(Some(r)) if self.devices.as_ref().is_some_and(|d| d.unusual(&r)) => self.check_devices(r),
                 Ok(None) => {
                     self.note_end();
-                    // Returned here, not below: it is located at a skipped record and would be
-                    // passed over in turn.
                     return match self.skipped.first.first() {
                         Some(first) if !self.gave_any => Err(self.nothing_read(first)),
                         _ => Ok(None),
@@ -472,16 +472,17 @@ impl TraceReader {
     #[cold]
     fn nothing_read(&self, first: &TraceError) -> TraceError {
         let n = self.skipped.count;
-        TraceError {
-            kind: TraceErrorKind::Malformed,
-            message: format!(
-                "none of its {n} record{} could be read as {} (--skip-bad passes over a few bad records, not all); the first: {}; check --format",
+        // About the whole file (the first bad record is quoted with its place), so that no
+        // caller takes it for one more record to pass over.
+        TraceError::malformed(
+            &first.path,
+            Location::File,
+            format!(
+                "none of its {n} record{} could be read as {} (--skip-bad passes over a few bad records, not all); the first: {first}; check --format",
                 if n == 1 { "" } else { "s" },
                 self.format.name(),
-                first.message
             ),
-            ..first.clone()
-        }
+        )
     }
 }
 
