@@ -289,7 +289,9 @@ def test_skip_bad_that_passes_over_every_record_is_an_error(tmp_path):
 
 def test_faults_given_twice_or_empty_are_refused(tmp_path):
     t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
-    check_error(bufsim_cli("run", t, "--faults", "device=0,at=0s,slowdown=50,at=1000s"), "`at` given twice")
+    check_error(
+        bufsim_cli("run", t, "--faults", "device=0,at=0s,slowdown=50,at=1000s"), "parameter `at` is given twice"
+    )
     check_error(bufsim_cli("run", t, "--faults", ""), "the fault is empty")
 
 
@@ -299,3 +301,25 @@ def test_a_linux_cache_larger_than_the_machine_costs_nothing_up_front(tmp_path):
     p = bufsim_cli("run", t, "-p", "linux", "-c", "2147483647blocks", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.splitlines()[0])["hits"] == 2
+
+
+def test_messages_name_what_is_wrong(tmp_path):
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    check_error(bufsim_cli("run", t, "-c", "4blocks", "-p", "lru,arc"), "one spec at a time", "-p lru -p arc")
+    check_error(bufsim_cli("generate", "sa-trace1(unit=3000)"), "has no unit", "3000blocks")
+    check_error(
+        bufsim_cli("filter-trace", tmp_path, "-o", tmp_path / "o.csv", "--first-level", "lru"), "is a directory"
+    )
+    damaged = tmp_path / "d.csv.zst"
+    damaged.write_bytes(b"\x28\xb5\x2f\xfd" + b"not a zstd frame at all" * 4)
+    check_error(bufsim_cli("run", damaged, "-c", "4blocks"), "corrupt or cut short")
+    # A name with a line end and an escape sequence stays on one line, and sends no escape.
+    p = bufsim_cli("run", tmp_path / "no\nsuch\x1b[31m.csv")
+    check_error(p, "no\\nsuch\\x1b[31m.csv", "no such file")
+    assert "\x1b" not in p.stderr
+
+
+def test_a_header_only_trace_converted_is_called_empty(tmp_path):
+    h = write_csv(tmp_path / "h.csv", [])
+    p = bufsim_cli("convert", h, "-o", tmp_path / "h.bst")
+    assert p.returncode == 0 and "h.csv: the trace holds no requests" in p.stderr and "h.bst holds none" in p.stderr

@@ -148,3 +148,53 @@ def test_outputs_under_a_file_are_refused_by_name(tmp_path):
         p = bufsim_cli(*args)
         assert p.returncode == 2, (args, p.stderr)
         assert "t.csv is a file, not a directory" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+# --- outputs a command cannot write as named -------------------------------------------------
+
+
+def test_generate_refuses_an_empty_name_and_another_formats_name(tmp_path):
+    check_error(bufsim_in(tmp_path, "generate", "amp-a", "-o", ""), "an empty path")
+    for name in ["a.bst", "a.csv.gz", "a.csv.zst"]:
+        check_error(bufsim_in(tmp_path, "generate", "amp-a", "-o", name), "writes interchange CSV", "bufsim convert")
+        assert not (tmp_path / name).exists()
+
+
+def test_an_output_in_a_directory_that_takes_no_files_is_named_so(tmp_path):
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    check_error(bufsim_in(tmp_path, "convert", t, "-o", "/proc/x.bst"), "no file can be created in /proc")
+    check_error(
+        bufsim_in(tmp_path, "filter-trace", t, "-o", tmp_path / "nodir" / "x.csv", "--first-level", "lru"),
+        "its directory",
+        "does not exist",
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["convert", "T", "-o", "FIFO"],
+        ["convert", "T", "-o", "FIFO", "--to", "lcs-csv"],
+        ["filter-trace", "T", "-o", "FIFO", "--first-level", "lru"],
+        ["generate", "amp-a", "-o", "FIFO"],
+    ],
+)
+def test_a_fifo_output_waits_for_its_reader_and_says_so(tmp_path, command):
+    import os
+
+    t = write_csv(tmp_path / "t.csv", [("R", "f", i * 4096, 4096) for i in range(50)])
+    fifo = tmp_path / ("out.csv" if command[0] == "filter-trace" else "out.fifo")
+    os.mkfifo(fifo)
+    args = [str(t) if a == "T" else str(fifo) if a == "FIFO" else a for a in command]
+    proc = subprocess.Popen([sys.executable, "-m", "bufsim", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # Not a silent hang: the message comes within the patience (1 s) while no one reads.
+        line = proc.stderr.readline().decode()
+        assert line.strip() == f"bufsim: waiting for a reader on FIFO {fifo} (Ctrl-C to stop)", line
+        with open(fifo, "rb") as f:
+            got = f.read()
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert got, "the reader got nothing"

@@ -113,7 +113,15 @@ def generate(spec: str, seed: int = 1, out: Optional[PathLike] = None) -> Path:
         raise SpecError(f"seed must be a whole number from 0 to 2^64-1, not {seed!r}")
     # The generator's name as the core reads it (trimmed, lower case): ` AMP-C` writes amp-c-1.csv.
     name = str(spec).split("(")[0].strip().lower()
+    if out is not None and not str(out).strip():
+        raise SpecError("--out: an empty path; give the output file's name, such as amp-a.csv")
     path = Path(out) if out is not None else Path(f"{name}-{seed}.csv")
+    # Another format's name would hold plain CSV under it, unremarked.
+    if path.name.lower().endswith((".bst", ".gz", ".zst", ".zstd", ".oraclegeneral", ".parquet")):
+        raise SpecError(
+            f"{path}: generate writes interchange CSV; name the output .csv, then convert it "
+            f"(`bufsim convert {path.stem}.csv -o {path.stem}.bst`)"
+        )
     check_output(path, "--out")
     _core.generate(str(spec), os.fspath(path), seed=seed)
     return path

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 import re
 import sys
+import unicodedata
 
 from bufsim._core import SpecError
 
@@ -239,6 +240,17 @@ def message(e: BaseException) -> str | None:
     return None
 
 
+def printable(text: str) -> str:
+    """``text`` with its control characters escaped (``\\n``, ``\\x1b``): a file name or a
+    record quoted in a message cannot break its line or send escape sequences to the terminal."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in text)
+
+
+def say(kind: str, text: str) -> None:
+    """Prints ``bufsim: KIND: TEXT`` on one line of standard error (``kind``: error, warning)."""
+    print(f"bufsim: {kind}: {printable(text)}", file=sys.stderr)
+
+
 def guard(func: Callable[[Any], int], args: Any) -> int:
     """Runs one command; a failure :func:`message` knows is printed on one line (exit 2)."""
     try:
@@ -247,5 +259,5 @@ def guard(func: Callable[[Any], int], args: Any) -> int:
         text = message(e)
         if text is None:
             raise
-        print(f"bufsim: error: {text}", file=sys.stderr)
+        say("error", text)
         return EXIT_USAGE

@@ -156,7 +156,7 @@ fn write_csv(
     size: u32,
 ) -> Result<(u64, u64, LeftOut), TraceError> {
     let mut drops = LeftOut::default();
-    let (records, bytes) = write_atomically(output, |file| {
+    let (records, bytes) = write_atomically(output, source.meter(), |file| {
         let mut w = LcsCsvWriter::new(BufWriter::with_capacity(1 << 20, file), output)?;
         drops = each_access(source, engine, |t, a| w.write(t, a.key, size, a.write))?;
         let (out, n) = w.finish()?;
@@ -185,7 +185,7 @@ fn write_oracle(
     })?;
     drop(last);
     // Pass 2: the records.
-    let (records, bytes) = write_atomically(output, |file| {
+    let (records, bytes) = write_atomically(output, source.meter(), |file| {
         let mut w = OracleWriter::new(BufWriter::with_capacity(1 << 20, file), output);
         let mut i = 0usize;
         each_access(source, engine, |t, a| {

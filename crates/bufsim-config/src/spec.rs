@@ -44,6 +44,12 @@ impl Spec {
             }
         };
         let name = name.trim().to_ascii_lowercase();
+        if name.contains(',') {
+            // `-p lru,arc`: a list where one spec goes.
+            return err(format!(
+                "`{t}`: one spec at a time (a comma separates parameters only inside parentheses); for several, repeat the option, as in -p lru -p arc"
+            ));
+        }
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '+') {
             return err(format!(
                 "`{t}`: a spec starts with a name of letters, digits, dashes and `+`, like `lru`, `lru-k(k=2)` or `clock2q+`"
@@ -251,6 +257,13 @@ impl Relative {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_of_specs_is_refused_with_the_way_to_give_several() {
+        let e = Spec::parse("lru,arc").unwrap_err().to_string();
+        assert!(e.contains("one spec at a time") && e.contains("-p lru -p arc"), "{e}");
+        assert_eq!(Spec::parse("lru-k(k=2,history=4x)").unwrap().args.len(), 2);
+    }
 
     #[test]
     fn parses_specs_with_nested_values() {

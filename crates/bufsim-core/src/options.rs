@@ -516,10 +516,14 @@ fn first_level(name: &str, v: &Value) -> Result<Option<String>, SpecError> {
             if let Some(c) = m.get("clients") {
                 let table = c.as_object().ok_or_else(|| type_err("clients", "a table of ID = [policy, size]", c))?;
                 for (id, level) in table {
-                    let id: u64 = id
-                        .trim()
-                        .parse()
-                        .map_err(|_| SpecError(format!("{name}.clients: client ids are integers, not {id:?}")))?;
+                    let id: u64 = id.trim().parse().map_err(|_| {
+                        let why = if !id.trim().is_empty() && id.trim().bytes().all(|b| b.is_ascii_digit()) {
+                            "at most 2^64-1"
+                        } else {
+                            "integers"
+                        };
+                        SpecError(format!("{name}.clients: client ids are {why}, not {id:?}"))
+                    })?;
                     match level.as_array().map(Vec::as_slice) {
                         Some([p, s]) => {
                             clients.push(serde_json::json!([id, text("first-level policy", p)?, level_size(s)?]))

@@ -378,10 +378,28 @@ fn filter_trace<'py>(
     let (written, stats) = interruptible(py, &counters, || -> Result<_, SimError> {
         // Before the output is created (truncated): it may be the input itself.
         bufsim_core::trace::check_not_input(&path, &out)?;
-        let file = std::fs::File::create(&out).map_err(|e| bufsim_core::trace::TraceError::io(&out, &e))?;
-        let mut w = BlockCsvWriter::new(std::io::BufWriter::new(file), &out, block_size)?;
-        let stats = filter_file(&path, fmt, &cfg, &engine, seed, &meter, |r| w.write(r))?;
-        Ok((w.finish()?, stats))
+        // Written as `convert` writes: whole or not at all, and into a FIFO only once a program
+        // reads it.
+        let (mut stats, mut refused) = (Vec::new(), None);
+        let written = bufsim_core::trace::write_atomically(&out, &meter, |file| {
+            let mut w = BlockCsvWriter::new(std::io::BufWriter::with_capacity(1 << 20, file), &out, block_size)?;
+            match filter_file(&path, fmt, &cfg, &engine, seed, &meter, |r| w.write(r)) {
+                Ok(s) => stats = s,
+                Err(SimError::Trace(e)) => return Err(e),
+                // A spec error is not the output's: kept whole, and the output not written.
+                Err(e) => {
+                    let stand_in = bufsim_core::trace::TraceError::interrupted(&out);
+                    refused = Some(e);
+                    return Err(stand_in);
+                }
+            }
+            let (buf, n) = w.finish()?;
+            Ok((buf.into_inner().map_err(|e| bufsim_core::trace::TraceError::io(&out, e.error()))?, n))
+        });
+        match (refused, written) {
+            (Some(e), _) => Err(e),
+            (None, w) => Ok((w?.0, stats)),
+        }
     })?
     .map_err(to_py)?;
     let rows = stats

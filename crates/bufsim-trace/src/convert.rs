@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::bst::BstWriter;
 use crate::error::{Location, TraceError};
 use crate::format::Format;
+use crate::progress::Meter;
 use crate::reader::{ReadOptions, SkipReport, TraceReader};
 
 /// What a conversion read and wrote.
@@ -48,7 +49,7 @@ pub fn convert(
     let mut reader = TraceReader::open_with(input, format, opts)?;
     let format = reader.format();
     let target = Target::of(output)?;
-    let ((requests, names), bytes) = target.write(output, |file| {
+    let ((requests, names), bytes) = target.write(output, &opts.meter, |file| {
         let mut w = BstWriter::new(file, output, reader.address_kind(), reader.in_blocks(), reader.columns())?;
         while let Some(r) = reader.next_request()? {
             w.write(&r).map_err(|e| {
@@ -64,9 +65,11 @@ pub fn convert(
 
 /// Writes `output` the way [`convert`] does: `write` fills a fresh file beside it, which is
 /// synced and renamed into place only when `write` succeeds (nothing is left behind otherwise).
-/// Returns what `write` returned and the output's size in bytes.
+/// Returns what `write` returned and the output's size in bytes. A FIFO output waits for its
+/// reader until `meter`'s work is cancelled.
 pub fn write_atomically<T>(
     output: &str,
+    meter: &Meter,
     write: impl FnOnce(File) -> Result<(File, T), TraceError>,
 ) -> Result<(T, u64), TraceError> {
     if output == crate::STDIN {
@@ -75,7 +78,7 @@ pub fn write_atomically<T>(
             "the trace is written to a file, not standard output; give a file name with -o",
         ));
     }
-    Target::of(output)?.write(output, write)
+    Target::of(output)?.write(output, meter, write)
 }
 
 /// Refuses to write over the input trace itself: the same file (device and inode), whatever
@@ -161,6 +164,7 @@ impl Target {
     fn write<T>(
         self,
         output: &str,
+        meter: &Meter,
         write: impl FnOnce(File) -> Result<(File, T), TraceError>,
     ) -> Result<(T, u64), TraceError> {
         match self {
@@ -204,7 +208,7 @@ impl Target {
                 let _ = std::fs::remove_file(&tmp);
                 let (mut file, t) = write(file)?;
                 file.seek(SeekFrom::Start(0)).map_err(|e| TraceError::io(output, &e))?;
-                let mut out = OpenOptions::new().write(true).open(&path).map_err(|e| TraceError::io(output, &e))?;
+                let mut out = open_stream(output, &path, meter)?;
                 let meta = out.metadata().map_err(|e| TraceError::io(output, &e))?;
                 if !is_stream(&meta) {
                     // Replaced by something else while the trace was converted: write nothing.
@@ -217,6 +221,34 @@ impl Target {
                     .map_err(|e| TraceError::unknown_format(output, format!("cannot write: {e}")))?;
                 Ok((t, bytes))
             }
+        }
+    }
+}
+
+/// Opens the character device or FIFO `path` for writing. A plain open of a FIFO that no
+/// program reads waits, silently and for ever; so it is opened without blocking, which fails at
+/// once while there is no reader, and tried again every [`CANCEL_POLL_MS`] (a cancelled call,
+/// Ctrl-C in Python, stops waiting), saying once on standard error that it waits when no reader
+/// has come within [`WRITER_PATIENCE_MS`], as a FIFO input waits for its writer.
+fn open_stream(output: &str, path: &Path, meter: &Meter) -> Result<File, TraceError> {
+    use crate::input::{set_blocking, CANCEL_POLL_MS, WRITER_PATIENCE_MS};
+    let started = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        match OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(path) {
+            Ok(f) => {
+                set_blocking(&f).map_err(|e| TraceError::io(output, &e))?;
+                return Ok(f);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if !said && started.elapsed().as_millis() >= WRITER_PATIENCE_MS as u128 {
+                    eprintln!("bufsim: waiting for a reader on FIFO {output} (Ctrl-C to stop)");
+                    said = true;
+                }
+                meter.go_on(output)?;
+                std::thread::sleep(std::time::Duration::from_millis(CANCEL_POLL_MS as u64));
+            }
+            Err(e) => return Err(TraceError::io(output, &e)),
         }
     }
 }
@@ -265,6 +297,13 @@ fn create_fresh(output: &str, path: &Path) -> Result<(File, PathBuf), TraceError
         match OpenOptions::new().write(true).read(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(&tmp) {
             Ok(f) => return Ok((f, tmp)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            // A directory that takes no new files (/proc) says "not found" too.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir.is_dir() => {
+                return Err(TraceError::unknown_format(
+                    output,
+                    format!("no file can be created in {}; give a path in a writable directory", dir.display()),
+                ))
+            }
             // The file is created here, so what is missing is its directory.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(TraceError::unknown_format(
@@ -296,7 +335,7 @@ mod tests {
     }
 
     fn write_hello(out: &str) -> Result<((), u64), TraceError> {
-        write_atomically(out, |mut f| {
+        write_atomically(out, &Meter::default(), |mut f| {
             f.write_all(b"hello\n").unwrap();
             Ok((f, ()))
         })
@@ -336,6 +375,47 @@ mod tests {
         assert!(got.starts_with(&crate::bst::MAGIC));
         assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2, "a temporary file was left behind");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_fifo_output_waits_for_its_reader_until_cancelled() {
+        use crate::progress::Progress;
+        use std::sync::Arc;
+        let d = dir("fifo-wait");
+        let fifo = d.join("out");
+        let c = std::ffi::CString::new(text(&fifo)).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // No reader ever: the call ends once cancelled, writing nothing and leaving no file.
+        let progress = Arc::new(Progress::default());
+        let meter = Meter::new(Arc::clone(&progress));
+        let canceller = {
+            let p = Arc::clone(&progress);
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                p.cancel();
+            })
+        };
+        let err = write_atomically(&text(&fifo), &meter, |mut f| {
+            f.write_all(b"hello\n").unwrap();
+            Ok((f, ()))
+        })
+        .unwrap_err();
+        canceller.join().unwrap();
+        assert_eq!(err.kind, crate::error::TraceErrorKind::Interrupted, "{err}");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "a temporary file was left behind");
+        // A reader that comes late still gets the whole output.
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(350));
+                let mut got = String::new();
+                File::open(fifo).unwrap().read_to_string(&mut got).unwrap();
+                got
+            })
+        };
+        assert_eq!(write_hello(&text(&fifo)).unwrap().1, 6);
+        assert_eq!(reader.join().unwrap(), "hello\n");
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -50,6 +50,11 @@ impl TraceError {
             std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof => {
                 (TraceErrorKind::Malformed, format!("cannot decompress: {err}; the file is corrupt or cut short"))
             }
+            // zstd's own names for a corrupt frame ("Dictionary mismatch", "Corrupted block
+            // detected") come as other errors.
+            _ if is_corrupt_frame(err) => {
+                (TraceErrorKind::Malformed, format!("cannot decompress: {err}; the file is corrupt or cut short"))
+            }
             _ => (TraceErrorKind::Io, format!("cannot read: {err}")),
         };
         TraceError { path: path.to_string(), location: Location::File, kind, message }
@@ -110,4 +115,12 @@ pub(crate) fn excerpt(text: &[u8]) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// Whether `err` is a decompressor's report of damaged data rather than a failure to read.
+fn is_corrupt_frame(err: &std::io::Error) -> bool {
+    let text = err.to_string().to_ascii_lowercase();
+    ["dictionary mismatch", "corrupt", "checksum", "unknown frame descriptor", "frame parameter"]
+        .iter()
+        .any(|w| text.contains(w))
 }

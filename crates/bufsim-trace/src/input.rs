@@ -52,7 +52,15 @@ pub fn rewindable(path: &str) -> bool {
 
 /// What a pre-pass on an input that cannot be read twice is told.
 pub fn not_rewindable(path: &str, what: &str) -> TraceError {
-    let name = if path == STDIN { "standard input" } else { "this input is a pipe or FIFO and" };
+    let kind = std::fs::metadata(path).map(|m| m.file_type()).ok();
+    if kind.is_some_and(|t| t.is_dir()) {
+        return TraceError::unknown_format(path, "is a directory; give a trace file");
+    }
+    let name = match kind {
+        _ if path == STDIN => "standard input",
+        Some(t) if t.is_char_device() || t.is_block_device() => "this input is a device and",
+        _ => "this input is a pipe or FIFO and",
+    };
     TraceError::unknown_format(
         path,
         format!("{what} reads the trace twice, but {name} cannot be read again; save the trace to a file first (`bufsim convert {path} -o t.bst`)"),
@@ -62,10 +70,10 @@ pub fn not_rewindable(path: &str, what: &str) -> TraceError {
 /// How long opening a FIFO waits for its writer before saying that it waits: a writer started
 /// beside bufsim (`bufsim run f & producer > f`) connects unremarked, and someone left looking
 /// at a silent terminal learns why soon.
-const WRITER_PATIENCE_MS: libc::c_int = 1000;
+pub(crate) const WRITER_PATIENCE_MS: libc::c_int = 1000;
 
-/// How often a wait for a FIFO's writer asks whether its call was cancelled.
-const CANCEL_POLL_MS: libc::c_int = 100;
+/// How often a wait for a FIFO's writer (or reader) asks whether its call was cancelled.
+pub(crate) const CANCEL_POLL_MS: libc::c_int = 100;
 
 /// An opened trace file.
 pub(crate) struct TraceFile {
@@ -154,8 +162,9 @@ fn ready(f: &File, timeout_ms: libc::c_int, path: &str) -> Result<bool, TraceErr
     }
 }
 
-/// Clears the O_NONBLOCK that [`open_file`] opened with: the readers expect reads that wait.
-fn set_blocking(f: &File) -> std::io::Result<()> {
+/// Clears the O_NONBLOCK that [`open_file`] opened with: the readers expect reads that wait
+/// (and the writers of a FIFO, writes that wait).
+pub(crate) fn set_blocking(f: &File) -> std::io::Result<()> {
     let fd = f.as_raw_fd();
     // SAFETY: fcntl on a descriptor `f` keeps open, with flags it returned.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };

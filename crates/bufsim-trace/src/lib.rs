@@ -103,7 +103,7 @@ mod tests {
         .unwrap();
         let mut w = BlockCsvWriter::new(Vec::new(), "out.csv", 4096).unwrap();
         reqs.iter().for_each(|r| w.write(r).unwrap());
-        let text = String::from_utf8(w.out_for_tests()).unwrap();
+        let text = String::from_utf8(w.finish().unwrap().0).unwrap();
         assert_eq!(read_all(&text, Format::BlockCsv).unwrap(), reqs);
         let mut big = reqs[0];
         big.in_blocks = true;

@@ -54,15 +54,10 @@ impl<W: Write> BlockCsvWriter<W> {
         Ok(())
     }
 
-    #[cfg(test)]
-    pub(crate) fn out_for_tests(self) -> W {
-        self.out
-    }
-
-    /// Flushes and returns the number of requests written.
-    pub fn finish(mut self) -> Result<u64, TraceError> {
+    /// Flushes and returns the output and the number of requests written.
+    pub fn finish(mut self) -> Result<(W, u64), TraceError> {
         self.out.flush().map_err(|e| TraceError::io(&self.path, &e))?;
-        Ok(self.written)
+        Ok((self.out, self.written))
     }
 }
 

@@ -105,7 +105,9 @@ class _Parser(argparse.ArgumentParser):
         if m:
             # argparse takes a value that starts with `-` (`--think -1s`) for another option.
             message += f" (a value that starts with `-` goes after `=`: {m.group(1)}=VALUE)"
-        self.exit(2, f"bufsim: error: {message}; see `{self.prog} --help`\n")
+        from bufsim.errors import printable
+
+        self.exit(2, f"bufsim: error: {printable(message)}; see `{self.prog} --help`\n")
 
 
 # The function of each command module that adds the commands listed, in the order
@@ -207,7 +209,7 @@ EXAMPLES = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     from bufsim._core import BufsimError
-    from bufsim.errors import guard
+    from bufsim.errors import guard, say
 
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(words[0] if words else None)
@@ -229,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (BufsimError, OSError) as e:
-        print(f"bufsim: error: {e}", file=sys.stderr)
+        say("error", str(e))
         # A tracer's own error says how to exit (127: the command was not found).
         return getattr(e, "exit_status", EXIT_USAGE)
     except KeyboardInterrupt:

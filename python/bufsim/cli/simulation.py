@@ -6,15 +6,15 @@ import argparse
 import json
 import numbers
 import os
-import sys
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import say
 from bufsim.cli.options import add_first_level_options, add_options, note_si_sizes, options_of
 from bufsim.tables import results_table, results_text
 
 # Said when a trace has a header but no request, so a table of zeros is not taken for a result.
-EMPTY_TRACE = "the trace holds no requests (a header only?); every count below is 0"
+EMPTY_TRACE = "the trace holds no requests (a header only?)"
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -43,11 +43,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def warn_if_empty(trace: str, count: int) -> None:
+def warn_if_empty(trace: str, count: int, then: str = "every count below is 0") -> None:
     """Says on standard error that a trace holds no requests (``count``: its requests or block
-    accesses), so a table of zeros is not taken for a result."""
+    accesses), so a table of zeros (or an empty output: ``then`` says which) is not taken for a
+    result."""
     if count == 0:
-        print(f"bufsim: warning: {trace}: {EMPTY_TRACE}", file=sys.stderr)
+        say("warning", f"{trace}: {EMPTY_TRACE}; {then}")
 
 
 def warn_unreached_steps(trace: str, cache_steps: str | None, unreached: int | None) -> None:
@@ -56,7 +57,7 @@ def warn_unreached_steps(trace: str, cache_steps: str | None, unreached: int | N
     if isinstance(unreached, numbers.Integral) and unreached > 0:
         from bufsim.api import unreached_steps_text
 
-        print(f"bufsim: warning: {unreached_steps_text(trace, cache_steps or '', unreached)}", file=sys.stderr)
+        say("warning", unreached_steps_text(trace, cache_steps or "", unreached))
 
 
 def warn_skipped(trace: str, skipped: str) -> None:
@@ -65,7 +66,7 @@ def warn_skipped(trace: str, skipped: str) -> None:
     if skipped:
         from bufsim.formats import skipped_text
 
-        print(f"bufsim: warning: {skipped_text(trace, skipped)}", file=sys.stderr)
+        say("warning", skipped_text(trace, skipped))
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import os
 import sys
 
 from bufsim import _core
-from bufsim.errors import check_not_input
+from bufsim.errors import check_not_input, say
 from bufsim.cli.options import add_first_level_options, add_options, first_level_of, options_of
 from bufsim.tables import format_table, human_bytes
 
@@ -49,7 +49,7 @@ def cmd_filter_trace(args: argparse.Namespace) -> int:
 def cmd_convert(args: argparse.Namespace) -> int:
     import warnings
 
-    from bufsim.cli.simulation import warn_skipped
+    from bufsim.cli.simulation import warn_if_empty, warn_skipped
     from bufsim.formats import convert, drops_note
 
     with warnings.catch_warnings():
@@ -65,8 +65,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
             reads_only=args.reads_only,
         )
     warn_skipped(args.trace, c.skipped)
+    warn_if_empty(args.trace, c.requests, then=f"{args.out} holds none")
     if c.drops_left_out or c.hints_left_out:
-        print(f"bufsim: warning: {drops_note(args.trace, c.drops_left_out, c.hints_left_out)}", file=sys.stderr)
+        say("warning", drops_note(args.trace, c.drops_left_out, c.hints_left_out))
     if args.json:
         print(json.dumps(c.to_dict()))
     else:

@@ -5,7 +5,7 @@
 
 use bufsim_device::params::parse_time_ns;
 
-use crate::spec::SpecError;
+use crate::spec::{Spec, SpecError};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fault {
@@ -18,33 +18,29 @@ pub struct Fault {
 }
 
 impl Fault {
-    /// `device=6,at=500s,slowdown=2` (also in parentheses: `fault(device=6,...)`).
+    /// `device=6,at=500s,slowdown=2` (also in parentheses: `fault(device=6,...)`), read as
+    /// every spec is read ([`Spec::parse`]: a key given twice, an empty parameter or one with
+    /// no value is refused as it is everywhere else) and then typed here.
     pub fn parse(text: &str) -> Result<Fault, SpecError> {
         let t = text.trim();
-        let inner = t.strip_prefix("fault(").and_then(|r| r.strip_suffix(')')).unwrap_or(t);
-        let bad = |why: String| SpecError(format!("fault `{t}`: {why}; write it as device=6,at=500s,slowdown=2"));
+        let how = "write it as device=6,at=500s,slowdown=2";
+        let spec = if t.to_ascii_lowercase().starts_with("fault(") { t.to_string() } else { format!("fault({t})") };
+        let spec = Spec::parse(&spec).map_err(|e| SpecError(format!("{e}; {how}")))?;
+        if spec.name != "fault" {
+            return Err(SpecError(format!("fault `{t}`: {how}")));
+        }
+        let bad = |why: String| SpecError(format!("fault `{t}`: {why}; {how}"));
         let (mut device, mut at, mut slowdown) = (None, None, None);
-        for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("`{part}` is not key=value")))?;
-            let given = match k.trim() {
-                "device" => device.is_some(),
-                "at" => at.is_some(),
-                "slowdown" => slowdown.is_some(),
-                _ => false,
-            };
-            if given {
-                // As in every other spec: a repeated key is a typo, not a choice of the last.
-                return Err(bad(format!("`{}` given twice", k.trim())));
-            }
-            match k.trim() {
+        for (k, v) in &spec.args {
+            match k.as_str() {
                 "device" => {
-                    device = Some(v.trim().parse::<u16>().map_err(|_| bad(format!("device `{v}` is not a device id")))?)
+                    device = Some(v.parse::<u16>().map_err(|_| bad(format!("device `{v}` is not a device id")))?)
                 }
                 "at" => {
                     at = Some(parse_time_ns(v).map_err(|want| bad(format!("at=`{v}` must be {want}")))?.round() as u64)
                 }
                 "slowdown" => {
-                    let x: f64 = v.trim().parse().map_err(|_| bad(format!("slowdown `{v}` is not a number")))?;
+                    let x: f64 = v.parse().map_err(|_| bad(format!("slowdown `{v}` is not a number")))?;
                     if !(x.is_finite() && x > 0.0) {
                         return Err(bad(format!("slowdown `{v}` must be above 0")));
                     }
@@ -108,7 +104,9 @@ mod tests {
             ("device=1,at=1,slowdown=2", "at="),
             ("device=1,at=1s,slowdown=0", "above 0"),
             ("device=1,when=1s", "unknown key"),
-            ("device=0,at=0s,slowdown=50,at=1000s", "`at` given twice"),
+            ("device=0,at=0s,slowdown=50,at=1000s", "parameter `at` is given twice"),
+            ("device=0,,at=0s,slowdown=2", "empty parameter"),
+            ("device=0,at,slowdown=2", "needs a value"),
         ] {
             let e = Fault::parse(bad).unwrap_err().to_string();
             assert!(e.contains(word), "{bad}: {e}");

@@ -88,7 +88,7 @@ impl Synthetic {
     /// renamed onto `path` once complete ([`crate::write_atomically`]), so an interrupted or
     /// failed write leaves nothing behind. Returns the bytes written.
     pub fn write_file(&self, path: &str, meter: &Meter) -> Result<u64, TraceError> {
-        let ((), bytes) = crate::write_atomically(path, |file| {
+        let ((), bytes) = crate::write_atomically(path, meter, |file| {
             let mut out = BufWriter::new(file);
             self.write_csv(&mut out, meter).map_err(|e| TraceError::io(path, &e))?;
             let file = out.into_inner().map_err(|e| TraceError::io(path, e.error()))?;

@@ -167,7 +167,9 @@ fn bytes(args: &Args, name: &str) -> Result<u64, SpecError> {
     match Size::parse(args.text(name)) {
         Ok(Size::Bytes(b)) if b > 0 => Ok(b),
         Ok(Size::Blocks(n)) if n > 0 => n.checked_mul(BLOCK).ok_or_else(|| args.bad(name, "a size below 2^64 bytes")),
-        _ => Err(args.bad(name, "a size above zero such as 256KB")),
+        Ok(_) => Err(args.bad(name, "a size above zero such as 256KB")),
+        // What is wrong with the text itself (no unit, no number) is the size parser's to say.
+        Err(e) => Err(args.bad(name, &format!("a size such as 256KB ({e})"))),
     }
 }
 
