@@ -155,6 +155,7 @@ def suite_cases(only: list[str], add: int = 0) -> list[tuple[str, Callable[[], l
         "tpch": rw.tpch_script,
         "tpch-mysql": rw.tpch_mysql_script,
         "pgbench": rw.pgbench_script,
+        "unxz": rw.unxz_script,
         # The mixes as the recorder builds them (each part with its own inputs, made afresh).
         **{m: (lambda tag, m=m: rw.BUILDERS[m]()) for m in ("multi1", "multi2", "multi3")},
     }

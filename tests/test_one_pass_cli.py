@@ -93,6 +93,14 @@ def test_a_short_fifo_does_not_hang_and_a_pre_pass_on_a_pipe_is_refused(tmp_path
     one_line_error(p, "policy opt (its future) reads the trace twice", "standard input cannot be read again")
 
 
+@pytest.mark.parametrize("option", [["-p", "opt"], ["--prefetch", "linux"], ["--device", "ssd"]])
+def test_one_run_a_fifo_cannot_serve_is_refused_before_waiting_for_its_writer(tmp_path, cloudphysics, option):
+    fifo, _ = fifo_and_head(tmp_path, cloudphysics)
+    # No writer ever comes: the refusal does not wait for one.
+    p = run(["run", fifo, "-c", "10blocks", *option], timeout=30)
+    one_line_error(p, "reads the trace twice", "cannot be read again")
+
+
 @pytest.mark.parametrize("command", ["run", "convert"])
 def test_a_fifo_without_a_writer_says_it_waits_and_reads_the_writer_that_comes(tmp_path, cloudphysics, command):
     # Opening a FIFO for reading waits for a writer: bufsim once waited there for ever, silent.

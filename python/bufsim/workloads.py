@@ -29,6 +29,9 @@ SUITE = {
     "initialise scale 20, then 20,000 TPC-B-like transactions from 4 clients",
     "randread": "SQLite (1 MiB page cache, no mmap): build a 1.5M-row table and its index, then 100,000 "
     "point queries on random keys",
+    "unxz": "xz -dc decompresses a few large archives, reading each whole in 8 KiB chunks while the CPU works "
+    "(the papers' viewperf: large files read sequentially, CPU-bound): the Linux 6.1 source tarball and the eight "
+    "TPC-H tables (scale 0.3, compressed with xz -1 beforehand) once, then the six smaller tables twice more",
     "multi1": "cscope and a kernel build (tinyconfig, make -j2 vmlinux) at the same time",
     "multi2": "glimpse and tpch at the same time",
     "multi3": "cscope, glimpse, a kernel build (tinyconfig, make -j2 vmlinux) and randread at the same time, "

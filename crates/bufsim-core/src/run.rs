@@ -886,24 +886,15 @@ fn run_once(
     opts: &RunOptions,
     read: &ReadOptions,
 ) -> Result<Vec<RunResult>, SimError> {
+    // One run that needs a pre-pass is refused before the input is opened (a FIFO's open waits
+    // for its writer), when the reason does not depend on the trace's format.
+    let alone = opts.first_level.is_none() && configs.len() <= 1;
+    if let Some(what) = pre_pass_of(configs, opts, None).filter(|_| alone) {
+        return Err(bufsim_trace::not_rewindable(path, what).into());
+    }
     let reader = TraceReader::open_with(path, opts.format, read)?.limited(opts.max_requests);
-    let format = reader.format();
-    let kind = format.address_kind();
-    let need_future = configs.iter().any(|c| needs_future(&c.policy));
-    let need_sizes = configs.iter().any(prefetches);
-    let pre_pass = if need_future {
-        Some("policy opt (its future)")
-    } else if kind == AddressKind::File {
-        Some("a file trace (its files' sizes, for the layout)")
-    } else if need_sizes {
-        Some("read-ahead (its files' sizes)")
-    } else if opts.timing.is_some() {
-        Some("timed mode (its streams)")
-    } else if opts.array.is_some() {
-        Some("an array (its devices)")
-    } else {
-        None
-    };
+    let kind = reader.format().address_kind();
+    let pre_pass = pre_pass_of(configs, opts, Some(kind));
     if opts.first_level.is_some() || (configs.len() > 1 && pre_pass.is_some()) {
         let (requests, skipped) = drain(reader)?;
         return with_skipped(run_requests(&requests, kind, configs, opts), &skipped);
@@ -917,6 +908,24 @@ fn run_once(
         return run_streaming(&source, &prepared, configs, blocks, opts);
     }
     Ok(vec![run_one(&source, &prepared, &configs[0], blocks[0], opts)?])
+}
+
+/// What in these runs needs a pass over the trace before the simulation, if anything; a file
+/// trace's layout counts only once the trace's `kind` is known.
+fn pre_pass_of(configs: &[RunConfig], opts: &RunOptions, kind: Option<AddressKind>) -> Option<&'static str> {
+    if configs.iter().any(|c| needs_future(&c.policy)) {
+        Some("policy opt (its future)")
+    } else if kind == Some(AddressKind::File) {
+        Some("a file trace (its files' sizes, for the layout)")
+    } else if configs.iter().any(prefetches) {
+        Some("read-ahead (its files' sizes)")
+    } else if opts.timing.is_some() {
+        Some("timed mode (its streams)")
+    } else if opts.array.is_some() {
+        Some("an array (its devices)")
+    } else {
+        None
+    }
 }
 
 fn drain(mut reader: TraceReader) -> Result<(Vec<Request>, SkipReport), TraceError> {

@@ -36,14 +36,29 @@ pub(crate) fn detect_opened(o: &mut Opened, path: &str) -> Result<(Format, u64),
             ),
         ));
     }
+    // Windows tools save "Unicode" text as UTF-16, which opens with its byte-order mark: every
+    // other byte of it is NUL, or (a mark and little else) it would pass for a named object. A
+    // binary oracleGeneral trace may open with those two bytes too (a time of 65,279 s).
+    let utf16 = (o.head.starts_with(&[0xff, 0xfe]) || o.head.starts_with(&[0xfe, 0xff])).then(|| {
+        TraceError::unknown_format(
+            path,
+            "is UTF-16 text (it opens with a UTF-16 byte-order mark); save it as UTF-8, e.g. with `iconv -f UTF-16 -t UTF-8`",
+        )
+    });
     loop {
         if let Some(f) = detect_bytes(&o.head, o.len) {
+            if let Some(e) = utf16.filter(|_| f != Format::Oracle) {
+                return Err(e);
+            }
             return Ok((f, skipped));
         }
         // A head that is nothing but comments (a long command line or notes written by a
         // collector): pass over them and look at what follows.
         let dropped = (o.head.len() >= HEAD).then(|| leading_comments(&o.head)).flatten();
         let Some((bytes, lines, cut_comment)) = dropped else {
+            if let Some(e) = utf16 {
+                return Err(e);
+            }
             let names = Format::NAMES.join(", ");
             if let Some((line, sep, header)) = header_separator(&o.head) {
                 return Err(TraceError {
@@ -290,6 +305,25 @@ mod tests {
 
     fn records(recs: &[(u32, u64, u32, i64)]) -> Vec<u8> {
         recs.iter().flat_map(|&(t, o, s, n)| encode_oracle_record(t, o, s, n)).collect()
+    }
+
+    #[test]
+    fn utf16_text_is_named_but_an_oracle_trace_opening_with_its_mark_is_read() {
+        let dir = std::env::temp_dir().join(format!("bufsim-detect-utf16-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text: Vec<u8> =
+            [0xff, 0xfe].into_iter().chain("op,file,offset,size\n".bytes().flat_map(|b| [b, 0])).collect();
+        for (name, bytes) in [("t16.csv", text), ("mark.txt", vec![0xff, 0xfe, b'\n'])] {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let e = detect(&p.to_string_lossy()).unwrap_err().to_string();
+            assert!(e.contains("is UTF-16 text"), "{name}: {e}");
+        }
+        // 65,279 s is 0xfeff: its record opens with ff fe.
+        let p = dir.join("t.oracleGeneral");
+        std::fs::write(&p, records(&[(65279, 7, 1, 3), (65279, 8, 1, -1), (65280, 7, 1, -1)])).unwrap();
+        assert_eq!(detect(&p.to_string_lossy()).unwrap(), Format::Oracle);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
