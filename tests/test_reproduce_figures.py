@@ -114,9 +114,10 @@ def test_prefetch_figures_findings(prefetch):
     # viewperf (unxz): large files read whole in small chunks; read-ahead reads them in
     # asynchronous windows, so almost every request is one.
     xz = {r["prefetch"]: r for r in rows if r["app"] == "unxz" and r["policy"] == "LRU"}
-    assert xz["none"]["sync_size"] == 2.0 and xz["linux-accusim"]["async_requests"] > 0.9 * xz["linux-accusim"][
-        "disk_requests"
-    ], xz
+    assert (
+        xz["none"]["sync_size"] == 2.0
+        and xz["linux-accusim"]["async_requests"] > 0.9 * xz["linux-accusim"]["disk_requests"]
+    ), xz
 
 
 def test_dulo_figures_findings(dulo):
