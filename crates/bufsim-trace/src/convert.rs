@@ -334,6 +334,12 @@ mod tests {
         p.to_string_lossy().into_owned()
     }
 
+    fn mkfifo(path: &Path) {
+        let c = std::ffi::CString::new(text(path)).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
     fn write_hello(out: &str) -> Result<((), u64), TraceError> {
         write_atomically(out, &Meter::default(), |mut f| {
             f.write_all(b"hello\n").unwrap();
@@ -345,8 +351,7 @@ mod tests {
     fn a_fifo_gets_the_output_and_stays_a_fifo() {
         let d = dir("fifo");
         let fifo = d.join("out");
-        let c = std::ffi::CString::new(text(&fifo)).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || {
@@ -384,8 +389,7 @@ mod tests {
         use std::sync::Arc;
         let d = dir("fifo-wait");
         let fifo = d.join("out");
-        let c = std::ffi::CString::new(text(&fifo)).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         // No reader ever: the call ends once cancelled, writing nothing and leaving no file.
         let progress = Arc::new(Progress::default());
         let meter = Meter::new(Arc::clone(&progress));

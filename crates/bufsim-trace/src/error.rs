@@ -47,12 +47,16 @@ impl TraceError {
                 (TraceErrorKind::Io, "permission denied; check the file's permissions".to_string())
             }
             // What decompressors report for a corrupt or cut-off gzip or zstd stream.
-            std::io::ErrorKind::InvalidData | std::io::ErrorKind::InvalidInput | std::io::ErrorKind::UnexpectedEof => {
-                (TraceErrorKind::Malformed, format!("cannot decompress: {err}; the file is corrupt or cut short"))
-            }
             // zstd's own names for a corrupt frame ("Dictionary mismatch", "Corrupted block
-            // detected") come as other errors.
-            _ if is_corrupt_frame(err) => {
+            // detected") come as other kinds.
+            kind if is_corrupt_frame(err)
+                || matches!(
+                    kind,
+                    std::io::ErrorKind::InvalidData
+                        | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::UnexpectedEof
+                ) =>
+            {
                 (TraceErrorKind::Malformed, format!("cannot decompress: {err}; the file is corrupt or cut short"))
             }
             _ => (TraceErrorKind::Io, format!("cannot read: {err}")),
