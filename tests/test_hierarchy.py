@@ -136,3 +136,40 @@ def test_bad_first_levels_give_one_line_errors(tmp_path, args, fragment):
     p = bufsim_cli("run", t, *args)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert fragment in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+
+@pytest.mark.parametrize(
+    "table,fragment",
+    [
+        # A string is truthy: taken as a flag, "false" would have turned write-back on.
+        ({"write_back": "false"}, "first_level.write_back must be true or false"),
+        ({"cache": True}, "first_level.cache must be a size"),
+        ({"policy": 3}, "first_level.policy must be a policy spec"),
+        ({"clients": {"2": "lru"}}, 'first_level.clients.2 must be ["SPEC", "SIZE"]'),
+        ({"clients": {"x": ["lru", "1blocks"]}}, "client ids are integers"),
+        ({"clients": [1]}, "first_level.clients must be a table"),
+    ],
+)
+def test_a_first_level_table_of_the_wrong_types_names_the_key(table, fragment):
+    with pytest.raises(bufsim.SpecError) as e:
+        bufsim.FirstLevel.from_mapping({"policy": "lru", "cache": "2blocks", **table})
+    assert fragment in str(e.value)
+
+
+def test_a_first_level_write_back_given_as_a_string_in_toml_is_refused(tmp_path):
+    cfg = tmp_path / "exp.toml"
+    t = write_csv(tmp_path / "t.csv", [("R", "f", 0, 4096)])
+    cfg.write_text(
+        f'traces = ["{t}"]\npolicies = ["lru"]\ncaches = ["4blocks"]\n'
+        '[first_level]\npolicy = "lru"\ncache = "2blocks"\nwrite_back = "false"\n'
+    )
+    p = bufsim_cli("sweep", "--config", cfg, "--out", tmp_path / "r.duckdb")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "must be true or false" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_a_first_level_write_back_given_as_true_in_toml_is_honoured():
+    on = bufsim.FirstLevel.from_mapping({"policy": "lru", "cache": "2blocks", "write_back": True})
+    off = bufsim.FirstLevel.from_mapping({"policy": "lru", "cache": "2blocks", "write_back": False})
+    assert on.to_mapping()["write_back"] is True and off.to_mapping()["write_back"] is False

@@ -5,17 +5,19 @@ shared second-level cache sees (the Table 3 breakdown, with ``first_level=``, is
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 import numbers
 import os
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import shown
 from bufsim.frozen import Frozen
 from bufsim.options import Options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Mapping
+    from typing import Any
 
     import pandas
 
@@ -45,14 +47,23 @@ class FirstLevel(Frozen):
         clients: Mapping[int, tuple[str, SizeLike]] | None = None,
     ):
         clients = {} if clients is None else clients
-        if client not in CLIENT_COLUMNS:
+        if not isinstance(policy, str):
+            raise SpecError(f"first-level policy must be a spec such as 'lru', not {shown(policy)}")
+        if isinstance(cache, bool) or not isinstance(cache, (str, numbers.Integral)):
+            raise SpecError(
+                f"first-level cache must be a number of blocks or a size such as '16MiB', not {shown(cache)}"
+            )
+        # A string is truthy: "false" taken as a flag would turn write-back on.
+        if not _is_bool(write_back):
+            raise SpecError(f"first-level write_back must be true or false, not {shown(write_back)}")
+        if not isinstance(client, str) or client not in CLIENT_COLUMNS:
             raise SpecError(f"unknown client column `{client}`; use one of {', '.join(CLIENT_COLUMNS)}")
         for k, v in clients.items():
             if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
                 raise SpecError(f"client ids are non-negative integers, not {k!r}")
             if not (isinstance(v, (tuple, list)) and len(v) == 2):
                 raise SpecError(f"client {k}: give (policy, size), not {v!r}")
-        self._fill((policy, cache, client, write_back, clients))
+        self._fill((policy, cache, client, bool(write_back), clients))
 
     def to_mapping(self) -> dict[str, Any]:
         """The first level as the core's ``first_level`` option reads it (a TOML table's shape)."""
@@ -76,24 +87,47 @@ class FirstLevel(Frozen):
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str = "first_level") -> "FirstLevel":
         """From a TOML table: ``policy``, ``cache``, ``client``, ``write_back``, and ``clients``
-        (a table of ``"ID" = ["SPEC", "SIZE"]``)."""
+        (a table of ``"ID" = ["SPEC", "SIZE"]``). Each value must have its TOML type (``write_back
+        = true``, not ``"true"``); a SpecError names the key otherwise."""
+        if not isinstance(data, Mapping):
+            raise SpecError(f"{where} must be a table of {', '.join(cls.DEFAULTS)}, not {shown(data)}")
         known = {"policy", "cache", "client", "write_back", "clients"}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(str(k) for k in set(data) - known)
         if unknown:
             raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        d = {**cls.DEFAULTS, **data}
+        types = {
+            "policy": (isinstance(d["policy"], str), "a policy spec such as \"lru\""),
+            "cache": (
+                isinstance(d["cache"], (str, int)) and not isinstance(d["cache"], bool),
+                "a size such as \"16MiB\" or a number of blocks",
+            ),
+            "client": (isinstance(d["client"], str), f"one of {', '.join(CLIENT_COLUMNS)}"),
+            "write_back": (_is_bool(d["write_back"]), "true or false"),
+            "clients": (d["clients"] is None or isinstance(d["clients"], Mapping), 'a table of "ID" = ["SPEC", "SIZE"]'),
+        }
+        for key, (ok, want) in types.items():
+            if not ok:
+                raise SpecError(f"{where}.{key} must be {want}, not {shown(d[key])}")
         clients = {}
-        for k, v in dict(data.get("clients", {})).items():
-            if not str(k).isdigit():
+        for k, v in (d["clients"] or {}).items():
+            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.isdigit())):
                 raise SpecError(f"{where}.clients: client ids are integers, not {k!r}")
+            if not (
+                isinstance(v, (list, tuple))
+                and len(v) == 2
+                and isinstance(v[0], str)
+                and isinstance(v[1], (str, int))
+                and not isinstance(v[1], bool)
+            ):
+                raise SpecError(f'{where}.clients.{k} must be ["SPEC", "SIZE"], such as ["lru", "16MiB"], not {shown(v)}')
             clients[int(k)] = tuple(v)
-        d = cls.DEFAULTS
-        return cls(
-            policy=data.get("policy", d["policy"]),
-            cache=data.get("cache", d["cache"]),
-            client=data.get("client", d["client"]),
-            write_back=bool(data.get("write_back", d["write_back"])),
-            clients=clients,
-        )
+        return cls(policy=d["policy"], cache=d["cache"], client=d["client"], write_back=d["write_back"], clients=clients)
+
+
+def _is_bool(value: Any) -> bool:
+    """Whether ``value`` is true or false itself (Python's or numpy's), not merely truthy."""
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"))
 
 
 def filter_trace(trace: PathLike, out: PathLike, first_level: FirstLevel, **options: Any) -> "pandas.DataFrame":
