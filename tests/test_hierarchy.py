@@ -138,7 +138,6 @@ def test_bad_first_levels_give_one_line_errors(tmp_path, args, fragment):
     assert fragment in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
-
 @pytest.mark.parametrize(
     "table,fragment",
     [

@@ -97,14 +97,17 @@ class FirstLevel(Frozen):
             raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         d = {**cls.DEFAULTS, **data}
         types = {
-            "policy": (isinstance(d["policy"], str), "a policy spec such as \"lru\""),
+            "policy": (isinstance(d["policy"], str), 'a policy spec such as "lru"'),
             "cache": (
                 isinstance(d["cache"], (str, int)) and not isinstance(d["cache"], bool),
-                "a size such as \"16MiB\" or a number of blocks",
+                'a size such as "16MiB" or a number of blocks',
             ),
             "client": (isinstance(d["client"], str), f"one of {', '.join(CLIENT_COLUMNS)}"),
             "write_back": (_is_bool(d["write_back"]), "true or false"),
-            "clients": (d["clients"] is None or isinstance(d["clients"], Mapping), 'a table of "ID" = ["SPEC", "SIZE"]'),
+            "clients": (
+                d["clients"] is None or isinstance(d["clients"], Mapping),
+                'a table of "ID" = ["SPEC", "SIZE"]',
+            ),
         }
         for key, (ok, want) in types.items():
             if not ok:
@@ -120,9 +123,13 @@ class FirstLevel(Frozen):
                 and isinstance(v[1], (str, int))
                 and not isinstance(v[1], bool)
             ):
-                raise SpecError(f'{where}.clients.{k} must be ["SPEC", "SIZE"], such as ["lru", "16MiB"], not {shown(v)}')
+                raise SpecError(
+                    f'{where}.clients.{k} must be ["SPEC", "SIZE"], such as ["lru", "16MiB"], not {shown(v)}'
+                )
             clients[int(k)] = tuple(v)
-        return cls(policy=d["policy"], cache=d["cache"], client=d["client"], write_back=d["write_back"], clients=clients)
+        return cls(
+            policy=d["policy"], cache=d["cache"], client=d["client"], write_back=d["write_back"], clients=clients
+        )
 
 
 def _is_bool(value: Any) -> bool:
