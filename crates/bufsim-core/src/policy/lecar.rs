@@ -542,7 +542,7 @@ impl PolicyDef for Lecar {
             ParamInfo { name: "lru-weight", default: "0.5", doc: "initial weight (probability) of the LRU expert, 0..1", range: Range::Number(0.0, 1.0) },
             ParamInfo { name: "learning-rate", default: "0.45", doc: "λ of the weight update", range: Range::Number(0.0, 1e6) },
             ParamInfo { name: "learn", default: "true", doc: "whether regrets move the weights (false: a fixed mix, libCacheSim's update-weight=0)", range: Range::Flag },
-            ParamInfo { name: "history", default: "50%", doc: "entries in each expert's history (the paper: N/2)", range: Range::Share(0.0, 100.0) },
+            ParamInfo { name: "history", default: "50%", doc: "entries in each expert's history, rounded down (the paper: N/2)", range: Range::Share(0.0, 100.0) },
             ParamInfo { name: "variant", default: "paper", doc: "paper (authors' rules) | libcachesim (LeCaR.c's rules and random stream)", range: Range::Choice(&["paper", "libcachesim"]) },
             ParamInfo { name: "seed", default: "run", doc: "seed of the expert draws; `run` uses --seed (variant=libcachesim: `run` = a fresh libCacheSim's state)", range: Range::Seed },
         ],
@@ -553,7 +553,9 @@ impl PolicyDef for Lecar {
         let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
         let lru_weight = args.f64("lru-weight")?;
         let learning_rate = args.f64("learning-rate")?;
-        let hist_cap = args.blocks("history", env)? as usize;
+        // N/2 rounded down, as the authors' code (`cache_size // 2`) and LeCaR.c
+        // (`ghost bytes > cache_size / 2`) both size it: at an odd N they keep (N-1)/2 keys.
+        let hist_cap = super::shares::blocks_floor(args, "lecar", "history", env)?;
         let coin = if libcachesim {
             let state = if args.text("seed") == "run" { LIBCACHESIM_INITIAL_STATE } else { args.u64("seed")? as u128 };
             Coin::libcachesim(state)
@@ -574,6 +576,22 @@ mod tests {
     /// A coin that always picks LRU (w = 1) or always LFU (w = 0), for hand-computed steps.
     fn lecar(cap: usize, libcachesim: bool, w: f64, lr: f64) -> Lecar {
         Lecar::new(cap, libcachesim, w, lr, cap / 2, Coin::own(1))
+    }
+
+    #[test]
+    fn an_odd_cache_keeps_histories_of_half_its_size_rounded_down() {
+        // lecar.py's `history_size = cache_size // 2` and LeCaR.c's `while (ghost bytes >
+        // cache_size / 2)`: a 1025-block cache keeps 512 keys per history, not 513 (which cost
+        // 6 misses against libCacheSim on CloudPhysics, docs/policies/lecar.md).
+        let info = crate::policy::registry::lookup("lecar").unwrap();
+        for (cap, variant, history, kept) in
+            [(1025, "paper", "50%", 512), (1025, "libcachesim", "50%", 512), (5, "paper", "50%", 2), (1, "paper", "50%", 0)]
+        {
+            let given = vec![("variant".to_string(), variant.to_string()), ("history".to_string(), history.to_string())];
+            let args = Args::new(crate::policy::registry::Kind::Policy, info, &given).unwrap();
+            let p = Lecar::build(&args, &BuildEnv { capacity: cap, block_size: 4096, seed: 1 }).unwrap();
+            assert_eq!(p.hist_cap, kept, "{cap} blocks, {variant}");
+        }
     }
 
     #[test]
