@@ -68,3 +68,26 @@ def test_a_sketch_the_machine_cannot_hold_is_an_error_not_an_abort(tmp_path, spe
         assert "0.5000" in p.stdout
     else:
         check_error(p, "policy `w-tinylfu`", "give a smaller cache")
+
+
+def _calls_with_block_size_zero(trace, out):
+    from bufsim import _core
+
+    return {
+        "size_to_blocks": lambda: _core.size_to_blocks("1MiB", 0),
+        "detect": lambda: _core.detect(trace, "amp", block_size=0),
+        "analyze": lambda: _core.analyze(trace, block_size=0, seed=1),
+        "mrc": lambda: _core.mrc(trace, sizes=["64KiB"], block_size=0, seed=1),
+        "mrc_miniature": lambda: _core.mrc_miniature(trace, "lru", rate=0.5, sizes=["64KiB"], block_size=0, seed=1),
+        "convert to oracle": lambda: _core.convert(trace, out, to="oracle", block_size=0),
+    }
+
+
+@pytest.mark.parametrize("name", ["size_to_blocks", "detect", "analyze", "mrc", "mrc_miniature", "convert to oracle"])
+def test_a_block_size_of_zero_is_refused_by_every_core_function(tmp_path, name):
+    # Each of these divides by the block size: a 0 must be the engine's refusal, never a
+    # division panic surfacing as pyo3's PanicException.
+    trace = write_csv(tmp_path / "t.csv", [("R", "a", 0, 8192), ("R", "a", 8192, 4096)])
+    call = _calls_with_block_size_zero(str(trace), str(tmp_path / "o.oracle"))[name]
+    with pytest.raises(SpecError, match="block size"):
+        call()

@@ -566,10 +566,18 @@ fn registry<'py>(py: Python<'py>, kind: &str) -> PyResult<Vec<Bound<'py, PyDict>
         .collect()
 }
 
+/// `block_size` if the engine takes it, else the engine's own refusal: every function here that
+/// divides by a block size checks it first, so a 0 is a SpecError and not a division panic.
+fn checked_block_size(block_size: u64) -> PyResult<u64> {
+    bufsim_core::run::check_block_size(block_size).map_err(|e| SpecError::new_err(e.to_string()))?;
+    Ok(block_size)
+}
+
 /// Parses a size (`64MiB`, `2000blocks`) into whole blocks of `block_size` bytes.
 #[pyfunction]
 #[pyo3(signature = (text, block_size=4096))]
 fn size_to_blocks(text: &str, block_size: u64) -> PyResult<u64> {
+    let block_size = checked_block_size(block_size)?;
     Size::parse(text).map(|s| s.to_blocks(block_size)).map_err(|e| SpecError::new_err(e.to_string()))
 }
 
@@ -707,7 +715,7 @@ fn detect<'py>(
     reads_only: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let fmt = parse_format(format)?;
-    let cfg = EngineConfig { block_size, reads_only, ..EngineConfig::default() };
+    let cfg = engine_config(checked_block_size(block_size)?, reads_only);
     let (p, spec) = (path.to_string(), detector.to_string());
     let counters = counters(None);
     let read = ReadOptions { skip_bad: false, meter: Meter::new(Arc::clone(&counters)) };
@@ -760,9 +768,10 @@ fn analyze(
     seed: u64,
     progress: Option<&Bound<'_, Progress>>,
 ) -> PyResult<String> {
+    let block_size = checked_block_size(block_size)?;
     let breakdown = match (breakdown_policies, breakdown_cache) {
         (Some(p), Some(c)) => {
-            let blocks = bufsim_core::spec::parse_cache_blocks(&c, block_size.max(1))
+            let blocks = bufsim_core::spec::parse_cache_blocks(&c, block_size)
                 .map_err(|e| SpecError::new_err(e.to_string()))?;
             Some((p, blocks))
         }
@@ -806,13 +815,14 @@ fn mrc(
     progress: Option<&Bound<'_, Progress>>,
 ) -> PyResult<String> {
     use bufsim_analysis::{ShardsMode, Sizes};
+    let block_size = checked_block_size(block_size)?;
     let sizes = match (sizes, all_sizes) {
         (Some(_), true) => return Err(SpecError::new_err("give cache sizes or ask for all sizes, not both")),
         (None, true) => Sizes::All,
         (None, false) => Sizes::Grid,
         (Some(list), false) => Sizes::List(
             list.iter()
-                .map(|s| bufsim_core::spec::parse_cache_blocks(s, block_size.max(1)))
+                .map(|s| bufsim_core::spec::parse_cache_blocks(s, block_size))
                 .collect::<Result<_, _>>()
                 .map_err(|e| SpecError::new_err(e.to_string()))?,
         ),
@@ -858,6 +868,7 @@ fn mrc_miniature(
     reads_only: bool,
     jobs: usize,
 ) -> PyResult<String> {
+    let block_size = checked_block_size(block_size)?;
     let how = scale
         .map(bufsim_analysis::MiniatureScale::parse)
         .transpose()
@@ -866,12 +877,11 @@ fn mrc_miniature(
     let sizes: Option<Vec<u64>> = sizes
         .map(|list| {
             list.iter()
-                .map(|s| bufsim_core::spec::parse_cache_blocks(s, block_size.max(1)))
+                .map(|s| bufsim_core::spec::parse_cache_blocks(s, block_size))
                 .collect::<Result<Vec<u64>, _>>()
                 .map_err(|e| SpecError::new_err(e.to_string()))
         })
         .transpose()?;
-    bufsim_core::run::check_block_size(block_size).map_err(|e| SpecError::new_err(e.to_string()))?;
     let counters = counters(None);
     let opts = RunOptions {
         engine: engine_config(block_size, reads_only),
@@ -923,7 +933,7 @@ fn convert<'py>(
                 "skipping malformed records is for conversions to .bst; convert to .bst with it first, then from that .bst",
             ));
         }
-        let engine = engine_config(block_size, reads_only);
+        let engine = engine_config(checked_block_size(block_size)?, reads_only);
         let counters = counters(progress);
         let m = Meter::new(Arc::clone(&counters));
         let s = interruptible(py, &counters, || bufsim_analysis::export_lcs(&p, fmt, &o, lcs, &engine, &m))?
