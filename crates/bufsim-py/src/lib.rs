@@ -771,8 +771,8 @@ fn analyze(
     let block_size = checked_block_size(block_size)?;
     let breakdown = match (breakdown_policies, breakdown_cache) {
         (Some(p), Some(c)) => {
-            let blocks = bufsim_core::spec::parse_cache_blocks(&c, block_size)
-                .map_err(|e| SpecError::new_err(e.to_string()))?;
+            let blocks =
+                bufsim_core::spec::parse_cache_blocks(&c, block_size).map_err(|e| SpecError::new_err(e.to_string()))?;
             Some((p, blocks))
         }
         (None, None) => None,
