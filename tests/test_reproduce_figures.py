@@ -28,6 +28,7 @@ PREFETCH_AGREE = {
     "cscope: fewer disk requests do not give proportionally less execution time (LRU, LRFU, ARC)",
     "glimpse: read-ahead raises hit ratios less than in cscope",
     "glimpse, key size: disk requests fall less than the misses the hit ratio gain removes",
+    "glimpse: the change in disk requests tells the change in execution time better than the hit ratio does",
     "gcc, key size: the few asynchronous requests read more blocks each than the synchronous ones",
     "gcc, key size: hit ratio, disk requests and execution time almost identical with and without read-ahead",
     "gcc, key size: the time per disk request rises by at most 1.1x",
