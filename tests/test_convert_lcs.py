@@ -4,6 +4,7 @@ reads both formats back to the same results as the original trace."""
 
 from __future__ import annotations
 
+import struct
 import subprocess
 import sys
 
@@ -61,8 +62,6 @@ def test_writes_reads_and_ops_and_the_next_access_numbers(tmp_path):
     t.write_text("op,file,offset,size,time_us\nR,f,0,8192,0\nW,f,4096,4096,2500000\nR,f,0,4096,3000000\n")
     out = tmp_path / "t.oracleGeneral"
     assert bufsim.convert(t, out).requests == 4  # one record per block
-    import struct
-
     recs = [struct.unpack_from("<IQIq", out.read_bytes(), 24 * i) for i in range(4)]
     # Blocks 0, 1, 1, 0 at 0, 0, 2, 3 s; block 0 comes back as record 4, block 1 as record 3.
     assert recs == [(0, 0, BLOCK, 4), (0, 1, BLOCK, 3), (2, 1, BLOCK, -1), (3, 0, BLOCK, -1)]
@@ -123,3 +122,21 @@ def test_unknown_output_format_and_skip_bad_are_one_line_errors(cloudphysics, tm
     assert p.returncode == 2 and "invalid choice" in p.stderr
     p = bufsim_cli("convert", cloudphysics, "-o", tmp_path / "x.oracleGeneral", "--skip-bad")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_a_larger_block_size_writes_that_size_and_libcachesim_agrees(cloudphysics, tmp_path):
+    # One record per 8 KiB block access, each of obj_size 8192: libCacheSim's LRU over a cache
+    # of N * 8192 bytes is bufsim's LRU over N blocks of 8 KiB.
+    out = tmp_path / "cp8.oracleGeneral"
+    p = bufsim_cli("convert", cloudphysics, "-o", out, "--to", "oracle", "--block-size", "8192")
+    assert p.returncode == 0, p.stderr
+    data = out.read_bytes()
+    n = len(data) // 24
+    assert {struct.unpack_from("<IQIq", data, 24 * i)[2] for i in range(n)} == {8192}
+    for blocks in (1024, 16384):
+        ours = bufsim.simulate(cloudphysics, "lru", blocks, block_size=8192)
+        assert ours.accesses == n
+        reader = lcs.TraceReader(str(out), lcs.TraceType.ORACLE_GENERAL_TRACE)
+        cache = lcs.LRU(cache_size=blocks * 8192, hashpower=max(16, min(24, (n - 1).bit_length())))
+        ratio, _ = cache.process_trace(reader)
+        assert round(ratio * n) == ours.misses
