@@ -48,3 +48,23 @@ def test_cpp_lirs_no_worse_than_lru(tmp_path_factory):
     r = ratios("cpp", tmp_path_factory)
     for lru, lirs in zip(r["lru"], r["lirs"]):
         assert lirs >= lru
+
+
+def test_one_frame_is_q_and_misses_as_lru(tmp_path):
+    # docs/policies/lirs.md: one frame leaves no LIR frame; every block is HIR in Q, so only an
+    # immediate repeat hits. A given hir or hir-min is not checked against one frame; at two
+    # frames the default hir-min=2 is clamped to one, but hir-min=2 given is refused.
+    import random
+
+    rng = random.Random(3)
+    for i in range(30):
+        blocks = [rng.randrange(6) for _ in range(50)]
+        t = block_trace(tmp_path / f"t{i}.csv", blocks)
+        lru = bufsim.simulate(t, policy="lru", cache=1).misses
+        for spec in ("lirs", "lirs(variant=libcachesim)", "lirs-accusim", "lirs(hir-min=2)"):
+            assert bufsim.simulate(t, policy=spec, cache=1, check=True).misses == lru, spec
+    t = block_trace(tmp_path / "s.csv", [1, 2, 2, 1, 3, 1])
+    assert bufsim.simulate(t, policy="lirs", cache=1).misses == 5
+    assert bufsim.simulate(t, policy="lirs", cache=2).misses == 4
+    with pytest.raises(bufsim.SpecError, match="must be less than the cache"):
+        bufsim.simulate(t, policy="lirs(hir-min=2)", cache=2)

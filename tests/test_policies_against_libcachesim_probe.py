@@ -176,6 +176,8 @@ def test_slru_libcachesim_evicts_on_a_hit_when_the_size_is_not_a_multiple_of_4(t
         ("clock2q+", "Clock2QPlus", 10),
         ("s3-fifo", "S3FIFOv0", 10),  # S of 1 block (below 10 blocks libCacheSim aborts)
         ("s3-fifo(variant=libcachesim)", "S3FIFO", 19),
+        ("lirs(hir-min=1,stack=2x,variant=libcachesim)", "LIRS", 1),  # LIR part: 1 - 1 HIR = 0 blocks
+        ("lirs", "LIRS", 1),
     ],
 )
 def test_libcachesim_caches_nothing_at_tiny_sizes(tmp_path, policy, cls, size):
