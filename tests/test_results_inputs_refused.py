@@ -259,6 +259,39 @@ def test_bad_numbers_in_a_csv_are_refused_with_file_row_and_column(tmp_path, row
     assert sorted(f.name for f in tmp_path.iterdir()) == ["runs.csv"]
 
 
+_RUN = {"trace": "t", "policy": "lru", "prefetch": "off", "cache_blocks": 64, "hits": 1, "misses": 1}
+
+
+@pytest.mark.parametrize(
+    "kind,row,says",
+    [
+        ("hit-ratio", {"config": "{bad"}, ":1: config must be a JSON object, not '{bad'"),
+        ("hit-ratio", {"config": [1]}, ":1: config must be a JSON object"),
+        ("hit-ratio", {"policy": [1]}, ":1: policy must be text, not [1]"),
+        ("seq-cdf", {"request_sizes": "notjson"}, ":1: request_sizes must be a JSON object of whole numbers"),
+        ("seq-cdf", {"request_sizes": [1, 2]}, ":1: request_sizes must be a JSON object of whole numbers"),
+        ("seq-cdf", {"request_sizes": {"a": "b"}}, ":1: request_sizes must be a JSON object of whole numbers"),
+        ("partitions", {"partition_timeline": {}}, ":1: partition_timeline must be a JSON object"),
+        ("partitions", {"partition_timeline": {"samples": 5}}, ":1: partition_timeline must be a JSON object"),
+        ("partitions", {"partition_timeline": "xx"}, ":1: partition_timeline must be a JSON object"),
+    ],
+)
+def test_wrong_json_cells_of_a_runs_file_are_refused_with_file_and_row(tmp_path, kind, row, says):
+    src = tmp_path / "runs.jsonl"
+    src.write_text(json.dumps({**_RUN, **row}) + "\n")
+    one_line(cli("plot", kind, src, "-o", tmp_path / "p.png"), f"{src}{says}")
+    one_line(cli("report", src, "-o", tmp_path / "r.html"), f"{src}{says}")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["runs.jsonl"]
+
+
+@pytest.mark.parametrize("text", ["[1, 2, 3]\n", '{"a": 1}\n', "[[1, 2], [3, 4]]\n", "5\n", "null\n"])
+def test_json_that_is_not_runs_is_refused(tmp_path, text):
+    src = tmp_path / "runs.json"
+    src.write_text(text)
+    one_line(cli("plot", "hit-ratio", src, "-o", tmp_path / "p.png"), str(src))
+    one_line(cli("report", src, "-o", tmp_path / "r.html"), str(src))
+
+
 def test_an_exported_database_still_plots_and_reports(db, tmp_path):
     out = tmp_path / "runs.csv"
     assert cli("results", "export", db, "-o", out).returncode == 0

@@ -12,6 +12,7 @@ files. docs/plots.md describes every shape.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import warnings
@@ -351,7 +352,71 @@ def check_numbers(df: "pandas.DataFrame", where: Callable[[int], str]) -> "panda
             )
         if col.dtype == object:
             df = df.assign(**{name: num})
+    check_shapes(df, where)
     return df
+
+
+def _histogram(h: Any) -> bool:
+    """Whether ``h`` is a histogram as the core writes it: whole number -> whole number."""
+    if not isinstance(h, dict):
+        return False
+    for k, n in h.items():
+        if not (str(k).strip().isdigit() and isinstance(n, int) and not isinstance(n, bool) and n >= 0):
+            return False
+    return True
+
+
+def _timeline(t: Any) -> bool:
+    """Whether ``t`` is a partition timeline: ``{"unit": ..., "samples": [[time, partition,
+    size_blocks], ...]}`` with finite times and sizes of zero or more."""
+    if not isinstance(t, dict) or not isinstance(t.get("samples"), list):
+        return False
+    return all(
+        isinstance(s, list) and len(s) == 3 and _numbers([s[0], s[2]]) and math.isfinite(s[0]) and s[2] >= 0
+        for s in t["samples"]
+    )
+
+
+# What a JSON column of the runs table must hold, and how to say it.
+_JSON_SHAPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "config": (lambda c: isinstance(c, dict), "a JSON object"),
+    "partition_timeline": (_timeline, 'a JSON object {"unit": ..., "samples": [[time, partition, size_blocks], ...]}'),
+}
+_HISTOGRAM = (_histogram, "a JSON object of whole numbers (size -> count)")
+
+
+def check_shapes(df: "pandas.DataFrame", where: Callable[[int], str]) -> None:
+    """Refuses, naming the row, a text column holding a list or object (``policy: [1]``) and
+    a JSON column whose cell is not what bufsim writes there (:data:`_JSON_SHAPES`)."""
+    from bufsim.results import RESULT_FIELDS
+
+    text = [f["name"] for f in RESULT_FIELDS if f["kind"] == "str"] + ["trace", "key", "bufsim_version"]
+    for name in text:
+        if name not in df.columns or df[name].dtype != object:
+            continue
+        for i, v in enumerate(df[name]):
+            if isinstance(v, (list, dict)):
+                raise SpecError(
+                    f"{where(i)}: {name} must be text, not {json.dumps(v)[:60]}; correct the file, or export "
+                    "the runs again (`bufsim results export`)"
+                )
+    shapes = {**_JSON_SHAPES, **{f["name"]: _HISTOGRAM for f in RESULT_FIELDS if f["kind"] == "histogram"}}
+    for name, (ok, shape) in shapes.items():
+        if name not in df.columns:
+            continue
+        for i, v in enumerate(df[name]):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            try:
+                data = json.loads(v) if isinstance(v, (str, bytes)) else v
+            except ValueError:
+                data = ok  # not JSON: refused below
+            if not ok(data):
+                shown = v if isinstance(v, str) else json.dumps(v, default=str)
+                raise SpecError(
+                    f"{where(i)}: {name} must be {shape}, not {shown[:60]!r}; correct the file, or export the "
+                    "runs again (`bufsim results export`)"
+                )
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
