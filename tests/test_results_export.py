@@ -128,3 +128,45 @@ def test_what_is_not_a_results_database_is_refused(tmp_path):
     p = bufsim_cli("report", trace, "-o", tmp_path / "r.html")
     assert p.returncode == 2 and "not bufsim runs" in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_nan_and_infinity_are_exported_as_null(db, tmp_path):
+    """bufsim never writes NaN or infinity, but a database edited by hand may hold them: JSON
+    has no such numbers and a reader would take `nan` for a value, so export writes NULL."""
+    import shutil
+
+    edited = tmp_path / "edited.duckdb"
+    shutil.copy(db, edited)
+    with duckdb.connect(str(edited)) as con:
+        con.execute("UPDATE runs SET hit_ratio = 'nan'::DOUBLE, seconds = 'inf'::DOUBLE WHERE policy = 'lru'")
+    out = tmp_path / "runs.jsonl"
+    p = bufsim_cli("results", "export", edited, "-o", out)
+    assert p.returncode == 0, p.stderr
+
+    def refuse(constant):
+        raise AssertionError(f"not JSON: {constant}")
+
+    rows = [json.loads(line, parse_constant=refuse) for line in out.read_text().splitlines()]
+    assert {(r["policy"], r["hit_ratio"], r["seconds"]) for r in rows if r["policy"] == "lru"} == {("lru", None, None)}
+    assert all(r["hit_ratio"] is not None and r["seconds"] >= 0 for r in rows if r["policy"] == "fifo")
+    for ext in ("csv", "parquet"):
+        assert bufsim_cli("results", "export", edited, "-o", tmp_path / f"runs.{ext}").returncode == 0
+        nulls = duckdb.sql(
+            f"SELECT count(*) FROM '{tmp_path / f'runs.{ext}'}' WHERE policy = 'lru' AND hit_ratio IS NULL"
+        ).fetchall()
+        assert nulls == [(2,)], ext
+    p = bufsim_cli("results", "export", edited, "-o", out, "--columns", "policy,hit_ratio")
+    assert p.returncode == 0 and '"hit_ratio":null' in out.read_text(), p.stderr
+
+
+def test_a_result_with_nan_is_stored_as_null(tmp_path):
+    from bufsim.sweeps import ResultsStore, RunSpec
+
+    spec = RunSpec("t.csv", "abc", "csv", "lru", "none", 1024, 4096, False, "64KiB", 42)
+    store = ResultsStore(str(tmp_path / "r.duckdb"))
+    try:
+        store.write(spec, {"hits": 1, "misses": 1, "hit_ratio": float("nan"), "miss_ratio": float("inf")}, 0.5)
+        got = store.db.execute("SELECT hits, hit_ratio, miss_ratio, isnan(hit_ratio) FROM runs").fetchall()
+    finally:
+        store.close()
+    assert got == [(1, None, None, None)]

@@ -489,7 +489,8 @@ def export_runs(con: Any, out: str, db: str | None = None, rows: Any = None, col
     (a DataFrame with ``key`` and ``trace``) keeps only those runs, ``columns`` only those
     columns, in that order; None keeps all. A regular file (or the file a symbolic link names)
     is written beside itself and renamed into place, so a failed export leaves no half file; a
-    device or FIFO (``/dev/stdout``, a named pipe) is written into, never replaced."""
+    device or FIFO (``/dev/stdout``, a named pipe) is written into, never replaced. A number
+    that is NaN or infinite is written as a NULL (``null`` in JSON lines, an empty CSV cell)."""
     ext = os.path.splitext(out)[1].lower()
     if ext not in EXPORT_FORMATS:
         raise SpecError(f"{out}: unknown export format `{ext or '(none)'}`; name the file .csv, .jsonl or .parquet")
@@ -498,7 +499,15 @@ def export_runs(con: Any, out: str, db: str | None = None, rows: Any = None, col
     check_not_input(out, db, "the results database itself", "-o")
     import duckdb
 
-    chosen = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
+    # A NaN or infinity (which bufsim never writes, but a database edited by hand may hold) is
+    # exported as a NULL: JSON has no such numbers, and a reader would take `nan` for a value.
+    types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE runs)").fetchall())
+
+    def column(c: str) -> str:
+        q = '"' + c.replace('"', '""') + '"'
+        return f"CASE WHEN isfinite({q}) THEN {q} END AS {q}" if types.get(c) in ("DOUBLE", "FLOAT") else q
+
+    chosen = ", ".join(column(c) for c in (columns or types))
     kept = ""
     if rows is not None:
         # Chosen by their primary key, so the file holds DuckDB's own values and types, not
@@ -578,6 +587,8 @@ class ResultsStore:
         for n, _ in STAT_COLUMNS + TIMING_COLUMNS:
             if _KIND[n] in _JSON_KINDS and row[n] is not None:
                 row[n] = json.dumps(row[n], sort_keys=n == "policy_metrics")
+            elif isinstance(row[n], float) and not math.isfinite(row[n]):
+                row[n] = None  # no NaN in the table: NULL, as export writes it
         row["config"] = json.dumps(asdict(spec), sort_keys=True)
         row["seconds"] = seconds
         names = [n for n, _ in COLUMNS if n != "finished_at"]
