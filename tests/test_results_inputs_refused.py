@@ -175,6 +175,30 @@ def test_show_leaves_an_older_database_as_it_was(db, tmp_path):
     assert columns(old) == n and old.read_bytes() == before
 
 
+def test_a_database_another_process_writes_to_is_named_as_in_use(trace, tmp_path):
+    """A second sweep into a database a running sweep holds (DuckDB's file lock) gets one line."""
+    db = tmp_path / "r.duckdb"
+    assert cli("sweep", trace, "-c", "10blocks", "-o", db, "-q").returncode == 0
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(db)!r}); print(1, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "1"
+        line = one_line(cli("sweep", trace, "-c", "20blocks", "-o", db, "-q"), f"{db}: the results database is locked")
+        assert "another bufsim (or program) has it open" in line
+        one_line(cli("results", "export", db, "-o", tmp_path / "e.csv"), "is locked")
+    finally:
+        holder.communicate("")
+    assert cli("sweep", trace, "-c", "20blocks", "-o", db, "-q").returncode == 0
+
+
 def test_a_corrupt_database_is_called_corrupt(db, tmp_path):
     bad = tmp_path / "c.duckdb"
     data = bytearray(db.read_bytes())
