@@ -153,6 +153,23 @@ def test_a_sweep_file_names_itself_for_a_value_json_cannot_carry(tmp_path):
             '[{"name": "gcc", "path": "x", "requests": 1, "block_accesses": 1, "footprint_blocks": 1, "traced_s": "x"}]',
             "`traced_s` must be a number",
         ),
+        (
+            '[{"name": "gcc", "path": "x", "requests": -5, "block_accesses": 1, "footprint_blocks": 1}]',
+            "workload gcc: `requests` must be a whole number of 0 or more, not -5",
+        ),
+        (
+            '[{"name": "gcc", "path": "x", "requests": 1, "block_accesses": 1, "footprint_blocks": 1, "traced_s": NaN}]',
+            "`traced_s` must be a number of seconds of 0 or more, not NaN",
+        ),
+        (
+            '[{"name": "gcc", "path": "x", "requests": 1, "block_accesses": 1, "footprint_blocks": 1, '
+            '"traced_s": Infinity}]',
+            "`traced_s` must be a number of seconds of 0 or more, not Infinity",
+        ),
+        (
+            '[{"name": "gcc", "path": "x", "requests": 1, "block_accesses": 1, "footprint_blocks": 1, "kernel": [1]}]',
+            "workload gcc: `kernel` must be text",
+        ),
     ],
 )
 def test_workloads_refuses_a_damaged_manifest(tmp_path, manifest, fragment):

@@ -8,6 +8,7 @@ this machine's kernel. ``scripts/record_workloads.py`` records them (``make work
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Optional
@@ -89,11 +90,22 @@ def _read_manifest(mf: Path) -> list[dict]:
             raise SpecError(f"{mf}: workload {e['name']}: `path` must be a file name; {again}")
         if e.get("path"):
             for key, kind in _RECORDED.items():
-                if isinstance(e.get(key), bool) or not isinstance(e.get(key), kind):
-                    raise SpecError(f"{mf}: workload {e['name']}: `{key}` must be a whole number; {again}")
+                v = e.get(key)
+                if isinstance(v, bool) or not isinstance(v, kind) or v < 0:
+                    raise SpecError(
+                        f"{mf}: workload {e['name']}: `{key}` must be a whole number of 0 or more, not "
+                        f"{json.dumps(v)}; {again}"
+                    )
             traced = e.get("traced_s", 0)
-            if isinstance(traced, bool) or not isinstance(traced, (int, float)):
-                raise SpecError(f"{mf}: workload {e['name']}: `traced_s` must be a number of seconds; {again}")
+            # json.loads takes NaN and Infinity, which no recorder writes.
+            if isinstance(traced, bool) or not isinstance(traced, (int, float)) or not 0 <= traced < math.inf:
+                raise SpecError(
+                    f"{mf}: workload {e['name']}: `traced_s` must be a number of seconds of 0 or more, not "
+                    f"{json.dumps(traced)}; {again}"
+                )
+        for key in ("kernel", "description"):
+            if e.get(key) is not None and not isinstance(e[key], str):
+                raise SpecError(f"{mf}: workload {e['name']}: `{key}` must be text; {again}")
     return data
 
 
