@@ -315,3 +315,29 @@ def test_a_drain_thread_is_stopped_before_its_descriptor_closes_even_when_interr
     assert t.checked.wait(5)
     os.close(w)
     assert t.slept and not t.read_after_close
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("plot", "hit-ratio", "{db}", "--out", ""), "--out '': an empty path; give a figure file name"),
+        (("plot", "hit-ratio", "{db}", "--out", " "), "--out ' ': an empty path"),
+        (("heatmap", "{trace}", "--out", ""), "--out '': an empty path; give a figure file name"),
+        (("report", "{db}", "--out", ""), "-o '': an empty path"),
+        (("timeline", "{trace}", "-p", "amp", "-c", "2blocks", "--plot", ""), "--plot '': an empty path"),
+        (("timeline", "{trace}", "-p", "amp", "-c", "2blocks", "--csv", ""), "--csv '': an empty path"),
+        (("filter-trace", "{trace}", "--first-level", "lru", "--out", ""), "--out '': an empty path"),
+        (("collect", "--out", "", "--", "true"), "-o '': an empty path"),
+        (("reproduce", "dulo-figures", "--out", ""), "--out '': an empty path; give a directory for the figures"),
+        (("validate", "--memory", "64MiB", "--out-dir", "", "--", "true"), "--out-dir '': an empty path"),
+        (("validate", "--memory", "64MiB", "--plot", "", "--", "true"), "--plot '': an empty path"),
+    ],
+)
+def test_an_empty_output_path_is_refused_and_nothing_is_written(tmp_path, args, fragment):
+    trace, db = _sweep_db(tmp_path)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    argv = [a.format(db=db, trace=trace) for a in args]
+    p = subprocess.run([sys.executable, "-m", "bufsim", *argv], capture_output=True, text=True, cwd=work, timeout=120)
+    check_error(p, fragment)
+    assert list(work.iterdir()) == []

@@ -45,7 +45,7 @@ def plot_partition_timeline(df: "pandas.DataFrame", path: Optional[PathLike] = N
     if path is not None:
         from bufsim.plots import check_figure_path
 
-        check_figure_path(path)
+        check_figure_path(path, "path")
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

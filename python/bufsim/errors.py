@@ -129,10 +129,19 @@ def path_of(value: Any, what: str) -> str:
     raise SpecError(f"{what} must be a path (a str or os.PathLike), not {shown(value)}")
 
 
-def check_output(path: Any, option: str) -> str:
-    """Refuses, before any work, an output path no file can be written to: a directory, or a
-    name in a directory that does not exist. Returns the path as text."""
+def refuse_empty(path: Any, option: str, what: str = "the output file's name") -> str:
+    """Refuses an empty path (or one of only spaces) given to ``option``: the OS takes it for
+    no file, or for the working directory. Returns the path as text."""
     text = path_of(path, option)
+    if not text.strip():
+        raise SpecError(f"{option} {text!r}: an empty path; give {what}")
+    return text
+
+
+def check_output(path: Any, option: str) -> str:
+    """Refuses, before any work, an output path no file can be written to: empty, a directory,
+    or a name in a directory that does not exist. Returns the path as text."""
+    text = refuse_empty(path, option)
     if os.path.isdir(text):
         raise SpecError(f"{text}: is a directory; give a file name for {option}")
     refuse_under_a_file(text)

@@ -147,7 +147,9 @@ def filter_trace(trace: PathLike, out: PathLike, first_level: FirstLevel, **opti
 
     if not isinstance(first_level, FirstLevel):
         raise SpecError("first_level must be a bufsim.FirstLevel")
-    if not os.fspath(out).endswith(".csv"):
+    from bufsim.errors import refuse_empty
+
+    if not refuse_empty(out, "--out").endswith(".csv"):
         raise SpecError(f"{os.fspath(out)}: the second-level stream is written as block-csv; name the output *.csv")
     opts = Options(options, first_level=first_level)
     try:

@@ -769,11 +769,13 @@ def trace_contents(df: "pandas.DataFrame") -> "pandas.DataFrame":
     return df.assign(trace=df["trace"].where(~several, tagged))
 
 
-def check_figure_path(out: str | os.PathLike) -> Path:
-    """Refuses a figure name matplotlib cannot save to (an extension other than .png, .pdf or
-    .svg, a directory, a name in a directory that does not exist or under a file); a command
-    checks it before its work, not after."""
-    path = Path(out)
+def check_figure_path(out: str | os.PathLike, option: str = "--out") -> Path:
+    """Refuses a figure name matplotlib cannot save to (empty, an extension other than .png,
+    .pdf or .svg, a directory, a name in a directory that does not exist or under a file); a
+    command checks it before its work, not after. ``option`` names where it was given."""
+    from bufsim.errors import refuse_empty
+
+    path = Path(refuse_empty(out, option, "a figure file name (.png, .pdf or .svg)"))
     suffix = path.suffix.lower()
     if os.path.isdir(path):
         raise SpecError(f"{path}: is a directory; give a figure file name (.png, .pdf or .svg)")

@@ -559,6 +559,8 @@ def main(name: str, json_out: bool = False, quick: bool = False, rows_out: bool 
     staging: Path | None = None
     if out is not None:
         # Made before the runs, which take minutes: a name that cannot be a directory is said now.
+        if not str(out).strip():
+            raise SpecError(f"--out {out!r}: an empty path; give a directory for the figures")
         if os.path.exists(out) and not os.path.isdir(out):
             raise SpecError(f"{out}: is not a directory; give --out a directory for the figures")
         created = [d for d in [Path(out), *Path(out).parents] if not d.exists()][::-1]

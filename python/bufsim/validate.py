@@ -907,6 +907,11 @@ def validate(
     from bufsim.ktrace import resolve_command
 
     resolve_command(command)
+    if out_dir is not None and not out_dir.strip():
+        raise ValidateError(
+            f"--out-dir {out_dir!r}: an empty path; give a directory for the traces, or leave --out-dir out "
+            "to keep them in a temporary one"
+        )
     if out_dir is not None and (os.path.exists(out_dir) and not os.path.isdir(out_dir)):
         raise ValidateError(f"{out_dir}: is not a directory; give --out-dir a directory for the traces")
     kind = check_environment()

@@ -38,11 +38,12 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     from bufsim.options import OPTION_FIELDS
     from bufsim.plots import check_figure_path
 
-    # Output names are checked before the simulation, not after it.
-    if args.plot:
-        check_figure_path(args.plot)
+    # Output names are checked before the simulation, not after it; an empty one is refused,
+    # not taken for no option.
+    if args.plot is not None:
+        check_figure_path(args.plot, "--plot")
         check_not_input(args.plot, args.trace, "the input trace", "--plot")
-    if args.csv:
+    if args.csv is not None:
         check_output(args.csv, "--csv")
         check_not_input(args.csv, args.trace, "the input trace", "--csv")
         check_not_input(args.csv, args.plot, "also the --plot figure", "--csv")

@@ -11,10 +11,10 @@ import sys
 def cmd_validate(args: argparse.Namespace) -> int:
     from bufsim.validate import format_table, plot, to_json, validate
 
-    if args.plot:
+    if args.plot is not None:
         from bufsim.plots import check_figure_path
 
-        check_figure_path(args.plot)  # before the command runs, not after
+        check_figure_path(args.plot, "--plot")  # before the command runs, not after
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -29,7 +29,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             timeout=args.timeout,
         )
     print(to_json(results) if args.json else format_table(results))
-    if args.plot:
+    if args.plot is not None:
         plot(results, args.plot)
     failed = [c.command_status for c in results if c.command_status]
     return failed[0] if failed else 0
