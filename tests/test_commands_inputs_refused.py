@@ -341,3 +341,29 @@ def test_an_empty_output_path_is_refused_and_nothing_is_written(tmp_path, args, 
     p = subprocess.run([sys.executable, "-m", "bufsim", *argv], capture_output=True, text=True, cwd=work, timeout=120)
     check_error(p, fragment)
     assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "option, spec, fragment",
+    [
+        ("--policy", "lru(", "--policy 'lru(': `lru(`: missing closing parenthesis"),
+        ("--policy", "arc(adapt=nope)", "--policy 'arc(adapt=nope)': policy `arc`: adapt must be one of"),
+        ("--policy", "nosuch", "--policy 'nosuch': unknown policy `nosuch`"),
+        ("--prefetch", "linux(", "--prefetch 'linux(': `linux(`: missing closing parenthesis"),
+    ],
+)
+def test_plot_and_report_name_a_malformed_spec_filter(tmp_path, option, spec, fragment):
+    _, db = _sweep_db(tmp_path)
+    check_error(bufsim_cli("plot", "hit-ratio", db, option, spec, "-o", tmp_path / "p.png"), fragment)
+    check_error(bufsim_cli("report", db, option, spec, "-o", tmp_path / "r.html"), fragment)
+    assert not (tmp_path / "p.png").exists() and not (tmp_path / "r.html").exists()
+
+
+def test_a_policy_of_another_version_still_filters_as_stored(tmp_path):
+    import duckdb
+
+    _, db = _sweep_db(tmp_path)
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE runs SET policy = 'retired(x=1)'")
+    p = bufsim_cli("plot", "hit-ratio", db, "--policy", "retired(x=1)", "-o", tmp_path / "p.png")
+    assert p.returncode == 0, p.stderr

@@ -42,7 +42,12 @@ def test_where_compares_as_the_column_type(db, cond, runs):
 
 @pytest.mark.parametrize(
     "cond, said",
-    [("cache_blocks=abc", "cache_blocks holds numbers"), ("reads_only=maybe", "reads_only is true or false")],
+    [
+        ("cache_blocks=abc", "cache_blocks holds numbers"),
+        ("reads_only=maybe", "reads_only is true or false"),
+        ("policy=lru(", "--where 'policy=lru(': `lru(`: missing closing parenthesis"),
+        ("policy=nosuch", "unknown policy `nosuch`"),
+    ],
 )
 def test_where_refuses_a_value_of_the_wrong_kind(db, cond, said):
     p = bufsim_cli("results", "show", db, "--where", cond)

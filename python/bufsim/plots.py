@@ -547,8 +547,30 @@ def select(
         if values:
             if col not in out.columns:
                 raise SpecError(f"cannot filter on `{col}`: these results have no such column")
+            refuse_unmatched_specs(col, values, out[col])
             out = out[out[col].isin(spellings(col, values))]
     return out
+
+
+def refuse_unmatched_specs(column: str, values: Iterable[Any], present: Iterable[Any], option: str = "") -> None:
+    """Refuses a policy or read-ahead spec that matches no value in ``present`` and that the
+    core cannot read (``lru(``, an unknown name), with the core's reason, rather than finding
+    no runs for it. A spec that matches runs is kept however it is spelled: results of another
+    version may hold a policy this one does not know. ``option`` names where the spec was
+    given (default: ``--policy 'SPEC'``)."""
+    from bufsim import _core
+
+    canonical = {"policy": _core.canonical_policy, "prefetch": _core.canonical_prefetch}.get(column)
+    if canonical is None:
+        return
+    have = {str(p) for p in present}
+    for v in values:
+        if not isinstance(v, str) or have.intersection(str(s) for s in spellings(column, [v])):
+            continue
+        try:
+            canonical(v)
+        except SpecError as e:
+            raise SpecError(f"{option or f'--{column} {v!r}'}: {e}") from None
 
 
 def spellings(column: str, values: Iterable[Any]) -> list[Any]:

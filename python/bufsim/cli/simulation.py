@@ -234,7 +234,7 @@ def _matches(df, column: str, value: str, cond: str):
     other text as written, and a policy or read-ahead spec in any spelling."""
     import pandas as pd
 
-    from bufsim.plots import select, spellings
+    from bufsim.plots import refuse_unmatched_specs, select, spellings
 
     col, text = df[column], value.strip()
     if pd.api.types.is_bool_dtype(col):
@@ -251,7 +251,9 @@ def _matches(df, column: str, value: str, cond: str):
     if column == "trace":
         # As `show` prints it (the file name), the path, or a hash prefix: plot's --trace.
         return df.index.isin(select(df, traces=[value]).index)
-    # A policy or read-ahead spec matches in any spelling (the table holds the canonical one).
+    # A policy or read-ahead spec matches in any spelling (the table holds the canonical one);
+    # one the core cannot read that matches nothing is refused with the core's reason.
+    refuse_unmatched_specs(column, [value], col.dropna(), option=f"--where {cond!r}")
     return col.astype(str).isin(spellings(column, [value]))
 
 
