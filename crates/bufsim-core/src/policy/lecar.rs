@@ -584,10 +584,14 @@ mod tests {
         // cache_size / 2)`: a 1025-block cache keeps 512 keys per history, not 513 (which cost
         // 6 misses against libCacheSim on CloudPhysics, docs/policies/lecar.md).
         let info = crate::policy::registry::lookup("lecar").unwrap();
-        for (cap, variant, history, kept) in
-            [(1025, "paper", "50%", 512), (1025, "libcachesim", "50%", 512), (5, "paper", "50%", 2), (1, "paper", "50%", 0)]
-        {
-            let given = vec![("variant".to_string(), variant.to_string()), ("history".to_string(), history.to_string())];
+        for (cap, variant, history, kept) in [
+            (1025, "paper", "50%", 512),
+            (1025, "libcachesim", "50%", 512),
+            (5, "paper", "50%", 2),
+            (1, "paper", "50%", 0),
+        ] {
+            let given =
+                vec![("variant".to_string(), variant.to_string()), ("history".to_string(), history.to_string())];
             let args = Args::new(crate::policy::registry::Kind::Policy, info, &given).unwrap();
             let p = Lecar::build(&args, &BuildEnv { capacity: cap, block_size: 4096, seed: 1 }).unwrap();
             assert_eq!(p.hist_cap, kept, "{cap} blocks, {variant}");
