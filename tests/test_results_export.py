@@ -170,3 +170,35 @@ def test_a_result_with_nan_is_stored_as_null(tmp_path):
     finally:
         store.close()
     assert got == [(1, None, None, None)]
+
+
+def test_show_prints_nan_infinity_and_null_as_a_dash(db, tmp_path):
+    """`results show` prints a NaN or infinity (a hand edit) as the NULL export writes for it, and
+    every NULL as `-`, as bufsim's other tables show a missing value: never nan, inf, None or <NA>
+    (a reader would take them for values)."""
+    import re
+    import shutil
+
+    edited = tmp_path / "edited.duckdb"
+    shutil.copy(db, edited)
+    with duckdb.connect(str(edited)) as con:
+        con.execute(
+            "UPDATE runs SET hit_ratio = 'nan'::DOUBLE, miss_ratio = 'inf'::DOUBLE, seconds = '-inf'::DOUBLE, "
+            "evictions = NULL WHERE policy = 'lru'"
+        )
+    # pandas' spellings of a missing value (`none` is a read-ahead setting)
+    shown_missing = re.compile(r"(?i:\bnan\b|\binf)|None|<NA>")
+    columns = "policy,cache_blocks,hit_ratio,miss_ratio,seconds,evictions,device"
+    p = bufsim_cli("results", "show", edited, "--columns", columns)
+    assert p.returncode == 0, p.stderr
+    assert not shown_missing.search(p.stdout), p.stdout
+    rows = [line.split() for line in p.stdout.splitlines()[1:]]
+    assert sorted(r for r in rows if r[0] == "lru") == [["lru", b, "-", "-", "-", "-", "-"] for b in ("256", "64")]
+    fifo = [r for r in rows if r[0] == "fifo"]
+    assert len(fifo) == 2 and all(r[6] == "-" and float(r[3]) == 1 - float(r[2]) and int(r[5]) >= 0 for r in fifo)
+    p = bufsim_cli("results", "show", edited)
+    assert p.returncode == 0 and "lru" in p.stdout, p.stderr
+    assert not shown_missing.search(p.stdout), p.stdout
+    # An infinity is a NULL to --where too: no number matches it, in show as in export.
+    p = bufsim_cli("results", "show", edited, "--where", "miss_ratio=inf")
+    assert p.returncode == 0 and p.stdout.strip() == "no runs match miss_ratio=inf", p.stdout

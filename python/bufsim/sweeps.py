@@ -479,6 +479,21 @@ def read_only_results(path: str, table: str = "runs"):
     return con
 
 
+def finite_columns(con: Any, columns: list[str] | None = None) -> str:
+    """The select list of the runs table's ``columns`` (None: all, in the table's order) with
+    every NaN or infinite number as a NULL. bufsim never writes one, but a database edited by
+    hand may hold it: JSON has no such numbers, a reader would take `nan` for a value, and
+    `results show` prints a NULL as every other missing value, so export and show read the
+    table through this."""
+    types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE runs)").fetchall())
+
+    def column(c: str) -> str:
+        q = '"' + c.replace('"', '""') + '"'
+        return f"CASE WHEN isfinite({q}) THEN {q} END AS {q}" if types.get(c) in ("DOUBLE", "FLOAT") else q
+
+    return ", ".join(column(c) for c in (columns or types))
+
+
 # What `export` writes, chosen by the output's extension.
 EXPORT_FORMATS = {".csv": "(FORMAT CSV, HEADER)", ".jsonl": "(FORMAT JSON)", ".parquet": "(FORMAT PARQUET)"}
 
@@ -499,15 +514,7 @@ def export_runs(con: Any, out: str, db: str | None = None, rows: Any = None, col
     check_not_input(out, db, "the results database itself", "-o")
     import duckdb
 
-    # A NaN or infinity (which bufsim never writes, but a database edited by hand may hold) is
-    # exported as a NULL: JSON has no such numbers, and a reader would take `nan` for a value.
-    types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE runs)").fetchall())
-
-    def column(c: str) -> str:
-        q = '"' + c.replace('"', '""') + '"'
-        return f"CASE WHEN isfinite({q}) THEN {q} END AS {q}" if types.get(c) in ("DOUBLE", "FLOAT") else q
-
-    chosen = ", ".join(column(c) for c in (columns or types))
+    chosen = finite_columns(con, columns)
     kept = ""
     if rows is not None:
         # Chosen by their primary key, so the file holds DuckDB's own values and types, not

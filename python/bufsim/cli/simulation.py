@@ -143,7 +143,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from bufsim.sweeps import database_errors, export_runs, read_only_results
+    from bufsim.sweeps import database_errors, export_runs, finite_columns, read_only_results
 
     if not os.path.lexists(args.db):
         raise FileNotFoundError(f"{args.db}: no such results database; run `bufsim sweep` first")
@@ -162,13 +162,19 @@ def cmd_results(args: argparse.Namespace) -> int:
             if args.action == "export":
                 # The --where and --columns of show, so an export holds the runs show lists; the
                 # table is read into pandas only to filter it.
-                rows = _where(con.execute("SELECT * FROM runs").df(), args.where) if args.where else None
+                rows = (
+                    _where(con.execute(f"SELECT {finite_columns(con)} FROM runs").df(), args.where)
+                    if args.where
+                    else None
+                )
                 columns = _columns([d[0] for d in con.execute("SELECT * FROM runs LIMIT 0").description], args.columns)
                 n = export_runs(con, args.out, args.db, rows=rows, columns=columns)
                 matched = f" (no runs match {' and '.join(args.where)})" if args.where and not n else ""
                 print(f"{n} runs written to {args.out}{matched}")
             else:
-                print(_runs_text(con.execute("SELECT * FROM runs ORDER BY finished_at, key, trace").df(), args))
+                # A NaN or infinity a hand edit left is a NULL, as export writes it.
+                runs = con.execute(f"SELECT {finite_columns(con)} FROM runs ORDER BY finished_at, key, trace").df()
+                print(_runs_text(runs, args))
     finally:
         con.close()
     return 0
@@ -180,6 +186,8 @@ SHOWN_TIMED = ["device", "io_scheduler", "exec_time_s", "io_time_s", "stall_time
 
 
 def _runs_text(df, args: argparse.Namespace) -> str:
+    import pandas as pd
+
     df = _where(df, args.where)
     cols = _columns(list(df.columns), args.columns)
     if cols is None:
@@ -193,7 +201,13 @@ def _runs_text(df, args: argparse.Namespace) -> str:
     shown = df[cols]
     if "trace" in cols:
         shown = shown.assign(trace=df["trace"].map(lambda t: os.path.basename(str(t))))
-    return shown.to_string(index=False)
+    # A NULL (a timing field of a count-mode run) is `-`, as bufsim's other tables show a
+    # missing value, not pandas' NaN, None or <NA>. `na_rep` replaces it in a column of floats
+    # (kept as floats, so their digits line up); in any other column (whole numbers, text) it
+    # is written in.
+    other = [c for c in shown.columns if not pd.api.types.is_float_dtype(shown[c]) and shown[c].isna().any()]
+    shown = shown.assign(**{c: shown[c].astype(object).where(shown[c].notna(), "-") for c in other})
+    return shown.to_string(index=False, na_rep="-")
 
 
 def _where(df, conds: list[str] | None):
