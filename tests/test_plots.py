@@ -165,3 +165,69 @@ def test_cli(sweep_db, tmp_path, capsys):
     assert cli(capsys, "results", "export", sweep_db, "-o", pq)[0] == 0
     code, _, err = cli(capsys, "plot", "mrc", pq, "-o", tmp_path / "mrc.pdf", "--prefetch", "none")
     assert code == 0, err
+
+
+def test_a_metric_empty_in_every_selected_run_is_named_with_what_to_do(tmp_path, capsys):
+    """A database of timed and count-mode runs has an `exec_time_s` column that the count-mode
+    runs leave NULL, and a hand-edited one may hold a NULL ratio: the note (and, when nothing
+    could be drawn, the error) once said "no `hit_ratio` column in these results" of a column
+    that is there, and gave no way out."""
+    import shutil
+
+    import duckdb
+
+    from conftest import ROOT, bufsim_cli
+
+    db = tmp_path / "r.duckdb"
+    grep, md5grep = ROOT / "traces" / "grep.csv.gz", ROOT / "traces" / "md5grep.csv.gz"
+    for argv in (
+        [grep, "-p", "lru", "-c", "64blocks", "-c", "256blocks", "--timing"],
+        [grep, "-p", "fifo", "-c", "64blocks", "-c", "256blocks"],
+    ):
+        p = bufsim_cli("sweep", *argv, "-o", db, "--quiet")
+        assert p.returncode == 0, p.stderr
+    code, _, err = cli(capsys, "plot", "prefetch", db, "-o", tmp_path / "fifo.png", "--policy", "fifo")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "bufsim: note: execution time (s): `exec_time_s` is empty for every selected run (runs made without "
+        "--timing?); select timed runs, or run the sweep in timed mode (--timing)"
+    ]
+    code, _, err = cli(capsys, "plot", "prefetch", db, "-o", tmp_path / "both.png")
+    assert code == 0 and err == "", err
+
+    # With several traces, one whose runs all lack the metric leaves its panel blank: a note says why.
+    p = bufsim_cli("sweep", md5grep, "-p", "lru", "-c", "64blocks", "-o", db, "--quiet")
+    assert p.returncode == 0, p.stderr
+    code, _, err = cli(capsys, "plot", "prefetch", db, "-o", tmp_path / "two.png")
+    assert code == 0, err
+    assert "`exec_time_s` is empty for every selected run of md5grep.csv.gz (runs made without --timing?)" in err
+
+    # Nothing to draw: one line naming the metric and what to do, exit status 2, no figure.
+    edited = tmp_path / "edited.duckdb"
+    shutil.copy(db, edited)
+    with duckdb.connect(str(edited)) as con:
+        con.execute("UPDATE runs SET hit_ratio = NULL, miss_ratio = NULL WHERE policy = 'fifo'")
+    for kind, column, label in (("hit-ratio", "hit_ratio", "hit ratio"), ("mrc", "miss_ratio", "miss ratio")):
+        out = tmp_path / f"{kind}.png"
+        code, _, err = cli(capsys, "plot", kind, edited, "-o", out, "--policy", "fifo")
+        assert code == 2 and err == (
+            f"bufsim: error: {edited}: nothing to plot for `{kind}` ({label}: `{column}` is empty for every "
+            "selected run; select runs that have it (--trace, --policy, --prefetch, --cache) or plot another kind)\n"
+        ), err
+        assert not out.exists()
+        assert cli(capsys, "plot", kind, edited, "-o", out)[0] == 0  # the other runs have it
+
+
+def test_prefetch_panels_name_an_empty_execution_time_column(runs, tmp_path):
+    p = plots.prefetch_panels(runs.assign(exec_time_s=np.nan), tmp_path / "p.png")
+    assert p.panels == 2
+    assert p.notes == [
+        "execution time (s): `exec_time_s` is empty for every selected run (runs made without --timing?); "
+        "select timed runs, or run the sweep in timed mode (--timing)"
+    ]
+    p = plots.hit_ratio(runs.assign(hit_ratio=None), tmp_path / "h.png")
+    assert p.out is None and not (tmp_path / "h.png").exists()
+    assert p.notes == [
+        "hit ratio: `hit_ratio` is empty for every selected run; select runs that have it (--trace, --policy, "
+        "--prefetch, --cache) or plot another kind"
+    ]

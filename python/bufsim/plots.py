@@ -124,20 +124,32 @@ class Plot:
         return self.out.read_text() if self.out is not None and self.out.suffix.lower() == ".svg" else None
 
 
+# What to do when a metric's column is there but empty (NULL) in every run drawn.
+SELECT_OTHER_RUNS = "select runs that have it (--trace, --policy, --prefetch, --cache) or plot another kind"
+
+
 @dataclass(frozen=True)
 class Metric:
     column: str
     label: str
     scale: float = 1.0
-    hint: str = ""
+    hint: str = ""  # how to get the column, when it is absent
     log_y: bool = False
+    empty: str = SELECT_OTHER_RUNS  # what to do when it is empty in every run drawn
+    why_empty: str = ""  # the likely reason for that
 
 
 # Ratios are fractions from 0 to 1 everywhere (tables, JSON, databases, figures; docs/index.md).
 HIT_RATIO = Metric("hit_ratio", "hit ratio")
 MISS_RATIO = Metric("miss_ratio", "miss ratio")
 DISK_REQUESTS = Metric("disk_requests", "disk requests")
-EXEC_TIME = Metric("exec_time_s", "execution time (s)", hint="run the sweep in timed mode (--timing)")
+EXEC_TIME = Metric(
+    "exec_time_s",
+    "execution time (s)",
+    hint="run the sweep in timed mode (--timing)",
+    empty="select timed runs, or run the sweep in timed mode (--timing)",
+    why_empty="runs made without --timing?",
+)
 
 
 def policy_colour(spec: str) -> str:
@@ -953,8 +965,9 @@ def metric_grid(
 ) -> Plot:
     """Plots each metric against cache size (log x), one row of panels per trace, one line
     per series (see :func:`series_columns`). Needs ``cache_blocks`` and the metric columns;
-    a metric whose column is missing or empty is left out with a note. ``title=None`` titles
-    the figure from its content (``what`` and the trace and policy counts); ``""`` for none."""
+    a metric whose column is missing, or empty (NULL) in every run, is left out with a note
+    that says which and what to do. ``title=None`` titles the figure from its content
+    (``what`` and the trace and policy counts); ``""`` for none."""
     notes: list[str] = []
     if df.empty:
         return Plot(None, ["no runs to plot (empty input or filters match nothing)"])
@@ -963,9 +976,13 @@ def metric_grid(
     df = trace_contents(df)
     present = []
     for m in metrics:
-        if m.column not in df.columns or df[m.column].isna().all():
-            why = f"{m.label}: no `{m.column}` column in these results"
-            notes.append(why + (f"; {m.hint}" if m.hint else ""))
+        if m.column not in df.columns:
+            notes.append(f"{m.label}: no `{m.column}` column in these results" + (f"; {m.hint}" if m.hint else ""))
+        elif df[m.column].isna().all():
+            # The column is there (a database of timed and count-mode runs has exec_time_s) but
+            # no run drawn has a value: said so, not "no column", with what to do.
+            why = f" ({m.why_empty})" if m.why_empty else ""
+            notes.append(f"{m.label}: `{m.column}` is empty for every selected run{why}; {m.empty}")
         else:
             present.append(m)
     if not present:
@@ -986,6 +1003,13 @@ def metric_grid(
             x_all, xlabel = _cache_axis(tdf)
             for c, m in enumerate(present):
                 ax = axes[r][c]
+                if tdf[m.column].isna().all():
+                    # Only with several traces: one of them (a count-mode sweep beside a timed
+                    # one) leaves its panel blank, which the figure alone does not explain.
+                    why = f" ({m.why_empty})" if m.why_empty else ""
+                    notes.append(
+                        f"{m.label}: `{m.column}` is empty for every selected run of {trace}{why}; its panel is blank"
+                    )
                 for ident, g in _series(tdf, cols):
                     g = g[g[m.column].notna()].sort_values("cache_blocks")
                     if g.empty:
