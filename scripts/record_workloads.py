@@ -176,7 +176,7 @@ TPCH_MYSQL_SCALE = "0.05"
 #: Kernel trace buffer per CPU (KiB) where the default 256 MiB does not hold the events the
 #: recorder has not read yet: MyISAM's reads come faster than trace_pipe is copied out
 #: (`bufsim validate` asks for the same for every command).
-BUFFER_KB = {"tpch-mysql": TRACE_BUFFER_KB}
+BUFFER_KB = {"tpch-mysql": TRACE_BUFFER_KB, "multi4": TRACE_BUFFER_KB}
 TPCH_TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
 # The two largest tables, which unxz reads once (the others three times).
 UNXZ_ONCE = ("orders", "lineitem")
@@ -456,6 +456,7 @@ BUILDERS = {
     "multi3": lambda: together(
         "multi3", [cscope_script("m3"), glimpse_script("m3"), gcc_script("m3"), randread_script("m3")]
     ),
+    "multi4": lambda: together("multi4", [glimpse_script("m4"), tpch_mysql_script("m4")]),
 }
 PACKAGES = {
     "cscope": ["cscope", "linux-source-6.1"],
@@ -469,6 +470,7 @@ PACKAGES = {
 }
 PACKAGES["multi1"] = sorted(set(PACKAGES["cscope"] + PACKAGES["gcc"]))
 PACKAGES["multi2"] = sorted(set(PACKAGES["glimpse"] + PACKAGES["tpch"]))
+PACKAGES["multi4"] = sorted(set(PACKAGES["glimpse"] + PACKAGES["tpch-mysql"]))
 PACKAGES["multi3"] = sorted(set(PACKAGES["cscope"] + PACKAGES["glimpse"] + PACKAGES["gcc"] + PACKAGES["randread"]))
 
 
@@ -620,6 +622,11 @@ PAPERS = {
         "",
     ),
     "multi3": ("17,383,716 refs, 1,744 MB, 43,737 files, 56.0%, 0.15 / 2.66 ms", "", ""),
+    "multi4": (
+        "multi3: 17,383,716 refs, 1,744 MB, 43,737 files, 56.0%, 0.15 / 2.66 ms",
+        "multi2: 16.6 M, 1,855 MB, 43,696 files, 16%",
+        "",
+    ),
 }
 README_START = "<!-- kernel workloads: written by scripts/record_workloads.py -->"
 README_END = "<!-- end of kernel workloads -->"

@@ -1,5 +1,5 @@
 """The workload suite recorded with the kernel tracer (traces/kernel/, scripts/record_workloads.py):
-`bufsim workloads --json` lists the eleven workloads, each recorded trace is readable by `bufsim run`
+`bufsim workloads --json` lists the twelve workloads, each recorded trace is readable by `bufsim run`
 with the counts its manifest entry gives, the four large applications have at least 1M block
 accesses, and cscope's query phase is the loop the papers describe."""
 
@@ -14,7 +14,20 @@ from bufsim.ktrace import read_pagecache
 from conftest import ROOT, bufsim_cli
 
 SUITE_DIR = ROOT / "traces" / "kernel"
-NAMES = ["cscope", "glimpse", "gcc", "tpch", "tpch-mysql", "pgbench", "randread", "unxz", "multi1", "multi2", "multi3"]
+NAMES = [
+    "cscope",
+    "glimpse",
+    "gcc",
+    "tpch",
+    "tpch-mysql",
+    "pgbench",
+    "randread",
+    "unxz",
+    "multi1",
+    "multi2",
+    "multi3",
+    "multi4",
+]
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +40,7 @@ def recorded(listing: list[dict]) -> list[dict]:
     return [e for e in listing if e.get("path")]
 
 
-def test_the_eleven_workloads_are_listed(listing):
+def test_the_twelve_workloads_are_listed(listing):
     assert [e["name"] for e in listing] == NAMES
     text = bufsim_cli("workloads", check=True).stdout
     for name in NAMES:

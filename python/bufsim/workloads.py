@@ -37,6 +37,8 @@ SUITE = {
     "multi2": "glimpse and tpch at the same time",
     "multi3": "cscope, glimpse, a kernel build (tinyconfig, make -j2 vmlinux) and randread at the same time, "
     "stopped after 240 s",
+    "multi4": "glimpse and tpch-mysql at the same time (an index server beside a database answering TPC-H record "
+    "by record: the DULO paper's multi2 and the prefetching paper's multi3)",
 }
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "traces" / "kernel"
