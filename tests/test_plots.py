@@ -231,3 +231,34 @@ def test_prefetch_panels_name_an_empty_execution_time_column(runs, tmp_path):
         "hit ratio: `hit_ratio` is empty for every selected run; select runs that have it (--trace, --policy, "
         "--prefetch, --cache) or plot another kind"
     ]
+
+
+def test_a_setting_that_count_mode_runs_leave_empty_is_left_out_of_their_labels(tmp_path):
+    """Timed runs record a device, hit rule, I/O scheduler and think time; count-mode runs leave
+    them NULL. In a figure of both, the settings split the series, and the count-mode entry once
+    read `fifo device=nan hit_rule=nan io_scheduler=nan think=nan timing=False`."""
+    from conftest import ROOT, bufsim_cli
+
+    db = tmp_path / "r.duckdb"
+    grep, md5grep = ROOT / "traces" / "grep.csv.gz", ROOT / "traces" / "md5grep.csv.gz"
+    for argv in (
+        [grep, "-p", "lru", "-c", "64blocks", "-c", "256blocks", "--timing"],
+        [grep, "-p", "fifo", "-c", "64blocks", "-c", "256blocks"],
+        [md5grep, "-p", "lru", "-c", "64blocks"],
+    ):
+        p = bufsim_cli("sweep", *argv, "-o", db, "--quiet")
+        assert p.returncode == 0, p.stderr
+    df = plots.load(db)
+    assert {"device", "hit_rule", "timing"} <= set(plots.series_columns(df))
+    p = plots.prefetch_panels(df, tmp_path / "p.png")
+    labels = sorted({line.get_label() for ax in p.figure.axes for line in ax.get_lines()})
+    timed = [lb for lb in labels if lb.startswith("lru device=")]
+    assert labels == sorted(["fifo timing=False", "lru timing=False", *timed]) and len(timed) == 1, labels
+    assert "hit_rule=" in timed[0] and timed[0].endswith("timing=True"), timed
+    legend = [t.get_text() for leg in p.figure.legends for t in leg.get_texts()]
+    assert len(legend) == 3 and not any("nan" in t for t in legend), legend
+    # Sequence-size CDF panels are titled by the same settings.
+    p = plots.sequence_cdf(df, tmp_path / "c.png")
+    titles = [ax.get_title(loc="left").replace("\n", " ") for ax in p.figure.axes if ax.get_visible()]
+    assert "grep.csv.gz, fifo, timing=False" in titles and "md5grep.csv.gz, lru, timing=False" in titles, titles
+    assert not any("nan" in t or ", ," in t for t in titles), titles

@@ -5,9 +5,11 @@ shows a tooltip, and clicking a column header sorts the table (read back from th
 from __future__ import annotations
 
 import io
+import json
 import re
-from pathlib import Path
+from html import unescape
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +18,7 @@ from PIL import Image
 
 from bufsim import plots, report
 from chromium_cdp import Chromium, chromium_path
-from conftest import SWEEP_POLICIES, bufsim_cli
+from conftest import ROOT, SWEEP_POLICIES, bufsim_cli
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +57,82 @@ def test_report_is_self_contained(page, sweep_db):
 
 
 def test_notes_name_missing_columns(sweep_db):
-    df = plots.load(sweep_db)
+    df = plots.load(sweep_db).drop(columns=["exec_time_s"])
     html = report.render(df, "x.duckdb")
-    assert "execution time (s): no `exec_time_s` column" in html
+    assert (
+        "execution time (s): no `exec_time_s` column in these results; run the sweep in timed mode (--timing)" in html
+    )
     assert "execution time (s): no" not in report.render(df.assign(exec_time_s=1.0), "x.duckdb")
+
+
+def notes_and_plots(page: Path) -> tuple[list[str], list[dict]]:
+    """The notes under the plots and the plots' data, as the page carries them."""
+    text = page.read_text()
+    ul = re.search(r'<ul class="notes">(.*?)</ul>', text)
+    notes = [unescape(n) for n in re.findall(r"<li>(.*?)</li>", ul.group(1))] if ul else []
+    data = re.search(r'<script type="application/json" id="bufsim-data">(.*?)</script>', text).group(1)
+    return notes, json.loads(data)["plots"]
+
+
+def test_a_timed_metric_empty_in_every_selected_run_is_named_with_what_to_do(tmp_path):
+    """A database of timed and count-mode runs (or of count-mode runs only) has the time columns,
+    NULL in the count-mode runs: the report once said "no `exec_time_s` column in these results"
+    of a column that is there, and gave no way out; its legends read `fifo device=nan ...`."""
+    db = tmp_path / "r.duckdb"
+    grep, md5grep = ROOT / "traces" / "grep.csv.gz", ROOT / "traces" / "md5grep.csv.gz"
+    for argv in (
+        [grep, "-p", "lru", "-c", "64blocks", "-c", "256blocks", "--timing"],
+        [grep, "-p", "fifo", "-c", "64blocks", "-c", "256blocks"],
+    ):
+        p = bufsim_cli("sweep", *argv, "-o", db, "--quiet")
+        assert p.returncode == 0, p.stderr
+    out = tmp_path / "fifo.html"
+    p = bufsim_cli("report", db, "-o", out, "--policy", "fifo")
+    assert p.returncode == 0, p.stderr
+    notes, figs = notes_and_plots(out)
+    assert notes == [
+        f"{label}: `{column}` is empty for every selected run (runs made without --timing?); select timed runs, "
+        "or run the sweep in timed mode (--timing)"
+        for label, column in (
+            ("execution time (s)", "exec_time_s"),
+            ("I/O time (s)", "io_time_s"),
+            ("stall time (s)", "stall_time_s"),
+        )
+    ]
+    assert [f["title"] for f in figs if not f["id"].startswith("seqcdf")] == [
+        "hit ratio vs cache size: grep.csv.gz",
+        "miss ratio vs cache size: grep.csv.gz",
+        "disk requests vs cache size: grep.csv.gz",
+    ]
+
+    # Both sweeps: every plot drawn, no note; the count-mode runs leave device, hit rule, ... empty,
+    # and their legend entry leaves those settings out instead of printing `device=nan`.
+    out = tmp_path / "both.html"
+    p = bufsim_cli("report", db, "-o", out)
+    assert p.returncode == 0, p.stderr
+    notes, figs = notes_and_plots(out)
+    assert notes == []
+    names = {s["name"] for f in figs if not f["id"].startswith("seqcdf") for s in f["series"]}
+    assert "fifo timing=False" in names and len(names) == 2, names
+    assert all("nan" not in n for n in names) and all("nan" not in f["title"] for f in figs), names
+    assert "sequence-size CDF: fifo, timing=False" in [f["title"] for f in figs]
+
+    # A trace whose runs are all count-mode gets no empty plot of time, and a note says why.
+    p = bufsim_cli("sweep", md5grep, "-p", "lru", "-c", "64blocks", "-o", db, "--quiet")
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "two.html"
+    p = bufsim_cli("report", db, "-o", out)
+    assert p.returncode == 0, p.stderr
+    notes, figs = notes_and_plots(out)
+    assert notes[0] == (
+        "execution time (s): `exec_time_s` is empty for every selected run of md5grep.csv.gz "
+        "(runs made without --timing?); its plot is left out"
+    )
+    assert len(notes) == 3, notes
+    titles = [f["title"] for f in figs]
+    assert "execution time (s) vs cache size: grep.csv.gz" in titles
+    assert not any(t.startswith("execution time") and "md5grep" in t for t in titles), titles
+    assert all(f["series"] for f in figs)
 
 
 def test_sequence_cdfs_one_plot_per_policy_or_a_chosen_few(sweep_db):

@@ -124,7 +124,8 @@ class Plot:
         return self.out.read_text() if self.out is not None and self.out.suffix.lower() == ".svg" else None
 
 
-# What to do when a metric's column is there but empty (NULL) in every run drawn.
+# What to do when a metric's column is there but empty (NULL) in every run drawn, for a metric
+# without advice of its own (`bufsim report` gives its own options: report.SELECT_OTHER_RUNS).
 SELECT_OTHER_RUNS = "select runs that have it (--trace, --policy, --prefetch, --cache) or plot another kind"
 
 
@@ -135,7 +136,7 @@ class Metric:
     scale: float = 1.0
     hint: str = ""  # how to get the column, when it is absent
     log_y: bool = False
-    empty: str = SELECT_OTHER_RUNS  # what to do when it is empty in every run drawn
+    empty: str = ""  # what to do when it is empty in every run drawn ("": select other runs)
     why_empty: str = ""  # the likely reason for that
 
 
@@ -150,6 +151,28 @@ EXEC_TIME = Metric(
     empty="select timed runs, or run the sweep in timed mode (--timing)",
     why_empty="runs made without --timing?",
 )
+
+
+def metric_note(m: Metric, df: "pandas.DataFrame", select: str = SELECT_OTHER_RUNS) -> str | None:
+    """Why metric ``m`` cannot be drawn from ``df``, or ``None`` when some run has it: its column
+    is absent (with how to get it), or there but empty (NULL) in every run, as count-mode runs
+    leave ``exec_time_s`` beside timed ones (with the likely reason and what to do; ``select``
+    says how the caller's command picks other runs). ``bufsim plot`` and ``bufsim report`` both
+    word their notes with it."""
+    if m.column not in df.columns:
+        return f"{m.label}: no `{m.column}` column in these results" + (f"; {m.hint}" if m.hint else "")
+    if df[m.column].isna().all():
+        return f"{empty_metric(m)}; {m.empty or select}"
+    return None
+
+
+def empty_metric(m: Metric, of: str = "") -> str:
+    """The start of the note on metric ``m`` empty in every selected run (``of`` one trace)."""
+    return (
+        f"{m.label}: `{m.column}` is empty for every selected run"
+        + (f" of {of}" if of else "")
+        + (f" ({m.why_empty})" if m.why_empty else "")
+    )
 
 
 def policy_colour(spec: str) -> str:
@@ -913,8 +936,18 @@ def version_notes(df: "pandas.DataFrame") -> list[str]:
 
 
 def setting_label(k: str, v: Any) -> str:
-    """How a series setting reads in a legend or title: ``bufsim 0.1.0``, ``seed=7``."""
+    """How a series setting reads in a legend or title: ``bufsim 0.1.0``, ``seed=7``; ``""``
+    for a setting the runs left empty (NULL: count-mode runs have no ``device``), which labels
+    leave out rather than print ``device=nan``."""
+    if _missing(v):
+        return ""
     return f"bufsim {v}" if k == "bufsim_version" else f"{k}={v}"
+
+
+def _missing(v: Any) -> bool:
+    import pandas as pd
+
+    return pd.api.types.is_scalar(v) and bool(pd.isna(v))
 
 
 def _series(df: "pandas.DataFrame", cols: list[str]):
@@ -976,13 +1009,9 @@ def metric_grid(
     df = trace_contents(df)
     present = []
     for m in metrics:
-        if m.column not in df.columns:
-            notes.append(f"{m.label}: no `{m.column}` column in these results" + (f"; {m.hint}" if m.hint else ""))
-        elif df[m.column].isna().all():
-            # The column is there (a database of timed and count-mode runs has exec_time_s) but
-            # no run drawn has a value: said so, not "no column", with what to do.
-            why = f" ({m.why_empty})" if m.why_empty else ""
-            notes.append(f"{m.label}: `{m.column}` is empty for every selected run{why}; {m.empty}")
+        note = metric_note(m, df)
+        if note:
+            notes.append(note)
         else:
             present.append(m)
     if not present:
@@ -1006,10 +1035,7 @@ def metric_grid(
                 if tdf[m.column].isna().all():
                     # Only with several traces: one of them (a count-mode sweep beside a timed
                     # one) leaves its panel blank, which the figure alone does not explain.
-                    why = f" ({m.why_empty})" if m.why_empty else ""
-                    notes.append(
-                        f"{m.label}: `{m.column}` is empty for every selected run of {trace}{why}; its panel is blank"
-                    )
+                    notes.append(f"{empty_metric(m, trace)}; its panel is blank")
                 for ident, g in _series(tdf, cols):
                     g = g[g[m.column].notna()].sort_values("cache_blocks")
                     if g.empty:
@@ -1182,12 +1208,8 @@ def sequence_cdf(
             ax.set_ylim(0, 1.005)
             ident = dict(zip(panel_cols, key))
             if len(panels) > 1 or "policy" in ident:
-                ax.set_title(
-                    ", ".join(
-                        _cdf_label(k, v, pdf) for k, v in ident.items() if k != "trace" or df["trace"].nunique() > 1
-                    ),
-                    loc="left",
-                )
+                labels = (_cdf_label(k, v, pdf) for k, v in ident.items() if k != "trace" or df["trace"].nunique() > 1)
+                ax.set_title(", ".join(t for t in labels if t), loc="left")
             if i // ncols == nrows - 1 or i + ncols >= len(panels):
                 ax.set_xlabel("sequence size (blocks)")
             if i % ncols == 0:
@@ -1331,7 +1353,7 @@ def partition_timeline(
             ax.set_xlim(t.min(), t.max() if t.max() > t.min() else t.min() + 1)
             ident = dict(zip(run_cols, key))
             ident.pop("key", None)
-            ax.set_title(", ".join(_cdf_label(k, v, g) for k, v in ident.items()), loc="left")
+            ax.set_title(", ".join(t for t in (_cdf_label(k, v, g) for k, v in ident.items()) if t), loc="left")
         _finish(
             fig, {p: handles[p] for p in names if p in handles}, _auto_title("Partition sizes over time", df, title)
         )

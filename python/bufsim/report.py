@@ -13,6 +13,7 @@ import html
 import json
 import math
 import os
+from dataclasses import replace
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -24,16 +25,18 @@ from bufsim.errors import check_not_input, check_output
 if TYPE_CHECKING:
     import pandas
 
-# Metrics plotted against cache size when their column is present, in this order:
-# (column, axis label, scale, hint when absent).
+# Metrics plotted against cache size when some run has them, in this order; the timed ones are
+# worded as `bufsim plot` words execution time (how to get them, why they may be empty).
 METRICS = [
-    ("hit_ratio", "hit ratio", 1.0, ""),
-    ("miss_ratio", "miss ratio", 1.0, ""),
-    ("disk_requests", "disk requests", 1.0, ""),
-    ("exec_time_s", "execution time (s)", 1.0, "run the sweep in timed mode (--timing)"),
-    ("io_time_s", "I/O time (s)", 1.0, "run the sweep in timed mode (--timing)"),
-    ("stall_time_s", "stall time (s)", 1.0, "run the sweep in timed mode (--timing)"),
+    plots.HIT_RATIO,
+    plots.MISS_RATIO,
+    plots.DISK_REQUESTS,
+    plots.EXEC_TIME,
+    replace(plots.EXEC_TIME, column="io_time_s", label="I/O time (s)"),
+    replace(plots.EXEC_TIME, column="stall_time_s", label="stall time (s)"),
 ]
+# What to do when a metric is empty in every selected run: the report's own filters.
+SELECT_OTHER_RUNS = "select runs that have it (--trace, --policy, --prefetch, --bufsim-version)"
 # Columns of the runs table shown first in the table, when present; the other scalar columns
 # follow in table order.
 TABLE_FIRST = [
@@ -120,14 +123,22 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
     cols = plots.series_columns(df)
     styles = plots._prefetch_style(df["prefetch"].astype(str)) if "prefetch" in df.columns else {}
     dashes = {"-": "", "--": "6 4", ":": "2 3", "-.": "7 3 2 3"}
-    for column, label, scale, hint in METRICS:
-        if column not in df.columns or df[column].isna().all():
-            if hint or column == "hit_ratio":
-                notes.append(f"{label}: no `{column}` column in these results" + (f"; {hint}" if hint else ""))
+    for m in METRICS:
+        column, label, scale = m.column, m.label, m.scale
+        # Hit ratio and the timed metrics get a note when they cannot be drawn (miss ratio
+        # follows from hit ratio); the wording is bufsim plot's (plots.metric_note).
+        noted = m.hint or m is plots.HIT_RATIO
+        note = plots.metric_note(m, df, SELECT_OTHER_RUNS)
+        if note:
+            notes += [note] if noted else []
             continue
         idents = [ident for ident, _ in plots._series(df, cols)]
         line_styles = dict(zip((plots._label(i) for i in idents), plots.series_styles(idents, styles)))
         for trace, tdf in plots._trace_panels(df):
+            if tdf[column].isna().all():
+                # A count-mode sweep of one trace beside a timed sweep of another: no empty plot.
+                notes += [f"{plots.empty_metric(m, trace)}; its plot is left out"] if noted else []
+                continue
             x_all, xlabel = plots._cache_axis(tdf)
             series = []
             for ident, g in plots._series(tdf, cols):
@@ -217,7 +228,7 @@ def _plot_data(df: "pandas.DataFrame", cdf_policies: Sequence[str] = ()) -> tupl
                         "id": f"seqcdf-{len(figs)}",
                         "small": True,
                         "title": f"sequence-size CDF: {policy}"
-                        + "".join(f", {plots.setting_label(k, v)}" for k, v in zip(settings, values))
+                        + "".join(f", {t}" for t in (plots.setting_label(k, v) for k, v in zip(settings, values)) if t)
                         + (f" ({trace})" if several_traces else ""),
                         "xlabel": "sequence size (blocks per disk request)",
                         "ylabel": "share of blocks in sequences ≤ x",
