@@ -457,6 +457,7 @@ BUILDERS = {
         "multi3", [cscope_script("m3"), glimpse_script("m3"), gcc_script("m3"), randread_script("m3")]
     ),
     "multi4": lambda: together("multi4", [glimpse_script("m4"), tpch_mysql_script("m4")]),
+    "multi5": lambda: together("multi5", [cscope_script("m5"), gcc_script("m5"), unxz_script("m5")]),
 }
 PACKAGES = {
     "cscope": ["cscope", "linux-source-6.1"],
@@ -471,6 +472,7 @@ PACKAGES = {
 PACKAGES["multi1"] = sorted(set(PACKAGES["cscope"] + PACKAGES["gcc"]))
 PACKAGES["multi2"] = sorted(set(PACKAGES["glimpse"] + PACKAGES["tpch"]))
 PACKAGES["multi4"] = sorted(set(PACKAGES["glimpse"] + PACKAGES["tpch-mysql"]))
+PACKAGES["multi5"] = sorted(set(PACKAGES["cscope"] + PACKAGES["gcc"] + PACKAGES["unxz"]))
 PACKAGES["multi3"] = sorted(set(PACKAGES["cscope"] + PACKAGES["glimpse"] + PACKAGES["gcc"] + PACKAGES["randread"]))
 
 
@@ -625,6 +627,11 @@ PAPERS = {
     "multi4": (
         "multi3: 17,383,716 refs, 1,744 MB, 43,737 files, 56.0%, 0.15 / 2.66 ms",
         "multi2: 16.6 M, 1,855 MB, 43,696 files, 16%",
+        "",
+    ),
+    "multi5": (
+        "multi2: 1,580,871 refs, 792 MB, 12,477 files, 73.6%, 0.49 / 56.36 ms",
+        "multi1: 1.6 M, 792 MB, 12,514 files, 75%",
         "",
     ),
 }

@@ -9,7 +9,7 @@ Workload inputs are prepared as scripts/record_workloads.py prepares them (same 
 `--small` runs the small cases that tests/test_validate.py checks (a looping scan, small files,
 random reads, random reads each hinted first with fadvise(WILLNEED), a mixed workload, rewritten
 and deleted files, a written file read again). The mixes
-(multi1-4) run as the recorder builds them, multi3 stopped after the recorder's 240 s.
+(multi1-5) run as the recorder builds them, multi3 stopped after the recorder's 240 s.
 Results also go to --json FILE (one object per run) so the table can be re-printed with --table FILE.
 `--out-dir DIR` keeps each run's trace, page-cache and memory files (and the sizes its files had
 right after the run, TRACE.sizes.json: the next preparation rebuilds them); `--recompare DIR`
@@ -157,7 +157,7 @@ def suite_cases(only: list[str], add: int = 0) -> list[tuple[str, Callable[[], l
         "pgbench": rw.pgbench_script,
         "unxz": rw.unxz_script,
         # The mixes as the recorder builds them (each part with its own inputs, made afresh).
-        **{m: (lambda tag, m=m: rw.BUILDERS[m]()) for m in ("multi1", "multi2", "multi3", "multi4")},
+        **{m: (lambda tag, m=m: rw.BUILDERS[m]()) for m in ("multi1", "multi2", "multi3", "multi4", "multi5")},
     }
     out = []
     for e in load_manifest():

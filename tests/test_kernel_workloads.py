@@ -1,5 +1,5 @@
 """The workload suite recorded with the kernel tracer (traces/kernel/, scripts/record_workloads.py):
-`bufsim workloads --json` lists the twelve workloads, each recorded trace is readable by `bufsim run`
+`bufsim workloads --json` lists the thirteen workloads, each recorded trace is readable by `bufsim run`
 with the counts its manifest entry gives, the four large applications have at least 1M block
 accesses, and cscope's query phase is the loop the papers describe."""
 
@@ -27,6 +27,7 @@ NAMES = [
     "multi2",
     "multi3",
     "multi4",
+    "multi5",
 ]
 
 
@@ -40,7 +41,7 @@ def recorded(listing: list[dict]) -> list[dict]:
     return [e for e in listing if e.get("path")]
 
 
-def test_the_twelve_workloads_are_listed(listing):
+def test_the_thirteen_workloads_are_listed(listing):
     assert [e["name"] for e in listing] == NAMES
     text = bufsim_cli("workloads", check=True).stdout
     for name in NAMES:

@@ -39,6 +39,9 @@ SUITE = {
     "stopped after 240 s",
     "multi4": "glimpse and tpch-mysql at the same time (an index server beside a database answering TPC-H record "
     "by record: the DULO paper's multi2 and the prefetching paper's multi3)",
+    "multi5": "cscope, a kernel build (tinyconfig, make -j2 vmlinux) and unxz at the same time (code development "
+    "beside a CPU-bound reader of large files: the prefetching paper's multi2 and the DULO paper's multi1, cscope + "
+    "gcc + viewperf)",
 }
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "traces" / "kernel"
