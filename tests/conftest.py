@@ -62,3 +62,21 @@ def sweep_db(tmp_path_factory, cloudphysics) -> Path:
     p = bufsim_cli(*sweep_args(cloudphysics, db), "--quiet")
     assert p.returncode == 0, p.stderr
     return db
+
+
+GREP = ROOT / "traces" / "grep.csv.gz"
+MD5GREP = ROOT / "traces" / "md5grep.csv.gz"
+
+
+def add_runs(db: Path, trace: Path, *argv: str) -> None:
+    """Sweeps `trace` into the results database `db` (quietly), asserting it succeeds."""
+    p = bufsim_cli("sweep", trace, *argv, "-o", db, "--quiet")
+    assert p.returncode == 0, p.stderr
+
+
+def timed_and_count_db(db: Path) -> Path:
+    """A results database of grep's lru runs in timed mode beside its fifo runs in count mode, which
+    leave the time columns and the timing settings NULL."""
+    add_runs(db, GREP, "-p", "lru", "-c", "64blocks", "-c", "256blocks", "--timing")
+    add_runs(db, GREP, "-p", "fifo", "-c", "64blocks", "-c", "256blocks")
+    return db

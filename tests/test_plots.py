@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from bufsim import plots
-from conftest import SWEEP_POLICIES
+from conftest import MD5GREP, SWEEP_POLICIES, add_runs, timed_and_count_db
 
 
 @pytest.fixture(scope="module")
@@ -176,16 +176,7 @@ def test_a_metric_empty_in_every_selected_run_is_named_with_what_to_do(tmp_path,
 
     import duckdb
 
-    from conftest import ROOT, bufsim_cli
-
-    db = tmp_path / "r.duckdb"
-    grep, md5grep = ROOT / "traces" / "grep.csv.gz", ROOT / "traces" / "md5grep.csv.gz"
-    for argv in (
-        [grep, "-p", "lru", "-c", "64blocks", "-c", "256blocks", "--timing"],
-        [grep, "-p", "fifo", "-c", "64blocks", "-c", "256blocks"],
-    ):
-        p = bufsim_cli("sweep", *argv, "-o", db, "--quiet")
-        assert p.returncode == 0, p.stderr
+    db = timed_and_count_db(tmp_path / "r.duckdb")
     code, _, err = cli(capsys, "plot", "prefetch", db, "-o", tmp_path / "fifo.png", "--policy", "fifo")
     assert code == 0, err
     assert err.splitlines() == [
@@ -196,8 +187,7 @@ def test_a_metric_empty_in_every_selected_run_is_named_with_what_to_do(tmp_path,
     assert code == 0 and err == "", err
 
     # With several traces, one whose runs all lack the metric leaves its panel blank: a note says why.
-    p = bufsim_cli("sweep", md5grep, "-p", "lru", "-c", "64blocks", "-o", db, "--quiet")
-    assert p.returncode == 0, p.stderr
+    add_runs(db, MD5GREP, "-p", "lru", "-c", "64blocks")
     code, _, err = cli(capsys, "plot", "prefetch", db, "-o", tmp_path / "two.png")
     assert code == 0, err
     assert "`exec_time_s` is empty for every selected run of md5grep.csv.gz (runs made without --timing?)" in err
@@ -237,17 +227,8 @@ def test_a_setting_that_count_mode_runs_leave_empty_is_left_out_of_their_labels(
     """Timed runs record a device, hit rule, I/O scheduler and think time; count-mode runs leave
     them NULL. In a figure of both, the settings split the series, and the count-mode entry once
     read `fifo device=nan hit_rule=nan io_scheduler=nan think=nan timing=False`."""
-    from conftest import ROOT, bufsim_cli
-
-    db = tmp_path / "r.duckdb"
-    grep, md5grep = ROOT / "traces" / "grep.csv.gz", ROOT / "traces" / "md5grep.csv.gz"
-    for argv in (
-        [grep, "-p", "lru", "-c", "64blocks", "-c", "256blocks", "--timing"],
-        [grep, "-p", "fifo", "-c", "64blocks", "-c", "256blocks"],
-        [md5grep, "-p", "lru", "-c", "64blocks"],
-    ):
-        p = bufsim_cli("sweep", *argv, "-o", db, "--quiet")
-        assert p.returncode == 0, p.stderr
+    db = timed_and_count_db(tmp_path / "r.duckdb")
+    add_runs(db, MD5GREP, "-p", "lru", "-c", "64blocks")
     df = plots.load(db)
     assert {"device", "hit_rule", "timing"} <= set(plots.series_columns(df))
     p = plots.prefetch_panels(df, tmp_path / "p.png")

@@ -18,7 +18,7 @@ from PIL import Image
 
 from bufsim import plots, report
 from chromium_cdp import Chromium, chromium_path
-from conftest import ROOT, SWEEP_POLICIES, bufsim_cli
+from conftest import MD5GREP, SWEEP_POLICIES, add_runs, bufsim_cli, timed_and_count_db
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +78,7 @@ def test_a_timed_metric_empty_in_every_selected_run_is_named_with_what_to_do(tmp
     """A database of timed and count-mode runs (or of count-mode runs only) has the time columns,
     NULL in the count-mode runs: the report once said "no `exec_time_s` column in these results"
     of a column that is there, and gave no way out; its legends read `fifo device=nan ...`."""
-    db = tmp_path / "r.duckdb"
-    grep, md5grep = ROOT / "traces" / "grep.csv.gz", ROOT / "traces" / "md5grep.csv.gz"
-    for argv in (
-        [grep, "-p", "lru", "-c", "64blocks", "-c", "256blocks", "--timing"],
-        [grep, "-p", "fifo", "-c", "64blocks", "-c", "256blocks"],
-    ):
-        p = bufsim_cli("sweep", *argv, "-o", db, "--quiet")
-        assert p.returncode == 0, p.stderr
+    db = timed_and_count_db(tmp_path / "r.duckdb")
     out = tmp_path / "fifo.html"
     p = bufsim_cli("report", db, "-o", out, "--policy", "fifo")
     assert p.returncode == 0, p.stderr
@@ -118,8 +111,7 @@ def test_a_timed_metric_empty_in_every_selected_run_is_named_with_what_to_do(tmp
     assert "sequence-size CDF: fifo, timing=False" in [f["title"] for f in figs]
 
     # A trace whose runs are all count-mode gets no empty plot of time, and a note says why.
-    p = bufsim_cli("sweep", md5grep, "-p", "lru", "-c", "64blocks", "-o", db, "--quiet")
-    assert p.returncode == 0, p.stderr
+    add_runs(db, MD5GREP, "-p", "lru", "-c", "64blocks")
     out = tmp_path / "two.html"
     p = bufsim_cli("report", db, "-o", out)
     assert p.returncode == 0, p.stderr
