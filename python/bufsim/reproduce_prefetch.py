@@ -64,6 +64,7 @@ SETTING = (
     "the paper's traces (Linux 2.4, 2005) are not public: the suite's applications recorded on Linux 6.x "
     "(cscope/glimpse/gcc on 6.1 sources, TPC-H on MariaDB's MyISAM and on PostgreSQL, SQLite random reads); "
     "xz decompressing large archives stands for viewperf (a few large files read whole, CPU-bound); no tpc-r; "
+    "multi2 is multi5 (cscope, a kernel build and xz at once), multi3 is multi4 (glimpse and MyISAM TPC-H at once); "
     "caches are fractions of each working set (key = 0.86, the paper's 128 of 148 MB); the disk is bufsim's "
     "Cheetah 9LP model, not DiskSim; files are laid out first-touch, not AccuSim's 1 MB per inode"
 )
@@ -95,8 +96,9 @@ def prefetch_figures(quick: bool = False) -> list[dict]:
     """Prefetching paper (Butt, Gniady, Hu, IEEE TC 2007) §6, Figures 5-13 and Tables 6-7: hit
     ratio, disk requests and execution time of OPT, LRU, LRU-2, 2Q, LIRS, LRFU, MQ and ARC with
     read-ahead off and on (`linux-accusim`) for each application of the suite, at two cache
-    sizes (fractions of its working set; the three largest traces at the key size only);
-    --quick: all but the three largest at the key size.
+    sizes (fractions of its working set; the three largest traces, tpch, multi3 and multi4, at the
+    key size only), and at the sizes the text names; --quick: all but tpch and multi3, at the key
+    size.
 
     Each row is one application, size, policy and read-ahead setting, with the Table 6/7 columns:
     synchronous and asynchronous requests, their mean sizes and times, and the time per request.
