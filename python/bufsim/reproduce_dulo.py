@@ -233,9 +233,8 @@ def dulo_figures_findings(rows: list[dict]) -> list[Finding]:
             if app in apps:
                 out.append(
                     Finding(
-                        f"DULO does better for {LABEL.get(app, app)} (more sequential) than for {MIX2} (the paper's "
-                        "multi2, 16% "
-                        "sequential)",
+                        f"DULO does better for {LABEL.get(app, app)} (more sequential) than for {MIX2} "
+                        "(the paper's multi2, 16% sequential)",
                         "glimpse and multi1 gain more",
                         f"best {best[app]:.1f}% vs {best[MIX2]:.1f}%",
                         best[app] > best[MIX2],
