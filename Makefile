@@ -11,7 +11,7 @@ export CARGO_TERM_COLOR := never
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pytest>=7" "hypothesis>=6" "pandas>=2" "libcachesim>=0.3" \
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pytest>=7" "pytest-xdist>=3" "hypothesis>=6" "pandas>=2" "libcachesim>=0.3" \
 	  "duckdb>=1.0" "dask[distributed]>=2024.1" "matplotlib>=3.7" "tqdm>=4.66" "nbclient>=0.9" "ipykernel>=6" \
 	  "nbformat>=5" "ruff==0.17.6"
 	touch $@
@@ -41,8 +41,10 @@ build-ci: setup
 	cargo build --profile ci --quiet -p bufsim-cli --bin bufsim
 	install -m 755 target/ci/bufsim $(VENV)/bin/bufsim
 
+# Two workers (the machine's two cores); tests/conftest.py keeps each module, and all the tests
+# that drive the kernel, on one worker.
 test-python: build-ci
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 tests
 
 # Formatting and lints first: they take seconds and fail fast.
 lint: setup

@@ -13,6 +13,30 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BUFSIM_SHARED", ROOT.parent / "shared"))
 CLOUDPHYSICS = SHARED / "traces" / "cloudphysics_vscsi.csv"
 
+# `make test` runs the suite on two workers (pytest-xdist `-n 2`), a module's tests on one worker
+# so that its module-scoped fixtures (a reproduction's run, a kernel recording) run once. The
+# modules that drive the kernel drop the page cache, trace it and run commands in memory-limited
+# cgroups, so one would disturb another's measurement: they form one unit and run in turn.
+KERNEL_MODULES = {"test_validate", "test_ktrace", "test_collect_validate_probe", "test_kernel_workloads", "test_damon"}
+
+
+def scheduling_unit(nodeid: str) -> str:
+    """The unit of scheduling a test belongs to: its module, or "kernel"."""
+    module = nodeid.split("::", 1)[0]
+    return "kernel" if Path(module).stem in KERNEL_MODULES else module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    # xdist's own `--dist loadgroup` cannot be used: it renames node ids in a way pytest 9 ignores.
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scheduling_unit(nodeid)
+
+    return ByModule(config, log)
+
 
 @pytest.fixture(scope="session")
 def cloudphysics() -> Path:
