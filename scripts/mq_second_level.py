@@ -59,7 +59,13 @@ def main() -> int:
                 a, b = ours(spec_), lcs("MQ", lifetime=life, qout_size_ratio=float(h))
                 rows.append((f"MQ lifetime {life:,}, history {h}x", [f"{x:,} / {y:,}" for x, y in zip(a, b)]))
             rows.append((f"MQ adaptive lifetime, history {h}x", [f"{x:,} / -" for x in ours(f"mq(history={h}x)")]))
-        rows.append(("mq-accusim (4 queues, lifetime = history = cache)", [f"{x:,} / -" for x in ours("mq-accusim")]))
+        accusim_settings = "mq(queues=4,history=1x,lifetime=1x)"
+        rows.append(
+            (
+                f"{accusim_settings}: AccuSim's settings, counting demand accesses",
+                [f"{x:,} / -" for x in ours(accusim_settings)],
+            )
+        )
     print(
         "| configuration (8 queues unless said) | "
         + " | ".join(f"{c} blocks: bufsim / libCacheSim" for c in sizes)

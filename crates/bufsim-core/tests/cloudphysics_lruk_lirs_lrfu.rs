@@ -86,3 +86,12 @@ fn lru_k_retained_history_is_what_libcachesim_leaves_out() {
     let m = misses(&["lru-k"], &SIZES, None);
     assert_eq!(m[0], vec![1069660, 1056611, 997122, 851945, 269243]);
 }
+
+#[test]
+fn accusim_presets() {
+    // AccuSim's LRU-2 departs from lru-k's ties only (docs/policies/lru-k.md's table); AccuSim's
+    // MQ counts prefetches only, so without read-ahead it is LRU (docs/policies/mq.md).
+    let m = misses(&["lru2-accusim", "mq-accusim"], &SIZES, None);
+    assert_eq!(m[0], vec![1041519, 1026331, 964262, 803026, 269237]);
+    assert_eq!(m[1], LRU);
+}

@@ -158,6 +158,50 @@ fn lru2_prefetch_rules() {
 }
 
 #[test]
+fn lru2_accusim_prefetch_rules() {
+    // AccuSim's lru2.cc (variant=accusim): the first demand access of a prefetched block is a
+    // correlated reference. It sets LAST (and HIST(p,1), the block having none) but does not
+    // move the block: one whose CRP ran out before it was demanded stays eligible, with no
+    // penultimate reference, and is the next victim. The paper's rule (variant=paper) makes
+    // that access the block's first reference and puts it back inside the CRP.
+    let spec = |v: &str| format!("lru-k(k=2,crp=2,history=0,variant={v})");
+    let mut a = Sim::new(&spec("accusim"), 3);
+    let mut p = Sim::new(&spec("paper"), 3);
+    for s in [&mut a, &mut p] {
+        s.run(&[1]).prefetch(2).run(&[3, 1, 3]);
+    }
+    // At time 4 the prefetched 2 (LAST = 0) is past its CRP.
+    assert_eq!(a.dump(), p.dump());
+    a.run(&[2]);
+    p.run(&[2]);
+    // The references to 1 and 3 at times 3 and 4 fell inside their CRPs: one reference each.
+    assert_eq!(a.dump(), "eligible=[2:4/-] crp=[3:1/- 1:0/-] retained=[]");
+    assert_eq!(p.dump(), "eligible=[] crp=[2:4/- 3:1/- 1:0/-] retained=[]");
+    // Block 4 at time 5: 1's CRP has run out too. AccuSim evicts 2, which entered the heap
+    // first; under the paper's rule 1 is the only eligible block.
+    a.run(&[4]);
+    p.run(&[4]);
+    assert_eq!(a.resident(), vec![1, 3, 4]);
+    assert_eq!(p.resident(), vec![2, 3, 4]);
+
+    // A prefetched block that comes back with retained history: AccuSim orders it by that
+    // history, the paper's rule as a block with none (both put 1 first here).
+    let spec = |v: &str| format!("lru-k(k=2,crp=0,history=4,variant={v})");
+    let mut a = Sim::new(&spec("accusim"), 2);
+    let mut p = Sim::new(&spec("paper"), 2);
+    for s in [&mut a, &mut p] {
+        s.run(&[1, 1, 2, 2, 3]).prefetch(1);
+    }
+    assert_eq!(a.dump(), "eligible=[1p:1/0 2:3/2] crp=[] retained=[3]");
+    assert_eq!(p.dump(), "eligible=[1p:1/0 2:3/2] crp=[] retained=[3]");
+    // Its first demand: AccuSim keeps 1/0 (HIST(p,1) is set), the paper's rule shifts it in.
+    a.run(&[1]);
+    p.run(&[1]);
+    assert_eq!(a.dump(), "eligible=[1:1/0 2:3/2] crp=[] retained=[3]");
+    assert_eq!(p.dump(), "eligible=[1:5/1 2:3/2] crp=[] retained=[3]");
+}
+
+#[test]
 fn lru1_is_lru() {
     let seq: Vec<u64> = (0..3000u64).map(|i| (i * 7919 + i / 13) % 97).collect();
     for cap in [1, 5, 32, 96] {

@@ -14,6 +14,14 @@
 //! like any fresh block; its first demand access is its first reference, so the prefetch time
 //! is never mistaken for a penultimate reference. Retained history of an evicted block is kept
 //! for `history` blocks; a prefetched block evicted unused leaves none.
+//!
+//! `variant=accusim` follows AccuSim's `lru2.cc` (the prefetching paper's own simulator, whose
+//! code departs from its §4 prose in two places): a prefetched block that comes back with
+//! retained history orders by that history until it is demanded, and its first demand access
+//! is a correlated reference: LAST := now, HIST(p,1) := now only if it has no history, and the
+//! block stays where it is (an eligible one stays eligible). A correlated reference never
+//! moves an eligible block back into the CRP, and blocks of equal backward K-distance leave in
+//! the order they became eligible (AccuSim's heap order) rather than by last reference.
 
 use super::heap_victim::min_unpinned;
 use super::queue::back_unpinned;
@@ -40,12 +48,15 @@ pub struct LruK {
     k: usize,
     crp: u64,
     history: usize,
+    /// AccuSim's rules for prefetched blocks and correlated references (see the module doc).
+    accusim: bool,
     /// HIST(p,1..K) of every frame, K entries per frame: demand time + 1, 0 = none.
     hist: Vec<u64>,
     /// LAST(p): demand time + 1 of the last reference (correlated or not, or the prefetch).
     last: FrameVec<u64>,
-    /// Event number of the last uncorrelated reference: orders blocks referenced at the same
-    /// demand time (a read-ahead group) in the order they were touched.
+    /// Event number of the last uncorrelated reference (with `accusim`, of the block's entry
+    /// into the heap): orders blocks of equal K-th reference, such as those referenced at the
+    /// same demand time (a read-ahead group), in the order they were touched.
     seq: FrameVec<u64>,
     events: u64,
     /// Prefetched and not yet demanded.
@@ -68,11 +79,12 @@ pub struct LruK {
 }
 
 impl LruK {
-    pub fn new(capacity: usize, k: usize, crp: u64, history: usize) -> Self {
+    pub fn new(capacity: usize, k: usize, crp: u64, history: usize, accusim: bool) -> Self {
         LruK {
             k,
             crp,
             history,
+            accusim,
             hist: Vec::new(),
             last: FrameVec::filled(0, capacity),
             seq: FrameVec::filled(0, capacity),
@@ -100,7 +112,7 @@ impl LruK {
     #[inline]
     fn key(&self, f: Frame) -> (u64, u64) {
         let fu = f as usize;
-        if self.prefetched[fu] {
+        if self.prefetched[fu] && !self.accusim {
             // No access history: orders as a first reference made now.
             let kth = if self.k == 1 { self.last[fu] } else { 0 };
             (kth, self.seq[fu])
@@ -162,9 +174,34 @@ impl LruK {
             }
             h[0] = t;
             self.seq[fu] = self.next_event();
+        } else if self.accusim {
+            self.correlated_reference(f, t);
+            return;
         }
         self.last[fu] = t;
         self.reorder(f);
+    }
+
+    /// AccuSim: a correlated reference updates LAST and leaves the block where it is; in the
+    /// CRP list it moves to the front, which keeps that list ordered by LAST. AccuSim moves
+    /// blocks out of the CRP at every access, this heap only when a victim is needed, so a
+    /// block whose CRP has run out is made eligible first.
+    fn correlated_reference(&mut self, f: Frame, t: u64) {
+        let fu = f as usize;
+        if self.place[fu] == Place::Correlated && t.saturating_sub(self.last[fu]) > self.crp {
+            self.links.remove(&mut self.correlated, f);
+            self.place[fu] = Place::Eligible;
+            self.seq[fu] = self.next_event();
+        }
+        self.last[fu] = t;
+        match self.place[fu] {
+            Place::Correlated => self.links.move_to_front(&mut self.correlated, f),
+            Place::Eligible => {
+                let k = self.key(f);
+                self.eligible.set(f, k);
+            }
+            Place::Free => self.reorder(f),
+        }
     }
 
     fn detach(&mut self, f: Frame) {
@@ -267,9 +304,18 @@ impl Policy for LruK {
     }
 
     fn first_demand(&mut self, frame: Frame, a: &Access) {
-        // Prefetching paper §4: the first demand access is the block's first reference.
         let t = a.time + 1;
         self.prefetched[frame as usize] = false;
+        if self.accusim {
+            // AccuSim: a correlated reference, which starts the history of a block without one.
+            let i = frame as usize * self.k;
+            if self.hist[i] == 0 {
+                self.hist[i] = t;
+            }
+            self.correlated_reference(frame, t);
+            return;
+        }
+        // Prefetching paper §4: the first demand access is the block's first reference.
         self.shift_in(frame, t);
         self.last[frame as usize] = t;
         self.seq[frame as usize] = self.next_event();
@@ -284,6 +330,10 @@ impl Policy for LruK {
                 break;
             }
             self.links.remove(&mut self.correlated, b);
+            if self.accusim {
+                // AccuSim's heap breaks ties by the time a block entered it.
+                self.seq[b as usize] = self.next_event();
+            }
             let k = self.key(b);
             self.eligible.set(b, k);
             self.place[b as usize] = Place::Eligible;
@@ -351,6 +401,7 @@ impl PolicyDef for LruK {
             ParamInfo { name: "k", default: "2", doc: "references remembered per block, 1-8 (k=1 is LRU)", range: Range::Whole(1, 8) },
             ParamInfo { name: "crp", default: "0", doc: "Correlated Reference Period in demand accesses: a block referenced within it is not eligible and its references count once (0: none)", range: Range::Whole(0, u64::MAX) },
             ParamInfo { name: "history", default: "100%", doc: "retained information: evicted blocks whose history is kept (a count, or a share of the cache)", range: Range::Share(0.0, 100.0) },
+            ParamInfo { name: "variant", default: "paper", doc: "paper (prefetching paper §4: a prefetched block has no history until its first demand, which is its first reference) | accusim (AccuSim's lru2.cc: it keeps its retained history, and its first demand is a correlated reference)", range: Range::Choice(&["paper", "accusim"]) },
         ],
         preset_of: None,
         caps: Capabilities::NONE,
@@ -362,6 +413,7 @@ impl PolicyDef for LruK {
         }
         let crp = args.u64("crp")?;
         let history = blocks_floor(args, "lru-k", "history", env)?;
-        Ok(LruK::new(env.capacity, k as usize, crp, history))
+        let accusim = args.choice("variant", &["paper", "accusim"])? == "accusim";
+        Ok(LruK::new(env.capacity, k as usize, crp, history, accusim))
     }
 }

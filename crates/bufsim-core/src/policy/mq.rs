@@ -15,6 +15,14 @@
 //! reference counter when a block is prefetched") a prefetched block found in Qout takes its
 //! remembered count, not incremented, and enters that count's queue. Either way a prefetched
 //! block evicted unused leaves no Qout entry.
+//!
+//! `variant=accusim` is AccuSim's `MQref` (mq.cc), the code behind the prefetching paper's
+//! figures, which departs from both papers: a block's count rises only when it is prefetched,
+//! never on a demand access (so without read-ahead every block stays in Q0 and MQ is LRU, as
+//! that paper's Tables 6 and 7 show: MQ and LRU make the same number of disk requests there);
+//! a missed or prefetched block is looked up in Qout before the victim is pushed into it;
+//! expireTime is counted from the access's 1-based time; and a prefetch, though it does not
+//! advance time, runs Adjust.
 
 use super::queue::back_unpinned;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
@@ -68,6 +76,11 @@ pub struct Mq {
     epoch: u64,
     /// `prefetch=history`: a prefetched block takes its remembered count from Qout.
     prefetch_history: bool,
+    /// `variant=accusim` (see the module doc).
+    accusim: bool,
+    /// `accusim`: the Qout entry (count, last access) of the block being inserted, taken out
+    /// before the victim is chosen.
+    incoming: Option<(u64, u64)>,
 }
 
 /// An MQ cache as block keys: queues Q0.. from MRU to LRU, Qout newest first.
@@ -100,7 +113,23 @@ impl Mq {
             distances: Box::new([0; BINS]),
             epoch: (capacity as u64).max(1),
             prefetch_history: false,
+            accusim: false,
+            incoming: None,
         }
+    }
+
+    /// `variant=accusim`: AccuSim's `MQref` rules (module doc).
+    pub fn with_accusim(mut self, on: bool) -> Self {
+        self.accusim = on;
+        self
+    }
+
+    /// AccuSim's reference: the block goes to the MRU end of its count's queue with
+    /// expireTime = currentTime + lifeTime, currentTime counted from 1, then Adjust.
+    #[inline]
+    fn accusim_reference(&mut self, frame: Frame, a: &Access) {
+        self.enqueue(frame, a.time + 1);
+        self.adjust(a.time);
     }
 
     /// `prefetch=history`: a prefetched block found in Qout enters the queue of its remembered
@@ -226,8 +255,24 @@ impl Mq {
 }
 
 impl Policy for Mq {
+    fn prepare_insert(&mut self, a: &Access, _origin: Origin) {
+        if self.accusim {
+            // AccuSim takes the block out of its ghost queue before it evicts.
+            self.incoming = self.take_history(a.key);
+        }
+    }
+
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         self.keys[frame as usize] = a.key;
+        if self.accusim {
+            let f = frame as usize;
+            let (count, last) = self.incoming.take().unwrap_or((0, UNKNOWN));
+            // Only a prefetch counts.
+            self.meta[f].count = if origin == Origin::Prefetch { count.saturating_add(1) } else { count };
+            self.meta[f].last = last;
+            self.accusim_reference(frame, a);
+            return;
+        }
         match origin {
             Origin::Demand => self.first_access(frame, a, (0, UNKNOWN)),
             Origin::Prefetch => {
@@ -247,6 +292,10 @@ impl Policy for Mq {
     fn hit(&mut self, frame: Frame, a: &Access) {
         let f = frame as usize;
         self.dequeue(frame);
+        if self.accusim {
+            self.accusim_reference(frame, a);
+            return;
+        }
         self.observe(self.meta[f].last, a.time);
         self.meta[f].last = a.time;
         self.meta[f].count = self.meta[f].count.saturating_add(1);
@@ -256,6 +305,10 @@ impl Policy for Mq {
 
     fn first_demand(&mut self, frame: Frame, a: &Access) {
         self.dequeue(frame);
+        if self.accusim {
+            self.accusim_reference(frame, a);
+            return;
+        }
         let f = frame as usize;
         self.first_access(frame, a, (self.meta[f].count, self.meta[f].last));
     }
@@ -323,8 +376,14 @@ impl PolicyDef for Mq {
             ParamInfo {
                 name: "prefetch",
                 default: "fresh",
-                doc: "fresh: a prefetched block enters Q0 with count 0 | history: with the count Qout remembers, not incremented (AccuSim)",
+                doc: "fresh: a prefetched block enters Q0 with count 0 | history: with the count Qout remembers, not incremented (the prefetching paper's §4)",
                 range: Range::Choice(&["fresh", "history"]),
+            },
+            ParamInfo {
+                name: "variant",
+                default: "paper",
+                doc: "paper | accusim (AccuSim's mq.cc: only prefetches raise a count, so without read-ahead MQ is LRU; `prefetch` is then unused)",
+                range: Range::Choice(&["paper", "accusim"]),
             },
         ],
         preset_of: None,
@@ -357,7 +416,10 @@ impl PolicyDef for Mq {
             "history" => true,
             other => return Err(SpecError(format!("policy `mq`: prefetch=`{other}` must be `fresh` or `history`"))),
         };
-        Ok(Mq::new(env.capacity, queues as usize, history, mode).with_prefetch_history(prefetch_history))
+        let accusim = args.choice("variant", &["paper", "accusim"])? == "accusim";
+        Ok(Mq::new(env.capacity, queues as usize, history, mode)
+            .with_prefetch_history(prefetch_history)
+            .with_accusim(accusim))
     }
 }
 
@@ -488,5 +550,48 @@ mod tests {
         // A block Qout does not know enters Q0 with count 0 (2 goes to Qout).
         s.prefetch(5);
         assert_eq!(state(&s), (vec![vec![5], vec![1, 3], vec![]], vec![(2, 2), (4, 1)]));
+    }
+
+    fn accusim(capacity: usize, queues: usize, history: usize, lifetime: u64) -> Steps<Mq> {
+        Steps::new(Mq::new(capacity, queues, history, Lifetime::Fixed(lifetime)).with_accusim(true), capacity)
+    }
+
+    #[test]
+    fn accusim_without_read_ahead_is_lru() {
+        // AccuSim's MQref raises a count only for a prefetch: demand accesses leave every block
+        // in Q0, which is an LRU list (the prefetching paper's Tables 6 and 7 give MQ and LRU the
+        // same request counts without prefetching).
+        let mut x = 0x2545_f491_u64;
+        let keys: Vec<u64> = (0..4000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % 40
+            })
+            .collect();
+        let mut m = accusim(16, 4, 16, 16);
+        let mut l = Steps::new(crate::policy::Lru::new(16), 16);
+        assert_eq!(m.run(&keys), l.run(&keys));
+        assert!(state(&m).0[1..].iter().all(|q| q.is_empty()));
+    }
+
+    #[test]
+    fn accusim_counts_prefetches_only() {
+        let mut s = accusim(3, 3, 3, 100);
+        assert_eq!(s.run(&[1, 1, 2, 2]), "MHMH");
+        assert_eq!(state(&s), (vec![vec![2, 1], vec![], vec![]], vec![]));
+        // A prefetch counts once: 3 enters Q0 with count 1.
+        s.prefetch(3);
+        assert_eq!(state(&s), (vec![vec![3, 2, 1], vec![], vec![]], vec![]));
+        // Its first demand does not count; 4 evicts 1, which Qout keeps with count 0.
+        assert_eq!(s.run(&[3, 4]), "HM");
+        assert_eq!(state(&s), (vec![vec![4, 3, 2], vec![], vec![]], vec![(1, 0)]));
+        // 3 evicted (after a demand) and prefetched again: looked up in Qout before the eviction
+        // pushes 2 there, count 1 + 1 = 2 -> Q1.
+        assert_eq!(s.run(&[5, 1]), "MM");
+        assert_eq!(state(&s).0, vec![vec![1, 5, 4], vec![], vec![]]);
+        s.prefetch(3);
+        assert_eq!(state(&s), (vec![vec![1, 5], vec![3], vec![]], vec![(4, 0), (2, 0)]));
     }
 }

@@ -103,10 +103,10 @@ pub const PRESETS: &[PolicyInfo] = &[
     PolicyInfo {
         name: "mq-accusim",
         aliases: &[],
-        paper: "AccuSim's MQ settings (prefetching paper Table 2: 4 queues, ghost cache = cache size)",
-        summary: "MQ as AccuSim ran it: 4 queues, lifetime = history = cache size, prefetched blocks keep Qout's count",
+        paper: "AccuSim's MQ (prefetching paper Table 2: 4 queues, ghost cache = cache size; its mq.cc's rules)",
+        summary: "MQ as AccuSim ran it: 4 queues, lifetime = history = cache size, counts raised by prefetches only (LRU without read-ahead)",
         params: &[],
-        preset_of: Some("mq(queues=4,history=1x,lifetime=1x,prefetch=history)"),
+        preset_of: Some("mq(queues=4,history=1x,lifetime=1x,variant=accusim)"),
         caps: Capabilities::NONE,
     },
     // AccuSim's settings (prefetching paper Table 2 and its public sources).
@@ -131,10 +131,10 @@ pub const PRESETS: &[PolicyInfo] = &[
     PolicyInfo {
         name: "lru2-accusim",
         aliases: &[],
-        paper: "prefetching paper Table 2: AccuSim's LRU-2 (CRP 20 references, history = cache size)",
+        paper: "prefetching paper Table 2 and AccuSim's lru2.cc: LRU-2 (CRP 20 references, history = cache size, AccuSim's prefetch rules)",
         summary: "LRU-2 with a 20-reference CRP and history for as many blocks as the cache holds",
         params: &[],
-        preset_of: Some("lru-k(k=2,crp=20,history=100%)"),
+        preset_of: Some("lru-k(k=2,crp=20,history=100%,variant=accusim)"),
         caps: Capabilities::NONE,
     },
     PolicyInfo {
