@@ -18,7 +18,13 @@ def test_listed_with_parameters_defaults_and_papers():
     for name in POLICIES:
         assert infos[name]["paper"] and infos[name]["summary"], name
     params = {n: {k: d for k, d, _ in infos[n]["params"]} for n in POLICIES}
-    assert params["mq"] == {"queues": "8", "history": "4x", "lifetime": "adaptive", "prefetch": "fresh", "variant": "paper"}
+    assert params["mq"] == {
+        "queues": "8",
+        "history": "4x",
+        "lifetime": "adaptive",
+        "prefetch": "fresh",
+        "variant": "paper",
+    }
     assert params["arc"] == {"adapt": "real"}
     assert params["linux-2list"] == {"active-ratio": "1"}
     assert set(params["clock-pro"]) == {"cold-min", "cold-max", "nonresident"}
