@@ -343,6 +343,37 @@ fn lirs_prefetch_rules() {
     assert!(s.pattern.ends_with("HH"));
 }
 
+#[test]
+fn lirs_accusim_rules() {
+    // AccuSim's lirs.c (variant=accusim): blocks read ahead into a cold cache do not become LIR
+    // at their first demand (only a demand miss with more than Lhirs frames free does), and a
+    // block read ahead and evicted unused keeps its entry in S.
+    let spec = |v: &str| format!("lirs(hir=1,hir-min=1,variant={v})");
+    let mut a = Sim::new(&spec("accusim"), 3);
+    let mut p = Sim::new(&spec("paper"), 3);
+    for s in [&mut a, &mut p] {
+        s.run(&[1]).prefetch(2).prefetch(3);
+        s.run(&[2, 3]);
+    }
+    // 1 was missed with 3 frames free: LIR in both. 2 and 3: LIR while the LIR set has room
+    // (the paper's rule), HIR under AccuSim's, the cache having filled by read-ahead.
+    assert_eq!(p.dump(), "S=[3H 2L 1L] Q=[3]");
+    assert_eq!(a.dump(), "S=[3H 2H 1L] Q=[3 2]");
+    // 2 again: a resident HIR in S becomes LIR in both.
+    a.run(&[2]);
+    assert_eq!(a.dump(), "S=[2L 3H 1L] Q=[3]");
+    // 3 is in S; read ahead again after its eviction and evicted unused, it keeps its entry.
+    a.run(&[4]); // 3 evicted, non-resident in S
+    a.prefetch(3); // 4 evicted (in S: non-resident); 3 resident again at its place
+    a.prefetch(5); // 3 evicted unused
+    assert_eq!(a.dump(), "S=[4n 2L 3n 1L] Q=[5]");
+    let mut q = Sim::new(&spec("paper"), 3);
+    q.run(&[1]).prefetch(2).prefetch(3);
+    q.run(&[2, 3, 2, 4]).prefetch(3);
+    q.prefetch(5);
+    assert!(!q.dump().contains("3n"), "{}", q.dump());
+}
+
 // ---------------------------------------------------------------------------------------------
 // LRFU (Lee et al. 2001): dumps list blocks in victim order as key:CRF at the last access time.
 

@@ -3,6 +3,7 @@
 //! tests of bufsim-core and bufsim-trace took 196 s of wall time to build on two cores that way,
 //! 26 s as one binary each).
 
+mod accusim_policies;
 mod amp;
 mod cacheus_policy;
 mod cancel;

@@ -28,6 +28,12 @@
 //! it is. Its first demand access then acts as a reference: with an entry in S it becomes LIR,
 //! without one it enters S as HIR (or LIR while fewer than Llirs blocks are LIR: a first
 //! access). Evicted unused, it leaves no entry in S.
+//!
+//! `variant=accusim` follows AccuSim's lirs.c (the prefetching paper's simulator) where it
+//! departs from this with read-ahead: a block without an entry in S becomes LIR only on a demand
+//! miss while more than Lhirs frames are free (the warm-up), never at its first demand after a
+//! prefetch nor at a later hit; and a prefetched block evicted unused keeps the entry in S it
+//! had. On synthetic loops with read-ahead it reads the blocks AccuSim reads (docs/policies/lirs.md).
 
 use super::shares::blocks_floor_within;
 use super::{Access, Args, BuildEnv, Frame, Origin, ParamInfo, Pins, Policy, PolicyDef, PolicyInfo, Removal};
@@ -103,6 +109,8 @@ pub struct Lirs {
     capacity: usize,
     /// libCacheSim's rules instead of the paper's where they differ.
     libcachesim: bool,
+    /// AccuSim's rules for blocks read ahead and for the warm-up.
+    accusim: bool,
     /// Llirs: frames for LIR blocks.
     llirs: usize,
     /// Most entries S may hold (at least the cache size).
@@ -129,6 +137,7 @@ impl Lirs {
         Lirs {
             capacity,
             libcachesim,
+            accusim: false,
             llirs: capacity - lhirs,
             stack_limit: stack_limit.max(capacity),
             links: Arena::with_entries(capacity),
@@ -139,6 +148,24 @@ impl Lirs {
             in_s: FrameVec::filled(false, capacity),
             lir_count: 0,
             nonresident: NonResident::with_capacity(capacity),
+        }
+    }
+
+    /// `variant=accusim` (module doc).
+    pub fn with_accusim(mut self, on: bool) -> Self {
+        self.accusim = on;
+        self
+    }
+
+    /// Whether a block that has no entry in S becomes LIR when it is missed: while fewer than
+    /// Llirs blocks are LIR (§3), or with AccuSim's rule while more than Lhirs frames are free.
+    #[inline]
+    fn new_block_is_lir(&self) -> bool {
+        if self.accusim {
+            let resident = self.lir_count + self.q.len();
+            self.capacity.saturating_sub(resident) > self.capacity - self.llirs
+        } else {
+            self.lir_count < self.llirs
         }
     }
 
@@ -319,7 +346,7 @@ impl Policy for Lirs {
                     } else {
                         self.hir_to_top(frame, false);
                     }
-                } else if self.lir_count < self.llirs {
+                } else if self.new_block_is_lir() {
                     self.enter_as_lir(frame);
                 } else {
                     self.hir_to_top(frame, false);
@@ -357,7 +384,7 @@ impl Policy for Lirs {
             if full {
                 self.demote_bottom_lir();
             }
-        } else if self.lir_count < self.llirs {
+        } else if self.lir_count < self.llirs && !self.accusim {
             // §3: while the LIR set is not full every referenced block becomes LIR (after an
             // LIR block was given up because all of Q was pinned).
             self.links.remove(QL, &mut self.q, frame);
@@ -372,7 +399,7 @@ impl Policy for Lirs {
         let f = frame as usize;
         if self.in_s[f] && self.llirs > 0 {
             self.promote(frame);
-        } else if self.lir_count < self.llirs {
+        } else if self.lir_count < self.llirs && !self.accusim {
             // A first access while LIR frames are free: LIR, as in case 3.
             self.links.remove(QL, &mut self.q, frame);
             self.enter_as_lir(frame);
@@ -412,7 +439,7 @@ impl Policy for Lirs {
         } else {
             self.links.remove(QL, &mut self.q, frame);
             if self.in_s[f] {
-                if why == Removal::Evicted {
+                if why == Removal::Evicted || (self.accusim && why == Removal::UnusedPrefetch) {
                     // Case 3: the evicted HIR block stays in S as a non-resident entry.
                     let g = self.nonresident.add(key);
                     self.ensure_ghost_nodes();
@@ -470,7 +497,10 @@ impl Policy for Lirs {
                 return Err(format!("LIRS: LIR frame {f} in Q"));
             }
         }
-        if lir > 0 && !self.libcachesim && !entry(self.stack.back()).is_some_and(|b| self.is_lir_node(b)) {
+        // AccuSim's warm-up leaves blocks read ahead and demanded as HIR entries below the first
+        // LIR blocks; like its lirs.c, bufsim prunes them when the bottom LIR block leaves.
+        let pruned_lazily = self.libcachesim || self.accusim;
+        if lir > 0 && !pruned_lazily && !entry(self.stack.back()).is_some_and(|b| self.is_lir_node(b)) {
             return Err("LIRS: the bottom of S is not LIR".into());
         }
         Ok(())
@@ -487,7 +517,7 @@ impl PolicyDef for Lirs {
             ParamInfo { name: "hir", default: "1%", doc: "Lhirs: frames for resident HIR blocks (share of the cache, rounded down, or a size)", range: Range::Cache(Limit::Below) },
             ParamInfo { name: "hir-min", default: "2", doc: "smallest Lhirs in blocks (lirs.c's LOWEST_HG_NUM)", range: Range::Cache(Limit::Below) },
             ParamInfo { name: "stack", default: "2500x", doc: "most entries of S (share of the cache or a size, at least the cache); past it the HIR entry nearest the bottom leaves S (lirs.c's MAX_S_LEN)", range: Range::Cache(Limit::AtLeast) },
-            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (libCacheSim's LIRS.c rules; with hir-min=1,stack=2x its miss counts)", range: Range::Choice(&["paper", "libcachesim"]) },
+            ParamInfo { name: "variant", default: "paper", doc: "paper | libcachesim (libCacheSim's LIRS.c rules; with hir-min=1,stack=2x its miss counts) | accusim (AccuSim's lirs.c rules for the warm-up and blocks read ahead)", range: Range::Choice(&["paper", "libcachesim", "accusim"]) },
         ],
         preset_of: None,
         caps: Capabilities::NONE,
@@ -498,7 +528,7 @@ impl PolicyDef for Lirs {
         let hir_min = blocks_floor_within(args, "lirs", "hir-min", env, lir_room)?;
         let lhirs = hir.max(hir_min);
         let stack = blocks_floor_within(args, "lirs", "stack", env, "S holds every resident block")?;
-        let libcachesim = args.choice("variant", &["paper", "libcachesim"])? == "libcachesim";
-        Ok(Lirs::new(env.capacity, lhirs, stack, libcachesim))
+        let variant = args.choice("variant", &["paper", "libcachesim", "accusim"])?;
+        Ok(Lirs::new(env.capacity, lhirs, stack, variant == "libcachesim").with_accusim(variant == "accusim"))
     }
 }

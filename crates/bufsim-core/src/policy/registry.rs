@@ -113,10 +113,10 @@ pub const PRESETS: &[PolicyInfo] = &[
     PolicyInfo {
         name: "lirs-accusim",
         aliases: &[],
-        paper: "prefetching paper §5.1 and Table 2: AccuSim's LIRS (10% HIR, at least 32 blocks, stack 2x the cache)",
+        paper: "prefetching paper §5.1 and Table 2: AccuSim's LIRS (10% HIR, at least 32 blocks, stack 2x the cache; its lirs.c's rules)",
         summary: "LIRS as the prefetching paper ran it",
         params: &[],
-        preset_of: Some("lirs(hir=10%,hir-min=32,stack=2x)"),
+        preset_of: Some("lirs(hir=10%,hir-min=32,stack=2x,variant=accusim)"),
         caps: Capabilities::NONE,
     },
     PolicyInfo {
