@@ -354,15 +354,8 @@ mod tests {
             assert_eq!(detect_bytes(&b, Some(b.len() as u64)), None, "{recs:?}");
         }
         // Bytes that are no trace, a whole number of records long.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let noise: Vec<u8> = (0..2400)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let mut rng = bufsim_config::rng::Rng::new(1);
+        let noise: Vec<u8> = (0..2400).map(|_| rng.next_u64() as u8).collect();
         assert_eq!(detect_bytes(&noise, Some(2400)), None);
         assert_eq!(detect_bytes(&[0u8; 2400], Some(2400)), None);
     }

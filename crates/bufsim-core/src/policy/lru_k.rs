@@ -189,9 +189,7 @@ impl LruK {
     fn correlated_reference(&mut self, f: Frame, t: u64) {
         let fu = f as usize;
         if self.place[fu] == Place::Correlated && t.saturating_sub(self.last[fu]) > self.crp {
-            self.links.remove(&mut self.correlated, f);
-            self.place[fu] = Place::Eligible;
-            self.seq[fu] = self.next_event();
+            self.leave_crp(f);
         }
         self.last[fu] = t;
         match self.place[fu] {
@@ -202,6 +200,18 @@ impl LruK {
             }
             Place::Free => self.reorder(f),
         }
+    }
+
+    /// `b`'s Correlated Reference Period has passed: it leaves the CRP list for the heap.
+    fn leave_crp(&mut self, b: Frame) {
+        self.links.remove(&mut self.correlated, b);
+        if self.accusim {
+            // AccuSim's heap breaks ties by the time a block entered it.
+            self.seq[b as usize] = self.next_event();
+        }
+        let k = self.key(b);
+        self.eligible.set(b, k);
+        self.place[b as usize] = Place::Eligible;
     }
 
     fn detach(&mut self, f: Frame) {
@@ -329,14 +339,7 @@ impl Policy for LruK {
             if t.saturating_sub(self.last[b as usize]) <= self.crp {
                 break;
             }
-            self.links.remove(&mut self.correlated, b);
-            if self.accusim {
-                // AccuSim's heap breaks ties by the time a block entered it.
-                self.seq[b as usize] = self.next_event();
-            }
-            let k = self.key(b);
-            self.eligible.set(b, k);
-            self.place[b as usize] = Place::Eligible;
+            self.leave_crp(b);
         }
         if let Some(f) = min_unpinned(&mut self.eligible, pins, &mut self.scratch) {
             return Some(f);

@@ -561,15 +561,8 @@ mod tests {
         // AccuSim's MQref raises a count only for a prefetch: demand accesses leave every block
         // in Q0, which is an LRU list (the prefetching paper's Tables 6 and 7 give MQ and LRU the
         // same request counts without prefetching).
-        let mut x = 0x2545_f491_u64;
-        let keys: Vec<u64> = (0..4000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % 40
-            })
-            .collect();
+        let mut rng = crate::rng::Rng::new(7);
+        let keys: Vec<u64> = (0..4000).map(|_| rng.below(40)).collect();
         let mut m = accusim(16, 4, 16, 16);
         let mut l = Steps::new(crate::policy::Lru::new(16), 16);
         assert_eq!(m.run(&keys), l.run(&keys));
