@@ -1,10 +1,9 @@
 //! `analyze` end to end: agreement with libCacheSim's trace analyzer on the bundled trace, the
 //! working-set definition checked by OPT runs around the answer, and a hand-computed file trace.
 
-mod common;
-
 use std::collections::BTreeMap;
 
+use crate::common::cloudphysics;
 use bufsim_analysis::access::{walk, BlockAccess, Source, Visitor};
 use bufsim_analysis::breakdown::distance_breakdown;
 use bufsim_analysis::history::BlockHistory;
@@ -12,7 +11,6 @@ use bufsim_analysis::{analyze_requests, analyze_trace, AnalysisOptions};
 use bufsim_core::engine::EngineConfig;
 use bufsim_core::run::{run_requests, run_trace, RunConfig, RunOptions};
 use bufsim_core::trace::{AddressKind, Format, Op, Request};
-use common::cloudphysics;
 
 fn golden() -> serde_json::Value {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -2,15 +2,13 @@
 //! close to it, on the bundled CloudPhysics trace; the expansion into block accesses is the
 //! engine's own.
 
-mod common;
-
+use crate::common::cloudphysics;
 use bufsim_analysis::access::{keys, Source};
 use bufsim_analysis::curves::{mrc_requests, mrc_trace, shards_error, MrcOptions, ShardsError, Sizes};
 use bufsim_analysis::{LruMrc, MissCurve, Shards, ShardsMode};
 use bufsim_core::engine::EngineConfig;
 use bufsim_core::run::{block_keys, run_requests, run_trace, RunConfig, RunOptions};
 use bufsim_core::trace::{AddressKind, Format, Op, Request};
-use common::cloudphysics;
 use proptest::prelude::*;
 
 fn exact(sizes: Sizes) -> bufsim_analysis::MrcReport {
