@@ -40,8 +40,12 @@ fn two_loops_read_what_accusim_reads() {
     assert_eq!(blocks_read("lirs-accusim"), 14_494);
     assert_eq!(blocks_read("mq-accusim"), 19_998);
     assert_eq!(blocks_read("2q-accusim"), 16_317);
-    // 66 fewer than AccuSim's 19,994, a difference not traced yet.
-    assert_eq!(blocks_read("lru2-accusim"), 19_928);
+    // 6 fewer than AccuSim's 19,994. Its queue_io (prefetch.cc) takes a start block of 0 for
+    // "no request begun", so a read of blocks 0, 1, ... is sent from block 1 and block 0's read
+    // never completes: every later hit on block 0 finds it in flight and restarts the window
+    // there. linux-accusim does not model this; with it, bufsim's victims are AccuSim's, all
+    // 17,994 of them in order.
+    assert_eq!(blocks_read("lru2-accusim"), 19_988);
     // The LIRS paper's rule for a first demand after a prefetch makes it LIR at once.
     assert_eq!(blocks_read("lirs(hir=10%,hir-min=32,stack=2x)"), 11_800);
 }

@@ -170,8 +170,11 @@ fn lru2_accusim_prefetch_rules() {
     for s in [&mut a, &mut p] {
         s.run(&[1]).prefetch(2).run(&[3, 1, 3]);
     }
-    // At time 4 the prefetched 2 (LAST = 0) is past its CRP.
-    assert_eq!(a.dump(), p.dump());
+    // At time 3 the prefetched 2 (LAST = 0) is past its CRP: AccuSim moves it into its heap at
+    // once (it looks through its CRP list at every reference), the paper's variant when a victim
+    // is needed.
+    assert_eq!(a.dump(), "eligible=[2p:-/-] crp=[3:1/- 1:0/-] retained=[]");
+    assert_eq!(p.dump(), "eligible=[] crp=[3:1/- 1:0/- 2p:-/-] retained=[]");
     a.run(&[2]);
     p.run(&[2]);
     // The references to 1 and 3 at times 3 and 4 fell inside their CRPs: one reference each.
@@ -199,6 +202,35 @@ fn lru2_accusim_prefetch_rules() {
     p.run(&[1]);
     assert_eq!(a.dump(), "eligible=[1:1/0 2:3/2] crp=[] retained=[3]");
     assert_eq!(p.dump(), "eligible=[1:5/1 2:3/2] crp=[] retained=[3]");
+}
+
+#[test]
+fn lru2_accusim_order_of_leaving_the_crp() {
+    // AccuSim's lru2.cc looks through its CRP list, most recently listed block first, at every
+    // reference and moves each block whose CRP has passed into its heap, where blocks seen once
+    // leave in the order they came in. Blocks of one LAST (a demand and the blocks read ahead
+    // with it) thus go in the reverse of the order they were listed in.
+    let spec = |v: &str| format!("lru-k(k=2,crp=2,history=0,variant={v})");
+    let mut a = Sim::new(&spec("accusim"), 4);
+    let mut p = Sim::new(&spec("paper"), 4);
+    for s in [&mut a, &mut p] {
+        s.run(&[1]).prefetch(2).prefetch(3);
+        s.run(&[4, 4, 4]); // 1, 2 and 3 leave the CRP at time 3; 4's references are correlated
+    }
+    assert_eq!(a.dump(), "eligible=[3p:-/- 2p:-/- 1:0/-] crp=[4:1/-] retained=[]");
+    a.run(&[5]);
+    p.run(&[5]);
+    assert_eq!(a.resident(), vec![1, 2, 4, 5]);
+    assert_eq!(p.resident(), vec![2, 3, 4, 5]);
+
+    // A block whose CRP ends at its first demand (2, read ahead at time 1) enters the heap
+    // after a block whose CRP ended before (1): AccuSim moved 1 at time 3.
+    let mut a = Sim::new(&spec("accusim"), 5);
+    a.run(&[1, 3]).prefetch(2);
+    a.run(&[4, 5, 2]);
+    assert_eq!(a.dump(), "eligible=[1:0/- 2:4/- 3:1/-] crp=[5:3/- 4:2/-] retained=[]");
+    a.run(&[6]);
+    assert_eq!(a.resident(), vec![2, 3, 4, 5, 6]);
 }
 
 #[test]

@@ -21,7 +21,9 @@
 //! is a correlated reference: LAST := now, HIST(p,1) := now only if it has no history, and the
 //! block stays where it is (an eligible one stays eligible). A correlated reference never
 //! moves an eligible block back into the CRP, and blocks of equal backward K-distance leave in
-//! the order they became eligible (AccuSim's heap order) rather than by last reference.
+//! the order they became eligible (AccuSim's heap order) rather than by last reference: a
+//! block becomes eligible at the demand access its CRP ends at, and blocks of one LAST in the
+//! reverse of the order they entered the CRP list (AccuSim's scan of that list, newest first).
 
 use super::heap_victim::min_unpinned;
 use super::queue::back_unpinned;
@@ -55,8 +57,9 @@ pub struct LruK {
     /// LAST(p): demand time + 1 of the last reference (correlated or not, or the prefetch).
     last: FrameVec<u64>,
     /// Event number of the last uncorrelated reference (with `accusim`, of the block's entry
-    /// into the heap): orders blocks of equal K-th reference, such as those referenced at the
-    /// same demand time (a read-ahead group), in the order they were touched.
+    /// into the heap while it is eligible, into the CRP list while it is there): orders blocks
+    /// of equal K-th reference, such as those referenced at the same demand time (a read-ahead
+    /// group), in the order they were touched.
     seq: FrameVec<u64>,
     events: u64,
     /// Prefetched and not yet demanded.
@@ -76,6 +79,8 @@ pub struct LruK {
     /// dropped until the block is placed (an abandoned insertion keeps it).
     incoming: Option<u32>,
     scratch: Vec<(Frame, (u64, u64))>,
+    /// With `accusim`: blocks of one LAST leaving the CRP together, in AccuSim's order.
+    leaving: Vec<Frame>,
 }
 
 impl LruK {
@@ -100,6 +105,7 @@ impl LruK {
             retained_hist: Vec::new(),
             incoming: None,
             scratch: Vec::new(),
+            leaving: Vec::new(),
         }
     }
 
@@ -183,14 +189,10 @@ impl LruK {
     }
 
     /// AccuSim: a correlated reference updates LAST and leaves the block where it is; in the
-    /// CRP list it moves to the front, which keeps that list ordered by LAST. AccuSim moves
-    /// blocks out of the CRP at every access, this heap only when a victim is needed, so a
-    /// block whose CRP has run out is made eligible first.
+    /// CRP list it moves to the front, which keeps that list ordered by LAST (its `seq`, the
+    /// order AccuSim lists it in, stays). The caller has run [`Self::leave_crp`] for `t`.
     fn correlated_reference(&mut self, f: Frame, t: u64) {
         let fu = f as usize;
-        if self.place[fu] == Place::Correlated && t.saturating_sub(self.last[fu]) > self.crp {
-            self.leave_crp(f);
-        }
         self.last[fu] = t;
         match self.place[fu] {
             Place::Correlated => self.links.move_to_front(&mut self.correlated, f),
@@ -202,13 +204,39 @@ impl LruK {
         }
     }
 
-    /// `b`'s Correlated Reference Period has passed: it leaves the CRP list for the heap.
-    fn leave_crp(&mut self, b: Frame) {
-        self.links.remove(&mut self.correlated, b);
-        if self.accusim {
-            // AccuSim's heap breaks ties by the time a block entered it.
-            self.seq[b as usize] = self.next_event();
+    /// AccuSim's `lru2.cc` looks through its CRP list at every reference, most recently listed
+    /// block first, and moves each block whose CRP has passed into its heap, where blocks of
+    /// equal K-th reference leave in the order they came in. A CRP passes at the demand access
+    /// `crp + 1` after LAST, so blocks leave by LAST, and blocks of one LAST in the reverse of
+    /// the order they were listed in (inserted, or referenced uncorrelated; a correlated
+    /// reference leaves a block where it is listed): the blocks read ahead at one access before
+    /// the block demanded then. Run at every event, so no block stays past its CRP; waiting
+    /// until a victim is needed would give blocks made eligible by a reference (a first demand
+    /// after the CRP) an earlier place than blocks whose CRP ran out before theirs.
+    fn leave_crp(&mut self, t: u64) {
+        while let Some(b) = self.correlated.back() {
+            let last = self.last[b as usize];
+            if t.saturating_sub(last) <= self.crp {
+                break;
+            }
+            self.leaving.clear();
+            while let Some(b) = self.correlated.back().filter(|&b| self.last[b as usize] == last) {
+                self.links.remove(&mut self.correlated, b);
+                self.leaving.push(b);
+            }
+            // While listed, `seq` is the event that listed the block.
+            let seq = &self.seq;
+            self.leaving.sort_unstable_by_key(|&b| std::cmp::Reverse(seq[b as usize]));
+            for i in 0..self.leaving.len() {
+                let b = self.leaving[i];
+                self.seq[b as usize] = self.next_event();
+                self.make_eligible(b);
+            }
         }
+    }
+
+    /// `b`, out of the CRP list, enters the heap of blocks eligible for replacement.
+    fn make_eligible(&mut self, b: Frame) {
         let k = self.key(b);
         self.eligible.set(b, k);
         self.place[b as usize] = Place::Eligible;
@@ -281,6 +309,9 @@ impl Policy for LruK {
 
     fn insert(&mut self, frame: Frame, a: &Access, origin: Origin) {
         let (fu, t) = (frame as usize, a.time + 1);
+        if self.accusim {
+            self.leave_crp(t);
+        }
         let i = fu * self.k;
         if self.hist.len() < i + self.k {
             // Frames come lowest first, so the history grows one frame at a time (amortised
@@ -310,6 +341,9 @@ impl Policy for LruK {
     }
 
     fn hit(&mut self, frame: Frame, a: &Access) {
+        if self.accusim {
+            self.leave_crp(a.time + 1);
+        }
         self.reference(frame, a.time + 1);
     }
 
@@ -317,6 +351,7 @@ impl Policy for LruK {
         let t = a.time + 1;
         self.prefetched[frame as usize] = false;
         if self.accusim {
+            self.leave_crp(t);
             // AccuSim: a correlated reference, which starts the history of a block without one.
             let i = frame as usize * self.k;
             if self.hist[i] == 0 {
@@ -335,11 +370,15 @@ impl Policy for LruK {
     fn victim(&mut self, pins: &Pins, incoming: &Access) -> Option<Frame> {
         let t = incoming.time + 1;
         // §2: blocks whose CRP has passed become eligible for replacement.
+        if self.accusim {
+            self.leave_crp(t);
+        }
         while let Some(b) = self.correlated.back() {
             if t.saturating_sub(self.last[b as usize]) <= self.crp {
                 break;
             }
-            self.leave_crp(b);
+            self.links.remove(&mut self.correlated, b);
+            self.make_eligible(b);
         }
         if let Some(f) = min_unpinned(&mut self.eligible, pins, &mut self.scratch) {
             return Some(f);
