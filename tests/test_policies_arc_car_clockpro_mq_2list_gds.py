@@ -25,10 +25,11 @@ def test_listed_with_parameters_defaults_and_papers():
         "prefetch": "fresh",
         "variant": "paper",
     }
-    assert params["arc"] == {"adapt": "real"}
+    assert params["arc"] == {"adapt": "real", "variant": "paper"}
     assert params["linux-2list"] == {"active-ratio": "1"}
     assert set(params["clock-pro"]) == {"cold-min", "cold-max", "nonresident"}
     assert infos["mq-accusim"]["preset_of"] == "mq(queues=4,history=1x,lifetime=1x,variant=accusim)"
+    assert infos["arc-accusim"]["preset_of"] == "arc(adapt=integer,variant=accusim)"
     out = bufsim_cli("policies").stdout
     assert "mq-accusim" in out and "lifetime=adaptive" in out and "CLOCK-Pro" in out
 

@@ -1,6 +1,7 @@
 //! ARC (Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache", FAST 2003, §4,
 //! Fig. 4 "ARC(c)"), prefetch-aware as in the prefetching paper §4. Deviation: none by default;
-//! `adapt=integer` floors the ratios and keeps p whole, as libCacheSim's ARC does.
+//! `adapt=integer` floors the ratios and keeps p whole, as libCacheSim's ARC does;
+//! `variant=accusim` makes AccuSim's decisions (see below).
 //!
 //! T1 (seen once) and T2 (seen at least twice) are LRU lists of resident blocks; B1 and B2 are
 //! their ghosts. p is the target size of T1. Invariants: |T1|+|B1| <= c, |T1|+|T2|+|B1|+|B2| <= 2c.
@@ -10,6 +11,21 @@
 //! key is in B1 or B2 also enters T1, not T2; the ghost hit is deferred to its first demand,
 //! which moves it to T2 (and adapts p then, as the demand ghost hit would have). A prefetched
 //! block evicted unused leaves no ghost.
+//!
+//! `variant=accusim` follows AccuSim's arc.cc (`initARC`, `replace`, `pgref`) and the ghost
+//! handling of its read-ahead (`checkInCache` and the prefetch loop in prefetch.cc), the code
+//! behind the prefetching paper's ARC numbers. With `adapt=integer` (the `arc-accusim` preset):
+//! - p starts at c/2 (floored), not 0 (`initARC`).
+//! - REPLACE takes T1's LRU page when |T1| >= max(1, p), else T2's: no tie rule for a hit in
+//!   B2, and |T1| = p already evicts from T1.
+//! - The read-ahead deletes a prefetched block's ghost without adapting p, and the block then
+//!   enters T1 with its prefetch mark cleared (the read-ahead passes "prefetch from a ghost",
+//!   which `pgref` records as not prefetched): its first demand is a T1 hit that moves it to T2
+//!   (p untouched), and if evicted unused it leaves a B1 ghost like a demanded block.
+//! - An ordinary prefetched block's first demand only clears its mark: it keeps its place in
+//!   T1 instead of moving to T1's MRU end.
+//! - Case IV(A) with |T1| < c evicts first and forgets B1's LRU ghost only if the victim left a
+//!   ghost: an unused prefetched victim makes room in L1 itself.
 
 use super::queue::back_unpinned;
 use super::{
@@ -38,14 +54,19 @@ struct Pending {
     deferred: Ghost,
     /// Case IV(A) with |T1| = c: the LRU page of T1 is dropped without a ghost.
     discard_t1: bool,
+    /// `variant=accusim`, case IV(A) with |T1| < c in a full cache: forget B1's LRU ghost when
+    /// the victim leaves a ghost (decided in `remove`).
+    trim_b1_after_victim: bool,
 }
 
-const NO_PENDING: Pending = Pending { ghost_hit: Ghost::None, deferred: Ghost::None, discard_t1: false };
+const NO_PENDING: Pending =
+    Pending { ghost_hit: Ghost::None, deferred: Ghost::None, discard_t1: false, trim_b1_after_victim: false };
 
 #[derive(Clone, Copy)]
 struct ArcFrame {
     in_t2: bool,
-    /// A prefetched block that was a ghost, not yet demanded.
+    /// A prefetched block that was a ghost, not yet demanded (`variant=accusim`: one AccuSim
+    /// no longer marks as prefetched).
     deferred: Ghost,
 }
 
@@ -69,6 +90,8 @@ pub struct Arc {
     /// Target size of T1, in [0, c].
     p: f64,
     integer: bool,
+    /// `variant=accusim` (see the module doc).
+    accusim: bool,
     pending: Pending,
     /// Whether B1 and B2 are indexed in the cache's index (`Policy::shares_index`); then the
     /// cache learns of forgotten ghosts and of the ghost a removal leaves through the next two.
@@ -104,6 +127,7 @@ impl Arc {
             b2: GhostList::new(),
             p: 0.0,
             integer,
+            accusim: false,
             pending: NO_PENDING,
             shared: false,
             // At most two forgets between the cache's calls (the directory trim and a full
@@ -111,6 +135,13 @@ impl Arc {
             forgotten: Vec::with_capacity(4),
             ghosted: None,
         }
+    }
+
+    /// `variant=accusim`: AccuSim's rules (module doc); p starts at c/2, as `initARC` sets it.
+    pub fn with_accusim(mut self, on: bool) -> Self {
+        self.accusim = on;
+        self.p = if on { (self.c / 2) as f64 } else { 0.0 };
+        self
     }
 
     pub fn dump(&self) -> ArcDump {
@@ -172,7 +203,13 @@ impl Arc {
         if t1 + self.b1.len() >= self.c {
             // Case IV(A): L1 holds exactly c pages.
             if t1 < self.c {
-                self.forget_oldest(Ghost::B1);
+                if self.accusim && t1 + self.t2.len() >= self.c {
+                    // AccuSim's pgref replaces first and keeps B1's LRU ghost when the victim
+                    // was an unused prefetched block, which left no ghost: `remove` decides.
+                    self.pending.trim_b1_after_victim = true;
+                } else {
+                    self.forget_oldest(Ghost::B1);
+                }
             } else {
                 self.pending.discard_t1 = true;
             }
@@ -259,7 +296,9 @@ impl Arc {
                 true
             }
             Origin::Prefetch => {
-                // Prefetching paper §4: a prefetched ghost goes to T1, not T2.
+                // Prefetching paper §4: a prefetched ghost goes to T1, not T2. AccuSim's
+                // read-ahead deletes the ghost outright (no adaptation now or later), and the
+                // mark set here makes the block an ordinary, not prefetched, one in T1.
                 self.forget(node);
                 self.pending.deferred = which;
                 false
@@ -369,7 +408,14 @@ impl Policy for Arc {
     fn first_demand(&mut self, frame: Frame, _a: &Access) {
         let f = frame as usize;
         let deferred = std::mem::replace(&mut self.per_frame[f].deferred, Ghost::None);
-        if deferred != Ghost::None {
+        if self.accusim {
+            // AccuSim's pgref: a block prefetched from a ghost is not marked prefetched, so its
+            // first demand is an ordinary T1 hit (to T2, p untouched); a prefetched one only
+            // loses its mark and keeps its place in T1.
+            if deferred != Ghost::None {
+                self.move_to_t2(frame);
+            }
+        } else if deferred != Ghost::None {
             // Prefetching paper §4: a correctly prefetched ghost moves to T2 on its first demand.
             self.adapt(deferred);
             self.move_to_t2(frame);
@@ -387,9 +433,14 @@ impl Policy for Arc {
             return back_unpinned(&self.links, &self.t1, pins).or_else(|| back_unpinned(&self.links, &self.t2, pins));
         }
         // REPLACE(x, p): if |T1| >= 1 and (|T1| > p or (x in B2 and |T1| = p)), the LRU page of
-        // T1 goes to B1; otherwise the LRU page of T2 goes to B2.
+        // T1 goes to B1; otherwise the LRU page of T2 goes to B2. AccuSim's replace(): T1 when
+        // |T1| >= max(1, p).
         let t1 = self.t1.len() as f64;
-        let from_t1 = t1 >= 1.0 && (t1 > self.p || (self.pending.ghost_hit == Ghost::B2 && t1 == self.p));
+        let from_t1 = if self.accusim {
+            t1 >= self.p.max(1.0)
+        } else {
+            t1 >= 1.0 && (t1 > self.p || (self.pending.ghost_hit == Ghost::B2 && t1 == self.p))
+        };
         let (first, second) = if from_t1 { (&self.t1, &self.t2) } else { (&self.t2, &self.t1) };
         back_unpinned(&self.links, first, pins).or_else(|| back_unpinned(&self.links, second, pins))
     }
@@ -398,6 +449,9 @@ impl Policy for Arc {
     fn remove(&mut self, frame: Frame, key: u64, why: Removal) {
         let st = &mut self.per_frame[frame as usize];
         let was_t2 = st.in_t2;
+        // AccuSim does not mark a block prefetched from a ghost as prefetched: evicted unused,
+        // it leaves a ghost all the same.
+        let unmarked = self.accusim && why == Removal::UnusedPrefetch && st.deferred != Ghost::None;
         st.deferred = Ghost::None;
         if was_t2 {
             self.links.remove(&mut self.t2, frame);
@@ -405,7 +459,11 @@ impl Policy for Arc {
             self.links.remove(&mut self.t1, frame);
         }
         let discard = !was_t2 && std::mem::replace(&mut self.pending.discard_t1, false);
-        if !why.remembered() || discard {
+        let leaves_ghost = why.remembered() || unmarked;
+        if std::mem::replace(&mut self.pending.trim_b1_after_victim, false) && leaves_ghost {
+            self.forget_oldest(Ghost::B1);
+        }
+        if !leaves_ghost || discard {
             return;
         }
         self.remember(key, if was_t2 { Ghost::B2 } else { Ghost::B1 });
@@ -433,7 +491,8 @@ impl Policy for Arc {
         // ghost: both are named, REPLACE's choice without the ghost first (a hint may miss; it
         // never decides), and each one's neighbour for the eviction after.
         let t1 = self.t1.len() as f64;
-        let (a, b) = if t1 >= 1.0 && t1 > self.p { (&self.t1, &self.t2) } else { (&self.t2, &self.t1) };
+        let from_t1 = if self.accusim { t1 >= self.p.max(1.0) } else { t1 >= 1.0 && t1 > self.p };
+        let (a, b) = if from_t1 { (&self.t1, &self.t2) } else { (&self.t2, &self.t1) };
         let (va, vb) = (a.back(), b.back());
         let prev = |v: Option<Frame>| v.and_then(|f| self.links.prev(f));
         LikelyVictims { next: [va, vb], after: [prev(va), prev(vb)] }
@@ -472,18 +531,27 @@ impl PolicyDef for Arc {
         aliases: &[],
         paper: "Megiddo & Modha, ARC, FAST 2003, §4 Fig. 4; prefetch-aware per the prefetching paper §4",
         summary: "T1/T2 LRU lists with ghosts B1/B2 and an adaptive target p for T1",
-        params: &[ParamInfo {
-            name: "adapt",
-            default: "real",
-            doc: "real (the paper: p moves by real-valued ratios) | integer (ratios floored, p whole: libCacheSim)",
-            range: Range::Choice(&["real", "integer"]),
-        }],
+        params: &[
+            ParamInfo {
+                name: "adapt",
+                default: "real",
+                doc: "real (the paper: p moves by real-valued ratios) | integer (ratios floored, p whole: libCacheSim, AccuSim)",
+                range: Range::Choice(&["real", "integer"]),
+            },
+            ParamInfo {
+                name: "variant",
+                default: "paper",
+                doc: "paper (Fig. 4 and the prefetching paper §4) | accusim (AccuSim's arc.cc: p starts at c/2, REPLACE takes T1 when |T1| >= max(1, p), a prefetched ghost is deleted without adapting p)",
+                range: Range::Choice(&["paper", "accusim"]),
+            },
+        ],
         preset_of: None,
         caps: Capabilities::NONE,
     };
     fn build(args: &Args, env: &BuildEnv) -> Result<Self, SpecError> {
         let integer = args.choice("adapt", &["real", "integer"])? == "integer";
-        Ok(Arc::new(env.capacity, integer))
+        let accusim = args.choice("variant", &["paper", "accusim"])? == "accusim";
+        Ok(Arc::new(env.capacity, integer).with_accusim(accusim))
     }
 }
 
@@ -625,5 +693,50 @@ mod tests {
         // Its first demand is the deferred ghost hit: p = 0 + max(1, 0/1) = 1, 4 moves to T2.
         assert_eq!(s.demand(4), 'H');
         assert_eq!(lists(&s), (vec![6], vec![4, 2], vec![5], vec![], 1.0));
+    }
+    #[test]
+    fn accusim_starts_p_at_half_and_replaces_from_t1_at_p() {
+        // Rule 1 (AccuSim's initARC): p = c/2.
+        assert_eq!(Arc::new(5, true).with_accusim(true).dump().p, 2.0);
+        // Rule 2: T1=[4,3] T2=[2,1] with p = 2. Fig. 4 keeps T1 (|T1| = 2 is not > p, and no
+        // hit in B2); AccuSim's |T1| >= max(1, p) takes T1's LRU page 3.
+        for (accusim, want) in [(false, 1), (true, 3)] {
+            let mut s = Steps::new(Arc::new(4, true).with_accusim(accusim), 4);
+            assert_eq!(s.run(&[1, 2, 1, 2, 3, 4]), "MMHHMM");
+            s.cache.policy.p = 2.0;
+            assert_eq!(s.demand(5), 'M');
+            let d = s.policy().dump();
+            assert_eq!(d.b1.iter().chain(&d.b2).copied().collect::<Vec<_>>(), vec![want]);
+        }
+    }
+
+    #[test]
+    fn accusim_deletes_a_prefetched_ghost_without_adapting() {
+        let mut s = Steps::new(Arc::new(4, true).with_accusim(true), 4);
+        // p = 2; 5: |T1| = 2 >= max(1, 2) -> 3 to B1
+        assert_eq!(s.run(&[1, 2, 1, 2, 3, 4, 5]), "MMHHMMM");
+        assert_eq!(lists(&s), (vec![5, 4], vec![2, 1], vec![3], vec![], 2.0));
+        // Prefetching 3 deletes its ghost, p stays 2; 3 enters T1 and 4 goes to B1.
+        s.prefetch(3);
+        assert_eq!(lists(&s), (vec![3, 5], vec![2, 1], vec![4], vec![], 2.0));
+        // Its first demand is an ordinary T1 hit: to T2, p still 2.
+        assert_eq!(s.demand(3), 'H');
+        assert_eq!(lists(&s), (vec![5], vec![3, 2, 1], vec![4], vec![], 2.0));
+        // 4 the same way; REPLACE: |T1| = 1 < 2 -> T2's 1 to B2.
+        s.prefetch(4);
+        assert_eq!(lists(&s), (vec![4, 5], vec![3, 2], vec![], vec![1], 2.0));
+        // 6 evicts 5; 7 evicts 4, unused, which still leaves a B1 ghost.
+        assert_eq!(s.run(&[6, 7]), "MM");
+        assert_eq!(lists(&s), (vec![7, 6], vec![3, 2], vec![4, 5], vec![1], 2.0));
+        // 8: case IV(A); REPLACE evicts 6 (demanded, to B1), then B1's LRU 5 goes.
+        assert_eq!(s.demand(8), 'M');
+        assert_eq!(lists(&s), (vec![8, 7], vec![3, 2], vec![6, 4], vec![1], 2.0));
+        s.prefetch(9);
+        s.prefetch(10);
+        assert_eq!(lists(&s), (vec![10, 9], vec![3, 2], vec![8, 7], vec![1], 2.0));
+        // 11: case IV(A); the victim 9 is an unused prefetch and leaves no ghost, so B1 keeps
+        // its LRU ghost 7 (Fig. 4 would have forgotten it).
+        assert_eq!(s.demand(11), 'M');
+        assert_eq!(lists(&s), (vec![11, 10], vec![3, 2], vec![8, 7], vec![1], 2.0));
     }
 }

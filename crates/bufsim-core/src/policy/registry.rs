@@ -129,6 +129,15 @@ pub const PRESETS: &[PolicyInfo] = &[
         caps: Capabilities::NONE,
     },
     PolicyInfo {
+        name: "arc-accusim",
+        aliases: &[],
+        paper: "AccuSim's arc.cc and prefetch.cc: ARC with p from c/2, integer adaptation, REPLACE by |T1| >= max(1, p), prefetched ghosts deleted unadapted",
+        summary: "ARC as AccuSim ran it for the prefetching paper",
+        params: &[],
+        preset_of: Some("arc(adapt=integer,variant=accusim)"),
+        caps: Capabilities::NONE,
+    },
+    PolicyInfo {
         name: "lru2-accusim",
         aliases: &[],
         paper: "prefetching paper Table 2 and AccuSim's lru2.cc: LRU-2 (CRP 20 references, history = cache size, AccuSim's prefetch rules)",
