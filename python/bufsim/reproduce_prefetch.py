@@ -26,7 +26,7 @@ POLICIES = [
     ("LIRS", "lirs-accusim"),
     ("LRFU", "lrfu"),
     ("MQ", "mq-accusim"),
-    ("ARC", "arc"),
+    ("ARC", "arc-accusim"),
 ]
 READ_AHEAD = "linux-accusim"
 # The suite's applications, with the paper's name each stands for. The paper's tpc-h ran on MySQL,
