@@ -47,6 +47,7 @@ PREFETCH_AGREE = {
     "multi5 (paper's multi2), key size: read-ahead raises LIRS's and LRU-2's hit ratios by different amounts",
     "multi5 (paper's multi2): read-ahead reduces the disk requests of every scheme",
     "read-ahead flips the hit-ratio order of two schemes",
+    "read-ahead changes the hit ratio of every scheme in every application (§6.2.4)",
 }
 DULO_AGREE = {
     "sequential: most requested blocks sit in sequences longer than 120 blocks",

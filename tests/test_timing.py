@@ -145,20 +145,25 @@ def test_hit_rule_decides_whether_a_requests_own_read_ahead_hits(tmp_path):
     # read-ahead and waits for it. §5.1's rule (the default) counts all 8 as misses, own-reads
     # counts the 6 blocks read with a first one as prefetch hits; the disk sees the same.
     t = write_csv(tmp_path / "two.csv", [("R", "f", 0, 16384), ("R", "f", 65536, 16384)])
-    run = dict(prefetch="linux-accusim", device="st39102lw")
+    run = dict(prefetch="linux", device="st39102lw")
     completed = bufsim.simulate(t, "lru", 100, **run)
     own = bufsim.simulate(t, "lru", 100, hit_rule="own-reads", **run)
     assert (completed.hit_rule, completed.hits, completed.misses) == ("completed", 0, 8)
     assert (own.hit_rule, own.hits, own.prefetch_hits) == ("own-reads", 6, 6)
     assert (completed.sync_requests, completed.exec_time_s) == (own.sync_requests, own.exec_time_s)
+    # AccuSim's read-ahead demands a request's own blocks instead of reading them ahead: misses
+    # under either rule and in count mode.
+    for rule in ("completed", "own-reads"):
+        r = bufsim.simulate(t, "lru", 100, prefetch="linux-accusim", device="st39102lw", hit_rule=rule)
+        assert (r.hits, r.misses) == (0, 8), rule
+    assert bufsim.simulate(t, "lru", 100, prefetch="linux-accusim").hits == 0
     # The rule alone turns timed mode on; count mode has no rule (every read completes at once).
-    assert bufsim.simulate(t, "lru", 100, prefetch="linux-accusim", hit_rule="own-reads").timed
-    assert bufsim.simulate(t, "lru", 100, prefetch="linux-accusim", hit_rule="Completed").hit_rule == "completed"
-    count = bufsim.simulate(t, "lru", 100, prefetch="linux-accusim")
-    assert count.hit_rule is None and count.hits == 6
-    p = bufsim_cli(
-        "run", t, "-p", "lru", "-c", "100blocks", "--prefetch", "linux-accusim", "--hit-rule", "own-reads", "--json"
-    )
+    assert bufsim.simulate(t, "lru", 100, prefetch="linux", hit_rule="own-reads").timed
+    assert bufsim.simulate(t, "lru", 100, prefetch="linux", hit_rule="Completed").hit_rule == "completed"
+    count = bufsim.simulate(t, "lru", 100, prefetch="linux")
+    # Count mode has no time: every block read ahead is a hit at its first demand (7 of the 8).
+    assert count.hit_rule is None and count.hits == 7
+    p = bufsim_cli("run", t, "-p", "lru", "-c", "100blocks", "--prefetch", "linux", "--hit-rule", "own-reads", "--json")
     assert p.returncode == 0, p.stderr
     row = json.loads(p.stdout)
     row = row[0] if isinstance(row, list) else row

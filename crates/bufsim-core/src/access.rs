@@ -495,20 +495,35 @@ pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
     if let Some(p) = d.step().prefetching.as_mut() {
         p.reached(r.file, first + n);
     }
-    for b in first..first + n {
+    let mut b = first;
+    while b < first + n {
         let a = d.step().access(r, b, write);
         let got = d.demand(&a);
         d.stats().record(got.outcome, got.hit, write);
+        d.step().time += 1;
+        b += 1;
         // Writes overwrite whole blocks in this model: they trigger no read-ahead.
         if !write && d.step().prefetching.is_some() {
-            read_ahead(d, r, b, first, n, &got, &a);
+            // A read-ahead may demand the request's next blocks itself (AccuSim's order).
+            b = read_ahead(d, r, b - 1, first, n, &got, &a);
         }
-        d.step().time += 1;
     }
 }
 
-/// Asks the read-ahead algorithm about one demand read and carries out its plan.
-fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u64, got: &Demanded, a: &Access) {
+/// Demands block `fb` of request `r` inside a read-ahead (AccuSim's order, see
+/// [`crate::prefetch::AnyReadAhead::demands_request_blocks_first`]): counted and timed as the
+/// engine's loop would, with no read-ahead decision of its own.
+fn demand_in_read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, fb: u64) -> (Access, bool) {
+    let a = d.step().access(r, fb, false);
+    let got = d.demand(&a);
+    d.stats().record(got.outcome, got.hit, false);
+    d.step().time += 1;
+    (a, got.hit)
+}
+
+/// Asks the read-ahead algorithm about one demand read and carries out its plan; returns the
+/// request's next block still to demand.
+fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u64, got: &Demanded, a: &Access) -> u64 {
     let miss = !got.resident();
     let frame = d.cache().frame_of(a.key);
     let by_prefetch = !miss && frame.is_some_and(|f| d.cache().by_prefetch(f));
@@ -530,10 +545,30 @@ fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u
     } else {
         p.on_access(r, b, first, n, end, miss, got.in_flight, by_prefetch, &|_| false)
     };
+    let own = p.readahead.demands_request_blocks_first();
     d.step().prefetching = Some(p);
-    if let Some(plan) = plan {
+    let Some(plan) = plan else { return b + 1 };
+    if !own {
         carry_out(d, plan, r, frame, miss, a);
+        return b + 1;
     }
+    // AccuSim: the request's blocks up to the plan's end are demanded first, in order (those
+    // before the plan's start too), then the blocks past the request are read ahead, in the
+    // synchronous disk request if any of those demands missed (its queue_io keeps a request
+    // synchronous once a demanded block is in it). The read-ahead counts as made at the last
+    // demand.
+    let end = plan.start + plan.len;
+    let own_end = (first + n).min(end);
+    let (mut last, mut missed) = (*a, miss);
+    for fb in b + 1..own_end {
+        let (fa, hit) = demand_in_read_ahead(d, r, fb);
+        (last, missed) = (fa, missed || !hit);
+    }
+    let start = plan.start.max(own_end);
+    if end > start {
+        carry_out(d, Plan { start, len: end - start, ..plan }, r, frame, missed, &last);
+    }
+    own_end.max(b + 1)
 }
 
 /// Reads the blocks of `plan` that are not cached. The demanded block is pinned (its I/O is in

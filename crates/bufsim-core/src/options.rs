@@ -166,6 +166,7 @@ options! {
     /// its read had completed when the request began, as the prefetching paper's §5.1 and
     /// AccuSim count) or `own-reads` (also when the request's own read-ahead is reading it).
     /// Count mode has no time: there a block read ahead is a hit at its first demand access.
+    /// `linux-accusim` reads no block of the request itself ahead, so the rule changes nothing.
     Timing hit_rule: Option<String> = None, read hit_rule, sql "VARCHAR", implied HitRule::Completed.name();
     /// Free space between consecutive files of a file trace on the device, such as 1MiB or
     /// 256blocks (in Python an integer counts blocks; count mode too).

@@ -137,3 +137,36 @@ fn accusims_arc_keeps_p_at_half_the_cache_when_read_ahead_reaches_the_ghosts_fir
     assert_eq!(blocks_read_with(&over_half, "arc-accusim", "none"), 4_900);
     assert_eq!(blocks_read_with(&over_half, "arc-accusim", "linux-accusim"), 15_787);
 }
+
+#[test]
+fn a_requests_own_blocks_are_demanded_before_the_blocks_read_past_it() {
+    // A file read 8 KiB at block 0 (its first read: AccuSim's read-ahead takes blocks 1 to 3),
+    // then 40 one-block files through an 8-block LRU-2 cache. AccuSim (harness, scheme 7)
+    // demands block 1 inside the read-ahead, then reads 2 and 3 ahead, and evicts the file's
+    // blocks in the order 0, 1, 2, 3; reading block 1 ahead with the rest and demanding it after
+    // made block 1 the last of them (0, 2, 3, 1). Block 1 is a miss, as AccuSim counts it.
+    let dir = std::env::temp_dir().join(format!("bufsim-accusim-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("order.csv");
+    let mut csv = String::from("op,file,offset,size\nR,a,0,8192\n");
+    for i in 0..40 {
+        csv.push_str(&format!("R,f{i},0,4096\n"));
+    }
+    csv.push_str("R,a,0,27516\n");
+    std::fs::write(&path, csv).unwrap();
+    let engine = EngineConfig { reads_only: true, ..EngineConfig::default() };
+    let log = bufsim_core::page_log::page_log(
+        path.to_str().unwrap(),
+        "lru2-accusim",
+        8,
+        "linux-accusim",
+        &[],
+        &[],
+        &[],
+        engine,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    let log = log.unwrap();
+    assert_eq!(&log.evicted[..4], &[(0, 0), (0, 1), (0, 2), (0, 3)]);
+    assert_eq!(&log.inserted[..4], &[(0, 0, false), (0, 1, false), (0, 2, true), (0, 3, true)]);
+}

@@ -271,23 +271,30 @@ fn dirty_blocks_are_flushed_at_the_end_and_counted_apart() {
 
 #[test]
 fn blocks_a_request_reads_itself_are_misses_unless_own_reads_count() {
-    // Two 4-block reads of a cold file, 64 KiB apart, with AccuSim's 2.4 read-ahead: each
-    // misses its first block and reads the rest with it in one synchronous request of 5
-    // blocks. The request waits for that read, so under §5.1's rule none of its blocks is a
-    // hit; `own-reads` counts the three brought with the first as prefetch hits. Nothing else
-    // moves: the same requests, blocks and times.
+    // Two 4-block reads of a cold file, 64 KiB apart, with the 2.6 read-ahead: each misses its
+    // first block and reads the rest ahead with it in one synchronous request. The request
+    // waits for that read, so under §5.1's rule none of its blocks is a hit; `own-reads` counts
+    // the three read ahead with the first as prefetch hits. Nothing else moves: the same
+    // requests, blocks and times.
     let reqs = [read(0, 0, 4), read(0, 16, 4)];
-    let go = |rule| {
+    let go = |rule, ra| {
         let t = TimingOptions { hit_rule: rule, ..timing("avg", Think::Fixed(MS)) };
-        run(&reqs, "lru", "100blocks", "linux-accusim", t)
+        run(&reqs, "lru", "100blocks", ra, t)
     };
-    let (completed, own) = (go(HitRule::Completed), go(HitRule::OwnReads));
+    let (completed, own) = (go(HitRule::Completed, "linux"), go(HitRule::OwnReads, "linux"));
     assert_eq!((completed.stats.hits, completed.stats.misses, completed.stats.prefetch_hits), (0, 8, 0));
     assert_eq!((own.stats.hits, own.stats.misses, own.stats.prefetch_hits), (6, 2, 6));
     let (a, b) = (timed(&completed), timed(&own));
-    assert_eq!((a.sync.requests, a.sync.blocks), (2, 10));
+    assert_eq!((a.sync.requests, a.sync.blocks), (2, 11));
     assert_eq!((a.sync, a.async_, a.exec_time_ns, a.inflight_misses), (b.sync, b.async_, b.exec_time_ns, 0));
     assert_eq!(completed.stats.blocks_read, own.stats.blocks_read);
+    // AccuSim's read-ahead demands a request's own blocks as it reaches them (they are misses,
+    // read in the same synchronous request of 5 blocks), so no rule counts them as hits.
+    for rule in HitRule::ALL {
+        let r = go(rule, "linux-accusim");
+        assert_eq!((r.stats.hits, r.stats.misses, r.stats.prefetch_hits), (0, 8, 0), "{rule:?}");
+        assert_eq!((timed(&r).sync.requests, timed(&r).sync.blocks), (2, 10), "{rule:?}");
+    }
     // A block read ahead by an earlier request and arrived since is a hit under both rules.
     let later = [read(0, 0, 1), read(0, 1, 1)];
     for rule in HitRule::ALL {

@@ -24,8 +24,11 @@
 //! Deviations: AccuSim also resets the window on a write request; bufsim's engines tell
 //! read-ahead only of reads, so writes leave it alone. Hits are counted by the engine, not
 //! here: timed mode counts as AccuSim does (a block read ahead is a hit only if its read had
-//! completed when the request began, `hit_rule=completed`); count mode has no time and counts
-//! the blocks a request's own read-ahead brings in as hits (docs/prefetching.md).
+//! completed when the request began, `hit_rule=completed`). The blocks of the request itself
+//! that a read-ahead reaches are not read ahead: as in AccuSim's `perform_io`, the engine
+//! demands them then, in order, before it reads the blocks past the request ahead
+//! (`AnyReadAhead::demands_request_blocks_first`), so they are misses in either mode and the
+//! policy sees them demanded before the read-ahead (docs/prefetching.md).
 
 use super::{state, BlockEvent, Plan, ReadAhead};
 

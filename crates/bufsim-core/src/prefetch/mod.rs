@@ -261,6 +261,16 @@ impl AnyReadAhead {
         matches!(self, AnyReadAhead::Linux6(_))
     }
 
+    /// Whether the blocks of the current request that a read-ahead reaches are demanded as it
+    /// reaches them, before the blocks past the request are read ahead (AccuSim's
+    /// `perform_io`: while the request still needs blocks, each block its loop reaches is a
+    /// demand reference, so the policy sees the request's blocks demanded in order and only
+    /// then the read-ahead). The others read the whole plan ahead and demand the request's
+    /// blocks afterwards, in the engine's loop.
+    pub fn demands_request_blocks_first(&self) -> bool {
+        matches!(self, AnyReadAhead::AccuSim(_))
+    }
+
     /// Decisions kept by an algorithm built with a log (Linux 6 for `bufsim validate`).
     pub fn decisions(&self) -> &[Decision] {
         match self {
