@@ -44,14 +44,7 @@ fn blocks_read(policy: &str) -> u64 {
 }
 
 fn blocks_read_of(reqs: &[Request], policy: &str) -> u64 {
-    let opts = RunOptions {
-        engine: EngineConfig { cluster_bytes: 33 * 4096, ..EngineConfig::default() },
-        check: true,
-        jobs: 1,
-        ..RunOptions::default()
-    };
-    let config = RunConfig::new(policy, "2000blocks").with_prefetch("linux-accusim");
-    run_requests(reqs, AddressKind::File, &[config], &opts).unwrap().remove(0).stats.blocks_read
+    blocks_read_with(reqs, policy, "linux-accusim")
 }
 
 #[test]
@@ -105,6 +98,7 @@ fn loop_beside_one_pass(steps: u64, looped: u64) -> Vec<Request> {
     reqs
 }
 
+/// Blocks `policy` reads over `reqs` with a 2,000-block cache, `prefetch` and 33-block requests.
 fn blocks_read_with(reqs: &[Request], policy: &str, prefetch: &str) -> u64 {
     let opts = RunOptions {
         engine: EngineConfig { cluster_bytes: 33 * 4096, ..EngineConfig::default() },
