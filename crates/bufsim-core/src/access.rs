@@ -497,28 +497,24 @@ pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
     }
     let mut b = first;
     while b < first + n {
-        let a = d.step().access(r, b, write);
-        let got = d.demand(&a);
-        d.stats().record(got.outcome, got.hit, write);
-        d.step().time += 1;
-        b += 1;
-        // Writes overwrite whole blocks in this model: they trigger no read-ahead.
-        if !write && d.step().prefetching.is_some() {
-            // A read-ahead may demand the request's next blocks itself (AccuSim's order).
-            b = read_ahead(d, r, b - 1, first, n, &got, &a);
-        }
+        let (a, got) = demand_block(d, r, b, write);
+        // Writes overwrite whole blocks in this model: they trigger no read-ahead. A read-ahead
+        // may demand the request's next blocks itself (AccuSim's order).
+        b = if !write && d.step().prefetching.is_some() { read_ahead(d, r, b, first, n, &got, &a) } else { b + 1 };
     }
 }
 
-/// Demands block `fb` of request `r` inside a read-ahead (AccuSim's order, see
-/// [`crate::prefetch::AnyReadAhead::demands_request_blocks_first`]): counted and timed as the
-/// engine's loop would, with no read-ahead decision of its own.
-fn demand_in_read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, fb: u64) -> (Access, bool) {
-    let a = d.step().access(r, fb, false);
+/// Demands block `b` of request `r`: looked up, counted and timed. The engine's loop calls it
+/// for each block, and AccuSim's read-ahead for the request's blocks it reaches
+/// ([`crate::prefetch::AnyReadAhead::demands_request_blocks_first`]), which then get no
+/// read-ahead decision of their own.
+#[inline]
+fn demand_block<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, write: bool) -> (Access, Demanded) {
+    let a = d.step().access(r, b, write);
     let got = d.demand(&a);
-    d.stats().record(got.outcome, got.hit, false);
+    d.stats().record(got.outcome, got.hit, write);
     d.step().time += 1;
-    (a, got.hit)
+    (a, got)
 }
 
 /// Asks the read-ahead algorithm about one demand read and carries out its plan; returns the
@@ -561,8 +557,8 @@ fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u
     let own_end = (first + n).min(end);
     let (mut last, mut missed) = (*a, miss);
     for fb in b + 1..own_end {
-        let (fa, hit) = demand_in_read_ahead(d, r, fb);
-        (last, missed) = (fa, missed || !hit);
+        let (fa, got) = demand_block(d, r, fb, false);
+        (last, missed) = (fa, missed || !got.hit);
     }
     let start = plan.start.max(own_end);
     if end > start {
