@@ -371,7 +371,7 @@ impl<'a> Step<'a> {
         if let Some(occ) = &mut self.next_occurrence {
             occ.insert(key, next_use);
         }
-        Access { key, device, block, time: self.time, ctx: r.ctx, pid: r.pid, write, next_use, cost: 1.0 }
+        Access { key, device, block, time: self.time, ctx: r.ctx, pid: r.pid, write, next_use, ..Access::default() }
     }
 }
 
@@ -482,7 +482,7 @@ pub fn hint_range<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
     let Some(plan) = Plan::clipped(first, n, end, false) else { return };
     let (device, block) = layout.place(r.file, first);
     let time = d.step().time;
-    let a = Access { key: 0, device, block, time, ctx: r.ctx, pid: r.pid, write: false, next_use: NEVER, cost: 1.0 };
+    let a = Access { device, block, time, ctx: r.ctx, pid: r.pid, ..Access::default() };
     carry_out(d, plan, r, None, false, &a);
 }
 
@@ -497,7 +497,7 @@ pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
     }
     let mut b = first;
     while b < first + n {
-        let (a, got) = demand_block(d, r, b, write);
+        let (a, got) = demand_block(d, r, b, write, false);
         // Writes overwrite whole blocks in this model: they trigger no read-ahead. A read-ahead
         // may demand the request's next blocks itself (AccuSim's order).
         b = if !write && d.step().prefetching.is_some() { read_ahead(d, r, b, first, n, &got, &a) } else { b + 1 };
@@ -507,10 +507,11 @@ pub fn blocks<'a, D: Drive<'a>>(d: &mut D, r: &Request) {
 /// Demands block `b` of request `r`: looked up, counted and timed. The engine's loop calls it
 /// for each block, and AccuSim's read-ahead for the request's blocks it reaches
 /// ([`crate::prefetch::AnyReadAhead::demands_request_blocks_first`]), which then get no
-/// read-ahead decision of their own.
+/// read-ahead decision of their own; `looked_up` marks those its read-ahead loop looked up
+/// first ([`Access::looked_up_by_read_ahead`]).
 #[inline]
-fn demand_block<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, write: bool) -> (Access, Demanded) {
-    let a = d.step().access(r, b, write);
+fn demand_block<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, write: bool, looked_up: bool) -> (Access, Demanded) {
+    let a = Access { looked_up_by_read_ahead: looked_up, ..d.step().access(r, b, write) };
     let got = d.demand(&a);
     d.stats().record(got.outcome, got.hit, write);
     d.step().time += 1;
@@ -552,12 +553,13 @@ fn read_ahead<'a, D: Drive<'a>>(d: &mut D, r: &Request, b: u64, first: u64, n: u
     // before the plan's start too), then the blocks past the request are read ahead, in the
     // synchronous disk request if any of those demands missed (its queue_io keeps a request
     // synchronous once a demanded block is in it). The read-ahead counts as made at the last
-    // demand.
+    // demand. Those from the plan's start on are the read-ahead loop's, which looks each up
+    // in the cache before demanding it.
     let end = plan.start + plan.len;
     let own_end = (first + n).min(end);
     let (mut last, mut missed) = (*a, miss);
     for fb in b + 1..own_end {
-        let (fa, got) = demand_block(d, r, fb, false);
+        let (fa, got) = demand_block(d, r, fb, false, fb >= plan.start);
         (last, missed) = (fa, missed || !got.hit);
     }
     let start = plan.start.max(own_end);

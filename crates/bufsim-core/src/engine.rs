@@ -9,7 +9,7 @@ use crate::access::{self, Demanded, Drive, Step, LOOKAHEAD_POLICY};
 use crate::cache::{Cache, Demand};
 use crate::cluster::{Clusterer, DiskRequest};
 use crate::layout::{block_key, Layout};
-use crate::policy::{Access, Frame, Policy, NEVER};
+use crate::policy::{Access, Frame, Policy};
 
 pub use crate::access::{for_each_block, included, EngineConfig, Future, FutureBuilder, Prefetching, Stats, LOOKAHEAD};
 
@@ -225,8 +225,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             ctx: r.ctx,
             pid: r.pid,
             write,
-            next_use: NEVER,
-            cost: 1.0,
+            ..Access::default()
         };
         let mut hits = 0;
         for i in 0..n {
@@ -352,17 +351,8 @@ impl<'a, P: Policy> Engine<'a, P> {
     /// counters ([`Stats::record_short_reads`]). Returns whether it hit.
     #[inline(always)]
     fn short_read(&mut self, block: u64, ctx: u64, pid: u32) -> bool {
-        let a = Access {
-            key: block,
-            device: 0,
-            block,
-            time: self.step.time,
-            ctx,
-            pid,
-            write: false,
-            next_use: NEVER,
-            cost: 1.0,
-        };
+        let a =
+            Access { key: block, device: 0, block, time: self.step.time, ctx, pid, write: false, ..Access::default() };
         let outcome = self.cache.demand(&a);
         debug_assert!(outcome != Demand::PrefetchHit);
         debug_assert_eq!(a.key, block_key(0, block));

@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use crate::access::{included, EngineConfig};
 use crate::cache::{Cache, Demand};
 use crate::layout::{block_key, FileExtents, Layout};
-use crate::policy::{build, registry::needs_future, Access, AnyPolicy, BuildEnv, Origin, NEVER};
+use crate::policy::{build, registry::needs_future, Access, AnyPolicy, BuildEnv, Origin};
 use crate::spec::{Size, SpecError};
 use crate::SimError;
 
@@ -288,8 +288,7 @@ impl<'a> FirstLevel<'a> {
                 ctx: r.ctx,
                 pid: r.pid,
                 write,
-                next_use: NEVER,
-                cost: 1.0,
+                ..Access::default()
             };
             client.time += 1;
             let outcome = cache.demand(&a);
@@ -375,8 +374,7 @@ impl<'a> FirstLevel<'a> {
                 ctx: r.ctx,
                 pid: r.pid,
                 write: false,
-                next_use: NEVER,
-                cost: 1.0,
+                ..Access::default()
             };
             let Some(frame) = cache.insert(&a, Origin::Prefetch) else { continue };
             let mut flush = None;

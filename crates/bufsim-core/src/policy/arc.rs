@@ -26,6 +26,9 @@
 //!   T1 instead of moving to T1's MRU end.
 //! - Case IV(A) with |T1| < c evicts first and forgets B1's LRU ghost only if the victim left a
 //!   ghost: an unused prefetched victim makes room in L1 itself.
+//! - A block of the request that the read-ahead loop reaches is looked up before it is demanded
+//!   (`perform_io`: `checkInCache(..., 1)`), which deletes its ghost: the demand is then a plain
+//!   miss into T1, p untouched ([`Access::looked_up_by_read_ahead`]).
 
 use super::queue::back_unpinned;
 use super::{
@@ -285,9 +288,16 @@ impl Arc {
     /// p; `victim` then replaces and the block goes to T2), the prefetching paper's deferral for
     /// a prefetched one. Returns whether the directory needs no trim (a demand ghost hit).
     #[inline(always)]
-    fn ghost_found(&mut self, node: u32, origin: Origin) -> bool {
+    fn ghost_found(&mut self, node: u32, a: &Access, origin: Origin) -> bool {
         let which = if self.ghosts.data(node) { Ghost::B2 } else { Ghost::B1 };
         match origin {
+            Origin::Demand if self.accusim && a.looked_up_by_read_ahead => {
+                // AccuSim's read-ahead loop looks the request's later blocks up before it
+                // demands them, and that lookup deletes a ghost: the demand then finds none
+                // and the block joins T1 as a new one, p untouched.
+                self.forget(node);
+                false
+            }
             Origin::Demand => {
                 // p adapts to the list lengths with the key still in its list.
                 self.adapt(which);
@@ -340,7 +350,7 @@ impl Policy for Arc {
         self.pending = NO_PENDING;
         if !self.shared {
             if let Some(node) = self.ghosts.find(a.key) {
-                if self.ghost_found(node, origin) {
+                if self.ghost_found(node, a, origin) {
                     return;
                 }
             }
@@ -358,9 +368,9 @@ impl Policy for Arc {
     }
 
     #[inline(always)]
-    fn prepare_insert_ghost(&mut self, _a: &Access, origin: Origin, node: u32) {
+    fn prepare_insert_ghost(&mut self, a: &Access, origin: Origin, node: u32) {
         self.pending = NO_PENDING;
-        if !self.ghost_found(node, origin) {
+        if !self.ghost_found(node, a, origin) {
             self.make_room_in_directory();
         }
     }

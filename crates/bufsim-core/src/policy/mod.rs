@@ -158,11 +158,26 @@ pub struct Access {
     /// Cost of fetching this block again (GreedyDual-Size / LANDLORD); 1.0 unless a device
     /// model says otherwise.
     pub cost: f64,
+    /// A block of the request that AccuSim's read-ahead loop reached and looked up in the cache
+    /// before demanding it (prefetch.cc `perform_io`: `checkInCache` with ghost removal on);
+    /// only `arc(variant=accusim)` reads it, since that lookup deletes an ARC ghost.
+    pub looked_up_by_read_ahead: bool,
 }
 
 impl Default for Access {
     fn default() -> Self {
-        Access { key: 0, device: 0, block: 0, time: 0, ctx: 0, pid: 0, write: false, next_use: NEVER, cost: 1.0 }
+        Access {
+            key: 0,
+            device: 0,
+            block: 0,
+            time: 0,
+            ctx: 0,
+            pid: 0,
+            write: false,
+            next_use: NEVER,
+            cost: 1.0,
+            looked_up_by_read_ahead: false,
+        }
     }
 }
 
