@@ -10,6 +10,8 @@ use bufsim_core::access::EngineConfig;
 use bufsim_core::run::{run_requests, RunConfig, RunOptions};
 use bufsim_core::trace::{AddressKind, Request};
 
+use crate::scratch::ScratchTrace;
+
 fn two_loops() -> Vec<Request> {
     let pass = |file: u32, blocks: u64| (0..5).flat_map(move |_| (0..blocks).map(move |b| (file, b)));
     let (a, b): (Vec<_>, Vec<_>) = (pass(0, 1500).collect(), pass(1, 2500).collect());
@@ -22,18 +24,27 @@ fn two_loops() -> Vec<Request> {
     reqs
 }
 
+/// xorshift64 from `seed`: the generator of the inputs below, which the harness's generators
+/// draw from too.
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 /// harness/gentrace's `mix`: file 0 loops over `looped` blocks, one a step; after every
 /// `every`-th step one read of file 1 (`range` blocks) at a block drawn by xorshift64 from `seed`.
 fn loop_and_random(seed: u64, steps: u64, looped: u64, range: u64, every: u64) -> Vec<Request> {
-    let mut x = seed;
+    let mut next = xorshift(seed);
     let mut reqs = Vec::new();
     for i in 0..steps {
         reqs.push(Request::read(0, (i % looped) * 4096, 4096));
         if (i + 1) % every == 0 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            reqs.push(Request::read(1, (x % range) * 4096, 4096));
+            reqs.push(Request::read(1, (next() % range) * 4096, 4096));
         }
     }
     reqs
@@ -143,43 +154,24 @@ fn a_requests_own_blocks_are_demanded_before_the_blocks_read_past_it() {
     // demands block 1 inside the read-ahead, then reads 2 and 3 ahead, and evicts the file's
     // blocks in the order 0, 1, 2, 3; reading block 1 ahead with the rest and demanding it after
     // made block 1 the last of them (0, 2, 3, 1). Block 1 is a miss, as AccuSim counts it.
-    let dir = std::env::temp_dir().join(format!("bufsim-accusim-order-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("order.csv");
     let mut csv = String::from("op,file,offset,size\nR,a,0,8192\n");
     for i in 0..40 {
         csv.push_str(&format!("R,f{i},0,4096\n"));
     }
     csv.push_str("R,a,0,27516\n");
-    std::fs::write(&path, csv).unwrap();
+    let trace = ScratchTrace::new("accusim-order", "order.csv", &csv);
     let engine = EngineConfig { reads_only: true, ..EngineConfig::default() };
-    let log = bufsim_core::page_log::page_log(
-        path.to_str().unwrap(),
-        "lru2-accusim",
-        8,
-        "linux-accusim",
-        &[],
-        &[],
-        &[],
-        engine,
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
-    let log = log.unwrap();
+    let log = bufsim_core::page_log::page_log(trace.path(), "lru2-accusim", 8, "linux-accusim", &[], &[], &[], engine)
+        .unwrap();
     assert_eq!(&log.evicted[..4], &[(0, 0), (0, 1), (0, 2), (0, 3)]);
     assert_eq!(&log.inserted[..4], &[(0, 0, false), (0, 1, false), (0, 2, true), (0, 3, true)]);
 }
 
-/// harness/gentrace's `files`: `files` files of 1 to `largest` blocks (sizes drawn first), then
-/// `n` reads of a file drawn at random, seven in ten of the whole file in one request, the rest
-/// of a random range of it; xorshift64 from `seed`.
+/// `files` files of 1 to `largest` blocks (sizes drawn first), then `n` reads of a file drawn at
+/// random, seven in ten of the whole file in one request, the rest of a random range of it;
+/// xorshift64 from `seed`.
 fn whole_and_partial_reads(seed: u64, n: usize, files: u64, largest: u64) -> Vec<Request> {
-    let mut x = seed;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(seed);
     let sizes: Vec<u64> = (0..files).map(|_| 1 + next() % largest).collect();
     let mut reqs = Vec::new();
     for _ in 0..n {
@@ -200,9 +192,10 @@ fn whole_and_partial_reads(seed: u64, n: usize, files: u64, largest: u64) -> Vec
 fn accusims_read_ahead_deletes_the_ghost_of_a_requests_block_it_reaches() {
     // AccuSim's perform_io looks each block of the request its read-ahead loop reaches up with
     // checkInCache(..., 1), which deletes an ARC ghost, and then demands it: a plain miss into
-    // T1, p untouched, where a demand ghost hit would go to T2 and adapt p. AccuSim's numbers
-    // (harness `gentrace OUT files SEED 300 12 12`, scheme 1, 32-block cache); the demand ghost
-    // hit gave 868, 1,238, 1,047 and 1,166 blocks.
+    // T1, p untouched, where a demand ghost hit would go to T2 and adapt p. AccuSim's numbers:
+    // its harness (scheme 1, 32-block cache, file sizes rounded up, block-0 slip repaired) on
+    // these requests, written as a CSV by a script that draws them as this function does and
+    // converted with `bufsim convert`; the demand ghost hit gave 868, 1,238, 1,047 and 1,166.
     for (seed, accusim) in [(1, 878), (2, 1_251), (13, 1_031), (26, 1_141)] {
         let reqs = whole_and_partial_reads(seed, 300, 12, 12);
         assert_eq!(blocks_read_in(&reqs, "arc-accusim", "linux-accusim", "32blocks"), accusim, "seed {seed}");

@@ -10,6 +10,8 @@ use bufsim_core::trace::progress::BATCH;
 use bufsim_core::trace::{AddressKind, Meter, Progress, Request, TraceErrorKind};
 use bufsim_core::SimError;
 
+use crate::scratch::ScratchTrace;
+
 fn requests() -> Vec<Request> {
     (0..3 * BATCH).map(|i| Request::read(0, (i * 7919 % 5000) * 4096, 4096)).collect()
 }
@@ -40,20 +42,16 @@ fn decoded_requests_stop_in_count_and_timed_mode() {
 
 #[test]
 fn a_streamed_file_stops_with_one_configuration_and_with_several() {
-    let dir = std::env::temp_dir().join(format!("bufsim-cancel-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.csv");
     let mut text = String::from("op,file,offset,size\n");
     for r in requests() {
         text.push_str(&format!("R,a,{},4096\n", r.offset));
     }
-    std::fs::write(&path, text).unwrap();
-    let path = path.to_str().unwrap();
+    let trace = ScratchTrace::new("cancel", "t.csv", &text);
+    let path = trace.path();
     let one = [RunConfig::new("lru", "100blocks")];
     let several = [RunConfig::new("lru", "100blocks"), RunConfig::new("clock", "100blocks")];
     for configs in [&one[..], &several[..]] {
         assert_eq!(run_trace(path, configs, &options(false, false)).unwrap()[0].stats.requests, 3 * BATCH);
         assert!(interrupted(run_trace(path, configs, &options(true, false))), "{} configurations", configs.len());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

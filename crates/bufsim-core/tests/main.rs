@@ -24,6 +24,7 @@ mod policy_equivalences;
 mod prefetch_table1;
 mod properties;
 mod registry_ranges;
+mod scratch;
 mod storage_aware;
 mod timed;
 mod timed_properties;
