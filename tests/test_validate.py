@@ -270,6 +270,25 @@ def small(tmp_path_factory):
 
 
 @kernel
+def test_the_kernel_set_beside_itself_is_counted_as_the_comparison_counts_it(small):
+    # scripts/kernel_repeatability.py (docs/validation.md, "The kernel against itself") counts the
+    # kernel's pages, read-ahead decisions and evictions as the comparison does, by path.
+    from kernel_repeatability import KernelRun, compare
+
+    c = small["hinted"]
+    run = KernelRun(c.trace)
+    assert c.kernel_evicted > 1000
+    assert run.pages_read == c.kernel_pages_read
+    assert sum(run.decisions.values()) == c.kernel_readahead
+    assert sum(run.evicted.values()) == c.kernel_evicted
+    again = compare(run, KernelRun(c.trace))
+    assert (again["pages_read_diff"], again["readahead_match"], again["evicted_overlap"]) == (0.0, 1.0, 1.0)
+    # Against another recording: the random reads of the mixed case share no evictions.
+    other = compare(run, KernelRun(small["mixed"].trace))
+    assert other["evicted_overlap"] == 0.0 and other["readahead_match"] < 0.5
+
+
+@kernel
 def test_a_looping_scan_matches_the_kernel(small):
     c = small["loop-scan"]
     assert c.command_status == 0 and c.kernel_pages_read > 8000 and c.kernel_readahead >= 4

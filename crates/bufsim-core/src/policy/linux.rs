@@ -4,10 +4,12 @@
 //! workingset_refault, workingset_test_recent) of Linux 6.18, for file pages read through file
 //! descriptors on a machine without swap.
 //! Deviations: reclaim is one page at a time (the kernel reclaims in batches of 32 and more); after
-//! a refault activation one active page is deactivated per activation by default (the kernel
-//! scans `list size >> priority` pages of both lists: `deactivate=proportional`); read-ahead
-//! pages evicted unused leave shadows, as in the kernel (unlike the prefetching paper's rule for
-//! the other policies).
+//! a refault activation one active page is deactivated per activation by default, and the
+//! inactive list is never left low (the kernel scans `list size >> priority` pages of both lists
+//! and lets the active list stay the larger: `deactivate=priority` follows its priority loop,
+//! `deactivate=proportional` an earlier approximation); read-ahead pages evicted unused leave
+//! shadows, as in the kernel (unlike the prefetching paper's rule for the other policies); there
+//! is no dirty state, so reclaim never meets a dirty page (the kernel activates those).
 //!
 //! - A new page goes to the head of the inactive list, unless its shadow entry says it refaulted
 //!   within the workingset: eviction stamps the shadow with the node's non-resident age (a counter
@@ -43,6 +45,30 @@ use crate::spec::SpecError;
 const PAGES_PER_GIB: usize = 1 << 18;
 /// Pages a memory cgroup's reclaim frees at a time (SWAP_CLUSTER_MAX).
 const RECLAIM_BATCH: u32 = 32;
+/// The first scan priority of a reclaim (DEF_PRIORITY): each list is scanned `size >> priority`
+/// pages at a time, the priority falling by one until enough pages are reclaimed.
+const DEF_PRIORITY: u32 = 12;
+
+/// How reclaim moves active pages to the inactive list.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Deactivate {
+    /// One active page per refault activation, and enough to keep the inactive list from being
+    /// low before every eviction.
+    PerRefault,
+    /// active / inactive pages per page reclaimed, for a batch that follows refault activations,
+    /// and enough to keep the inactive list from being low.
+    Proportional,
+    /// The kernel's priority loop: see [`Linux::plan_reclaim`].
+    Priority,
+}
+
+/// One priority level of a planned reclaim: reclaim `reclaim` inactive tail pages, then move
+/// `deactivate` active tail pages to the inactive head.
+#[derive(Clone, Copy, Default, Debug)]
+struct ReclaimStep {
+    reclaim: u32,
+    deactivate: u32,
+}
 
 pub struct Linux {
     links: Links,
@@ -68,9 +94,12 @@ pub struct Linux {
     last_key: Option<u64>,
     /// Writes mark pages as reads do (`writes=mark`, kernels up to 3.15).
     writes_mark: bool,
-    /// `deactivate=proportional`: after refault activations, reclaim deactivates active pages
-    /// in proportion to the lists' sizes for a whole batch.
-    proportional: bool,
+    /// `deactivate=`: how reclaim moves active pages to the inactive list.
+    deactivate: Deactivate,
+    /// `deactivate=priority`: the steps of the reclaim under way, and the next one.
+    plan: [ReclaimStep; DEF_PRIORITY as usize + 1],
+    plan_len: usize,
+    plan_pos: usize,
     /// Evictions left in the current reclaim batch, whether it deactivates, and the fraction
     /// of a deactivation carried to the next eviction.
     batch_left: u32,
@@ -99,7 +128,10 @@ impl Linux {
             pending_refaults: 0,
             last_key: None,
             writes_mark: false,
-            proportional: false,
+            deactivate: Deactivate::PerRefault,
+            plan: [ReclaimStep::default(); DEF_PRIORITY as usize + 1],
+            plan_len: 0,
+            plan_pos: 0,
             batch_left: 0,
             batch_deactivates: false,
             deactivation_credit: 0.0,
@@ -121,7 +153,14 @@ impl Linux {
     /// activations scans the active list too, `size >> priority` pages of each list, so it
     /// deactivates about active / inactive pages for each page it reclaims, for the whole batch.
     pub fn with_proportional_deactivation(mut self) -> Self {
-        self.proportional = true;
+        self.deactivate = Deactivate::Proportional;
+        self
+    }
+
+    /// Deactivation and reclaim as a memory cgroup's reclaim does them ([`Linux::plan_reclaim`]):
+    /// a low inactive list only lets reclaim scan the active list, it does not rebalance the two.
+    pub fn with_priority_reclaim(mut self) -> Self {
+        self.deactivate = Deactivate::Priority;
         self
     }
 
@@ -145,10 +184,57 @@ impl Linux {
 
     /// inactive_is_low for the file LRU.
     fn inactive_is_low(&self) -> bool {
-        let (inactive, active) = (self.inactive.len(), self.active.len());
-        let gb = (inactive + active) / PAGES_PER_GIB;
-        let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
-        inactive * ratio < active
+        inactive_is_low(self.inactive.len(), self.active.len())
+    }
+
+    /// A reclaim of a memory cgroup (try_to_free_mem_cgroup_pages for SWAP_CLUSTER_MAX pages,
+    /// no swap), planned on the lists' sizes when it starts. do_try_to_free_pages lowers the
+    /// priority from DEF_PRIORITY until 32 pages are reclaimed; at each priority
+    /// prepare_scan_control lets it scan the active list when refault activations happened since
+    /// the last reclaim (snapshot_refaults) or the inactive list is low, and get_scan_count gives
+    /// each list `size >> priority` pages to scan. shrink_lruvec takes them in chunks of 32, the
+    /// inactive list's before the active list's, and stops after a chunk once the priority has
+    /// reclaimed 32 (with no anonymous pages to balance against). Every inactive page scanned is
+    /// reclaimed (clean, unmapped file pages, referenced or not); every active page scanned is
+    /// deactivated. So the active list can stay larger than the inactive one: a low inactive list
+    /// only adds active pages to the scan, in proportion to the active list's size.
+    fn plan_reclaim(&mut self) {
+        let refaulted = std::mem::take(&mut self.pending_refaults) > 0;
+        let (mut inactive, mut active) = (self.inactive.len(), self.active.len());
+        let mut reclaimed = 0;
+        self.plan_len = 0;
+        self.plan_pos = 0;
+        for priority in (0..=DEF_PRIORITY).rev() {
+            let may_deactivate = refaulted || inactive_is_low(inactive, active);
+            let scan_inactive = (inactive >> priority) as u32;
+            let scan_active = if may_deactivate { (active >> priority) as u32 } else { 0 };
+            // A priority that reaches 32 does so in its first chunk (at most 32 of each list).
+            let step = if scan_inactive >= RECLAIM_BATCH {
+                ReclaimStep { reclaim: RECLAIM_BATCH, deactivate: scan_active.min(RECLAIM_BATCH) }
+            } else {
+                ReclaimStep { reclaim: scan_inactive, deactivate: scan_active }
+            };
+            self.plan[self.plan_len] = step;
+            self.plan_len += 1;
+            inactive = inactive - step.reclaim as usize + step.deactivate as usize;
+            active -= step.deactivate as usize;
+            reclaimed += step.reclaim;
+            if reclaimed >= RECLAIM_BATCH {
+                break;
+            }
+        }
+    }
+
+    /// Deactivations of the plan's steps that reclaim nothing more.
+    fn run_deactivation_steps(&mut self) {
+        while self.plan_pos < self.plan_len && self.plan[self.plan_pos].reclaim == 0 {
+            for _ in 0..self.plan[self.plan_pos].deactivate {
+                if !self.deactivate_tail() {
+                    break;
+                }
+            }
+            self.plan_pos += 1;
+        }
     }
 
     /// shrink_active_list: the active tail to the inactive head, PG_referenced kept.
@@ -179,6 +265,14 @@ impl Linux {
             self.n_activations += 1;
         }
     }
+}
+
+/// inactive_is_low for the file LRU: inactive x ratio < active, ratio = isqrt(10 x GiB) of the
+/// two lists, 1 below 1 GiB.
+fn inactive_is_low(inactive: usize, active: usize) -> bool {
+    let gb = (inactive + active) / PAGES_PER_GIB;
+    let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
+    inactive * ratio < active
 }
 
 impl Policy for Linux {
@@ -228,7 +322,22 @@ impl Policy for Linux {
     }
 
     fn victim(&mut self, pins: &Pins, _incoming: &Access) -> Option<Frame> {
-        if self.proportional {
+        if self.deactivate == Deactivate::Priority {
+            if self.plan_pos == self.plan_len {
+                self.plan_reclaim();
+            }
+            self.run_deactivation_steps();
+            let victim = back_unpinned(&self.links, &self.inactive, pins)
+                .or_else(|| back_unpinned(&self.links, &self.active, pins));
+            // This eviction is one of the step's reclaimed pages; the step's deactivations follow
+            // its last one.
+            if self.plan_pos < self.plan_len {
+                self.plan[self.plan_pos].reclaim -= 1;
+                self.run_deactivation_steps();
+            }
+            return victim;
+        }
+        if self.deactivate == Deactivate::Proportional {
             // A memory cgroup reclaims SWAP_CLUSTER_MAX (32) pages at a time; whether the batch
             // scans the active list is decided at its start (prepare_scan_control: refault
             // activations since the last reclaim's snapshot_refaults).
@@ -341,8 +450,8 @@ impl PolicyDef for Linux {
             ParamInfo {
                 name: "deactivate",
                 default: "per-refault",
-                doc: "per-refault: one active page deactivated per refault activation; proportional: a reclaim batch (32 pages) that follows refault activations deactivates active/inactive pages per page reclaimed, as get_scan_count's size >> priority scans both lists",
-                range: Range::Choice(&["per-refault", "proportional"]),
+                doc: "per-refault: one active page deactivated per refault activation, and the inactive list never left low; proportional: a reclaim batch (32 pages) that follows refault activations deactivates active/inactive pages per page reclaimed, and the inactive list never left low; priority: the kernel's reclaim of 32 pages, priority 12 down, scanning size >> priority of the inactive list and, after refault activations or while the inactive list is low, of the active list",
+                range: Range::Choice(&["per-refault", "proportional", "priority"]),
             },
             ParamInfo {
                 name: "writes",
@@ -364,8 +473,10 @@ impl PolicyDef for Linux {
         if args.choice("writes", &["ignore", "mark"])? == "mark" {
             linux = linux.with_writes_marking();
         }
-        if args.choice("deactivate", &["per-refault", "proportional"])? == "proportional" {
-            linux = linux.with_proportional_deactivation();
+        match args.choice("deactivate", &["per-refault", "proportional", "priority"])? {
+            "proportional" => linux = linux.with_proportional_deactivation(),
+            "priority" => linux = linux.with_priority_reclaim(),
+            _ => {}
         }
         Ok(linux)
     }
@@ -501,6 +612,41 @@ mod tests {
         t.demand(130);
         t.run(&more);
         assert_eq!(t.policy().n_deactivations, 1);
+    }
+
+    #[test]
+    fn priority_reclaim_scans_the_active_list_in_proportion_without_rebalancing() {
+        // 8,192 pages: 6,000 read twice (active), then 2,192 read once (inactive). The inactive
+        // list is low (2,192 < 6,000), so each priority of a reclaim scans active >> priority
+        // pages too. Worked by hand (inactive, active before each priority):
+        //   12: (2192, 6000) -> reclaim 0, deactivate 1
+        //   11: (2193, 5999) -> reclaim 1, deactivate 2
+        //   10: (2194, 5997) -> reclaim 2, deactivate 5
+        //    9: (2197, 5992) -> reclaim 4, deactivate 11
+        //    8: (2204, 5981) -> reclaim 8, deactivate 23
+        //    7: (2219, 5958) -> reclaim 17, deactivate 46: 32 reclaimed, the reclaim ends.
+        let fill = |s: &mut Steps<Linux>| {
+            let twice: Vec<u64> = (1..=6000).chain(1..=6000).collect();
+            s.run(&twice);
+            let once: Vec<u64> = (10_000..12_192).collect();
+            s.run(&once);
+        };
+        let mut s = Steps::new(Linux::new(8192, 65536).with_priority_reclaim(), 8192);
+        fill(&mut s);
+        assert_eq!((s.policy().active.len(), s.policy().inactive.len()), (6000, 2192));
+        // The first eviction: priority 12's deactivation, then priority 11's reclaim and its.
+        assert_eq!(s.demand(20_000), 'M');
+        assert_eq!(s.policy().n_deactivations, 3);
+        let new: Vec<u64> = (20_001..20_032).collect();
+        s.run(&new);
+        assert_eq!(s.policy().n_deactivations, 1 + 2 + 5 + 11 + 23 + 46);
+        // The active list stays the larger: a low inactive list only lets reclaim scan it.
+        assert_eq!(s.policy().active.len(), 6000 - 88);
+        // per-refault keeps the inactive list from being low before every eviction.
+        let mut t = Steps::new(Linux::new(8192, 65536), 8192);
+        fill(&mut t);
+        t.demand(20_000);
+        assert_eq!(t.policy().active.len(), 4096);
     }
 
     #[test]
