@@ -8,8 +8,10 @@
 //! inactive list is never left low (the kernel scans `list size >> priority` pages of both lists
 //! and lets the active list stay the larger: `deactivate=priority` follows its priority loop,
 //! `deactivate=proportional` an earlier approximation); read-ahead pages evicted unused leave
-//! shadows, as in the kernel (unlike the prefetching paper's rule for the other policies); there
-//! is no dirty state, so reclaim never meets a dirty page (the kernel activates those).
+//! shadows, as in the kernel (unlike the prefetching paper's rule for the other policies); a page
+//! is one entry of the lists, where the kernel's read-ahead makes large folios (up to 512 pages)
+//! that are marked and evicted whole; there is no dirty state, so reclaim never meets a dirty page
+//! (the kernel activates those).
 //!
 //! - A new page goes to the head of the inactive list, unless its shadow entry says it refaulted
 //!   within the workingset: eviction stamps the shadow with the node's non-resident age (a counter
