@@ -60,14 +60,12 @@ class KernelRun:
 
 def compare(a: KernelRun, b: KernelRun) -> dict:
     both = sum((a.evicted & b.evicted).values())
-    union = sum(a.evicted.values()) + sum(b.evicted.values()) - both
-    matched = sum((a.decisions & b.decisions).values())
     return {
         "pages_read": (a.pages_read, b.pages_read),
         "pages_read_diff": (b.pages_read - a.pages_read) / a.pages_read if a.pages_read else 0.0,
         "decisions": (sum(a.decisions.values()), sum(b.decisions.values())),
-        "readahead_match": matched / sum(a.decisions.values()) if a.decisions else 1.0,
-        "evicted_overlap": both / union if union else 1.0,
+        "readahead_match": V.readahead_match(a.decisions, b.decisions),
+        "evicted_overlap": V.evicted_overlap(both, sum(a.evicted.values()), sum(b.evicted.values())),
     }
 
 

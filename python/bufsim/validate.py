@@ -665,9 +665,7 @@ def compare(
         notes.append(f"{len(warm)} files partly cached before the run: their read-ahead decisions left out")
     m_decisions = [d for d in log["decisions"] if d[0] in keep and d[0] not in warm]
     k_decisions = [d for d in _kernel_decisions(rows, traced) if d[0] not in warm]
-    matched = sum((Counter(k_decisions) & Counter(m_decisions)).values())
     evicted_both = _common_count(np.frombuffer(k_evicted, dtype=np.uint64), m_evicted)
-    union = len(k_evicted) + len(m_evicted) - evicted_both
     c = Comparison(
         memory_bytes=memory_bytes,
         model_blocks=steps[0][1],
@@ -679,10 +677,10 @@ def compare(
         pages_read_diff=(m_inserted - k_read) / k_read if k_read else 0.0,
         kernel_readahead=len(k_decisions),
         model_readahead=len(m_decisions),
-        readahead_match=matched / len(k_decisions) if k_decisions else 1.0,
+        readahead_match=readahead_match(Counter(k_decisions), Counter(m_decisions)),
         kernel_evicted=k_evicted_n,
         model_evicted=len(log["evicted"]),
-        evicted_overlap=evicted_both / union if union else 1.0,
+        evicted_overlap=evicted_overlap(evicted_both, len(k_evicted), len(m_evicted)),
         kernel_dropped=k_dropped,
         model_dropped=int(np.isin(log["dropped"] >> shift, keep).sum()),
         kernel_disk_requests=disk,
@@ -717,6 +715,20 @@ def page_log(trace: str, policy: str, cache_blocks: int, prefetch: str, *args: A
         log[k] = np.frombuffer(log[k], dtype="<u8").astype(np.uint64, copy=False)
     log["inserted_prefetch"] = np.frombuffer(log["inserted_prefetch"], dtype=np.uint8).astype(bool)
     return log
+
+
+def readahead_match(reference: Counter, other: Counter) -> float:
+    """The share of ``reference``'s read-ahead decisions (a multiset of decisions) that ``other``
+    made too; 1.0 when ``reference`` made none."""
+    total = sum(reference.values())
+    return sum((reference & other).values()) / total if total else 1.0
+
+
+def evicted_overlap(both: int, a: int, b: int) -> float:
+    """Evicted pages in common (``both``, counted with repetition) over those evicted by either of
+    two runs that evicted ``a`` and ``b``; 1.0 when neither evicted any."""
+    union = a + b - both
+    return both / union if union else 1.0
 
 
 def _common_count(a: "np.ndarray", b: "np.ndarray") -> int:
