@@ -36,6 +36,8 @@ demo: build
 test-rust:
 	cargo test --profile ci --workspace --exclude bufsim-py
 
+# The Python module and the command line reuse the crates test-rust compiled: bufsim-core's
+# Cargo.toml keeps their features equal to the test build's.
 build-ci: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --profile ci --quiet
 	cargo build --profile ci --quiet -p bufsim-cli --bin bufsim
