@@ -20,10 +20,30 @@ CLOUDPHYSICS = SHARED / "traces" / "cloudphysics_vscsi.csv"
 KERNEL_MODULES = {"test_validate", "test_ktrace", "test_collect_validate_probe", "test_kernel_workloads", "test_damon"}
 
 
+# The units that take minutes, longest first: they start first, so that the two workers finish
+# together instead of one running a long unit alone at the end. (xdist would otherwise order the
+# units by their number of tests, which puts a long single test, as the wheel's, last.)
+LONG_UNITS = [
+    "tests/test_reproductions.py",
+    "kernel",
+    "tests/test_oracle.py",
+    "tests/test_reproduce_figures.py",
+    "tests/test_wheel.py",
+    "tests/test_plot_layout.py",
+    "tests/test_plots.py",
+]
+
+
 def scheduling_unit(nodeid: str) -> str:
     """The unit of scheduling a test belongs to: its module, or "kernel"."""
     module = nodeid.split("::", 1)[0]
     return "kernel" if Path(module).stem in KERNEL_MODULES else module
+
+
+def pytest_collection_modifyitems(items):
+    first = {unit: rank for rank, unit in enumerate(LONG_UNITS)}
+    # A stable sort: each unit's tests keep their order.
+    items.sort(key=lambda item: first.get(scheduling_unit(item.nodeid), len(first)))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -35,6 +55,8 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return scheduling_unit(nodeid)
 
+    # Hand the units out in the order of the collection (LONG_UNITS first), not by test count.
+    config.option.loadscopereorder = False
     return ByModule(config, log)
 
 
