@@ -195,7 +195,7 @@ impl<P: Policy> Cache<P> {
     /// has arrived: starts loading what the policy will touch for it ([`Policy::warm`]).
     #[inline]
     pub fn warm_policy(&self, key: u64) {
-        if !P::WARMS {
+        if !self.policy.warms() {
             return;
         }
         let frame = self.resident_value(key).map(|v| v & !MAP_PREFETCHED);

@@ -121,10 +121,21 @@ struct Replay<'a> {
     readahead: Option<AnyReadAhead>,
 }
 
-impl PolicyVisitor for Replay<'_> {
-    type Output = (Stats, Keys, Vec<Decision>, Vec<(&'static str, f64)>);
+type ReplayOutput = (Stats, Keys, Vec<Decision>, Vec<(&'static str, f64)>);
 
-    fn visit<P: Policy>(self, policy: P) -> Self::Output {
+impl PolicyVisitor for Replay<'_> {
+    type Output = ReplayOutput;
+
+    fn visit<P: Policy + 'static>(self, policy: P) -> Self::Output {
+        // Every policy replays on one engine, calling the policy through its vtable: a page log
+        // is not a hot path, and an engine per policy type would add a copy of the engine and
+        // the cache per policy to this crate's compile (as many again as the simulations have).
+        self.replay(Box::new(policy))
+    }
+}
+
+impl Replay<'_> {
+    fn replay(self, policy: Box<dyn Policy>) -> ReplayOutput {
         let logged = Logged { inner: policy, keys: Keys::default() };
         let mut engine = Engine::new(logged, self.frames, self.engine, self.layout, None);
         if self.frames != self.capacity || !self.steps.is_empty() {

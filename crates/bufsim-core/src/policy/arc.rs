@@ -479,7 +479,10 @@ impl Policy for Arc {
         self.remember(key, if was_t2 { Ghost::B2 } else { Ghost::B1 });
     }
 
-    const WARMS: bool = true;
+    #[inline(always)]
+    fn warms(&self) -> bool {
+        true
+    }
 
     #[inline(always)]
     fn warm(&self, frame: Option<Frame>, key: u64) {

@@ -130,6 +130,10 @@ macro_rules! forward_policy {
 }
 pub(crate) use forward_policy;
 
+// A boxed policy of any type is a policy: one engine then serves every policy through the
+// vtable (the page log's replay, see crate::page_log).
+forward_policy!(impl[] Box<dyn super::Policy>, |b| **b);
+
 #[cfg(test)]
 mod tests {
     use crate::cache::Cache;
@@ -204,6 +208,7 @@ mod tests {
         let bare = any(spec).visit(Concrete);
         assert_eq!(answers(any(spec)), bare, "{spec} through AnyPolicy");
         assert_eq!(answers(DefaultPolicy::new(any(spec))), bare, "{spec} as AMP's default partition");
+        assert_eq!(answers(Box::new(any(spec)) as Box<dyn Policy>), bare, "{spec} boxed");
         bare
     }
 

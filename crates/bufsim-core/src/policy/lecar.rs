@@ -384,7 +384,10 @@ impl Policy for Lecar {
         }
     }
 
-    const WARMS: bool = true;
+    #[inline(always)]
+    fn warms(&self) -> bool {
+        true
+    }
 
     #[inline(always)]
     fn warm(&self, frame: Option<Frame>, key: u64) {

@@ -370,8 +370,12 @@ pub trait Policy {
     fn warm(&self, _frame: Option<Frame>, _key: u64) {}
 
     /// Whether [`Policy::warm`] does anything: for the others the cache skips the index
-    /// look-up that would only feed it.
-    const WARMS: bool = false;
+    /// look-up that would only feed it. A method returning a constant rather than an associated
+    /// const, so that the trait stays dyn-compatible; the compiled cache folds it all the same.
+    #[inline(always)]
+    fn warms(&self) -> bool {
+        false
+    }
 
     /// Checks the policy's own invariants given the number of resident blocks.
     fn check(&self, _resident: usize) -> Result<(), String> {

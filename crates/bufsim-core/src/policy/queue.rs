@@ -96,7 +96,10 @@ impl<R: QueueRule> Policy for QueuePolicy<R> {
     fn remove(&mut self, frame: Frame, _key: u64, _why: Removal) {
         self.links.remove(&mut self.queue, frame);
     }
-    const WARMS: bool = true;
+    #[inline(always)]
+    fn warms(&self) -> bool {
+        true
+    }
     #[inline(always)]
     fn warm(&self, frame: Option<Frame>, _key: u64) {
         // A hit moves the block (its links and its neighbours' change); an eviction unlinks it.
