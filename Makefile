@@ -32,9 +32,12 @@ demo: build
 	  --cache 4MiB --cache 16MiB --cache 64MiB --cache 256MiB --cache 1GiB
 
 # The tests build with the `ci` profile (Cargo.toml): release code without LTO, several times
-# faster to build from cold.
+# faster to build from cold. bufsim-core's unit tests build with `unit` (unoptimised), its
+# integration tests with `ci`, so that its library is optimised once, not twice.
 test-rust:
-	cargo test --profile ci --workspace --exclude bufsim-py
+	cargo test --profile ci --workspace --exclude bufsim-py --exclude bufsim-core
+	cargo test --profile ci -p bufsim-core --test integration
+	cargo test --profile unit -p bufsim-core --lib
 
 # The Python module and the command line reuse the crates test-rust compiled: bufsim-core's
 # Cargo.toml keeps their features equal to the test build's.
