@@ -36,7 +36,7 @@ demo: build
 # integration tests with `ci`, so that its library is optimised once, not twice.
 test-rust:
 	cargo test --profile ci --workspace --exclude bufsim-py --exclude bufsim-core
-	cargo test --profile ci -p bufsim-core --test integration
+	cargo test --profile ci -p bufsim-core --test '*'
 	cargo test --profile unit -p bufsim-core --lib
 
 # The Python module and the command line reuse the crates test-rust compiled: bufsim-core's
