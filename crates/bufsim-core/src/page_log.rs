@@ -37,8 +37,9 @@ pub struct PageLog {
 }
 
 /// A policy that logs the keys it is given and loses; everything else goes to `inner`. The
-/// methods left out are memory hints and the shared ghost index, which change no result (a
-/// replacement is logged as the `remove` and `insert` it stands for).
+/// methods left out change no result: memory hints, the shared ghost index, `insert_cold`
+/// (which a partitioned manager calls on the policies it holds, never the cache on its own)
+/// and `replace` (logged as the `remove` and `insert` it stands for).
 struct Logged {
     inner: Box<dyn Policy>,
     keys: Keys,
