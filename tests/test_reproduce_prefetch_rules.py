@@ -96,3 +96,31 @@ def test_a_flip_at_a_size_not_run_is_left_out():
     # --quick runs the key size only: glimpse's flips at 32, 64 and 128 MB are not judged.
     rows = pair("glimpse", rp.KEY, "2Q", (0.5,), (0.6,)) + pair("glimpse", rp.KEY, "ARC", (0.6,), (0.5,))
     assert not [f for f in rp._stated_flip_findings(rows) if f.finding.startswith("glimpse")]
+
+
+def lirs_rows(app, ten, one):
+    """LIRS (10% HIR) and LIRS (1% HIR) at the key size: (hit, time) without and with read-ahead."""
+    rows = []
+    for name, ((h0, t0), (h1, t1)) in (("LIRS", ten), ("LIRS (1% HIR)", one)):
+        rows += pair(app, rp.KEY, name, (h0, 1000, t0), (h1, 500, t1))
+    for r in rows:
+        r.update(prefetched=100, prefetched_unused=10)
+    return rows
+
+
+def test_the_hir_share_findings_judge_the_time_saving_kept_and_the_hit_ratio_without_read_ahead():
+    # 1% keeps 40 of 100 s saved on a, 30 of 50 on b: median 50%, not under half -> differs;
+    # c saves 1 s of 100 (under 5%) and is left out, whatever 1% does there.
+    rows = lirs_rows("a", ((0.5, 200.0), (0.9, 100.0)), ((0.5, 200.0), (0.6, 160.0)))
+    rows += lirs_rows("b", ((0.5, 100.0), (0.9, 50.0)), ((0.5, 100.0), (0.6, 70.0)))
+    rows += lirs_rows("c", ((0.5, 100.0), (0.6, 99.0)), ((0.5, 100.0), (0.6, 150.0)))
+    saving, no_worse = rp._lirs_hir_findings(rows)
+    assert "keeps 50% of 10%'s time saving" in saving.bufsim and "over 2" in saving.bufsim
+    assert not saving.agrees and no_worse.agrees
+    # b keeps 10 of 50 s: the median is now 30%, under half; without read-ahead 10% is 2 points
+    # below 1% on c, more than the point the second finding allows.
+    rows = lirs_rows("a", ((0.5, 200.0), (0.9, 100.0)), ((0.5, 200.0), (0.6, 160.0)))
+    rows += lirs_rows("b", ((0.5, 100.0), (0.9, 50.0)), ((0.5, 100.0), (0.6, 90.0)))
+    rows += lirs_rows("c", ((0.50, 100.0), (0.6, 99.0)), ((0.52, 100.0), (0.6, 150.0)))
+    saving, no_worse = rp._lirs_hir_findings(rows)
+    assert saving.agrees and not no_worse.agrees and "2.0 points below 1% (c)" in no_worse.bufsim
