@@ -68,6 +68,6 @@ def test_a_heatmap_of_zero_length_requests_draws_nothing_and_says_so(tmp_path):
     trace = tmp_path / "z.csv"
     trace.write_text("op,file,offset,size\nR,f,0,0\n")
     p = bufsim_cli("heatmap", trace, "-c", "1blocks", "-o", tmp_path / "h.png")
-    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
-    assert "no window holds a block access" in p.stderr and "not written" in p.stderr, p.stderr
+    assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.splitlines()) == 1, p.stderr
+    assert "no window holds a block access" in p.stderr and "h.png not written" in p.stderr, p.stderr
     assert "wrote" not in p.stdout and not (tmp_path / "h.png").exists()

@@ -121,9 +121,12 @@ def test_results_show_says_when_nothing_matches(tmp_path):
     check_error(bufsim_cli("results", "show", db, "--columns", ",,"), "give column names")
 
 
-def test_a_heatmap_of_an_empty_trace_says_so(tmp_path):
+def test_a_heatmap_of_an_empty_trace_is_refused_in_one_line(tmp_path):
+    # The figure asked for cannot be drawn: exit status 2, not a warning beside status 0.
     p = bufsim_cli("heatmap", write_csv(tmp_path / "h.csv", []), "-c", "10blocks", "-o", tmp_path / "h.png")
-    assert p.returncode == 0 and "h.csv: the trace holds no requests" in p.stderr
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr
+    assert "h.csv: the trace holds no requests" in p.stderr and "h.png not written" in p.stderr, p.stderr
+    assert not (tmp_path / "h.png").exists()
 
 
 def test_a_value_that_looks_like_an_option_is_told_to_go_after_an_equals_sign(tmp_path):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from bufsim import _core
 from bufsim._core import SpecError
+from bufsim.errors import writing
 
 if TYPE_CHECKING:
     import pandas
@@ -69,7 +70,8 @@ def plot_partition_timeline(df: "pandas.DataFrame", path: Optional[PathLike] = N
     ax.set_title(title or "partition sizes")
     fig.tight_layout()
     if path is not None:
-        fig.savefig(os.fspath(path))
+        with writing(path):
+            fig.savefig(os.fspath(path))
     return fig
 
 

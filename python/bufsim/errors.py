@@ -8,6 +8,8 @@ not installed) are named here once, so every command reports them the same way."
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import os
 from pathlib import Path
@@ -19,7 +21,7 @@ from bufsim._core import SpecError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterator
 
 EXIT_USAGE = 2
 
@@ -43,7 +45,8 @@ def require(module: str, extra: str | None = None) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise SpecError(missing_package(module, extra or OPTIONAL.get(module.split(".")[0]), e)) from None
+        package = module.split(".")[0]
+        raise SpecError(missing_package(package, extra or OPTIONAL.get(package), e)) from None
 
 
 def missing_package(module: str, extra: str | None, e: BaseException | None = None) -> str:
@@ -187,10 +190,20 @@ _DB_CORRUPT = re.compile(
 )
 
 
+def duckdb_text(e: BaseException) -> str:
+    """DuckDB's message on one line, without the SQL it quotes after it (``LINE 1: SELECT ...``),
+    which is bufsim's, not the user's."""
+    return " ".join(str(e).split()).split(" LINE 1:")[0]
+
+
 def database_message(e: BaseException, path: str | None = None) -> str:
     """The one line for a DuckDB error on the results database at ``path`` (``None``: not known):
-    held by another process, damaged, or something else DuckDB says."""
-    text = " ".join(str(e).split())
+    a package it needs that is missing, held by another process, damaged, or something else
+    DuckDB says."""
+    text = duckdb_text(e)
+    needed = re.search(r"'(\w+)' is required", text)
+    if needed and needed.group(1) in OPTIONAL:
+        return missing_package(needed.group(1), OPTIONAL[needed.group(1)])
     subject = f"{path}: the results database" if path is not None else "the results database"
     if _DB_LOCKED.search(text):
         return (
@@ -239,14 +252,67 @@ def message(e: BaseException) -> str | None:
         return import_message(e)
     duckdb = sys.modules.get("duckdb")
     if duckdb is not None and isinstance(e, duckdb.Error):
-        text = " ".join(str(e).split())
-        needed = re.search(r"'(\w+)' is required", text)
-        if needed and needed.group(1) in OPTIONAL:
-            return missing_package(needed.group(1), OPTIONAL[needed.group(1)])
         return database_message(e)
     if isinstance(e, OverflowError):
         return f"a number is out of range ({e}); check the numbers given"
     return None
+
+
+# What to do about an operating-system error on a path the user gave, by its errno.
+_OS_ADVICE = {
+    errno.ENOSPC: "free some space or give a path on another file system",
+    errno.EDQUOT: "free some space or give a path on another file system",
+    errno.ENOENT: "check the path (an output's directory must exist)",
+    errno.ENOTDIR: "a part of the path is a file, not a directory; check the path",
+    errno.EACCES: "give a path you may read or write (or run with the rights it needs)",
+    errno.EPERM: "give a path you may read or write (or run with the rights it needs)",
+    errno.EROFS: "the file system is read-only; give a path on a writable one",
+    errno.EISDIR: "it is a directory; give a file name",
+}
+
+
+def os_message(e: OSError) -> str:
+    """The one line for an operating-system error: the file it concerns, what went wrong, and
+    what to do."""
+    what = e.strerror or str(e)
+    advice = _OS_ADVICE.get(e.errno or 0)
+    if e.filename is None:
+        return what + (f"; {advice}" if advice else "")
+    where = os.fsdecode(e.filename)
+    if where.startswith(("/proc/", "/sys/")):
+        return f"{where}: {what}; no file can be created in /proc or /sys: give a path in a writable directory"
+    return f"{where}: {what}" + (f"; {advice}" if advice else "")
+
+
+@contextlib.contextmanager
+def writing(path: Any) -> Iterator[None]:
+    """Names ``path`` in an operating-system error raised while writing it: a write to a full
+    disk fails without the file's name, which the one-line error then could not give."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is not None or isinstance(e, BrokenPipeError):
+            raise
+        raise OSError(e.errno, e.strerror or str(e), os.fspath(path)) from None
+
+
+class NamedOutput:
+    """A text stream whose failed writes name it (``standard output``): a write to a full disk
+    behind ``> file`` fails without a file name, so its one-line error could not say where."""
+
+    def __init__(self, inner: Any, name: str):
+        self._inner, self._name = inner, name
+
+    def write(self, text: str) -> int:
+        with writing(self._name):
+            return self._inner.write(text)
+
+    def flush(self) -> None:
+        with writing(self._name):
+            self._inner.flush()
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
 
 
 def printable(text: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from bufsim._core import SpecError
-from bufsim.errors import not_utf8, refuse_under_a_file
+from bufsim.errors import duckdb_text, not_utf8, refuse_under_a_file, writing
 
 if TYPE_CHECKING:
     import pandas
@@ -276,7 +276,7 @@ def load(source: str | os.PathLike, table: str = "runs") -> "pandas.DataFrame":
         try:
             df = duckdb.connect().execute("SELECT * FROM read_parquet(?)", [path]).df()
         except duckdb.Error as e:
-            raise SpecError(f"{path}: not a readable Parquet file ({' '.join(str(e).split())})") from None
+            raise SpecError(f"{path}: not a readable Parquet file ({duckdb_text(e)})") from None
         return check_numbers(df, lambda i: f"{path}: row {i + 1}").pipe(_runs_order)
     if suffix == ".csv":
         try:
@@ -367,7 +367,13 @@ def check_numbers(df: "pandas.DataFrame", where: Callable[[int], str]) -> "panda
             (given & num.isna(), "must be a number"),
             (given & ~np.isfinite(values), "must be a finite number"),
             (values < low, f"must be {low} or more"),
-            (np.isfinite(values) & (values % 1 != 0) if f["kind"] == "int" else None, "must be a whole number"),
+            # The remainder of an infinite value is NaN (with a warning): taken over finite ones only.
+            (
+                np.isfinite(values) & (np.mod(values, 1, where=np.isfinite(values), out=np.zeros_like(values)) != 0)
+                if f["kind"] == "int"
+                else None,
+                "must be a whole number",
+            ),
             (values > 1 if name.endswith("_ratio") else None, "must be a fraction from 0 to 1"),
         ]
         # The first wrong row, and the first thing wrong with it.
@@ -860,7 +866,8 @@ def _save(fig, out: str | os.PathLike) -> Path:
         # with boxes for those characters; matplotlib's warning for each glyph is only noise
         # on a command's standard error.
         warnings.filterwarnings("ignore", message=r"Glyph .* missing from font", category=UserWarning)
-        fig.savefig(path, dpi=200, metadata=metadata)
+        with writing(path):
+            fig.savefig(path, dpi=200, metadata=metadata)
     return path
 
 

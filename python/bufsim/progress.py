@@ -49,8 +49,10 @@ def bar(
     """A progress bar over ``iterable`` (or updated by hand: ``with bar(total=n) as b:
     b.update(1)``), with rate and time left; disabled as :func:`wanted` says. Standard error
     by default, so it never mixes with results printed on standard output."""
-    from tqdm.std import tqdm  # the terminal bar even in Jupyter (no widget dependency)
+    from bufsim.errors import require
 
+    # The terminal bar even in Jupyter (no widget dependency).
+    tqdm = require("tqdm.std").tqdm
     out = file if file is not None else sys.stderr
     return tqdm(
         iterable,
@@ -76,6 +78,10 @@ def track(call: Callable[..., T], *args: Any, show: Optional[bool] = None, desc:
     import threading
 
     from bufsim import _core
+    from bufsim.errors import require
+
+    # Here, not in the thread, where a missing package would end only the bars, with a traceback.
+    require("tqdm.std")
 
     counters = _core.Progress()
     stop = threading.Event()

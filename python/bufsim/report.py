@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from bufsim import plots
 from bufsim._core import SpecError
 from bufsim.display import NOT_TABULAR
-from bufsim.errors import check_not_input, check_output
+from bufsim.errors import check_not_input, check_output, writing
 
 if TYPE_CHECKING:
     import pandas
@@ -403,7 +403,7 @@ def write(
         steps.update(1)
         page = _page(df, source, cdf_policies)
         steps.update(1)
-        with open(out, "w", encoding="utf-8") as f:
+        with writing(out), open(out, "w", encoding="utf-8") as f:
             f.write(page)
         steps.update(1)
     return len(df)

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from bufsim.bst import head_bst
+from bufsim.errors import writing
 from bufsim.findings import Finding
 
 POLICIES = [("AMP", "amp"), ("ARC", "arc"), ("LRU", "lru"), ("PCC*", "pcc"), ("DEAR", "dear"), ("OPT", "opt")]
@@ -278,7 +279,8 @@ def plot_amp_figures(rows: list[dict], directory: Path) -> list[Path]:
         ax.legend(fontsize="small")
         fig.tight_layout()
         path = Path(directory) / f"amp-figure-{name}-{rs[0]['figure'].replace('/', '-')}.png"
-        fig.savefig(path)
+        with writing(path):
+            fig.savefig(path)
         plt.close(fig)
         paths.append(path)
     return paths

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from bufsim import _core
+from bufsim.errors import writing
 from bufsim.options import Options, PathLike, SizeLike, size_text
 
 if TYPE_CHECKING:
@@ -72,5 +73,6 @@ def plot_partition_timeline(
         top.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
     if path is not None:
-        fig.savefig(os.fspath(path))
+        with writing(path):
+            fig.savefig(os.fspath(path))
     return fig

@@ -455,8 +455,10 @@ pub fn miniature_trace(
         return Err(SpecError("a miniature simulation scales one cache size; drop cache_steps".into()).into());
     }
     if bufsim_core::policy::registry::needs_future(policy) {
+        // At rate 1 no sample was asked for: the curve is one pass over the trace, without its future.
+        let which = if rate >= 1.0 { "a curve of one pass over the trace" } else { "a sample" };
         return Err(SpecError(format!(
-            "policy `{policy}` needs the future, which a sample does not keep; run it with `bufsim run`"
+            "policy `{policy}` needs the future, which {which} does not keep; run it with `bufsim run` at the sizes wanted"
         ))
         .into());
     }

@@ -45,6 +45,16 @@ fn run(args: &RunArgs) -> Option<String> {
     Some(if args.json { rows.iter().map(|r| json_line(r) + "\n").collect() } else { results_table(&rows) + "\n" })
 }
 
+/// The Python side's words for a failed write to standard output (bufsim.errors.os_message).
+fn output_error(e: &std::io::Error) -> String {
+    let shown = e.to_string();
+    let what = shown.split(" (os error").next().unwrap_or(&shown);
+    // ENOSPC and EDQUOT: a full disk or quota behind `> file`.
+    let full = matches!(e.raw_os_error(), Some(28 | 122));
+    let advice = if full { "; free some space or give a path on another file system" } else { "" };
+    format!("standard output: {what}{advice}")
+}
+
 fn python() -> OsString {
     if let Some(p) = std::env::var_os("BUFSIM_PYTHON").filter(|p| !p.is_empty()) {
         return p;
@@ -58,9 +68,15 @@ fn main() -> ExitCode {
     let text: Option<Vec<String>> = words.iter().map(|w| w.to_str().map(String::from)).collect();
     if let Some(out) = text.as_deref().and_then(run_args::parse).as_ref().and_then(run) {
         let mut stdout = std::io::stdout().lock();
-        // A closed pipe (`| head`) is not an error, as on the Python side.
-        let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
-        return ExitCode::SUCCESS;
+        return match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+            // A closed pipe (`| head`) is not an error, as on the Python side.
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bufsim: error: {}", output_error(&e));
+                ExitCode::from(2)
+            }
+        };
     }
     // -P: the current directory does not shadow bufsim's modules.
     let interpreter = python();

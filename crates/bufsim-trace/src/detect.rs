@@ -72,9 +72,17 @@ pub(crate) fn detect_opened(o: &mut Opened, path: &str) -> Result<(Format, u64),
                     )
                 });
             }
-            let what =
-                if o.head.is_empty() { "the trace is empty" } else { "cannot tell the trace format from its content" };
-            return Err(TraceError::unknown_format(path, format!("{what}; pass --format with one of {names}")));
+            // Nothing to detect a format from: naming one would only give a run of zeros.
+            if o.head.is_empty() {
+                return Err(TraceError::unknown_format(
+                    path,
+                    "the trace is empty (no record; blank or comment lines at most): there is nothing to simulate; give a trace that holds requests",
+                ));
+            }
+            return Err(TraceError::unknown_format(
+                path,
+                format!("cannot tell the trace format from its content; pass --format with one of {names}"),
+            ));
         };
         o.drop_head(bytes);
         skipped += lines;

@@ -78,9 +78,12 @@ impl Format {
     /// Parses a format name or spec (`blkparse(event=C)`); `auto` is handled by the caller
     /// ([`crate::detect`]). The error says what to write instead.
     pub fn parse(text: &str) -> Result<Format, String> {
-        let spec = Spec::parse(text).map_err(|e| format!("trace format {e}"))?;
         let unknown =
             || format!("unknown trace format `{}`; use auto or one of {}", text.trim(), Format::NAMES.join(", "));
+        if text.trim().is_empty() {
+            return Err(format!("an empty trace format; use auto or one of {}", Format::NAMES.join(", ")));
+        }
+        let spec = Spec::parse(text).map_err(|e| format!("trace format {e}"))?;
         let format = match spec.name.as_str() {
             "csv" => Format::Csv,
             "block-csv" | "blockcsv" => Format::BlockCsv,

@@ -209,34 +209,45 @@ EXAMPLES = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     from bufsim._core import BufsimError
-    from bufsim.errors import guard, say
+    from bufsim.errors import NamedOutput, guard, os_message, say
 
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(words[0] if words else None)
     args = parser.parse_args(words)
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:
-        parser.print_help()
+        say("error", "give a command, such as `bufsim run TRACE -c 64MiB`; `bufsim --help` lists them all")
         return EXIT_USAGE
     if getattr(args, "progress", None) is not None:
         # Every bar the command draws, however deep (reproduce's runs, report's steps), follows it.
         from bufsim.progress import ENV
 
         os.environ[ENV] = "1" if args.progress else "0"
+    stdout = sys.stdout
+    sys.stdout = NamedOutput(stdout, "standard output")
     try:
-        return guard(func, args)
+        status = guard(func, args)
+        # What the command printed is still buffered: a full or closed output fails here, where it
+        # is reported, rather than at the interpreter's exit, which would drop it and exit 0.
+        sys.stdout.flush()
+        return status
     except BrokenPipeError:
         # The reader stopped early (`bufsim ... | head`): not an error. Point stdout at
         # /dev/null so the interpreter's final flush does not complain again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (BufsimError, OSError) as e:
+    except BufsimError as e:
         say("error", str(e))
         # A tracer's own error says how to exit (127: the command was not found).
         return getattr(e, "exit_status", EXIT_USAGE)
+    except OSError as e:
+        say("error", os_message(e))
+        return EXIT_USAGE
     except KeyboardInterrupt:
         try:
             print("bufsim: interrupted", file=sys.stderr)
         except OSError:
             pass  # stderr already gone (the parent stopped listening)
         return 130
+    finally:
+        sys.stdout = stdout

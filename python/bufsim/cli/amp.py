@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import argparse
-
-from bufsim._core import SpecError
-from bufsim.errors import u64
 import json
+import os
 import sys
 
+from bufsim import _core
+from bufsim._core import SpecError
 from bufsim.cli.options import add_options, options_of
+from bufsim.cli.simulation import warn_if_empty
+from bufsim.errors import u64, writing
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from bufsim.amp import generate, generators
 
     if args.list:
+        if args.spec or args.out:
+            raise SpecError("--list lists the generators and writes no trace; give it without a spec or --out")
         for g in generators():
             print(f"{g['name']}: {g['summary']}")
             print(f"    source: {g['paper']}")
@@ -30,6 +34,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
     path = generate(args.spec, seed=args.seed, out=args.out)
     print(f"wrote {path}")
     return 0
+
+
+def requests_in(trace: str, options) -> int | None:
+    """The requests of a trace that gave no rows, to tell an empty trace from one without what a
+    command looks for; ``None`` for a stream, which cannot be read again."""
+    if not os.path.isfile(trace):
+        return None
+    resolved = options.resolved()
+    return len(_core.Trace(trace, format=resolved["format"], skip_bad=bool(resolved.get("skip_bad"))))
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
@@ -68,8 +81,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         if args.plot:
             plot_partition_timeline(df, args.plot, title=f"{args.policy}, cache {args.cache}")
             print(f"wrote {args.plot}")
+    if df.empty:
+        warn_if_empty(args.trace, requests_in(args.trace, options), then="no partition to show")
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        with writing(args.csv):
+            df.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
     if not args.plot and not args.csv:
         df.to_csv(sys.stdout, index=False)
@@ -79,7 +95,10 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 def cmd_detect(args: argparse.Namespace) -> int:
     from bufsim.amp import detect
 
-    df = detect(args.trace, args.detector, **options_of(args))
+    options = options_of(args)
+    df = detect(args.trace, args.detector, **options)
+    if df.empty:
+        warn_if_empty(args.trace, requests_in(args.trace, options), then="no context to classify")
     if args.json:
         for row in df.to_dict("records"):
             print(json.dumps({k: (None if v != v else v) for k, v in row.items()}))

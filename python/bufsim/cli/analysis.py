@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from bufsim._core import SpecError
 from bufsim.errors import u64
 import json
 
@@ -20,6 +21,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from bufsim.analysis import analyze, format_analysis
     from bufsim.cli.simulation import warn_if_empty
 
+    if args.policy and args.breakdown is None:
+        # Said here in the flags' words; the library says it in its keywords'.
+        raise SpecError("--policy is for the breakdown: give its cache size too (--breakdown SIZE)")
     a = analyze(
         args.trace,
         format=args.format,

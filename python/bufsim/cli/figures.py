@@ -7,7 +7,7 @@ import sys
 
 from bufsim import _core
 from bufsim._core import SpecError
-from bufsim.errors import check_not_input, check_output, u64
+from bufsim.errors import check_not_input, check_output, u64, writing
 
 
 # Runs of several bufsim versions are drawn apart, each labelled with its version.
@@ -57,7 +57,7 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
     # Checked before the runs, which can take long.
     plots.check_figure_path(args.out)
     check_not_input(args.out, args.trace, "the input trace", "--out")
-    if args.csv:
+    if args.csv is not None:  # an empty name is refused, not taken for no option
         check_output(args.csv, "--csv")
         check_not_input(args.csv, args.trace, "the input trace", "--csv")
         check_not_input(args.csv, args.out, "also the --out figure", "--csv")
@@ -74,18 +74,21 @@ def cmd_heatmap(args: argparse.Namespace) -> int:
             progress=args.progress,
             **options_of(args),
         )
-    from bufsim.cli.simulation import warn_if_empty
+    from bufsim.cli.simulation import EMPTY_TRACE
 
-    warn_if_empty(args.trace, df.attrs["requests"])
+    if df.attrs["requests"] == 0:
+        raise SpecError(f"{args.trace}: {EMPTY_TRACE}; there is no heatmap to draw, {args.out} not written")
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        with writing(args.csv):
+            df.to_csv(args.csv, index=False)
     result = plots.heatmap(df, args.out, title=args.title)
+    if result.out is None:
+        # The figure asked for is not there: an error, not a note beside exit status 0.
+        why = "; ".join(note.removeprefix("heatmap: ") for note in result.notes) or "nothing to draw"
+        raise SpecError(f"{args.trace}: {why}; {args.out} not written")
     for note in result.notes:
         print(f"bufsim: note: {note}", file=sys.stderr)
-    if result.out is None:
-        print(f"bufsim: note: nothing drawn, {args.out} not written", file=sys.stderr)
-    else:
-        print(f"wrote {args.out} ({len(df)} cells)")
+    print(f"wrote {args.out} ({len(df)} cells)")
     return 0
 
 

@@ -14,7 +14,7 @@ from bufsim.cli.options import add_first_level_options, add_options, note_si_siz
 from bufsim.tables import results_table, results_text
 
 # Said when a trace has a header but no request, so a table of zeros is not taken for a result.
-EMPTY_TRACE = "the trace holds no requests (a header only?)"
+EMPTY_TRACE = "the trace holds no requests (it is empty, or holds only a header or comments)"
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -235,6 +235,9 @@ def _columns(known: list[str], text: str | None) -> list[str] | None:
     unknown = [c for c in cols if c not in known]
     if unknown:
         raise SpecError(f"--columns: no column {', '.join(unknown)}; known: {', '.join(known)}")
+    twice = list(dict.fromkeys(c for c in cols if cols.count(c) > 1))
+    if twice:
+        raise SpecError(f"--columns {text!r}: {', '.join(twice)} named twice; name each column once")
     return cols
 
 
