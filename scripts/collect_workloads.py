@@ -225,8 +225,8 @@ Q14, Q12, Q5, then Q1 and Q6 again): a looping program context for AMP, beside t
 into orders, customer and part from other contexts, and the sorts' temporary files.
 `tests/test_collect_workloads.py` checks that loop and runs every trace through `bufsim run`.
 
-bufsim's readers do not read gzip yet (support is being added): decompress first, e.g.
-`gzip -dk traces/tpch.csv.gz` or Python's `gzip` module, then `bufsim run traces/tpch.csv ...`.
+bufsim's readers decompress gzip and zstd traces as they read them (told by the file's first
+bytes, not its name): `bufsim run traces/tpch.csv.gz ...` reads the trace as it is.
 
 Recorded with:
 {versions}

@@ -2,7 +2,7 @@
 through the simulator with several policies, the README table matches the traces, and the TPC-H
 trace holds the repeated scans from one call site that AMP must find (a looping context).
 
-bufsim's readers do not read gzip yet, so the traces are decompressed to a temporary file first."""
+The traces are decompressed to a temporary file first, as a user of the plain CSV would have them."""
 
 from __future__ import annotations
 

@@ -19,12 +19,14 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import BinaryIO, Optional, Sequence
 
 from bufsim._core import BufsimError
 from bufsim.collect_paths import NO_LIBS_PATTERNS  # --no-libs; docs/collect.md prints it
+from bufsim.strace import U64_MAX, DamagedLine
 from bufsim.syscalls import HANDLED_SYSCALLS, PathFilter, Record, Stats, TraceBuilder, csv_field
 
 # ---------------------------------------------------------------------------------------------
@@ -43,6 +45,10 @@ EXIT_NOT_EXECUTABLE = 126
 EXIT_NOT_FOUND = 127
 EXIT_OWN_ERROR = 2
 CSV_HEADER = "time_us,dur_us,pid,ctx,op,file,offset,size"
+
+#: How long opening a named pipe waits for its writer before saying that it waits (as the trace
+#: readers do): a writer started beside bufsim connects unremarked.
+WRITER_PATIENCE_MS = 1000
 
 
 class CollectError(BufsimError):
@@ -83,6 +89,7 @@ class TraceWriter:
 
     def add(self, r: Record) -> None:
         t = r.time_us - (self.t0 or 0)
+        _check_record(r, t)
         line = (
             f"{t},{r.dur_us},{r.pid},{'0' if r.ctx == 0 else f'0x{r.ctx:016x}'},{r.op},"
             f"{csv_field(r.file.name)},{r.offset},{r.size}\n"
@@ -120,6 +127,26 @@ class TraceWriter:
         self.flush()
         if comments:
             self._write("".join(f"# {_one_line(c)}\n" for c in comments))
+
+
+class DamagedRecord(DamagedLine):
+    """A record with a number bufsim's trace readers refuse; it comes from the call on the last
+    line before the one being read that is not a -k frame."""
+
+
+def _check_record(r: Record, t: int) -> None:
+    """Refuses what the interchange CSV reader would refuse in the record, before it is written:
+    a trace that ``bufsim run`` rejects must not pass for a recorded one."""
+    what = {"R": "read", "W": "write", "D": "drop", "H": "hint"}.get(r.op, r.op)
+    if r.offset < 0 or r.size < 0:
+        raise DamagedRecord(f"a {what} of {r.size} bytes at offset {r.offset}: a negative number")
+    if r.offset + r.size > U64_MAX:
+        raise DamagedRecord(f"a {what} of {r.size} bytes at offset {r.offset} ends past byte 2^64-1")
+    if not 0 <= r.pid <= 0xFFFF_FFFF:
+        raise DamagedRecord(f"process id {r.pid} does not fit in 32 bits")
+    # The readers keep times in nanoseconds, in 64 bits.
+    if max(t, r.dur_us) * 1000 > U64_MAX:
+        raise DamagedRecord(f"a time of {max(t, r.dur_us)} microseconds is past 2^64 nanoseconds")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,12 +267,18 @@ def _comments(command: Sequence[str], stack_depth: int, stacks: bool, options: s
 
 
 class _LineSplitter:
-    """Turns chunks of bytes into lines for the builder."""
+    """Turns chunks of bytes into lines for the builder, and a damaged line into a CollectError
+    naming ``source`` and the line's number (``advice``: what to do about it)."""
 
-    def __init__(self, builder: TraceBuilder, keep: Optional[int] = None):
+    def __init__(self, builder: TraceBuilder, source: str, advice: str, keep: Optional[int] = None):
         self.builder = builder
         self.rest = b""
         self.keep = keep
+        self.source = source
+        self.advice = advice
+        self.lineno = 0
+        # The last line that is not a -k frame: the call whose records the next such line sends.
+        self.call_line = 0
 
     def push(self, data: bytes) -> None:
         if self.keep is not None:
@@ -253,14 +286,75 @@ class _LineSplitter:
         data = self.rest + data
         lines = data.split(b"\n")
         self.rest = lines.pop()
-        feed = self.builder.feed
         for raw in lines:
-            feed(raw.decode("utf-8", "surrogateescape"))
+            self._feed(raw.decode("utf-8", "surrogateescape"))
 
-    def close(self) -> None:
+    def _feed(self, text: str) -> None:
+        self.lineno += 1
+        before = self.call_line
+        if not text.startswith(" > "):
+            self.call_line = self.lineno
+        try:
+            self.builder.feed(text)
+        except DamagedRecord as e:
+            raise self._damaged(before, e) from None
+        except DamagedLine as e:
+            raise self._damaged(self.lineno, e) from None
+
+    def finish(self) -> None:
+        """End of input: the last line, and the records of the last call."""
         if self.rest:
-            self.builder.feed(self.rest.decode("utf-8", "surrogateescape"))
+            self._feed(self.rest.decode("utf-8", "surrogateescape"))
             self.rest = b""
+        try:
+            self.builder.finish()
+        except DamagedLine as e:
+            raise self._damaged(self.call_line, e) from None
+
+    def _damaged(self, line: int, e: DamagedLine) -> CollectError:
+        return CollectError(f"{self.source}:{line}: {e}; {self.advice}")
+
+
+def _check_stack_depth(stack_depth: int) -> None:
+    if stack_depth < 0:
+        raise CollectError(f"--stack-depth must be 0 (whole stack) or a positive number of frames, not {stack_depth}")
+
+
+def open_input(path: str) -> tuple[BinaryIO, bytes]:
+    """Opens ``path`` to read; returns the file and the bytes that come before what it reads (a
+    byte read while finding out whether a named pipe has a writer, or none). Opening a named pipe
+    waits, until some program opens it for writing: after :data:`WRITER_PATIENCE_MS` without
+    one, standard error says so, as the trace readers do."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        early = _wait_for_writer(fd, path) if stat.S_ISFIFO(os.fstat(fd).st_mode) else b""
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), early
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _wait_for_writer(fd: int, path: str) -> bytes:
+    # With no writer yet, a read of an empty named pipe ends at once, as an empty file would, and
+    # poll() says nothing until a writer has come: a read after a quiet poll tells a writer that
+    # has not written yet (the read would block) from none at all (the read ends).
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    if poller.poll(WRITER_PATIENCE_MS):
+        return b""
+    try:
+        early = os.read(fd, 1)
+    except BlockingIOError:
+        return b""  # a writer is there: the blocking reads that follow wait for its data
+    if early:
+        return early
+    from bufsim.errors import printable
+
+    print(f"bufsim: waiting for a writer on FIFO {printable(path)} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    while not poller.poll():
+        pass
+    return b""
 
 
 def _build(
@@ -316,39 +410,52 @@ def collect_from_log(
 ) -> CollectResult:
     """Converts a saved ``strace -f [-k] -y -ttt -T`` log. Files are identified by ``stat`` of the
     paths now, so files changed or deleted since the run get ``?:?N:PATH`` names."""
+    _check_stack_depth(stack_depth)
     if not os.path.exists(log):
         raise FileNotFoundError(f"{log}: no such strace log")
     # Opened for writing, the log itself would be emptied before it is read (and then removed).
     check_trace_output(output, inputs=[(log, "the strace log to convert")])
-    builder, writer, out_fd = _build(
-        output,
-        [f"(strace log {log})"],
-        stack_depth=stack_depth,
-        stacks=True,
-        reads_only=reads_only,
-        include=include,
-        exclude=exclude,
-        no_libs=no_libs,
-        live=False,
-    )
+    # Opened before the output: a named pipe may keep it waiting for its writer, and a wait cut
+    # short (Ctrl-C) leaves the output as it was.
+    f, early = open_input(log)
+    try:
+        builder, writer, out_fd = _build(
+            output,
+            [f"(strace log {log})"],
+            stack_depth=stack_depth,
+            stacks=True,
+            reads_only=reads_only,
+            include=include,
+            exclude=exclude,
+            no_libs=no_libs,
+            live=False,
+        )
+    except BaseException:
+        f.close()
+        raise
     try:
         from bufsim.progress import bar
 
-        splitter = _LineSplitter(builder)
-        with open(log, "rb") as f, bar(total=os.fstat(f.fileno()).st_size, desc=f"replaying {log}", unit="B") as shown:
-            shown.unit_scale, shown.unit_divisor = True, 1024
-            while True:
-                chunk = f.read(1 << 20)
-                if not chunk:
-                    break
-                splitter.push(chunk)
-                shown.update(len(chunk))
-        splitter.close()
-        builder.finish()
+        advice = "the strace log is damaged (cut, edited or corrupted): record it again, or fix or delete that line"
+        splitter = _LineSplitter(builder, log, advice)
+        try:
+            with f, bar(total=os.fstat(f.fileno()).st_size, desc=f"replaying {log}", unit="B") as shown:
+                shown.unit_scale, shown.unit_divisor = True, 1024
+                splitter.push(early)
+                while True:
+                    chunk = f.read(1 << 20)
+                    if not chunk:
+                        break
+                    splitter.push(chunk)
+                    shown.update(len(chunk))
+            splitter.finish()
+        except CollectError:
+            # A trace cut at the damage would pass for the whole run: none is left.
+            _discard(output)
+            raise
         if builder.root is None:
             # Not one line was an strace line: an empty trace would hide that, so none is left.
-            if output != "-":
-                os.unlink(output)
+            _discard(output)
             raise CollectError(
                 f"{log}: no strace output found ({builder.stats.unparsed} lines not understood); "
                 "give a log written by `strace -f -y -ttt -T [-k] -o LOG COMMAND`"
@@ -359,6 +466,11 @@ def collect_from_log(
         os.close(out_fd)
     status = builder.root_status if builder.root_status is not None else 0
     return CollectResult(output, status, outcome, builder.stats, builder.unknown_files)
+
+
+def _discard(output: str) -> None:
+    if output != "-":
+        os.unlink(output)
 
 
 def collect(
@@ -380,8 +492,7 @@ def collect(
     trace written so far stays a valid CSV, and the result carries the command's exit status."""
     if not command:
         raise CollectError("give the command to trace after --, e.g. bufsim collect -o t.csv -- grep -r x src")
-    if stack_depth < 0:
-        raise CollectError(f"--stack-depth must be 0 (whole stack) or a positive number of frames, not {stack_depth}")
+    _check_stack_depth(stack_depth)
     strace = find_strace()
     exe = command[0]
     resolved = shutil.which(exe) if "/" not in exe else (exe if os.path.exists(exe) else None)
@@ -435,7 +546,9 @@ def collect(
             except ValueError:  # not the main thread: leave signals alone
                 pass
         proc = subprocess.Popen(strace_command(strace, fifo, command, stacks, version))
-        splitter = _LineSplitter(builder, keep_fd)
+        # strace writes what the kernel did: a damaged line there is a fault of strace or bufsim.
+        advice = "strace wrote a line bufsim cannot use; report it with that line (--keep-strace FILE saves them)"
+        splitter = _LineSplitter(builder, keep_strace or "strace's output", advice, keep_fd)
         poller = select.poll()
         poller.register(read_fd, select.POLLIN)
         got_data = False
@@ -461,9 +574,8 @@ def collect(
                 break  # strace closed its end: it has finished
             else:
                 poller.poll(50)
-        splitter.close()
+        splitter.finish()
         returncode = proc.wait()
-        builder.finish()
         status = returncode if returncode >= 0 else 128 - returncode
         if not builder.root_executed and builder.root_exec_errno in ("ENOEXEC", "EACCES"):
             # The command never ran: not an executable the kernel can start (as `env` reports).

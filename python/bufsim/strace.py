@@ -26,6 +26,23 @@ _DURATION = re.compile(r"\s<(\d+)\.(\d+)>\s*$")
 _EXIT = re.compile(r"^\+\+\+ (?:exited with (\d+)|killed by (SIG\w+)(?: \(core dumped\))?|superseded by execve) \+\+\+")
 _FRAME_ADDR = re.compile(r"\s\[0x([0-9a-fA-F]+)\]\s*$")
 UNFINISHED = " <unfinished ...>"
+U64_MAX = (1 << 64) - 1
+
+#: Calls that read or write at the position given as their fourth argument; the ``v2`` ones take
+#: -1 for the descriptor's own offset, every other negative position fails with EINVAL.
+_POSITIONED = {
+    "pread64": False,
+    "pwrite64": False,
+    "preadv": False,
+    "pwritev": False,
+    "preadv2": True,
+    "pwritev2": True,
+}
+
+
+class DamagedLine(ValueError):
+    """A line no strace writes for a call that returned: a number past what a system call returns
+    or takes. The replay cannot trust the log past it; whoever reads the log adds where it is."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +176,28 @@ def parse_call(name: str, text: str) -> Optional[Syscall]:
         errno = tail.split(" ", 1)[0]
     d = _DURATION.search(rest)
     dur_us = int(d.group(1)) * 1_000_000 + int((d.group(2) + "000000")[:6]) if d else 0
-    return Syscall(name, args, ret, ret_path, errno, dur_us)
+    call = Syscall(name, args, ret, ret_path, errno, dur_us)
+    _check_numbers(call)
+    return call
+
+
+def _check_numbers(call: Syscall) -> None:
+    """Refuses the numbers no kernel gives: a return value above 2^64-1 (a size or an offset the
+    replay would record as it is), and a position a successful pread or pwrite cannot have had
+    (the replay would read it as "the descriptor's offset")."""
+    n = parse_int(call.ret)
+    if n is not None and n > U64_MAX:
+        raise DamagedLine(f"{call.name} returned {call.ret}, more than 2^64-1")
+    takes_minus_one = _POSITIONED.get(call.name)
+    if takes_minus_one is None or call.failed or len(call.args) < 4:
+        return
+    at = parse_int(call.args[3])
+    if at is None:
+        return
+    if at > U64_MAX:
+        raise DamagedLine(f"{call.name} at offset {call.args[3]}, more than 2^64-1")
+    if at < 0 and not (takes_minus_one and at == -1):
+        raise DamagedLine(f"{call.name} at offset {call.args[3]} succeeded, which no kernel allows")
 
 
 def _annotation_end(s: str, i: int) -> int:

@@ -261,9 +261,12 @@ class SweepSpec:
         docs/storage-aware.md)."""
         import tomllib
 
+        from bufsim.collect import open_input
+
         try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
+            f, early = open_input(path)  # a named pipe without a writer says that it waits
+            with f:
+                data = tomllib.loads((early + f.read()).decode("utf-8"))
         except FileNotFoundError:
             raise FileNotFoundError(f"{path}: no such experiment file; check the path") from None
         except IsADirectoryError:
@@ -297,9 +300,41 @@ class SweepSpec:
             # Checked now, so a wrong value is named with the file it came from.
             spec = cls(**grid, storage=storage, options=data)
             spec.options.replace(**spec.storage_settings()).resolved()
+            spec._check_grid()
         except SpecError as e:
             raise SpecError(f"{path}: {e}") from None
         return spec
+
+    def _check_grid(self) -> None:
+        """Checks each value of the grid as :meth:`runs` does, a wrong one named by its key
+        (``policies: unknown policy ...``); the traces are looked at only by :meth:`runs`."""
+        base = self.options.replace(**self.storage_settings())
+        for key, option in (("devices", "device"), ("io_schedulers", "io_scheduler")):
+            with _named(key):
+                for value in getattr(self, key) or []:
+                    base.replace(**{option: value}).resolved()
+        grid = base.replace(device=(self.devices or [None])[0], io_scheduler=(self.io_schedulers or [None])[0])
+        with _named("policies"):
+            for p in self.policies:
+                _core.canonical_policy(p)
+            grid.resolved(self.policies)
+        with _named("prefetches"):
+            for f in self.prefetches:
+                _core.canonical_prefetch(f)
+            grid.resolved(prefetches=self.prefetches)
+        with _named("caches"):
+            self._cache_blocks(grid.resolved()["block_size"])
+
+    def _cache_blocks(self, bs: int) -> list[int]:
+        """The cache sizes of the grid in ``bs``-byte blocks, ranges expanded."""
+        sizes: list[int] = []
+        for c in self.caches:
+            for s in cache_range(size_text(c, "cache size"), bs):
+                blocks = _core.size_to_blocks(s, bs)
+                if blocks <= 0:
+                    raise SpecError(f"cache size `{s}` holds no whole {bs}-byte block")
+                sizes.append(blocks)
+        return sizes
 
     def runs(self) -> Iterator[Any]:
         """Every run of the grid, each option checked by the core before any run starts."""
@@ -310,14 +345,7 @@ class SweepSpec:
             for s in (self.io_schedulers or [None])
         ]
         resolved = [o.resolved(self.policies, prefetches=self.prefetches) for o in grid_options]
-        bs = resolved[0]["block_size"]
-        sizes: list[int] = []
-        for c in self.caches:
-            for s in cache_range(size_text(c, "cache size"), bs):
-                blocks = _core.size_to_blocks(s, bs)
-                if blocks <= 0:
-                    raise SpecError(f"cache size `{s}` holds no whole {bs}-byte block")
-                sizes.append(blocks)
+        sizes = self._cache_blocks(resolved[0]["block_size"])
         for t in self.traces:
             if os.path.isdir(t):
                 raise SpecError(f"{t}: is a directory; give a trace file")
@@ -348,6 +376,15 @@ class SweepSpec:
                 storage=json.dumps(storage, sort_keys=True) if storage else "",
                 skip_bad=bool(o.get("skip_bad")),
             )
+
+
+@contextmanager
+def _named(key: str) -> Iterator[None]:
+    """A SpecError inside as ``KEY: message``."""
+    try:
+        yield
+    except SpecError as e:
+        raise SpecError(f"{key}: {e}") from None
 
 
 # Columns every runs table bufsim has written holds (the first version's): a `runs` table

@@ -114,10 +114,29 @@ def _read_manifest(mf: Path) -> list[dict]:
     return data
 
 
+def missing_traces(entries: list[dict]) -> list[dict]:
+    """The workloads the manifest lists as recorded whose trace file is not there."""
+    return [e for e in entries if e.get("path") and not os.path.exists(e["path"])]
+
+
+def missing_note(missing: list[dict]) -> str:
+    """The one line that says which recorded traces are missing and how to record them again."""
+    names = " ".join(e["name"] for e in missing)
+    where = ", ".join(f"{e['name']} ({os.path.relpath(e['path'])})" for e in missing)
+    return (
+        f"the manifest lists {len(missing)} recorded workload{'s' if len(missing) > 1 else ''} whose trace is "
+        f"missing: {where}; record {'them' if len(missing) > 1 else 'it'} again with "
+        f"`.venv/bin/python scripts/record_workloads.py --only {names}` (`make kernel-workloads` records the "
+        "whole suite)"
+    )
+
+
 def format_table(entries: list[dict]) -> str:
     rows = [("name", "requests", "block accesses", "footprint", "traced s", "path")]
     for e in entries:
-        if e.get("path"):
+        if e.get("path") and not os.path.exists(e["path"]):
+            rows.append((e["name"], "-", "-", "-", "-", f"missing: {os.path.relpath(e['path'])}"))
+        elif e.get("path"):
             fp = e["footprint_blocks"] * 4096 / (1 << 20)
             rows.append(
                 (

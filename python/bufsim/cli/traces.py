@@ -168,6 +168,17 @@ def add_filter_and_convert(sub) -> None:
     cv.set_defaults(func=cmd_convert)
 
 
+def _frames(text: str) -> int:
+    """An argparse type for --stack-depth: 0 (the whole stack) or a number of frames."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"give 0 (the whole stack) or a positive number of frames, not {text!r}")
+    return n
+
+
 def add_collect(sub) -> None:
     col = sub.add_parser(
         "collect",
@@ -186,7 +197,7 @@ def add_collect(sub) -> None:
     col.add_argument("--output", "-o", required=True, metavar="TRACE", help="CSV trace to write")
     col.add_argument(
         "--stack-depth",
-        type=int,
+        type=_frames,
         default=0,
         metavar="N",
         help="frames hashed into the program context, innermost first, after skipping the C "

@@ -7,7 +7,8 @@ import os
 
 from bufsim._core import SpecError
 
-from bufsim.workloads import DEFAULT_DIR, format_table, load_manifest
+from bufsim.errors import say
+from bufsim.workloads import DEFAULT_DIR, format_table, load_manifest, missing_note, missing_traces
 
 
 def cmd_workloads(args) -> int:
@@ -20,6 +21,9 @@ def cmd_workloads(args) -> int:
         print(json.dumps(entries, indent=1))
     else:
         print(format_table(entries))
+    missing = missing_traces(entries)
+    if missing:
+        say("warning", missing_note(missing))
     return 0
 
 
